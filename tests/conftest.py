@@ -1,0 +1,74 @@
+"""Shared fixtures: a temporary torch hub cache holding random checkpoints under torchvision's names.
+
+Nothing downloads in the tests: ``TORCH_HOME`` points at a temporary folder
+whose ``hub/checkpoints/`` holds random-init torchvision ViTs saved under the
+file names torchvision expects (e.g. ``vit_b_16-c867db91.pth``), so the
+``imagenet`` code path loads them as it would load the real ones.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
+os.environ.setdefault("VIT_DOWNLOAD_TIMEOUT", "3")
+torch.set_num_threads(min(2, torch.get_num_threads()))
+
+
+def random_torchvision_vit(name: str, seed: int = 0, **overrides) -> torch.nn.Module:
+    """A torchvision ViT with random weights everywhere (its head is zero-initialised by default)."""
+    import torchvision
+
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        if overrides:
+            from torchvision.models.vision_transformer import VisionTransformer
+
+            from vit.config import PRESETS
+
+            cfg = PRESETS[name]
+            args = dict(image_size=224, patch_size=cfg.patch_size, num_layers=cfg.num_layers,
+                        num_heads=cfg.num_heads, hidden_dim=cfg.embed_dim, mlp_dim=cfg.mlp_dim)
+            model = VisionTransformer(**{**args, **overrides})
+        else:
+            model = getattr(torchvision.models, name)()
+        torch.nn.init.normal_(model.heads.head.weight, std=0.05)
+        torch.nn.init.normal_(model.heads.head.bias, std=0.05)
+        torch.nn.init.normal_(model.class_token, std=0.5)
+    return model.eval()
+
+
+def write_checkpoint(hub_dir: Path, name: str, seed: int = 0) -> Path:
+    from vit.weights import CHECKPOINTS
+
+    path = hub_dir / "checkpoints" / CHECKPOINTS[name].filename
+    path.parent.mkdir(parents=True, exist_ok=True)
+    torch.save(random_torchvision_vit(name, seed).state_dict(), path)
+    return path
+
+
+@pytest.fixture(scope="session")
+def torch_home(tmp_path_factory) -> Path:
+    """TORCH_HOME with random vit_b_16 and vit_b_32 checkpoints in its hub cache, for the whole session."""
+    home = tmp_path_factory.mktemp("torch_home")
+    for name in ("vit_b_16", "vit_b_32"):
+        write_checkpoint(home / "hub", name)
+    old = os.environ.get("TORCH_HOME")
+    os.environ["TORCH_HOME"] = str(home)
+    yield home
+    if old is None:
+        os.environ.pop("TORCH_HOME", None)
+    else:
+        os.environ["TORCH_HOME"] = old
+
+
+@pytest.fixture
+def cat_image() -> Path:
+    return ROOT / "assets" / "cat.jpg"

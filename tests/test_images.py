@@ -1,0 +1,417 @@
+"""vit.images: every file a phone or browser might hand us loads as RGB, or fails with InputError."""
+
+from __future__ import annotations
+
+import io
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from PIL import Image, ImageFile
+
+import vit.images as images
+from tests.corpus import (
+    BLUE,
+    EXPECTED_ERROR_WORDS,
+    EXPECTED_SIZES,
+    GREEN,
+    RED,
+    WHITE,
+    gradient_16bit,
+    halves,
+    make_corpus,
+    raw_png,
+)
+from vit.errors import InputError
+from vit.images import describe_image, load_image
+
+
+@pytest.fixture(scope="module")
+def corpus_dir(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("corpus")
+    make_corpus(folder)
+    return folder
+
+
+def colours(img: Image.Image) -> set[tuple[int, ...]]:
+    return {tuple(int(v) for v in px) for px in np.asarray(img).reshape(-1, 3)}
+
+
+def close(pixel, colour, tol=40) -> bool:
+    return all(abs(int(a) - int(b)) <= tol for a, b in zip(pixel, colour))
+
+
+def load(corpus_dir: Path, name: str) -> Image.Image:
+    return load_image(corpus_dir / name)
+
+
+# --------------------------------------------------------------------------- the corpus
+
+
+def test_corpus_is_large_and_labelled(tmp_path):
+    entries = make_corpus(tmp_path)
+    assert len(entries) >= 25
+    assert {p.name for p, ok in entries if ok} == set(EXPECTED_SIZES)
+    assert {p.name for p, ok in entries if not ok} == set(EXPECTED_ERROR_WORDS)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_SIZES))
+def test_valid_file_loads_as_rgb_of_the_right_size(corpus_dir, name):
+    img = load(corpus_dir, name)
+    assert isinstance(img, Image.Image)
+    assert img.mode == "RGB"
+    assert img.size == EXPECTED_SIZES[name]
+    np.asarray(img)  # fully decoded
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_SIZES))
+def test_bytes_and_str_paths_give_the_same_pixels(corpus_dir, name):
+    path = corpus_dir / name
+    reference = np.asarray(load_image(path))
+    assert np.array_equal(np.asarray(load_image(str(path))), reference)
+    assert np.array_equal(np.asarray(load_image(path.read_bytes())), reference)
+    assert np.array_equal(np.asarray(load_image(bytearray(path.read_bytes()))), reference)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_ERROR_WORDS))
+def test_bad_file_raises_input_error_with_a_helpful_line(corpus_dir, name):
+    with pytest.raises(InputError) as caught:
+        load(corpus_dir, name)
+    message = str(caught.value)
+    assert "\n" not in message
+    assert len(message) < 400
+    for word in EXPECTED_ERROR_WORDS[name]:
+        assert word in message.lower(), (word, message)
+
+
+def test_error_messages_name_the_file(corpus_dir):
+    for name in ("notes.jpg", "truncated.jpg", "missing.jpg", "folder.jpg", "empty.jpg"):
+        with pytest.raises(InputError, match=name):
+            load(corpus_dir, name)
+
+
+def test_not_an_image_message_lists_the_formats(corpus_dir):
+    with pytest.raises(InputError) as caught:
+        load(corpus_dir, "document_pdf_renamed.jpg")
+    assert "not a JPEG/PNG/WebP/GIF/BMP/TIFF file?" in str(caught.value)
+
+
+def test_bomb_reports_its_size_and_the_limit(corpus_dir):
+    with pytest.raises(InputError, match=r"8000 x 6000 = 48,000,000 pixels, more than the limit of 40,000,000"):
+        load(corpus_dir, "bomb_8000x6000.png")
+
+
+# --------------------------------------------------------------------------- pixel content
+
+
+@pytest.mark.parametrize(
+    ("name", "top", "bottom"),
+    [("exif_orientation_6.jpg", RED, BLUE), ("exif_orientation_8.jpg", BLUE, RED)],
+)
+def test_exif_rotation_is_applied(corpus_dir, name, top, bottom):
+    img = load(corpus_dir, name)  # stored 40x20, left red | right blue
+    assert img.size == (20, 40)
+    assert close(img.getpixel((10, 5)), top)
+    assert close(img.getpixel((10, 34)), bottom)
+
+
+def test_exif_upside_down(corpus_dir):
+    img = load(corpus_dir, "exif_orientation_3.jpg")
+    assert close(img.getpixel((5, 10)), BLUE)
+    assert close(img.getpixel((34, 10)), RED)
+
+
+@pytest.mark.parametrize(
+    "name", ["rgba_transparent_left.png", "rgba_transparent_left.webp", "rgba.tiff"]
+)
+def test_transparent_area_becomes_white(corpus_dir, name):
+    img = load(corpus_dir, name)
+    assert img.getpixel((3, 12)) == WHITE
+    assert img.getpixel((28, 12)) == RED
+
+
+def test_palette_transparency_becomes_white(corpus_dir):
+    img = load(corpus_dir, "palette_transparent_left.png")
+    assert img.getpixel((2, 5)) == WHITE
+    assert img.getpixel((17, 5)) == RED
+
+
+def test_grey_with_alpha(corpus_dir):
+    img = np.asarray(load(corpus_dir, "la.png"))  # black, alpha 0 at top to 255 at bottom
+    assert img[0].min() >= 230
+    assert img[-1].max() <= 25
+
+
+@pytest.mark.parametrize("name", ["cmyk.jpg", "cmyk.tiff", "rgb.bmp", "lossless.webp"])
+def test_colours_survive(corpus_dir, name):
+    img = load(corpus_dir, name)
+    width, height = img.size
+    assert close(img.getpixel((1, height // 2)), RED)
+    assert close(img.getpixel((width - 2, height // 2)), BLUE)
+
+
+@pytest.mark.parametrize(
+    "name", ["i16_gradient.png", "i16_gradient.tiff", "i16b_gradient.tiff", "f_gradient.tiff", "i32_gradient.tiff"]
+)
+def test_wide_gradients_stay_gradients(corpus_dir, name):
+    row = np.asarray(load(corpus_dir, name))[0, :, 0].astype(int)
+    assert row[0] == 0
+    assert row[-1] == 255
+    assert np.all(np.diff(row) >= 0)
+    assert 100 <= row[len(row) // 2] <= 155
+    assert len(np.unique(row)) > len(row) // 2
+
+
+def test_sixteen_bit_rgb_png(corpus_dir):
+    img = load(corpus_dir, "rgb16_red_blue.png")
+    assert img.getpixel((1, 1)) == RED
+    assert img.getpixel((8, 1)) == BLUE
+
+
+@pytest.mark.parametrize("name", ["one_bit.png", "one_bit.bmp"])
+def test_one_bit(corpus_dir, name):
+    img = load(corpus_dir, name)
+    assert img.getpixel((2, 4)) == WHITE
+    assert img.getpixel((14, 4)) == (0, 0, 0)
+
+
+def test_one_pixel(corpus_dir):
+    assert load(corpus_dir, "one_pixel.png").getpixel((0, 0)) == GREEN
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["animated_red_then_green.gif", "animated_red_then_green.webp", "multipage_red_then_green.tiff"],
+)
+def test_first_frame(corpus_dir, name):
+    assert close(load(corpus_dir, name).getpixel((8, 6)), RED, tol=10)
+
+
+# --------------------------------------------------------------------------- PIL images of every mode
+
+ALL_MODES = [
+    "1", "L", "LA", "La", "P", "PA", "RGB", "RGBA", "RGBa", "RGBX", "CMYK", "YCbCr",
+    "LAB", "HSV", "I", "I;16", "I;16B", "I;16L", "I;16N", "F",
+]
+
+
+@pytest.mark.parametrize("mode", ALL_MODES)
+def test_every_mode_converts(mode):
+    img = Image.new(mode, (7, 3))
+    out = load_image(img)
+    assert out.mode == "RGB"
+    assert out.size == (7, 3)
+    assert out is not img
+
+
+def test_input_image_is_not_modified():
+    img = Image.new("LA", (6, 4), (10, 0))
+    exif = img.getexif()
+    exif[0x0112] = 6
+    img.info["exif"] = exif.tobytes()
+    out = load_image(img)
+    assert out.size == (4, 6)
+    assert img.mode == "LA" and img.size == (6, 4)
+
+
+def test_pa_transparency_becomes_white():
+    img = Image.new("PA", (4, 2))
+    img.putpalette([255, 0, 0] * 256)
+    img.putalpha(0)
+    assert colours(load_image(img)) == {WHITE}
+
+
+@pytest.mark.parametrize(
+    ("mode", "value", "expected"),
+    [("I;16", 1000, round(1000 / 257)), ("I;16", 200, 200), ("I", 0, 0), ("I", 70_000, 255), ("F", 0.5, 0), ("F", 300.0, 255)],
+)
+def test_constant_wide_images_do_not_divide_by_zero(mode, value, expected):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = load_image(Image.new(mode, (5, 5), value))
+    assert colours(out) == {(expected,) * 3}
+
+
+def test_sixteen_bit_gradient_scaled_by_type_range():
+    out = np.asarray(load_image(gradient_16bit()))[0, :, 0]
+    expected = np.rint(np.linspace(0, 65535, 256).round() / 257)
+    assert np.abs(out.astype(int) - expected).max() <= 1
+
+
+def test_dark_sixteen_bit_photo_stays_dark():
+    img = Image.fromarray(np.full((4, 4), 5000, dtype=np.uint16))
+    img.putpixel((0, 0), 256)
+    assert np.asarray(load_image(img)).max() <= 20
+
+
+def test_float_image_with_nan_and_inf():
+    values = np.array([[np.nan, -np.inf, 0.0, 1.0, 2.0, np.inf]], dtype=np.float32)
+    out = np.asarray(load_image(Image.fromarray(values)))[0, :, 0]
+    assert out.tolist() == [0, 0, 0, 128, 255, 255]
+
+
+def test_truncated_lazily_opened_pil_image(corpus_dir):
+    lazy = Image.open(io.BytesIO((corpus_dir / "truncated.jpg").read_bytes()))
+    with pytest.raises(InputError, match="truncated or corrupt"):
+        load_image(lazy)
+
+
+def test_truncated_images_are_not_tolerated_globally(corpus_dir):
+    assert ImageFile.LOAD_TRUNCATED_IMAGES is False
+    with pytest.raises(InputError):
+        load(corpus_dir, "truncated.png")
+    assert ImageFile.LOAD_TRUNCATED_IMAGES is False
+
+
+# --------------------------------------------------------------------------- numpy arrays
+
+
+def test_arrays_of_every_accepted_shape_and_dtype():
+    grey = np.tile(np.arange(10, dtype=np.uint8) * 25, (4, 1))
+    assert np.asarray(load_image(grey))[:, :, 0].tolist() == grey.tolist()
+    assert load_image(grey[:, :, None]).size == (10, 4)
+    rgb = np.zeros((4, 10, 3), dtype=np.uint8)
+    rgb[..., 2] = 255
+    assert load_image(rgb).getpixel((0, 0)) == BLUE
+    rgba = np.zeros((4, 10, 4), dtype=np.uint8)
+    assert load_image(rgba).getpixel((0, 0)) == WHITE
+    assert load_image(grey.astype(np.uint16) * 257).getpixel((9, 0)) == (225,) * 3
+    assert load_image(np.full((2, 3, 3), 0.5)).getpixel((0, 0)) == (128,) * 3
+    assert load_image(np.full((2, 3), 1.0, dtype=np.float16)).getpixel((0, 0)) == WHITE
+    assert load_image(np.asfortranarray(rgb)).getpixel((0, 0)) == BLUE
+
+
+@pytest.mark.parametrize(
+    ("array", "words"),
+    [
+        (np.zeros((4,), np.uint8), "shape"),
+        (np.zeros((4, 4, 2), np.uint8), "shape"),
+        (np.zeros((4, 4, 3, 1), np.uint8), "shape"),
+        (np.zeros((0, 4, 3), np.uint8), "empty"),
+        (np.zeros((4, 4), np.int64), "dtype"),
+        (np.zeros((4, 4), bool), "dtype"),
+        (np.full((4, 4), 255.0), "[0, 1]"),
+        (np.full((4, 4), -0.1), "[0, 1]"),
+        (np.full((4, 4), np.nan), "finite"),
+    ],
+)
+def test_bad_arrays(array, words):
+    with pytest.raises(InputError, match="image array") as caught:
+        load_image(array)
+    assert words in str(caught.value)
+
+
+@pytest.mark.parametrize("source", [None, 3, [[0, 1]], {"path": "x.jpg"}])
+def test_unsupported_source_types(source):
+    with pytest.raises(InputError, match="file path"):
+        load_image(source)
+
+
+def test_empty_bytes():
+    with pytest.raises(InputError, match="empty"):
+        load_image(b"")
+
+
+def test_url_hint():
+    with pytest.raises(InputError, match="not found.*web addresses"):
+        load_image("https://example.com/cat.jpg")
+
+
+# --------------------------------------------------------------------------- limits
+
+
+def test_pixel_limit_is_read_at_call_time(monkeypatch):
+    monkeypatch.setattr(images, "MAX_PIXELS", 100)
+    with pytest.raises(InputError, match=r"20 x 10 = 200 pixels, more than the limit of 100"):
+        load_image(halves(20, 10))
+    with pytest.raises(InputError, match="limit"):
+        load_image(np.zeros((10, 20), np.uint8))
+    png = io.BytesIO()
+    halves(20, 10).save(png, "PNG")
+    with pytest.raises(InputError, match="limit"):
+        load_image(png.getvalue())
+    assert load_image(halves(10, 10)).size == (10, 10)
+
+
+def test_byte_limit(monkeypatch):
+    data = io.BytesIO()
+    halves(20, 10).save(data, "PNG")
+    monkeypatch.setattr(images, "MAX_FILE_BYTES", len(data.getvalue()) - 1)
+    with pytest.raises(InputError, match="MB, more than the limit"):
+        load_image(data.getvalue())
+
+
+def test_own_limit_does_not_depend_on_pillows_global(monkeypatch, corpus_dir):
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", None)
+    with pytest.raises(InputError, match="100000 x 100000"):
+        load(corpus_dir, "bomb_header_only.png")
+    with pytest.raises(InputError, match="8000 x 6000"):
+        load(corpus_dir, "bomb_8000x6000.png")
+
+
+def test_bomb_warning_does_not_escape(corpus_dir):
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        with pytest.raises(InputError, match="limit"):
+            load(corpus_dir, "bomb_12000x10000.png")
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        with pytest.raises(InputError):
+            load(corpus_dir, "bomb_12000x10000.png")
+    assert not [w for w in seen if issubclass(w.category, Image.DecompressionBombWarning)]
+
+
+def test_huge_header_costs_nothing():
+    with pytest.raises(InputError, match="pixels"):
+        load_image(raw_png(2**31 - 1, 2**31 - 1, 8, 6))
+
+
+# --------------------------------------------------------------------------- fuzzing
+
+
+def _valid_files() -> list[bytes]:
+    out = []
+    for fmt, mode in [("PNG", "RGBA"), ("JPEG", "RGB"), ("GIF", "P"), ("TIFF", "RGB"), ("WEBP", "RGB"), ("BMP", "RGB")]:
+        buf = io.BytesIO()
+        halves(12, 8).convert(mode).save(buf, fmt)
+        out.append(buf.getvalue())
+    return out
+
+
+VALID_FILES = _valid_files()
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    which=st.integers(0, len(VALID_FILES) - 1),
+    edits=st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 255)), max_size=8),
+    cut=st.integers(0, 10_000),
+)
+def test_damaged_files_load_or_raise_input_error(which, edits, cut):
+    data = bytearray(VALID_FILES[which])
+    for pos, byte in edits:
+        data[pos % len(data)] = byte
+    data = data[: max(cut, 1)] if cut < len(data) else data
+    try:
+        img = load_image(bytes(data))
+    except InputError as err:
+        assert "\n" not in str(err)
+    else:
+        assert img.mode == "RGB"
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.binary(max_size=512))
+def test_random_bytes_never_crash(data):
+    try:
+        load_image(data)
+    except InputError:
+        pass
+
+
+def test_describe_image():
+    assert describe_image(Image.new("RGB", (640, 480))) == "640x480 RGB"
+    assert describe_image(Image.new("L", (1, 3000))) == "1x3000 L"

@@ -1,0 +1,136 @@
+"""The command line: ``python -m vit analyze IMAGE`` and ``python -m vit download [MODEL ...]``.
+
+Errors in what was asked (a missing image, a bad option) print one line on
+stderr and exit with status 2; no traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from . import validate
+from .config import DISPLAY_NAMES, PRESETS
+from .errors import InputError
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, as for our own errors
+        raise InputError(message)
+
+
+def _progress(label: str):
+    state = {"last": -1}
+
+    def report(done: int, total: int) -> None:
+        pct = int(100 * done / total) if total else -1
+        if pct != state["last"]:
+            state["last"] = pct
+            size = f"{done / 1e6:.0f}/{total / 1e6:.0f} MB" if total else f"{done / 1e6:.0f} MB"
+            print(f"\rdownloading {label}: {size} ({max(pct, 0)}%)", end="", file=sys.stderr, flush=True)
+        if total and done >= total:
+            print(file=sys.stderr)
+
+    return report
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="python -m vit", description="ViT Anatomy: look inside a Vision Transformer.")
+    sub = p.add_subparsers(dest="command", required=True)
+    a = sub.add_parser("analyze", help="analyse one image")
+    a.add_argument("image", help="path of a JPEG/PNG/WebP/GIF/BMP/TIFF image")
+    a.add_argument("--model", default="vit_b_16", help=f"one of {', '.join(PRESETS)} (default vit_b_16)")
+    a.add_argument("--weights", default="imagenet", help="imagenet (default), random, or a .pth file path")
+    a.add_argument("--patch-size", default=None, help="P from 4 to 64 (default: the checkpoint's)")
+    a.add_argument("--depth", default=None, help="keep the first D layers (default: all)")
+    a.add_argument("--top-k", default=5, help="how many predictions (1-20, default 5)")
+    a.add_argument("--head-fusion", default="mean", help="mean, max or min (rollout)")
+    a.add_argument("--discard-ratio", default=0.0, help="rollout discard ratio, 0 to 0.99")
+    a.add_argument("--device", default=None, help="cpu or cuda (default: cuda if available)")
+    a.add_argument("--json", action="store_true", help="print one JSON object")
+    a.add_argument("--out", default=None, help="folder for PNGs of the patch grid and the rollout overlay")
+    d = sub.add_parser("download", help="fetch pretrained weights into the torch hub cache for offline use")
+    d.add_argument("models", nargs="*", help=f"models (default: all of {', '.join(PRESETS)})")
+    return p
+
+
+def _analyze(args) -> int:
+    import torch  # noqa: PLC0415 - keep `--help` fast
+
+    from . import render  # noqa: PLC0415
+    from .api import analyze, load_model  # noqa: PLC0415
+    from .images import load_image  # noqa: PLC0415
+
+    name = validate.model_name(args.model)
+    patch_size = None if args.patch_size is None else validate.patch_size(args.patch_size)
+    depth = None if args.depth is None else validate.depth(args.depth, PRESETS[name].num_layers)
+    top_k = validate.top_k(args.top_k)
+    fusion = validate.head_fusion(args.head_fusion)
+    discard = validate.discard_ratio(args.discard_ratio)
+    if args.weights not in ("imagenet", "random") and not Path(args.weights).is_file():
+        raise InputError(f"--weights must be imagenet, random or an existing .pth file, got {args.weights!r}")
+    if args.device is not None and args.device not in ("cpu", "cuda"):
+        raise InputError(f"--device must be cpu or cuda, got {args.device!r}")
+    if args.device == "cuda" and not torch.cuda.is_available():
+        raise InputError("--device cuda asked for, but no CUDA GPU is available")
+    image = load_image(args.image)  # fail on a bad image before loading weights
+
+    model = load_model(name, args.weights, patch_size, depth, args.device, progress=_progress(name))
+    if model.status.startswith("UNTRAINED:"):
+        print(f"warning: {model.status}", file=sys.stderr)
+    result = analyze(model, image, top_k=top_k, head_fusion=fusion, discard_ratio=discard)
+
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        render.patch_grid(result.image, result.grid).save(out / "patch_grid.png")
+        render.overlay(result.image, result.rollout().numpy()).save(out / "rollout.png")
+    if args.json:
+        print(json.dumps(result.to_json()))
+    else:
+        print(result.status)
+        print(f"input {result.input_size[0]}x{result.input_size[1]}, patch {result.patch_size}, "
+              f"grid {result.grid[0]}x{result.grid[1]}, {result.num_tokens} tokens (N+1), depth {result.depth}")
+        for s in result.stages:
+            print(f"  {s.name:<28} {s.notation:<18} {tuple(s.shape)}")
+        for p in result.topk:
+            print(f"{p.prob:7.2%}  {p.label}")
+        if args.out:
+            print(f"wrote {Path(args.out) / 'patch_grid.png'} and {Path(args.out) / 'rollout.png'}")
+    return 0
+
+
+def _download(args) -> int:
+    from .weights import CHECKPOINTS, DownloadError, cached_path, download  # noqa: PLC0415
+
+    names = [validate.model_name(m) for m in args.models] or list(PRESETS)
+    failed = 0
+    for name in names:
+        if cached_path(name).is_file():
+            print(f"{DISPLAY_NAMES[name]}: already cached at {cached_path(name)}")
+            continue
+        try:
+            path = download(name, progress=_progress(f"{name} ({CHECKPOINTS[name].file_size_mb:.0f} MB)"))
+            print(f"{DISPLAY_NAMES[name]}: saved {path}")
+        except DownloadError as exc:
+            failed += 1
+            print(f"error: {exc}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = _parser().parse_args(argv)
+        return _analyze(args) if args.command == "analyze" else _download(args)
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,171 @@
+"""The result of one analysis: numbers only, and the views computed from them.
+
+Every picture the app or CLI draws comes from a method here, so every picture
+corresponds to numbers that tests check. Display-only changes (layer, head,
+clicked patch, discard ratio, head fusion) are answered from what is kept
+here, without running the model again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from . import explain
+from .trace import Stage
+
+
+@dataclass(frozen=True)
+class Prediction:
+    index: int
+    label: str
+    prob: float
+
+
+@dataclass(frozen=True)
+class LayerPrediction:
+    layer: int  # 1..depth
+    index: int  # early-exit top-1 class at this layer
+    label: str
+    prob: float
+    final_class_prob: float  # probability of the final top-1 class at this layer
+
+
+@dataclass
+class Analysis:
+    """Everything the views need for one image on one model.
+
+    Tensors are on the CPU, for one image (the batch dimension removed).
+    Token 0 is the class token, tokens 1..N the patches in row-major order.
+    """
+
+    model: str  # "vit_b_16"
+    display_name: str  # "ViT-B/16"
+    weights: str  # what was loaded: "imagenet", "random" or a file path
+    status: str
+    patch_size: int
+    depth: int
+    num_heads: int
+    input_size: tuple[int, int]  # (H, W)
+    grid: tuple[int, int]  # (rows, cols)
+    image: np.ndarray  # (H, W, 3) uint8: the pixels the model sees
+    stages: list[Stage]
+    probs: Tensor  # (K,)
+    topk: list[Prediction]
+    layer_predictions: list[LayerPrediction]
+    cls_attention: Tensor  # (L, h, N+1) each head's class-token row
+    fused: Tensor  # (L, N+1, N+1) head-fused attention per layer
+    queries: list[Tensor]  # L x (N+1, D)
+    keys: list[Tensor]  # L x (N+1, D)
+    head_fusion: str
+    discard_ratio: float
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    _factors: Tensor | None = field(default=None, repr=False)
+
+    # --- sizes ---------------------------------------------------------------
+    @property
+    def num_patches(self) -> int:
+        return self.grid[0] * self.grid[1]
+
+    @property
+    def num_tokens(self) -> int:
+        return self.num_patches + 1
+
+    @property
+    def params(self) -> int:
+        return sum(s.params for s in self.stages if s.name in _COUNTED)
+
+    # --- views ---------------------------------------------------------------
+    def rollout_factors(self) -> Tensor:
+        if self._factors is None:
+            self._factors = explain.rollout_factors(self.fused, self.discard_ratio)  # (L, N+1, N+1)
+        return self._factors
+
+    def rollout(self, layer: int | None = None, query: int = 0) -> Tensor:
+        """Rollout row of ``query`` up to ``layer`` (1..depth, default depth) over the patches: (rows, cols)."""
+        row = explain.rollout_row(self.rollout_factors(), query, layer)
+        return explain.patch_grid(row, self.grid)
+
+    def rollout_matrix_row(self, layer: int | None = None, query: int = 0) -> Tensor:
+        """The same row over all N+1 tokens (class token first): (N+1,)."""
+        return explain.rollout_row(self.rollout_factors(), query, layer)
+
+    def attention(self, layer: int, head: int | None = None, query: int = 0) -> Tensor:
+        """Raw attention of ``query`` at ``layer`` (1-based) and ``head`` (0-based; None = fused): (N+1,)."""
+        if head is None:
+            return self.fused[layer - 1, query].clone()
+        if query == 0:
+            return self.cls_attention[layer - 1, head].clone()
+        return explain.attention_from_qk(self.queries[layer - 1], self.keys[layer - 1], self.num_heads, query)[head]
+
+    def attention_map(self, layer: int, head: int | None = None, query: int = 0) -> Tensor:
+        """:meth:`attention` over the patches: (rows, cols)."""
+        return explain.patch_grid(self.attention(layer, head, query), self.grid)
+
+    def head_maps(self, layer: int, query: int = 0) -> Tensor:
+        """Every head's attention of ``query`` at ``layer`` over the patches: (h, rows, cols)."""
+        if query == 0:
+            rows = self.cls_attention[layer - 1]
+        else:
+            rows = explain.attention_from_qk(self.queries[layer - 1], self.keys[layer - 1], self.num_heads, query)
+        return explain.patch_grid(rows, self.grid)
+
+    def with_options(self, head_fusion: str | None = None, discard_ratio: float | None = None) -> "Analysis":
+        """The same analysis with another head fusion or discard ratio (no model run).
+
+        A new fusion recomputes the per-layer maps from the kept queries and keys.
+        """
+        fusion = self.head_fusion if head_fusion is None else head_fusion
+        discard = self.discard_ratio if discard_ratio is None else discard_ratio
+        if (fusion, discard) == (self.head_fusion, self.discard_ratio):
+            return self
+        fused = self.fused
+        if fusion != self.head_fusion:
+            fused = torch.stack(
+                [
+                    explain.fuse_heads(explain.attention_from_qk(q, k, self.num_heads), fusion)
+                    for q, k in zip(self.queries, self.keys)
+                ]
+            )
+        changes = dict(self.__dict__, fused=fused, head_fusion=fusion, discard_ratio=discard, _factors=None)
+        return Analysis(**changes)
+
+    # --- plain data ------------------------------------------------------------
+    def to_json(self) -> dict:
+        """The CLI's ``--json`` object."""
+        return {
+            "model": self.model,
+            "weights": self.weights,
+            "status": self.status,
+            "patch_size": self.patch_size,
+            "depth": self.depth,
+            "input_size": list(self.input_size),
+            "grid": list(self.grid),
+            "num_patches": self.num_patches,
+            "num_tokens": self.num_tokens,
+            "stages": [{"name": s.name, "module": s.module, "shape": list(s.shape), "params": s.params}
+                       for s in self.stages],
+            "topk": [{"index": p.index, "label": p.label, "prob": p.prob} for p in self.topk],
+            "layer_predictions": [
+                {"layer": p.layer, "index": p.index, "label": p.label, "prob": p.prob,
+                 "final_class_prob": p.final_class_prob}
+                for p in self.layer_predictions
+            ],
+            "rollout": _unfused_rollout(self).tolist(),
+            "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
+        }
+
+
+# Stages whose module parameters add up to the model's (no module counted twice).
+_COUNTED = {"patch conv", "with class token", "with position", "final norm", "logits"} | {
+    f"layer {i} output" for i in range(1, 200)
+}
+
+
+def _unfused_rollout(a: Analysis) -> np.ndarray:
+    """The JSON's rollout: mean head fusion, no discard, class-token row, raw values: (rows, cols)."""
+    plain = a.with_options("mean", 0.0)
+    return plain.rollout().numpy().astype(float)

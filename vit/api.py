@@ -1,0 +1,235 @@
+"""The Python API: ``load_model`` and ``analyze``.
+
+    >>> import vit
+    >>> model = vit.load_model("vit_b_16", weights="imagenet", patch_size=24, depth=6)
+    >>> model.status
+    'ViT-B/16 ImageNet weights; patch embedding PI-resized 16->24; position embedding 14x14->9x9; first 6 of 12 layers'
+    >>> result = vit.analyze(model, "assets/cat.jpg")
+    >>> result.topk[0].label, result.rollout().shape
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import torch
+
+from . import explain, validate
+from .analysis import Analysis, LayerPrediction, Prediction
+from .config import DISPLAY_NAMES, PRESETS
+from .errors import WeightsError
+from .images import load_image
+from .model import ViTForImageClassification
+from .preprocess import as_array, preprocess_for
+from .resample import grid_for_patch_size, pi_resize_patch_embed, resample_pos_embed
+from .trace import Tracer
+from .weights import CHECKPOINTS, DownloadError, check_shapes, convert_torchvision, download, read_state_dict
+
+Progress = Callable[[int, int], None]
+
+# A failed download is not retried for this long, so a class without a network
+# does not wait for a timeout on every request.
+RETRY_DOWNLOAD_AFTER_S = 60.0
+_failed_downloads: dict[str, tuple[float, str]] = {}
+
+
+def default_device() -> torch.device:
+    """CUDA when there is a GPU, else the CPU."""
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def _random_state(name: str) -> dict[str, torch.Tensor]:
+    """A seeded random init of the full native model, in our key names."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        return ViTForImageClassification(PRESETS[name]).state_dict()
+
+
+def _pretrained_state(name: str, progress: Progress | None) -> tuple[dict | None, str]:
+    """The native checkpoint in our key names, or None and the reason it could not be had."""
+    failed = _failed_downloads.get(name)
+    if failed and time.monotonic() - failed[0] < RETRY_DOWNLOAD_AFTER_S:
+        return None, failed[1]
+    try:
+        path = download(name, progress=progress)
+    except DownloadError as exc:
+        reason = (
+            f"UNTRAINED: weights could not be downloaded — predictions are random; "
+            f"run `python -m vit download {name}` ({exc})"
+        )
+        _failed_downloads[name] = (time.monotonic(), reason)
+        return None, reason
+    _failed_downloads.pop(name, None)
+    try:
+        return convert_torchvision(read_state_dict(path)), ""
+    except WeightsError as exc:
+        return None, f"UNTRAINED: predictions are random because {exc}"
+
+
+def load_model(
+    name: str = "vit_b_16",
+    weights: str = "imagenet",
+    patch_size: int | None = None,
+    depth: int | None = None,
+    device: str | torch.device | None = None,
+    progress: Progress | None = None,
+) -> ViTForImageClassification:
+    """Build one of the five torchvision ViT families under the chapter's names.
+
+    Args:
+        name: "vit_b_16", "vit_b_32", "vit_l_16", "vit_l_32" or "vit_h_14" (or "ViT-B/16").
+        weights: "imagenet" (torchvision's checkpoint, downloaded once into the torch hub cache;
+            offline, the model falls back to random weights and ``status`` says so), "random",
+            or the path of a ``.pth`` state dict in torchvision's format.
+        patch_size: P from 4 to 64; None keeps the checkpoint's. Another P PI-resizes the
+            patch embedding (FlexiViT) and resamples the position embedding to the new grid,
+            grid = round(native resolution / P); the input size becomes grid x P.
+        depth: keep the first ``depth`` encoder layers (1..L), then the final norm and head.
+        device: where to run; default CUDA if available, else CPU.
+        progress: ``progress(bytes_done, bytes_total)`` while downloading.
+
+    Returns:
+        The model in eval mode, carrying ``config``, ``preprocess``, ``class_names``,
+        ``status`` (a sentence saying what was loaded and done), ``weights`` (what was
+        actually loaded: "imagenet", "random" or the path) and ``name``.
+    """
+    name = validate.model_name(name)
+    native = PRESETS[name]
+    patch_size = native.patch_size if patch_size is None else validate.patch_size(patch_size)
+    depth = native.num_layers if depth is None else validate.depth(depth, native.num_layers)
+    display = DISPLAY_NAMES[name]
+    ckpt = CHECKPOINTS[name]
+
+    notes = []
+    if weights == "random":
+        state, loaded, what = _random_state(name), "random", f"UNTRAINED {display} (random weights, as asked)"
+    elif weights == "imagenet":
+        state, failure = _pretrained_state(name, progress)
+        if state is None:
+            state, loaded, what = _random_state(name), "random", failure
+        else:
+            loaded, what = "imagenet", f"{display} {ckpt.source} weights (torchvision)"
+    else:
+        path = Path(os.path.expanduser(str(weights)))
+        state = convert_torchvision(read_state_dict(path))
+        loaded, what = str(path), f"{display} weights from {path.name}"
+
+    grid = grid_for_patch_size(native.image_size, patch_size)
+    native_grid = native.grid_size
+    config = native.with_(patch_size=patch_size, image_size=grid * patch_size, num_layers=depth)
+
+    # Drop the layers past ``depth`` (early exit), resample what the patch size changes.
+    state = {
+        k: v for k, v in state.items()
+        if not k.startswith("encoder.layers.") or int(k.split(".")[2]) < depth
+    }
+    key = "embedding.patch_embed.proj.weight"
+    if patch_size != native.patch_size:
+        state[key] = pi_resize_patch_embed(state[key], (patch_size, patch_size))
+        notes.append(f"patch embedding PI-resized {native.patch_size}->{patch_size}")
+    key = "embedding.pos_embed.weight"
+    if grid != native_grid:
+        state[key] = resample_pos_embed(state[key], (native_grid, native_grid), (grid, grid))
+        notes.append(f"position embedding {native_grid}x{native_grid}->{grid}x{grid}")
+    if depth != native.num_layers:
+        notes.append(f"first {depth} of {native.num_layers} layers")
+
+    with torch.device("meta"):
+        model = ViTForImageClassification(config)
+    expected = {k: v.shape for k, v in model.state_dict().items()}
+    check_shapes(expected, state, f"weights for {display} ({loaded})")
+    model.load_state_dict(state, strict=True, assign=True)
+    model.eval().requires_grad_(False)
+    model.to(default_device() if device is None else torch.device(device))
+
+    model.name = name
+    model.weights = loaded
+    model.status = "; ".join([what, *notes])
+    model.preprocess = preprocess_for(name, config.image_size)
+    model.class_names = list(ckpt.weights.meta["categories"])
+    model.lock = threading.Lock()  # one traced forward at a time: hooks are model state
+    return model
+
+
+@torch.inference_mode()
+def analyze(
+    model: ViTForImageClassification,
+    image,
+    top_k: int = 5,
+    head_fusion: str = "mean",
+    discard_ratio: float = 0.0,
+) -> Analysis:
+    """Run the model on one image under the tracer and compute every explanation.
+
+    Args:
+        model: from :func:`load_model`.
+        image: a path, bytes, a PIL image or an (H, W[, C]) array (see ``vit.images``).
+        top_k: how many predictions to list (1-20).
+        head_fusion: "mean", "max" or "min", for rollout and the fused maps.
+        discard_ratio: fraction of each row's weakest patch links dropped in rollout, [0, 0.99].
+
+    Returns:
+        An :class:`Analysis`.
+    """
+    cfg = model.config
+    top_k = validate.top_k(top_k, cfg.num_classes)
+    head_fusion = validate.head_fusion(head_fusion)
+    discard_ratio = validate.discard_ratio(discard_ratio)
+    timings = {}
+    t0 = time.perf_counter()
+    pil = load_image(image)
+    view = model.preprocess.view(pil)
+    device = next(model.parameters()).device
+    x = model.preprocess.to_tensor(view).to(device)  # (1, C, H, W)
+    t1 = time.perf_counter()
+    timings["preprocess"] = (t1 - t0) * 1e3
+
+    with model.lock, Tracer(model, head_fusion=head_fusion) as record:
+        model(x)
+    t2 = time.perf_counter()
+    timings["forward_traced"] = (t2 - t1) * 1e3
+
+    probs = record.logits[0].float().softmax(-1).cpu()  # (K,)
+    names = model.class_names
+    values, indices = probs.topk(top_k)
+    topk = [Prediction(int(i), names[i], float(p)) for p, i in zip(values, indices)]
+
+    cls_tokens = torch.stack([t[0] for t in record.cls_tokens])  # (L, D)
+    layer_probs = explain.early_exit_logits(cls_tokens, model.encoder.norm, model.head.head).softmax(-1).cpu()
+    final = topk[0].index
+    layer_predictions = [
+        LayerPrediction(l + 1, int(p.argmax()), names[int(p.argmax())], float(p.max()), float(p[final]))
+        for l, p in enumerate(layer_probs)
+    ]
+    result = Analysis(
+        model=model.name,
+        display_name=DISPLAY_NAMES[model.name],
+        weights=model.weights,
+        status=model.status,
+        patch_size=cfg.patch_size,
+        depth=cfg.num_layers,
+        num_heads=cfg.num_heads,
+        input_size=(x.shape[-2], x.shape[-1]),
+        grid=(x.shape[-2] // cfg.patch_size, x.shape[-1] // cfg.patch_size),
+        image=as_array(view),
+        stages=record.stages,
+        probs=probs,
+        topk=topk,
+        layer_predictions=layer_predictions,
+        cls_attention=torch.stack([a[0] for a in record.cls_attention]).cpu(),  # (L, h, N+1)
+        fused=torch.stack([f[0] for f in record.fused]).cpu(),  # (L, N+1, N+1)
+        queries=[q[0].cpu() for q in record.queries],
+        keys=[k[0].cpu() for k in record.keys],
+        head_fusion=head_fusion,
+        discard_ratio=discard_ratio,
+    )
+    record.fused.clear()  # the stacked copy is the one kept
+    result.rollout()  # computes the rollout factors once
+    timings["explain"] = (time.perf_counter() - t2) * 1e3
+    timings["total"] = (time.perf_counter() - t0) * 1e3
+    result.timings_ms = timings
+    return result

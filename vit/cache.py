@@ -1,0 +1,90 @@
+"""A bounded cache of loaded models, shared by the requests of a server.
+
+Least recently used first out, and the big families (ViT-L, ViT-H) before the
+others, so a classroom flipping between settings does not reload ViT-B each
+time, and one request for ViT-H does not keep 2.5 GB pinned. Loading is
+serialised per key, so thirty students asking for the same model at once load
+it once.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+
+from . import validate
+from .api import load_model
+from .config import PRESETS
+from .weights import cached_path
+
+MAX_CACHE_BYTES = int(float(os.environ.get("VIT_MODEL_CACHE_GB", "3")) * 1e9)
+MAX_CACHE_MODELS = int(os.environ.get("VIT_MODEL_CACHE_SIZE", "6"))
+_BIG = ("vit_l_", "vit_h_")
+
+
+def model_bytes(model) -> int:
+    return sum(p.numel() * p.element_size() for p in model.parameters())
+
+
+class ModelCache:
+    def __init__(self, max_bytes: int = MAX_CACHE_BYTES, max_models: int = MAX_CACHE_MODELS):
+        self.max_bytes = max_bytes
+        self.max_models = max_models
+        self._models: OrderedDict[tuple, object] = OrderedDict()
+        self._lock = threading.Lock()
+        self._loading: dict[tuple, threading.Lock] = {}
+        self.loads = 0  # how many times a model was built (tests count it)
+
+    def key(self, name, weights="imagenet", patch_size=None, depth=None) -> tuple:
+        name = validate.model_name(name)
+        native = PRESETS[name]
+        patch_size = native.patch_size if patch_size is None else validate.patch_size(patch_size)
+        depth = native.num_layers if depth is None else validate.depth(depth, native.num_layers)
+        return (name, weights, patch_size, depth)
+
+    def get(self, name, weights="imagenet", patch_size=None, depth=None, progress=None):
+        """The model for these settings, loaded once and kept while it fits."""
+        key = self.key(name, weights, patch_size, depth)
+        with self._lock:
+            model = self._models.get(key)
+            if model is not None and not self._stale(model, key):
+                self._models.move_to_end(key)
+                return model
+            self._models.pop(key, None)
+            gate = self._loading.setdefault(key, threading.Lock())
+        with gate:
+            with self._lock:
+                if key in self._models:
+                    return self._models[key]
+            model = load_model(*key, progress=progress)
+            with self._lock:
+                self.loads += 1
+                self._models[key] = model
+                self._loading.pop(key, None)
+                self._evict(keep=key)
+            return model
+
+    @staticmethod
+    def _stale(model, key: tuple) -> bool:
+        """A random fallback for "imagenet" is stale once the checkpoint has been fetched."""
+        return key[1] == "imagenet" and model.weights == "random" and cached_path(key[0]).is_file()
+
+    def _evict(self, keep: tuple) -> None:
+        def total() -> int:
+            return sum(model_bytes(m) for m in self._models.values())
+
+        while len(self._models) > 1 and (len(self._models) > self.max_models or total() > self.max_bytes):
+            victims = [k for k in self._models if k != keep]
+            big = [k for k in victims if k[0].startswith(_BIG)]
+            del self._models[(big or victims)[0]]  # oldest big one first, else the oldest
+
+    def clear(self) -> None:
+        with self._lock:
+            self._models.clear()
+
+    def __len__(self) -> int:
+        return len(self._models)
+
+    def __contains__(self, key) -> bool:
+        return key in self._models

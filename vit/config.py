@@ -1,0 +1,76 @@
+"""One frozen config drives the model (chapter 11.4, ``ViTForImageClassification``).
+
+Defaults follow the chapter; where torchvision's checkpoints need something else
+the comment says so. ``PRESETS`` holds the five pretrained torchvision families.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+
+@dataclass(frozen=True)
+class ViTConfig:
+    image_size: int = 224
+    patch_size: int = 16
+    in_channels: int = 3
+    num_classes: int = 1000
+    embed_dim: int = 768  # D
+    num_heads: int = 12  # h
+    num_layers: int = 12  # L
+    hidden_dim: int | None = None  # MLP hidden; None means 4D as in the chapter
+    dropout: float = 0.0
+    attn_dropout: float = 0.0
+    ln_eps: float = 1e-6  # torchvision checkpoints (nn.LayerNorm's default is 1e-5)
+
+    def __post_init__(self) -> None:
+        if self.image_size % self.patch_size:
+            raise ValueError(
+                f"image_size must be a multiple of patch_size, got {self.image_size} and {self.patch_size}"
+            )
+        if self.embed_dim % self.num_heads:
+            raise ValueError(
+                f"embed_dim must be divisible by num_heads, got {self.embed_dim} and {self.num_heads}"
+            )
+
+    @property
+    def mlp_dim(self) -> int:
+        return self.hidden_dim or 4 * self.embed_dim
+
+    @property
+    def grid_size(self) -> int:
+        """Patches per side, H/P (the model sees square images)."""
+        return self.image_size // self.patch_size
+
+    @property
+    def num_patches(self) -> int:
+        """N, the number of patch tokens."""
+        return self.grid_size**2
+
+    @property
+    def num_tokens(self) -> int:
+        """N+1: the patch tokens and the class token."""
+        return self.num_patches + 1
+
+    @property
+    def head_dim(self) -> int:
+        return self.embed_dim // self.num_heads
+
+    def with_(self, **changes) -> "ViTConfig":
+        return replace(self, **changes)
+
+
+# The five torchvision ViT families (torchvision.models.vision_transformer).
+PRESETS: dict[str, ViTConfig] = {
+    "vit_b_16": ViTConfig(patch_size=16, embed_dim=768, num_heads=12, num_layers=12, hidden_dim=3072),
+    "vit_b_32": ViTConfig(patch_size=32, embed_dim=768, num_heads=12, num_layers=12, hidden_dim=3072),
+    "vit_l_16": ViTConfig(patch_size=16, embed_dim=1024, num_heads=16, num_layers=24, hidden_dim=4096),
+    "vit_l_32": ViTConfig(patch_size=32, embed_dim=1024, num_heads=16, num_layers=24, hidden_dim=4096),
+    # SWAG_LINEAR weights at 224 px (torchvision's IMAGENET1K_SWAG_LINEAR_V1).
+    "vit_h_14": ViTConfig(patch_size=14, embed_dim=1280, num_heads=16, num_layers=32, hidden_dim=5120),
+}
+
+# What people read: "ViT-B/16".
+DISPLAY_NAMES: dict[str, str] = {name: f"ViT-{name[4].upper()}/{name[6:]}" for name in PRESETS}
+
+MIN_PATCH_SIZE, MAX_PATCH_SIZE = 4, 64

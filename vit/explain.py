@@ -1,0 +1,134 @@
+"""Explanations as pure functions of attention (tensors in, new tensors out).
+
+* Attention rollout: Abnar & Zuidema 2020, "Quantifying Attention Flow in
+  Transformers". Per layer the heads are fused (mean, max or min), optionally
+  the weakest links of each row are discarded (never the class-token column),
+  the identity is added for the residual path and rows are re-normalised to
+  sum to 1; the layers are then multiplied: R_l = A_l R_{l-1}, R_0 = I.
+* Raw attention of any query token (class token or a patch) at any layer and
+  head, recomputed exactly from that layer's queries and keys.
+* Early-exit predictions: the final norm and head applied to every layer's
+  class token (the "logit lens" of a ViT).
+
+Token 0 is the class token; tokens 1..N are the patches in row-major order.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import torch
+from torch import Tensor
+
+HEAD_FUSIONS = ("mean", "max", "min")
+
+
+def fuse_heads(weights: Tensor, mode: str = "mean") -> Tensor:
+    """(..., h, T, T) -> (..., T, T) by the mean, max or min over the heads."""
+    if mode == "mean":
+        return weights.mean(dim=-3)
+    if mode == "max":
+        return weights.amax(dim=-3)
+    if mode == "min":
+        return weights.amin(dim=-3)
+    raise ValueError(f"head_fusion must be one of {', '.join(HEAD_FUSIONS)}, got {mode!r}")
+
+
+def discard_lowest(attention: Tensor, ratio: float) -> Tensor:
+    """Zero the lowest ``ratio`` of each row's patch columns; column 0 (class token) is never dropped.
+
+    Args:
+        attention: (..., T, T) head-fused attention.
+        ratio: fraction in [0, 1) of the T-1 patch columns to drop per row.
+
+    Returns:
+        A new tensor of the same shape.
+    """
+    count = int(ratio * (attention.shape[-1] - 1))
+    if count <= 0:
+        return attention.clone()
+    patches = attention[..., 1:]
+    lowest = patches.topk(count, dim=-1, largest=False).indices
+    patches = patches.scatter(-1, lowest, 0.0)
+    return torch.cat([attention[..., :1], patches], dim=-1)
+
+
+def rollout_factors(fused: Tensor, discard_ratio: float = 0.0) -> Tensor:
+    """Per-layer rollout matrices A_l = rownorm(discard(fused_l) + I): (..., T, T) -> (..., T, T)."""
+    a = discard_lowest(fused, discard_ratio) if discard_ratio > 0 else fused.clone()
+    a.diagonal(dim1=-2, dim2=-1).add_(1.0)  # the residual connection
+    return a / a.sum(dim=-1, keepdim=True)
+
+
+def attention_rollout(fused: Sequence[Tensor] | Tensor, discard_ratio: float = 0.0) -> Tensor:
+    """The full rollout matrix R_L = A_L ... A_1 from L head-fused maps (each (T, T)) -> (T, T).
+
+    O(L T^3): meant for small T and as the reference; views use :func:`rollout_row`.
+    """
+    result = None
+    for layer_map in fused:
+        a = rollout_factors(layer_map, discard_ratio)
+        result = a if result is None else a @ result
+    return result
+
+
+def rollout_row(factors: Sequence[Tensor] | Tensor, query: int = 0, upto: int | None = None) -> Tensor:
+    """Row ``query`` of the rollout after ``upto`` layers: e_q^T A_upto ... A_1, shape (T,).
+
+    Args:
+        factors: per-layer rollout matrices from :func:`rollout_factors`, (L, T, T).
+        query: the token whose row is wanted (0: the class token).
+        upto: number of layers to roll out (1..L); None means all.
+
+    Returns:
+        (T,) non-negative weights summing to 1, in O(upto T^2) rather than O(upto T^3).
+    """
+    upto = len(factors) if upto is None else upto
+    if not 1 <= upto <= len(factors):
+        raise ValueError(f"upto must be from 1 to {len(factors)}, got {upto}")
+    row = factors[upto - 1][query].clone()
+    for layer in range(upto - 2, -1, -1):
+        row = row @ factors[layer]
+    return row
+
+
+def split_heads(x: Tensor, num_heads: int) -> Tensor:
+    """(T, D) -> (h, T, D/h), as the attention module splits its projections."""
+    T, D = x.shape
+    return x.reshape(T, num_heads, D // num_heads).transpose(0, 1)
+
+
+def attention_from_qk(queries: Tensor, keys: Tensor, num_heads: int, query: int | None = None) -> Tensor:
+    """softmax(q k^T / sqrt(d)) per head from a layer's projected queries and keys.
+
+    Args:
+        queries, keys: (T, D) outputs of ``q_proj`` and ``k_proj`` for one image.
+        num_heads: h.
+        query: a token index for one row, or None for the whole map.
+
+    Returns:
+        (h, T) for one query token, or (h, T, T).
+    """
+    q = split_heads(queries, num_heads)  # (h, T, D/h)
+    k = split_heads(keys, num_heads)
+    if query is not None:
+        q = q[:, query : query + 1]  # (h, 1, D/h)
+    scores = (q @ k.transpose(-2, -1)) / math.sqrt(q.shape[-1])  # (h, T or 1, T)
+    weights = scores.softmax(dim=-1)
+    return weights[:, 0] if query is not None else weights
+
+
+def early_exit_logits(
+    cls_tokens: Tensor, norm: Callable[[Tensor], Tensor], head: Callable[[Tensor], Tensor]
+) -> Tensor:
+    """Final norm and head on every layer's class token: (L, D) -> (L, K)."""
+    return head(norm(cls_tokens))
+
+
+def patch_grid(row: Tensor, grid: tuple[int, int]) -> Tensor:
+    """A (T,) row over the tokens -> (rows, cols) over the patches (class column dropped)."""
+    rows, cols = grid
+    if row.shape[-1] != rows * cols + 1:
+        raise ValueError(f"expected {rows * cols + 1} tokens for a {rows}x{cols} grid, got {row.shape[-1]}")
+    return row[..., 1:].reshape(*row.shape[:-1], rows, cols)

@@ -1,0 +1,247 @@
+"""The Vision Transformer of chapter 11.4, under the chapter's names.
+
+Dosovitskiy et al. 2021, "An Image is Worth 16x16 Words". The image is cut
+into P x P patches, each patch becomes a token, a class token is prepended,
+position embeddings are added, and a stack of pre-norm encoder layers lets the
+tokens exchange information; the class token's output is classified:
+
+    (B, C, H, W) -> (B, N, D) -> (B, N+1, D) -> ... -> (B, N+1, D) -> (B, D) -> (B, K)
+
+This file holds the modules and nothing else: no tracing, no weights loading.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from .config import ViTConfig
+
+
+class PatchEmbedding(nn.Module):
+    """Cuts the image into P x P patches and projects each to D dimensions.
+
+    A convolution with kernel = stride = P is a linear map applied to every
+    patch independently.
+    """
+
+    def __init__(self, patch_size: int, in_channels: int, embed_dim: int):
+        super().__init__()
+        self.patch_size = patch_size
+        self.proj = nn.Conv2d(in_channels, embed_dim, kernel_size=patch_size, stride=patch_size)
+
+    def forward(self, x: Tensor) -> Tensor:
+        x = self.proj(x)  # (B, C, H, W) -> (B, D, H/P, W/P)
+        return x.flatten(2).transpose(1, 2)  # -> (B, N, D), patches in row-major order
+
+
+class AddClassToken(nn.Module):
+    """Prepends the learned class token to the patch tokens."""
+
+    def __init__(self, embed_dim: int):
+        super().__init__()
+        self.cls_token = nn.Parameter(torch.zeros(1, 1, embed_dim))
+
+    def forward(self, x: Tensor) -> Tensor:
+        cls = self.cls_token.expand(x.shape[0], -1, -1)  # (B, 1, D)
+        return torch.cat([cls, x], dim=1)  # (B, N, D) -> (B, N+1, D)
+
+
+class PositionEmbedding(nn.Module):
+    """Adds one learned vector per position (class token first, then patches row by row)."""
+
+    def __init__(self, num_tokens: int, embed_dim: int):
+        super().__init__()
+        self.weight = nn.Parameter(torch.empty(1, num_tokens, embed_dim).normal_(std=0.02))
+
+    def forward(self, x: Tensor) -> Tensor:
+        if x.shape[1] != self.weight.shape[1]:
+            raise ValueError(
+                f"expected {self.weight.shape[1]} tokens (N+1) for this position embedding, got {x.shape[1]}"
+            )
+        return x + self.weight  # (B, N+1, D)
+
+
+class ViTEmbedding(nn.Module):
+    """Image to token sequence (chapter 11.3): (B, C, H, W) -> (B, N+1, D)."""
+
+    def __init__(self, image_size: int, patch_size: int, in_channels: int, embed_dim: int, dropout: float = 0.0):
+        super().__init__()
+        num_patches = (image_size // patch_size) ** 2
+        self.patch_embed = PatchEmbedding(patch_size, in_channels, embed_dim)
+        self.add_cls_token = AddClassToken(embed_dim)
+        self.pos_embed = PositionEmbedding(num_patches + 1, embed_dim)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: Tensor) -> Tensor:
+        x = self.patch_embed(x)  # (B, C, H, W) -> (B, N, D)
+        x = self.add_cls_token(x)  # -> (B, N+1, D)
+        x = self.pos_embed(x)  # -> (B, N+1, D)
+        return self.dropout(x)
+
+
+class MultiheadAttention(nn.Module):
+    """Batch-first multi-head self-attention (chapter 8) with separate q/k/v projections.
+
+    Returns ``(output, weights)``: weights are ``None`` unless ``need_weights``,
+    in which case the softmax is computed explicitly and the per-head weights
+    (B, h, N+1, N+1) are returned. Without weights the fused
+    ``scaled_dot_product_attention`` kernel is used.
+    """
+
+    def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0):
+        super().__init__()
+        if embed_dim % num_heads:
+            raise ValueError(f"embed_dim must be divisible by num_heads, got {embed_dim} and {num_heads}")
+        self.embed_dim = embed_dim
+        self.num_heads = num_heads
+        self.head_dim = embed_dim // num_heads
+        self.dropout = dropout
+        self.q_proj = nn.Linear(embed_dim, embed_dim)
+        self.k_proj = nn.Linear(embed_dim, embed_dim)
+        self.v_proj = nn.Linear(embed_dim, embed_dim)
+        self.out_proj = nn.Linear(embed_dim, embed_dim)
+
+    def _split_heads(self, x: Tensor) -> Tensor:
+        B, T, _ = x.shape
+        return x.view(B, T, self.num_heads, self.head_dim).transpose(1, 2)  # (B, T, D) -> (B, h, T, D/h)
+
+    def forward(
+        self, query: Tensor, key: Tensor, value: Tensor, need_weights: bool = False
+    ) -> tuple[Tensor, Tensor | None]:
+        q = self._split_heads(self.q_proj(query))  # (B, h, N+1, D/h)
+        k = self._split_heads(self.k_proj(key))
+        v = self._split_heads(self.v_proj(value))
+        dropout = self.dropout if self.training else 0.0
+        if need_weights:
+            weights = q @ k.transpose(-2, -1)  # (B, h, N+1, N+1)
+            weights.mul_(1.0 / math.sqrt(self.head_dim))
+            # In place: at 3,137 tokens one layer's weights are ~0.5 GB for ViT-B.
+            weights = weights.softmax(dim=-1) if weights.requires_grad else _softmax_(weights)
+            out = F.dropout(weights, dropout, self.training) @ v  # (B, h, N+1, D/h)
+        else:
+            weights = None
+            out = F.scaled_dot_product_attention(q, k, v, dropout_p=dropout)  # (B, h, N+1, D/h)
+        out = out.transpose(1, 2).reshape(query.shape[0], -1, self.embed_dim)  # -> (B, N+1, D)
+        return self.out_proj(out), weights
+
+
+def _softmax_(x: Tensor) -> Tensor:
+    """Softmax over the last dimension, in place (saves one (B, h, N+1, N+1) buffer)."""
+    x.sub_(x.amax(dim=-1, keepdim=True))
+    x.exp_()
+    x.div_(x.sum(dim=-1, keepdim=True))
+    return x
+
+
+class ViTMLP(nn.Module):
+    """Per-token MLP: (B, N+1, D) -> (B, N+1, 4D) -> (B, N+1, D)."""
+
+    def __init__(self, embed_dim: int, hidden_dim: int | None = None, dropout: float = 0.0):
+        super().__init__()
+        hidden_dim = hidden_dim or embed_dim * 4
+        self.net = nn.Sequential(
+            nn.Linear(embed_dim, hidden_dim),  # (B, N+1, D) -> (B, N+1, 4D)
+            nn.GELU(),
+            nn.Dropout(dropout),
+            nn.Linear(hidden_dim, embed_dim),  # (B, N+1, 4D) -> (B, N+1, D)
+            nn.Dropout(dropout),
+        )
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.net(x)
+
+
+class ViTEncoderLayer(nn.Module):
+    """Pre-norm encoder block: H = X + MSA(LN(X)); Y = H + MLP(LN(H))."""
+
+    def __init__(
+        self,
+        embed_dim: int,
+        num_heads: int = 12,
+        hidden_dim: int | None = None,
+        dropout: float = 0.0,
+        attn_dropout: float = 0.0,
+        ln_eps: float = 1e-5,
+    ):
+        super().__init__()
+        self.norm1 = nn.LayerNorm(embed_dim, eps=ln_eps)
+        self.attn = MultiheadAttention(embed_dim, num_heads, dropout=attn_dropout)
+        self.dropout1 = nn.Dropout(dropout)
+        self.norm2 = nn.LayerNorm(embed_dim, eps=ln_eps)
+        self.mlp = ViTMLP(embed_dim, hidden_dim, dropout)
+
+    def forward(self, x: Tensor) -> Tensor:
+        attn_input = self.norm1(x)
+        attn_output, _ = self.attn(attn_input, attn_input, attn_input, need_weights=False)
+        x = x + self.dropout1(attn_output)  # (B, N+1, D)
+        return x + self.mlp(self.norm2(x))  # (B, N+1, D)
+
+
+class ViTEncoder(nn.Module):
+    """L encoder layers and a final LayerNorm: (B, N+1, D) -> (B, N+1, D)."""
+
+    def __init__(
+        self,
+        embed_dim: int,
+        num_heads: int = 12,
+        num_layers: int = 12,
+        hidden_dim: int | None = None,
+        dropout: float = 0.0,
+        attn_dropout: float = 0.0,
+        ln_eps: float = 1e-5,
+    ):
+        super().__init__()
+        self.layers = nn.ModuleList(
+            [
+                ViTEncoderLayer(embed_dim, num_heads, hidden_dim, dropout, attn_dropout, ln_eps)
+                for _ in range(num_layers)
+            ]
+        )
+        self.norm = nn.LayerNorm(embed_dim, eps=ln_eps)
+
+    def forward(self, x: Tensor) -> Tensor:
+        for layer in self.layers:
+            x = layer(x)
+        return self.norm(x)
+
+
+class ViTClassificationHead(nn.Module):
+    """Classifies the class token: (B, N+1, D) -> (B, D) -> (B, K)."""
+
+    def __init__(self, embed_dim: int, num_classes: int):
+        super().__init__()
+        self.head = nn.Linear(embed_dim, num_classes)
+
+    def forward(self, x: Tensor) -> Tensor:
+        cls_token = x[:, 0]  # (B, N+1, D) -> (B, D)
+        return self.head(cls_token)  # (B, D) -> (B, K)
+
+
+class ViTForImageClassification(nn.Module):
+    """The whole model of section 11.4.7, built from one :class:`ViTConfig`."""
+
+    def __init__(self, config: ViTConfig):
+        super().__init__()
+        self.config = config
+        self.embedding = ViTEmbedding(
+            config.image_size, config.patch_size, config.in_channels, config.embed_dim, config.dropout
+        )
+        self.encoder = ViTEncoder(
+            config.embed_dim,
+            config.num_heads,
+            config.num_layers,
+            config.mlp_dim,
+            config.dropout,
+            config.attn_dropout,
+            config.ln_eps,
+        )
+        self.head = ViTClassificationHead(config.embed_dim, config.num_classes)
+
+    def forward(self, x: Tensor) -> Tensor:
+        x = self.embedding(x)  # (B, C, H, W) -> (B, N+1, D)
+        x = self.encoder(x)  # -> (B, N+1, D)
+        return self.head(x)  # -> (B, K)

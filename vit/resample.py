@@ -1,0 +1,75 @@
+"""Changing the patch size of a pretrained ViT (pure functions).
+
+Beyer et al. 2023, "FlexiViT: One Model for All Patch Sizes", section 3.4:
+the patch-embedding kernel is resized with the pseudo-inverse of the bilinear
+resize matrix, ``w_new = pinv(B^T) w_old``, so that a patch upsampled by B
+gives the same token as the original patch under the original kernel:
+``<B x, w_new> = <x, w_old>``. The position embedding of the patch tokens is
+resampled to the new grid; the class token's position is kept.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+
+def resize_patch(x: Tensor, new_size: tuple[int, int]) -> Tensor:
+    """Bilinear resize of a batch of patches (..., P, P) -> (..., p, p); the B of FlexiViT."""
+    shape = x.shape
+    x = x.reshape(-1, 1, shape[-2], shape[-1])
+    x = F.interpolate(x, size=new_size, mode="bilinear", align_corners=False, antialias=True)
+    return x.reshape(*shape[:-2], *new_size)
+
+
+def resize_matrix(old_size: tuple[int, int], new_size: tuple[int, int]) -> Tensor:
+    """B with ``resize(x).flatten() == B @ x.flatten()``: (p*p, P*P), in float64."""
+    basis = torch.eye(old_size[0] * old_size[1], dtype=torch.float64).reshape(-1, *old_size)
+    return resize_patch(basis, new_size).reshape(basis.shape[0], -1).T
+
+
+def pi_resize_patch_embed(weight: Tensor, new_size: tuple[int, int]) -> Tensor:
+    """PI-resize a patch-embedding kernel (D, C, P, P) -> (D, C, p, p).
+
+    Args:
+        weight: the convolution kernel of the patch embedding.
+        new_size: the new patch size (p, p).
+
+    Returns:
+        A new tensor; ``weight`` is not modified. Same size returns a copy.
+    """
+    old_size = tuple(weight.shape[-2:])
+    if old_size == tuple(new_size):
+        return weight.clone()
+    B = resize_matrix(old_size, new_size)  # (p*p, P*P)
+    pinv = torch.linalg.pinv(B.T)  # (p*p, P*P)
+    flat = weight.detach().to(torch.float64).reshape(-1, old_size[0] * old_size[1])  # (D*C, P*P)
+    resized = flat @ pinv.T  # (D*C, p*p)
+    return resized.reshape(*weight.shape[:-2], *new_size).to(weight.dtype)
+
+
+def resample_pos_embed(pos_embed: Tensor, old_grid: tuple[int, int], new_grid: tuple[int, int]) -> Tensor:
+    """Resample a position embedding (1, 1 + gh*gw, D) to a new grid (bicubic), class position kept.
+
+    Returns a new tensor (1, 1 + new_gh*new_gw, D); the same grid returns a copy.
+    """
+    num_tokens = 1 + old_grid[0] * old_grid[1]
+    if pos_embed.shape[1] != num_tokens:
+        raise ValueError(
+            f"expected a position embedding of {num_tokens} tokens for a {old_grid[0]}x{old_grid[1]} grid, "
+            f"got {pos_embed.shape[1]}"
+        )
+    if tuple(old_grid) == tuple(new_grid):
+        return pos_embed.clone()
+    cls_pos, patch_pos = pos_embed[:, :1], pos_embed[:, 1:]
+    D = pos_embed.shape[-1]
+    grid = patch_pos.reshape(1, old_grid[0], old_grid[1], D).permute(0, 3, 1, 2)  # (1, D, gh, gw)
+    grid = F.interpolate(grid.float(), size=new_grid, mode="bicubic", align_corners=False, antialias=True)
+    patch_pos = grid.permute(0, 2, 3, 1).reshape(1, -1, D).to(pos_embed.dtype)  # (1, gh'*gw', D)
+    return torch.cat([cls_pos, patch_pos], dim=1)
+
+
+def grid_for_patch_size(native_resolution: int, patch_size: int) -> int:
+    """Patches per side for a patch size: round(native_resolution / P), halves rounded up, at least 1."""
+    return max(1, int(native_resolution / patch_size + 0.5))

@@ -1,0 +1,166 @@
+"""The tracer: every stage of a forward pass under the chapter's names, with its shape.
+
+A context manager in the spirit of vit-pytorch's ``Recorder``: it attaches
+forward hooks on entry and always removes them on exit. Attention weights are
+never kept whole (at patch size 4 ViT-B has 12 x 12 x 3,137^2 of them, 5.7 GB):
+each layer's weights are streamed into what the views need and dropped:
+
+* ``fused``: the head-fused map of each layer, (L, B, N+1, N+1), for rollout;
+* ``cls_attention``: each head's class-token row, (L, B, h, N+1);
+* ``queries``/``keys``: each layer's q_proj/k_proj outputs, (B, N+1, D), from
+  which any query patch's attention at any head is recomputed exactly;
+* ``cls_tokens``: each layer's output class token, (B, D), for early exit.
+
+The model's code knows nothing of this: the attention module is asked for its
+weights by a pre-hook that sets ``need_weights=True``, and the forward hook
+hands ``None`` back in their place so nothing downstream holds them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from torch import Tensor, nn
+
+from .explain import HEAD_FUSIONS, fuse_heads
+from .model import ViTForImageClassification
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One row of the stage table."""
+
+    name: str  # what the chapter calls it
+    module: str  # where it is in the model ("encoder.layers.0.attn")
+    notation: str  # the chapter's shape notation
+    shape: tuple[int, ...]  # the real shape
+    params: int  # parameters of the module that produced it
+
+
+@dataclass
+class TraceRecord:
+    stages: list[Stage] = field(default_factory=list)
+    fused: list[Tensor] = field(default_factory=list)  # L x (B, N+1, N+1)
+    cls_attention: list[Tensor] = field(default_factory=list)  # L x (B, h, N+1)
+    queries: list[Tensor] = field(default_factory=list)  # L x (B, N+1, D)
+    keys: list[Tensor] = field(default_factory=list)  # L x (B, N+1, D)
+    cls_tokens: list[Tensor] = field(default_factory=list)  # L x (B, D)
+    logits: Tensor | None = None  # (B, K)
+
+
+def _params(module: nn.Module) -> int:
+    return sum(p.numel() for p in module.parameters())
+
+
+class Tracer:
+    """``with Tracer(model) as record: model(x)`` fills ``record`` (a :class:`TraceRecord`).
+
+    Args:
+        model: the chapter's :class:`ViTForImageClassification`.
+        head_fusion: how ``record.fused`` fuses the heads: "mean", "max" or "min".
+        keep_qk: keep each layer's queries and keys (for query-patch views).
+    """
+
+    def __init__(self, model: ViTForImageClassification, head_fusion: str = "mean", keep_qk: bool = True):
+        if head_fusion not in HEAD_FUSIONS:
+            raise ValueError(f"head_fusion must be one of {', '.join(HEAD_FUSIONS)}, got {head_fusion!r}")
+        self.model = model
+        self.head_fusion = head_fusion
+        self.keep_qk = keep_qk
+        self.record = TraceRecord()
+        self._handles: list = []
+
+    # --- hooks -----------------------------------------------------------------
+    def _stage(self, name: str, module_name: str, notation: str, module: nn.Module):
+        def hook(_module, _inputs, output):
+            self.record.stages.append(Stage(name, module_name, notation, tuple(output.shape), _params(module)))
+
+        return hook
+
+    def _attn_pre(self, _module, args, kwargs):
+        kwargs["need_weights"] = True
+        return args, kwargs
+
+    def _attn_post(self, layer: int, module_name: str, module: nn.Module):
+        def hook(_module, _inputs, output):
+            out, weights = output  # weights: (B, h, N+1, N+1)
+            self.record.stages.append(
+                Stage(f"layer {layer} attention weights", module_name, "(B, h, N+1, N+1)", tuple(weights.shape),
+                      _params(module))
+            )
+            self.record.cls_attention.append(weights[:, :, 0, :].detach().clone())  # (B, h, N+1)
+            self.record.fused.append(fuse_heads(weights.detach(), self.head_fusion))  # (B, N+1, N+1)
+            return out, None
+
+        return hook
+
+    def _keep(self, store: list):
+        def hook(_module, _inputs, output):
+            store.append(output.detach())
+
+        return hook
+
+    def _layer_out(self, layer: int, module_name: str, module: nn.Module):
+        stage = self._stage(f"layer {layer} output", module_name, "(B, N+1, D)", module)
+
+        def hook(_module, inputs, output):
+            stage(_module, inputs, output)
+            self.record.cls_tokens.append(output[:, 0].detach().clone())  # (B, D)
+
+        return hook
+
+    def _image(self, _module, args):
+        x = args[0]
+        self.record.stages.append(Stage("image", "input", "(B, C, H, W)", tuple(x.shape), 0))
+
+    def _class_token(self, module_name: str):
+        def hook(_module, args):
+            self.record.stages.append(Stage("class token", module_name, "(B, D)", tuple(args[0].shape), 0))
+
+        return hook
+
+    def _logits(self, module_name: str, module: nn.Module):
+        stage = self._stage("logits", module_name, "(B, K)", module)
+
+        def hook(_module, inputs, output):
+            stage(_module, inputs, output)
+            self.record.logits = output.detach()
+
+        return hook
+
+    # --- attach / detach ---------------------------------------------------------
+    def __enter__(self) -> TraceRecord:
+        m = self.model
+        emb = m.embedding
+        add = self._handles.append
+        add(m.register_forward_pre_hook(self._image))
+        add(emb.patch_embed.proj.register_forward_hook(
+            self._stage("patch conv", "embedding.patch_embed.proj", "(B, D, H/P, W/P)", emb.patch_embed.proj)))
+        add(emb.patch_embed.register_forward_hook(
+            self._stage("patch tokens", "embedding.patch_embed", "(B, N, D)", emb.patch_embed)))
+        add(emb.add_cls_token.register_forward_hook(
+            self._stage("with class token", "embedding.add_cls_token", "(B, N+1, D)", emb.add_cls_token)))
+        add(emb.pos_embed.register_forward_hook(
+            self._stage("with position", "embedding.pos_embed", "(B, N+1, D)", emb.pos_embed)))
+        for i, layer in enumerate(m.encoder.layers):
+            prefix = f"encoder.layers.{i}"
+            n = i + 1  # people count layers from 1
+            add(layer.attn.register_forward_pre_hook(self._attn_pre, with_kwargs=True))
+            add(layer.attn.register_forward_hook(self._attn_post(n, f"{prefix}.attn", layer.attn)))
+            if self.keep_qk:
+                add(layer.attn.q_proj.register_forward_hook(self._keep(self.record.queries)))
+                add(layer.attn.k_proj.register_forward_hook(self._keep(self.record.keys)))
+            add(layer.mlp.net[1].register_forward_hook(
+                self._stage(f"layer {n} MLP hidden", f"{prefix}.mlp.net.1", "(B, N+1, 4D)", layer.mlp)))
+            add(layer.register_forward_hook(self._layer_out(n, prefix, layer)))
+        add(m.encoder.norm.register_forward_hook(
+            self._stage("final norm", "encoder.norm", "(B, N+1, D)", m.encoder.norm)))
+        add(m.head.head.register_forward_pre_hook(self._class_token("head.head")))
+        add(m.head.register_forward_hook(self._logits("head.head", m.head)))
+        return self.record
+
+    def __exit__(self, *exc) -> None:
+        for handle in self._handles:
+            handle.remove()
+        self._handles.clear()
+

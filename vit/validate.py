@@ -1,0 +1,305 @@
+"""One validation layer for every parameter the API, the CLI and the app take.
+
+Each public function takes the raw value as it arrived (an int from Python, a
+float from a slider, a string from the command line or a URL) and returns it
+normalised, or raises :class:`~vit.errors.InputError` whose message names the
+parameter, the allowed range or choices, and the value given, e.g.
+``"patch_size must be an integer from 4 to 64, got 3.5"``.
+
+Numbers: ``bool`` is always refused (``True`` is not a patch size); integral
+floats (``16.0``) and numeric strings (``"16"``, ``" 16 "``, ``"1e1"``) are
+accepted where an integer is expected; NaN and infinities never are.
+
+Indexing conventions (what a person types):
+
+* ``layer`` and ``head`` are **1-based** (layer 1 is the first block, head 1
+  the first head) — subtract 1 to index a tensor.
+* ``query_patch`` is **0-based** (row, col) on the patch grid, row-major:
+  token index ``row * cols + col`` among the patch tokens (add 1 for the class
+  token in front).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+from vit.config import DISPLAY_NAMES, MAX_PATCH_SIZE, MIN_PATCH_SIZE, PRESETS
+from vit.errors import InputError
+
+HEAD_FUSIONS = ("mean", "max", "min")
+MAX_TOP_K = 20
+MAX_DISCARD_RATIO = 0.99
+_SHOWN_CHARS = 60  # longer values are cut in messages
+
+
+# --------------------------------------------------------------------------- shared helpers
+
+
+def show(value: Any) -> str:
+    """The value as messages quote it: its ``repr``, cut to a readable length."""
+    text = repr(value)
+    if len(text) > _SHOWN_CHARS:
+        text = text[: _SHOWN_CHARS - 3] + "..."
+    return text
+
+
+def _integer(name: str, value: Any, lo: int, hi: int, note: str = "") -> int:
+    """Validate an integer parameter in ``lo..hi`` (inclusive).
+
+    Args:
+        name: the parameter name used in the message.
+        value: an int, an integral float or a numeric string (bool refused).
+        lo: smallest allowed value.
+        hi: largest allowed value.
+        note: extra context put after the range, e.g. ``" (the model has 12 layers)"``.
+
+    Returns:
+        The value as a Python ``int``.
+
+    Raises:
+        InputError: ``"<name> must be an integer from <lo> to <hi><note>, got <value>"``.
+    """
+    number = _as_integer(value)
+    if number is None or not lo <= number <= hi:
+        raise InputError(f"{name} must be an integer from {lo} to {hi}{note}, got {show(value)}")
+    return number
+
+
+def _number(name: str, value: Any, lo: float, hi: float, note: str = "") -> float:
+    """Validate a finite real parameter in ``[lo, hi]``.
+
+    Args:
+        name: the parameter name used in the message.
+        value: an int, a float or a numeric string (bool refused).
+        lo: smallest allowed value.
+        hi: largest allowed value.
+        note: extra context put after the range.
+
+    Returns:
+        The value as a Python ``float`` (``-0.0`` becomes ``0.0``).
+
+    Raises:
+        InputError: ``"<name> must be a number from <lo> to <hi><note>, got <value>"``.
+    """
+    number = _as_float(value)
+    if number is None or not lo <= number <= hi:
+        raise InputError(f"{name} must be a number from {lo:g} to {hi:g}{note}, got {show(value)}")
+    return number + 0.0
+
+
+def _as_float(value: Any) -> float | None:
+    """A finite float from an int, float or numeric string; ``None`` if there is none."""
+    if isinstance(value, bool) or not isinstance(value, (numbers.Real, str)):
+        return None
+    try:
+        number = float(value.strip() if isinstance(value, str) else value)
+    except (ValueError, OverflowError, TypeError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _as_integer(value: Any) -> int | None:
+    """An int from an int, an integral float or a numeric string; ``None`` if there is none."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, str):
+        try:
+            return int(value.strip())
+        except ValueError:
+            pass  # maybe "16.0" or "1e1"
+    number = _as_float(value)
+    if number is None or not number.is_integer():
+        return None
+    return int(number)
+
+
+def _choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
+    """Validate a case-insensitive string choice; returns it lower-cased."""
+    if isinstance(value, str) and value.strip().lower() in choices:
+        return value.strip().lower()
+    allowed = ", ".join(repr(c) for c in choices)
+    raise InputError(f"{name} must be one of {allowed}, got {show(value)}")
+
+
+# --------------------------------------------------------------------------- parameters
+
+
+def _squash(name: str) -> str:
+    """``"ViT-B/16"``, ``"vit_b_16"`` and ``"vit b 16"`` all become ``"vitb16"``."""
+    return "".join(ch for ch in name.lower() if ch.isalnum())
+
+
+_MODEL_ALIASES: dict[str, str] = {_squash(key): key for key in PRESETS}
+
+
+def model_name(value: Any) -> str:
+    """Validate a model name.
+
+    Args:
+        value: a ``PRESETS`` key (``"vit_b_16"``) or a display name
+            (``"ViT-B/16"``); case, spaces, ``-``, ``_`` and ``/`` are ignored.
+
+    Returns:
+        The ``PRESETS`` key, e.g. ``"vit_b_16"``.
+
+    Raises:
+        InputError: not one of the models.
+    """
+    if isinstance(value, str) and _squash(value) in _MODEL_ALIASES:
+        return _MODEL_ALIASES[_squash(value)]
+    names = ", ".join(f"{key} ({DISPLAY_NAMES[key]})" for key in PRESETS)
+    raise InputError(f"model_name must be one of {names}, got {show(value)}")
+
+
+def patch_size(value: Any) -> int:
+    """Validate a patch size P in pixels: an integer from ``MIN_PATCH_SIZE`` to ``MAX_PATCH_SIZE``.
+
+    Args:
+        value: an int, an integral float or a numeric string.
+
+    Returns:
+        P as an ``int``.
+
+    Raises:
+        InputError: e.g. ``"patch_size must be an integer from 4 to 64, got 3.5"``.
+    """
+    return _integer("patch_size", value, MIN_PATCH_SIZE, MAX_PATCH_SIZE)
+
+
+def depth(value: Any, num_layers: int) -> int:
+    """Validate how many encoder blocks to run: 1 to the model's L.
+
+    Args:
+        value: an int, an integral float or a numeric string.
+        num_layers: the model's L.
+
+    Returns:
+        The depth as an ``int``.
+
+    Raises:
+        InputError: outside 1..L; the message names L.
+    """
+    return _integer("depth", value, 1, num_layers, f" (the model has L={num_layers} layers)")
+
+
+def top_k(value: Any, num_classes: int = 1000) -> int:
+    """Validate how many predictions to show: 1 to ``min(20, num_classes)``.
+
+    Args:
+        value: an int, an integral float or a numeric string.
+        num_classes: how many classes the model has.
+
+    Returns:
+        k as an ``int``.
+
+    Raises:
+        InputError: outside the range.
+    """
+    return _integer("top_k", value, 1, min(MAX_TOP_K, num_classes))
+
+
+def head_fusion(value: Any) -> str:
+    """Validate how attention rollout fuses heads: ``"mean"``, ``"max"`` or ``"min"``.
+
+    Args:
+        value: one of the choices, any case, surrounding spaces ignored.
+
+    Returns:
+        The choice, lower-cased.
+
+    Raises:
+        InputError: anything else.
+    """
+    return _choice("head_fusion", value, HEAD_FUSIONS)
+
+
+def discard_ratio(value: Any) -> float:
+    """Validate the fraction of weakest attention weights rollout discards: [0, 0.99].
+
+    Args:
+        value: an int, a float or a numeric string.
+
+    Returns:
+        The ratio as a ``float``.
+
+    Raises:
+        InputError: not a finite number in [0, 0.99].
+    """
+    return _number("discard_ratio", value, 0.0, MAX_DISCARD_RATIO)
+
+
+def layer(value: Any, depth: int) -> int:
+    """Validate a layer (encoder block) number, **1-based**: 1 to ``depth``.
+
+    Args:
+        value: an int, an integral float or a numeric string.
+        depth: how many blocks were run.
+
+    Returns:
+        The 1-based layer number (subtract 1 to index a list of blocks).
+
+    Raises:
+        InputError: outside 1..depth.
+    """
+    return _integer("layer", value, 1, depth, f" (1-based; {depth} layers were run)")
+
+
+def head(value: Any, num_heads: int) -> int:
+    """Validate an attention head number, **1-based**: 1 to h (people count heads from 1).
+
+    Args:
+        value: an int, an integral float or a numeric string.
+        num_heads: the model's h.
+
+    Returns:
+        The 1-based head number (subtract 1 to index the heads dimension).
+
+    Raises:
+        InputError: outside 1..h.
+    """
+    return _integer("head", value, 1, num_heads, f" (1-based; the model has h={num_heads} heads)")
+
+
+def query_patch(row: Any, col: Any, grid: tuple[int, int]) -> tuple[int, int]:
+    """Validate a query patch position on the patch grid, **0-based**.
+
+    Patch tokens are flattened row-major, so the patch is token
+    ``row * cols + col`` among the patch tokens (``+ 1`` with the class token
+    in front).
+
+    Args:
+        row: 0 to ``rows - 1``, counted from the top.
+        col: 0 to ``cols - 1``, counted from the left.
+        grid: ``(rows, cols)`` of the patch grid.
+
+    Returns:
+        ``(row, col)`` as ints.
+
+    Raises:
+        InputError: either coordinate outside the grid.
+    """
+    rows, cols = grid
+    note = f" (0-based; the patch grid is {rows} x {cols})"
+    return (
+        _integer("row", row, 0, rows - 1, note),
+        _integer("col", col, 0, cols - 1, note),
+    )
+
+
+def opacity(value: Any) -> float:
+    """Validate an overlay opacity in [0, 1] (0 transparent, 1 opaque).
+
+    Args:
+        value: an int, a float or a numeric string.
+
+    Returns:
+        The opacity as a ``float``.
+
+    Raises:
+        InputError: not a finite number in [0, 1].
+    """
+    return _number("opacity", value, 0.0, 1.0)
