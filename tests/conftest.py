@@ -69,6 +69,6 @@ def torch_home(tmp_path_factory) -> Path:
         os.environ["TORCH_HOME"] = old
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def cat_image() -> Path:
     return ROOT / "assets" / "cat.jpg"

@@ -172,8 +172,8 @@ def _bad_files() -> dict[str, tuple[Callable[[], bytes], tuple[str, ...]]]:
         "page.png": (lambda: b"<!DOCTYPE html><html><body>404</body></html>", not_image + ("html",)),
         # 100000 x 100000 claimed in a 60-byte file: Pillow itself refuses it at open.
         "bomb_header_only.png": (lambda: raw_png(100_000, 100_000, 1, 0), ("pixels", "limit")),
-        # 8000 x 6000 = 48M one-bit pixels, a valid ~6 kB PNG, above MAX_PIXELS but below Pillow's own limit.
-        "bomb_8000x6000.png": (lambda: raw_png(8000, 6000, 1, 0, b"\x00" * 1000), ("8000 x 6000", "pixels", "limit")),
+        # 9000 x 8000 = 72M one-bit pixels, a valid ~6 kB PNG, above MAX_PIXELS but below Pillow's own limit.
+        "bomb_9000x8000.png": (lambda: raw_png(9000, 8000, 1, 0, b"\x00" * 1000), ("9000 x 8000", "pixels", "limit")),
         # 12000 x 10000 = 120M: between Pillow's warning (89M) and error (179M) thresholds.
         "bomb_12000x10000.png": (lambda: raw_png(12_000, 10_000, 1, 0), ("pixels", "limit")),
     }

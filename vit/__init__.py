@@ -1,14 +1,27 @@
 """ViT Anatomy: the Vision Transformer of chapter 11.4, on real pretrained weights, seen from inside.
 
 Public API: :func:`load_model`, :func:`analyze` and the :class:`Analysis` they return.
+Names are imported on first use, so ``python -m vit --help`` and the app's
+first screen do not wait for torch.
 """
 
-from .analysis import Analysis
-from .api import analyze, default_device, load_model
-from .config import DISPLAY_NAMES, PRESETS, ViTConfig
-from .errors import InputError, WeightsError
+from importlib import import_module
 
-__all__ = [
-    "Analysis", "DISPLAY_NAMES", "InputError", "PRESETS", "ViTConfig", "WeightsError",
-    "analyze", "default_device", "load_model",
-]
+_EXPORTS = {
+    "Analysis": "analysis",
+    "analyze": "api",
+    "default_device": "api",
+    "load_model": "api",
+    "DISPLAY_NAMES": "config",
+    "PRESETS": "config",
+    "ViTConfig": "config",
+    "InputError": "errors",
+    "WeightsError": "errors",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        return getattr(import_module(f".{_EXPORTS[name]}", __name__), name)
+    raise AttributeError(f"module 'vit' has no attribute {name!r}")

@@ -57,12 +57,6 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _analyze(args) -> int:
-    import torch  # noqa: PLC0415 - keep `--help` fast
-
-    from . import render  # noqa: PLC0415
-    from .api import analyze, load_model  # noqa: PLC0415
-    from .images import load_image  # noqa: PLC0415
-
     name = validate.model_name(args.model)
     patch_size = None if args.patch_size is None else validate.patch_size(args.patch_size)
     depth = None if args.depth is None else validate.depth(args.depth, PRESETS[name].num_layers)
@@ -73,9 +67,15 @@ def _analyze(args) -> int:
         raise InputError(f"--weights must be imagenet, random or an existing .pth file, got {args.weights!r}")
     if args.device is not None and args.device not in ("cpu", "cuda"):
         raise InputError(f"--device must be cpu or cuda, got {args.device!r}")
+    from .images import load_image  # noqa: PLC0415
+
+    image = load_image(args.image)  # a bad image fails before torch is even imported
+    import torch  # noqa: PLC0415 - after the checks: bad input fails fast
+
+    from . import render  # noqa: PLC0415
+    from .api import analyze, load_model  # noqa: PLC0415
     if args.device == "cuda" and not torch.cuda.is_available():
         raise InputError("--device cuda asked for, but no CUDA GPU is available")
-    image = load_image(args.image)  # fail on a bad image before loading weights
 
     model = load_model(name, args.weights, patch_size, depth, args.device, progress=_progress(name))
     if model.status.startswith("UNTRAINED:"):

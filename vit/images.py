@@ -48,7 +48,10 @@ from PIL import Image, ImageOps, UnidentifiedImageError
 
 from vit.errors import InputError
 
-MAX_PIXELS = 40_000_000
+MAX_PIXELS = 64_000_000  # a 48 MP phone photo or a 20,000 x 3,000 panorama fits
+# JPEGs larger than this are decoded at 1/2, 1/4 or 1/8 scale (libjpeg's draft mode):
+# the model sees at most a few hundred pixels, and a panorama decodes in a fraction of the memory.
+JPEG_DRAFT_SIZE = (1024, 1024)
 MAX_FILE_BYTES = 20 * 1024 * 1024
 
 ImageSource = Union[str, os.PathLike, bytes, bytearray, memoryview, Image.Image, np.ndarray]
@@ -252,6 +255,8 @@ def _decode(data: bytes, label: str) -> Image.Image:
         with img:
             _check_pixel_count(*img.size)
             try:
+                if img.format == "JPEG":
+                    img.draft(None, JPEG_DRAFT_SIZE)
                 img.load()
             except (Image.DecompressionBombError, Image.DecompressionBombWarning) as err:
                 raise InputError(_bomb_message_from_pillow(str(err))) from None

@@ -1,0 +1,139 @@
+"""vit.analyze end to end on a random checkpoint: every view against a direct computation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+import torchvision
+from PIL import Image
+
+import vit
+from test_model import torchvision_attention
+from conftest import random_torchvision_vit
+from vit import explain
+from vit.errors import InputError
+
+
+@pytest.fixture(scope="module")
+def b32(torch_home):
+    return vit.load_model("vit_b_32", device="cpu")
+
+
+@pytest.fixture(scope="module")
+def result(b32, cat_image):
+    return vit.analyze(b32, cat_image, top_k=3)
+
+
+@pytest.fixture(scope="module")
+def reference(b32, result):
+    """torchvision's model on the same weights and the same pixels, keeping every map."""
+    tv = random_torchvision_vit("vit_b_32")  # the checkpoint torch_home holds
+    x = b32.preprocess.to_tensor(Image.fromarray(result.image))
+    with torch.inference_mode():
+        return torchvision_attention(tv, x)
+
+
+def test_predictions(result, reference):
+    logits, _ = reference
+    probs = logits[0].softmax(-1)
+    top = probs.topk(3)
+    assert [p.index for p in result.topk] == top.indices.tolist()
+    np.testing.assert_allclose([p.prob for p in result.topk], top.values.numpy(), atol=1e-5)
+    categories = torchvision.models.ViT_B_32_Weights.IMAGENET1K_V1.meta["categories"]
+    assert [p.label for p in result.topk] == [categories[i] for i in top.indices]
+
+
+def test_sizes_and_image(result):
+    assert (result.input_size, result.grid, result.num_patches, result.num_tokens) == ((224, 224), (7, 7), 49, 50)
+    assert result.image.shape == (224, 224, 3) and result.image.dtype == np.uint8
+    assert result.stages[0].shape == (1, 3, 224, 224) and result.stages[-1].shape == (1, 1000)
+    assert result.params == sum(p.numel() for p in vit.load_model("vit_b_32", weights="random").parameters())
+
+
+def test_rollout_equals_reference(result, reference):
+    _, maps = reference
+    full = explain.attention_rollout([w[0].mean(0) for w in maps])  # (T, T), direct O(L T^3)
+    torch.testing.assert_close(result.rollout(), full[0, 1:].reshape(7, 7), atol=1e-5, rtol=1e-4)
+    part = explain.attention_rollout([w[0].mean(0) for w in maps[:4]])
+    torch.testing.assert_close(result.rollout(layer=4, query=10), part[10, 1:].reshape(7, 7), atol=1e-5, rtol=1e-4)
+    torch.testing.assert_close(result.rollout_matrix_row().sum(), torch.tensor(1.0))
+
+
+def test_attention_views_equal_reference(result, reference):
+    _, maps = reference
+    for layer in (1, 7, 12):
+        w = maps[layer - 1][0]  # (h, T, T)
+        torch.testing.assert_close(result.attention(layer, head=3), w[3, 0], atol=1e-5, rtol=1e-4)
+        torch.testing.assert_close(result.attention(layer, head=5, query=17), w[5, 17], atol=1e-5, rtol=1e-4)
+        torch.testing.assert_close(result.attention(layer, query=17), w[:, 17].mean(0), atol=1e-5, rtol=1e-4)
+        torch.testing.assert_close(result.head_maps(layer, query=9), w[:, 9, 1:].reshape(12, 7, 7), atol=1e-5, rtol=1e-4)
+        torch.testing.assert_close(result.attention_map(layer, 2, 30), w[2, 30, 1:].reshape(7, 7), atol=1e-5, rtol=1e-4)
+
+
+def test_other_fusion_and_discard_without_the_model(result, reference):
+    _, maps = reference
+    other = result.with_options(head_fusion="max", discard_ratio=0.5)
+    assert other is not result and result.head_fusion == "mean"
+    ref = explain.attention_rollout([w[0].amax(0) for w in maps], 0.5)
+    torch.testing.assert_close(other.rollout(), ref[0, 1:].reshape(7, 7), atol=1e-5, rtol=1e-4)
+    assert result.with_options() is result
+
+
+def test_layer_predictions(b32, result, reference):
+    assert [p.layer for p in result.layer_predictions] == list(range(1, 13))
+    last = result.layer_predictions[-1]
+    assert last.index == result.topk[0].index
+    assert last.prob == pytest.approx(result.topk[0].prob, abs=1e-5)
+    assert last.final_class_prob == pytest.approx(result.topk[0].prob, abs=1e-5)
+
+
+def test_json_has_the_documented_keys(result):
+    data = result.to_json()
+    for key in ("model", "weights", "status", "patch_size", "depth", "input_size", "grid", "num_tokens", "stages",
+                "topk", "layer_predictions", "rollout", "timings_ms"):
+        assert key in data
+    assert np.array(data["rollout"]).shape == (7, 7)
+    np.testing.assert_allclose(np.array(data["rollout"]), result.rollout().numpy(), atol=1e-6)
+
+
+def test_resized_patch_and_depth(torch_home, cat_image):
+    model = vit.load_model("vit_b_32", patch_size=24, depth=3, device="cpu")
+    r = vit.analyze(model, cat_image)
+    assert (r.input_size, r.grid, r.depth, r.patch_size) == ((216, 216), (9, 9), 3, 24)
+    assert len(r.layer_predictions) == 3 and r.rollout().shape == (9, 9)
+    assert r.stages[2].shape == (1, 81, 768)
+
+
+def test_bad_options_name_the_parameter(b32, cat_image):
+    with pytest.raises(InputError, match="top_k"):
+        vit.analyze(b32, cat_image, top_k=0)
+    with pytest.raises(InputError, match="head_fusion"):
+        vit.analyze(b32, cat_image, head_fusion="median")
+    with pytest.raises(InputError, match="discard_ratio"):
+        vit.analyze(b32, cat_image, discard_ratio=1.0)
+    with pytest.raises(InputError, match="patch_size"):
+        vit.load_model("vit_b_32", weights="random", patch_size=3)
+    with pytest.raises(InputError, match="not found"):
+        vit.analyze(b32, "no-such-file.jpg")
+
+
+@pytest.mark.parametrize("name", ["vit_b_16", "vit_l_16", "vit_h_14"])
+def test_preprocessing_is_torchvisions_at_native_size(name, cat_image):
+    from vit.images import load_image
+    from vit.preprocess import preprocess_for
+    from vit.weights import CHECKPOINTS
+
+    img = load_image(cat_image)
+    ours = preprocess_for(name, 224)(img)
+    theirs = CHECKPOINTS[name].weights.transforms()(img).unsqueeze(0)
+    torch.testing.assert_close(ours, theirs)
+
+
+def test_extreme_aspect_ratio_is_cropped_before_resizing():
+    from vit.preprocess import preprocess_for
+
+    strip = Image.new("RGB", (5000, 1), "red")
+    view = preprocess_for("vit_b_16", 224).view(strip)
+    assert view.size == (224, 224)
+    assert np.asarray(view)[100, 100].tolist() == [255, 0, 0]

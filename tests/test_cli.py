@@ -1,0 +1,116 @@
+"""python -m vit: the JSON it prints, the files it writes, and clean errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from conftest import ROOT
+from corpus import make_corpus
+
+
+def run(*args, env_home: Path | None = None, timeout=300) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    if env_home is not None:
+        env["TORCH_HOME"] = str(env_home)
+    return subprocess.run([sys.executable, "-m", "vit", *args], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def analyzed(torch_home, cat_image, tmp_path_factory):
+    out = tmp_path_factory.mktemp("out")
+    proc = run("analyze", str(cat_image), "--model", "vit_b_32", "--weights", "random", "--patch-size", "24",
+               "--depth", "4", "--top-k", "3", "--json", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout), out
+
+
+def test_json_keys_and_values(analyzed):
+    data, _ = analyzed
+    assert data["model"] == "vit_b_32" and data["weights"] == "random"
+    assert data["status"].startswith("UNTRAINED ViT-B/32 (random weights, as asked); patch embedding PI-resized 32->24")
+    assert (data["patch_size"], data["depth"], data["input_size"], data["grid"]) == (24, 4, [216, 216], [9, 9])
+    assert data["num_tokens"] == 82
+    shapes = {s["name"]: s["shape"] for s in data["stages"]}
+    assert shapes["image"] == [1, 3, 216, 216] and shapes["patch conv"] == [1, 768, 9, 9]
+    assert shapes["patch tokens"] == [1, 81, 768] and shapes["with class token"] == [1, 82, 768]
+    assert shapes["layer 4 attention weights"] == [1, 12, 82, 82] and shapes["logits"] == [1, 1000]
+    assert "layer 5 output" not in shapes
+    assert len(data["topk"]) == 3 and {"index", "label", "prob"} <= set(data["topk"][0])
+    probs = [p["prob"] for p in data["topk"]]
+    assert probs == sorted(probs, reverse=True)
+    assert [p["layer"] for p in data["layer_predictions"]] == [1, 2, 3, 4]
+    rollout = np.array(data["rollout"])
+    assert rollout.shape == (9, 9) and (rollout > 0).all() and rollout.sum() < 1
+    assert set(data["timings_ms"]) >= {"forward_traced", "total"}
+
+
+def test_pngs_written(analyzed):
+    _, out = analyzed
+    for name in ("patch_grid.png", "rollout.png"):
+        img = Image.open(out / name)
+        assert img.size == (448, 448)
+
+
+def test_imagenet_from_cache_and_text_output(torch_home, cat_image):
+    proc = run("analyze", str(cat_image), "--model", "ViT-B/32", env_home=torch_home)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("ViT-B/32 ImageNet weights (torchvision)")
+    assert "(1, 50, 768)" in proc.stdout and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize(
+    "args,words",
+    [
+        (["analyze", "missing.jpg"], "not found"),
+        (["analyze", "{text}"], "could not read"),
+        (["analyze", "{cat}", "--patch-size", "3"], "patch_size must be an integer from 4 to 64, got"),
+        (["analyze", "{cat}", "--depth", "13", "--model", "vit_b_32"], "depth"),
+        (["analyze", "{cat}", "--model", "resnet50"], "model"),
+        (["analyze", "{cat}", "--top-k", "nan"], "top_k"),
+        (["analyze", "{cat}", "--weights", "/nope.pth"], "--weights"),
+        (["analyze", "{cat}", "--discard-ratio", "1.5"], "discard_ratio"),
+        (["analyze"], "required"),
+        (["frobnicate"], "invalid choice"),
+    ],
+)
+def test_clean_error_exit(tmp_path, cat_image, args, words):
+    text = tmp_path / "notes.jpg"
+    text.write_text("hello, not an image")
+    args = [a.format(text=text, cat=cat_image) for a in args]
+    if args[0] == "analyze" and len(args) > 1 and "--weights" not in args:
+        args.extend(["--weights", "random"])
+    proc = run(*args)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and words in lines[0], proc.stderr
+
+
+def test_corpus_through_the_cli(tmp_path, monkeypatch, capsys):
+    """Every odd file gives a result or one clean error line (in-process, one model kept for speed)."""
+    import vit.__main__ as cli
+    from vit import api
+
+    model = api.load_model("vit_b_32", weights="random", depth=1, device="cpu")
+    monkeypatch.setattr(api, "load_model", lambda *args, **kwargs: model)
+    corpus = make_corpus(tmp_path)
+    assert len(corpus) >= 25
+    for path, should_load in corpus:
+        capsys.readouterr()
+        code = cli.main(["analyze", str(path), "--json"])
+        out, err = capsys.readouterr()
+        if should_load:
+            assert code == 0, (path, err)
+            assert json.loads(out)["grid"] == [7, 7]
+        else:
+            assert code == 2, path
+            assert out == "" and len(err.strip().splitlines()) == 1 and err.startswith("error: "), (path, err)

@@ -1,0 +1,103 @@
+"""The tracer: stage names and shapes, what it keeps, and hooks always removed."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from vit.api import load_model
+from vit.config import ViTConfig
+from vit.model import ViTForImageClassification
+from vit.trace import Tracer
+
+
+def all_hooks(model) -> int:
+    return sum(
+        len(m._forward_hooks) + len(m._forward_pre_hooks) for m in model.modules()
+    )
+
+
+def expected_stages(B, C, H, W, P, D, h, L, K):
+    N = (H // P) * (W // P)
+    stages = [
+        ("image", (B, C, H, W)),
+        ("patch conv", (B, D, H // P, W // P)),
+        ("patch tokens", (B, N, D)),
+        ("with class token", (B, N + 1, D)),
+        ("with position", (B, N + 1, D)),
+    ]
+    for layer in range(1, L + 1):
+        stages += [
+            (f"layer {layer} attention weights", (B, h, N + 1, N + 1)),
+            (f"layer {layer} MLP hidden", (B, N + 1, 4 * D)),
+            (f"layer {layer} output", (B, N + 1, D)),
+        ]
+    return stages + [("final norm", (B, N + 1, D)), ("class token", (B, D)), ("logits", (B, K))]
+
+
+@pytest.mark.parametrize(
+    "name,patch,depth,grid",
+    [("vit_b_32", None, None, 7), ("vit_b_32", 24, 3, 9), ("vit_b_16", 56, 1, 4), ("vit_b_16", 16, 2, 14)],
+)
+def test_stage_names_and_shapes(name, patch, depth, grid):
+    model = load_model(name, weights="random", patch_size=patch, depth=depth, device="cpu")
+    P = model.config.patch_size
+    S = grid * P
+    x = torch.randn(1, 3, S, S)
+    with torch.inference_mode(), Tracer(model) as record:
+        model(x)
+    got = [(s.name, s.shape) for s in record.stages]
+    assert got == expected_stages(1, 3, S, S, P, 768, 12, model.config.num_layers, 1000)
+    assert all_hooks(model) == 0
+
+
+def test_records_only_streamed_summaries():
+    """No (L, h, N+1, N+1) tensor, nor any (h, N+1, N+1) one, is kept."""
+    cfg = ViTConfig(image_size=64, patch_size=8, embed_dim=32, num_heads=4, num_layers=3, num_classes=7)
+    model = ViTForImageClassification(cfg).eval()
+    T = cfg.num_tokens
+    with torch.inference_mode(), Tracer(model) as record:
+        model(torch.randn(2, 3, 64, 64))
+    kept = [record.logits, *record.fused, *record.cls_attention, *record.queries, *record.keys, *record.cls_tokens]
+    assert all(t.numel() <= 2 * T * T for t in kept)  # at most one fused (B, N+1, N+1) map per layer
+    assert [tuple(t.shape) for t in record.fused] == [(2, T, T)] * 3
+    assert [tuple(t.shape) for t in record.cls_attention] == [(2, 4, T)] * 3
+    assert [tuple(t.shape) for t in record.queries] == [(2, T, 32)] * 3
+    assert [tuple(t.shape) for t in record.cls_tokens] == [(2, 32)] * 3
+    assert record.logits.shape == (2, 7)
+    names = set(vars(record))
+    assert names == {"stages", "fused", "cls_attention", "queries", "keys", "cls_tokens", "logits"}
+
+
+def test_hooks_removed_after_an_exception():
+    cfg = ViTConfig(image_size=32, patch_size=16, embed_dim=16, num_heads=2, num_layers=2, num_classes=3)
+    model = ViTForImageClassification(cfg).eval()
+    with pytest.raises(ValueError, match="tokens"):
+        with Tracer(model):
+            model(torch.randn(1, 3, 48, 48))  # wrong size: the position embedding refuses it
+    assert all_hooks(model) == 0
+    with pytest.raises(RuntimeError, match="boom"):
+        with Tracer(model):
+            raise RuntimeError("boom")
+    assert all_hooks(model) == 0
+    # and the untraced model still returns no weights
+    out, weights = model.encoder.layers[0].attn(torch.randn(1, 5, 16), torch.randn(1, 5, 16), torch.randn(1, 5, 16))
+    assert weights is None
+
+
+def test_traced_logits_equal_untraced():
+    cfg = ViTConfig(image_size=32, patch_size=8, embed_dim=16, num_heads=2, num_layers=2, num_classes=3)
+    model = ViTForImageClassification(cfg).eval()
+    x = torch.randn(2, 3, 32, 32)
+    with torch.inference_mode():
+        plain = model(x)
+        with Tracer(model) as record:
+            traced = model(x)
+    torch.testing.assert_close(traced, plain, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(record.logits, plain, atol=1e-5, rtol=1e-5)
+
+
+def test_tracer_refuses_unknown_fusion():
+    model = ViTForImageClassification(ViTConfig(image_size=32, patch_size=16, embed_dim=16, num_heads=2, num_layers=1))
+    with pytest.raises(ValueError, match="head_fusion"):
+        Tracer(model, head_fusion="median")
