@@ -63,7 +63,6 @@ class Analysis:
     head_fusion: str
     discard_ratio: float
     timings_ms: dict[str, float] = field(default_factory=dict)
-    _factors: Tensor | None = field(default=None, repr=False)
 
     # --- sizes ---------------------------------------------------------------
     @property
@@ -79,19 +78,18 @@ class Analysis:
         return sum(s.params for s in self.stages if s.name in _COUNTED)
 
     # --- views ---------------------------------------------------------------
-    def rollout_factors(self) -> Tensor:
-        if self._factors is None:
-            self._factors = explain.rollout_factors(self.fused, self.discard_ratio)  # (L, N+1, N+1)
-        return self._factors
+    def rollout_matrix_row(self, layer: int | None = None, query: int = 0) -> Tensor:
+        """Rollout row of ``query`` up to ``layer`` (1..depth, default depth) over all N+1 tokens: (N+1,).
+
+        The per-layer rollout matrices are built one at a time from the fused maps
+        rather than kept: at patch size 4 all of them would be another 0.5 GB.
+        """
+        factors = _LazyFactors(self.fused, self.discard_ratio)
+        return explain.rollout_row(factors, query, layer)
 
     def rollout(self, layer: int | None = None, query: int = 0) -> Tensor:
-        """Rollout row of ``query`` up to ``layer`` (1..depth, default depth) over the patches: (rows, cols)."""
-        row = explain.rollout_row(self.rollout_factors(), query, layer)
-        return explain.patch_grid(row, self.grid)
-
-    def rollout_matrix_row(self, layer: int | None = None, query: int = 0) -> Tensor:
-        """The same row over all N+1 tokens (class token first): (N+1,)."""
-        return explain.rollout_row(self.rollout_factors(), query, layer)
+        """:meth:`rollout_matrix_row` over the patches: (rows, cols)."""
+        return explain.patch_grid(self.rollout_matrix_row(layer, query), self.grid)
 
     def attention(self, layer: int, head: int | None = None, query: int = 0) -> Tensor:
         """Raw attention of ``query`` at ``layer`` (1-based) and ``head`` (0-based; None = fused): (N+1,)."""
@@ -130,7 +128,7 @@ class Analysis:
                     for q, k in zip(self.queries, self.keys)
                 ]
             )
-        changes = dict(self.__dict__, fused=fused, head_fusion=fusion, discard_ratio=discard, _factors=None)
+        changes = dict(self.__dict__, fused=fused, head_fusion=fusion, discard_ratio=discard)
         return Analysis(**changes)
 
     # --- plain data ------------------------------------------------------------
@@ -157,6 +155,19 @@ class Analysis:
             "rollout": _unfused_rollout(self).tolist(),
             "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
         }
+
+
+class _LazyFactors:
+    """A sequence of per-layer rollout matrices, each built when it is read."""
+
+    def __init__(self, fused: Tensor, discard_ratio: float):
+        self.fused, self.discard_ratio = fused, discard_ratio
+
+    def __len__(self) -> int:
+        return len(self.fused)
+
+    def __getitem__(self, layer: int) -> Tensor:
+        return explain.rollout_factors(self.fused[layer], self.discard_ratio)
 
 
 # Stages whose module parameters add up to the model's (no module counted twice).

@@ -221,14 +221,13 @@ def analyze(
         topk=topk,
         layer_predictions=layer_predictions,
         cls_attention=torch.stack([a[0] for a in record.cls_attention]).cpu(),  # (L, h, N+1)
-        fused=torch.stack([f[0] for f in record.fused]).cpu(),  # (L, N+1, N+1)
+        fused=record.fused[:, 0].cpu(),  # (L, N+1, N+1), a view when on the CPU
         queries=[q[0].cpu() for q in record.queries],
         keys=[k[0].cpu() for k in record.keys],
         head_fusion=head_fusion,
         discard_ratio=discard_ratio,
     )
-    record.fused.clear()  # the stacked copy is the one kept
-    result.rollout()  # computes the rollout factors once
+    result.rollout()  # checks the rollout once; the views compute it again as they need
     timings["explain"] = (time.perf_counter() - t2) * 1e3
     timings["total"] = (time.perf_counter() - t0) * 1e3
     result.timings_ms = timings

@@ -5,7 +5,8 @@ forward hooks on entry and always removes them on exit. Attention weights are
 never kept whole (at patch size 4 ViT-B has 12 x 12 x 3,137^2 of them, 5.7 GB):
 each layer's weights are streamed into what the views need and dropped:
 
-* ``fused``: the head-fused map of each layer, (L, B, N+1, N+1), for rollout;
+* ``fused``: the head-fused map of each layer, (L, B, N+1, N+1), for rollout
+  (allocated once at the first layer and filled in place: no list to stack);
 * ``cls_attention``: each head's class-token row, (L, B, h, N+1);
 * ``queries``/``keys``: each layer's q_proj/k_proj outputs, (B, N+1, D), from
   which any query patch's attention at any head is recomputed exactly;
@@ -40,7 +41,7 @@ class Stage:
 @dataclass
 class TraceRecord:
     stages: list[Stage] = field(default_factory=list)
-    fused: list[Tensor] = field(default_factory=list)  # L x (B, N+1, N+1)
+    fused: Tensor | None = None  # (L, B, N+1, N+1)
     cls_attention: list[Tensor] = field(default_factory=list)  # L x (B, h, N+1)
     queries: list[Tensor] = field(default_factory=list)  # L x (B, N+1, D)
     keys: list[Tensor] = field(default_factory=list)  # L x (B, N+1, D)
@@ -89,7 +90,10 @@ class Tracer:
                       _params(module))
             )
             self.record.cls_attention.append(weights[:, :, 0, :].detach().clone())  # (B, h, N+1)
-            self.record.fused.append(fuse_heads(weights.detach(), self.head_fusion))  # (B, N+1, N+1)
+            if self.record.fused is None:
+                L = len(self.model.encoder.layers)
+                self.record.fused = weights.new_empty(L, *weights.shape[:1], *weights.shape[2:])
+            self.record.fused[layer - 1] = fuse_heads(weights.detach(), self.head_fusion)  # (B, N+1, N+1)
             return out, None
 
         return hook

@@ -1,0 +1,885 @@
+"""ViT Anatomy in the browser: a Gradio shell over ``vit`` (chapter 11.4, the ViT Encoder).
+
+    python app.py                    # http://127.0.0.1:7860
+    python app.py --host 0.0.0.0     # a class on the same network can connect
+    python app.py --port 8000 --share
+
+Upload a photo and follow it through the model in the chapter's notation:
+(B, C, H, W) -> (B, N, D) -> (B, N+1, D) -> L encoder blocks -> h_cls -> (B, K).
+The app only lays out and wires what ``vit`` computes: the model runs once per
+image and setting (``vit.api.analyze``); every view of that run (layer, head,
+clicked patch, opacity, colormap, top-k, head fusion, discard ratio) is drawn
+again from the :class:`vit.Analysis` kept for the browser tab, without running
+the model. Nothing heavy happens at import: torch and the models load on the
+first request, and no weights are downloaded until an image is analysed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import html
+import logging
+import os
+import re
+import sys
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import gradio as gr
+
+ROOT = Path(__file__).resolve().parent
+ASSETS = ROOT / "assets"
+EXAMPLES = sorted(p for p in ASSETS.iterdir() if p.suffix.lower() in (".jpg", ".jpeg", ".png")) if ASSETS.is_dir() else []
+
+log = logging.getLogger("vit.app")
+
+DEFAULT_MODEL = "ViT-B/16"
+DEFAULT_OPACITY = 0.6
+DEFAULT_COLORMAP = "cividis"  # reads the same to colour-blind viewers and in greyscale
+CENTRE = (0.5, 0.5)  # the query patch before any click, as a fraction of (width, height)
+
+# Throughput of the traced forward pass on a CPU core, measured with torch 2 on 2 cores:
+# ViT-B/16 at 224 px (35 GFLOPs) takes 0.45 s. Used only to say what will be slow.
+CPU_GFLOPS_PER_CORE = 38.0
+GPU_GFLOPS = 20_000.0
+SLOW_S = 2.0  # above this a setting waits for the Analyze button, and the meter says so
+AUTO_DOWNLOAD_MB = 400  # larger checkpoints (ViT-L, ViT-H) download only when Analyze is pressed
+# What one analysis keeps in memory per browser tab (attention maps, rollout factors, q and k).
+MAX_KEPT_GB = float(os.environ.get("VIT_APP_MAX_STATE_GB", "2"))
+STATE_TTL_S = 3600  # a tab's analysis is dropped an hour after its last update
+
+NO_IMAGE = "No image yet: upload a photo, take one with the webcam, paste one, or click an example below."
+SERVER_ERROR = "Something went wrong on the server (it has been logged). Try again, or another image or setting."
+
+# How many times the model ran (tests check that display-only changes do not add to it).
+RUNS: Counter = Counter()
+
+_cache = None
+_cache_lock = threading.Lock()
+
+
+def model_cache():
+    """The one :class:`vit.cache.ModelCache` of this server, created on first use."""
+    global _cache
+    with _cache_lock:
+        if _cache is None:
+            from vit.cache import ModelCache  # noqa: PLC0415 - imports torch
+
+            _cache = ModelCache()
+        return _cache
+
+
+# --------------------------------------------------------------------------- cost meter (pure)
+
+
+def grid_for_patch_size(native_resolution: int, patch_size: int) -> int:
+    """Patches per side: round(resolution / P), halves up; the same rule as ``vit.resample``.
+
+    Repeated here because ``vit.resample`` imports torch, which the page must not wait for
+    (tests/test_app.py checks the two agree for every P).
+    """
+    return max(1, int(native_resolution / patch_size + 0.5))
+
+
+@dataclass(frozen=True)
+class Cost:
+    """What one analysis costs, from the config alone (no model is built)."""
+
+    display_name: str
+    patch_size: int
+    native_patch_size: int
+    depth: int  # L run
+    heads: int  # h
+    dim: int  # D
+    grid: int  # patches per side
+    input_size: int  # grid x P pixels
+    tokens: int  # N+1
+    attention_per_head: int  # (N+1)^2
+    attention_total: int  # L h (N+1)^2
+    gflops: float  # encoder: 2 L (12 T D^2 + 2 T^2 D)
+    kept_bytes: int  # what the analysis keeps: fused maps and rollout factors, q and k, class rows
+
+    @property
+    def patches(self) -> int:
+        return self.tokens - 1
+
+
+def cost(model: str, patch_size, depth) -> Cost:
+    """The cost of analysing one image with ``model`` at ``patch_size`` and ``depth``.
+
+    Per encoder block with T = N+1 tokens of width D and an MLP of 4D:
+    q, k, v and output projections 4TD^2 and the MLP 8TD^2 multiply-adds, and
+    the attention scores and their weighted sum 2T^2D; twice that in FLOPs.
+    """
+    from vit import validate  # noqa: PLC0415 - torch-free
+    from vit.config import DISPLAY_NAMES, PRESETS  # noqa: PLC0415
+
+    name = validate.model_name(model)
+    native = PRESETS[name]
+    patch_size = validate.patch_size(patch_size)
+    depth = validate.depth(depth, native.num_layers)
+    grid = grid_for_patch_size(native.image_size, patch_size)
+    T, D, h = grid * grid + 1, native.embed_dim, native.num_heads
+    macs_per_layer = 4 * T * D * D + 2 * T * D * native.mlp_dim + 2 * T * T * D  # 12TD^2 + 2T^2D
+    kept = 4 * depth * (2 * T * T + 2 * T * D + h * T)  # float32
+    return Cost(
+        display_name=DISPLAY_NAMES[name], patch_size=patch_size, native_patch_size=native.patch_size,
+        depth=depth, heads=h, dim=D, grid=grid, input_size=grid * patch_size, tokens=T,
+        attention_per_head=T * T, attention_total=depth * h * T * T,
+        gflops=2 * depth * macs_per_layer / 1e9, kept_bytes=kept,
+    )
+
+
+def hardware() -> tuple[str, float]:
+    """("a 2-core CPU", GFLOP/s) for the machine this server runs on; torch is not imported for it."""
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_available():
+        return "the GPU", GPU_GFLOPS
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return f"a {cores}-core CPU", CPU_GFLOPS_PER_CORE * cores
+
+
+def estimated_seconds(c: Cost) -> float:
+    return c.gflops / hardware()[1]
+
+
+def cost_markdown(c: Cost) -> str:
+    """The cost meter: tokens, attention entries, GFLOPs, and a warning when it will be slow."""
+    where, rate = hardware()
+    seconds = c.gflops / rate
+    lines = [
+        f"**{c.display_name}** at P = {c.patch_size} (checkpoint's own: {c.native_patch_size}), "
+        f"L = {c.depth}: grid {c.grid}×{c.grid} on {c.input_size}×{c.input_size} px",
+        f"→ N+1 = **{c.tokens:,} tokens**; attention (N+1)² = **{c.attention_per_head:,}** entries per head, "
+        f"L·h·(N+1)² = **{c.attention_total:,}** in all",
+        f"→ **≈ {c.gflops:,.1f} GFLOPs**, about {seconds:.1f} s on {where}; "
+        f"keeps {c.kept_bytes / 1e6:,.0f} MB of attention for this tab",
+    ]
+    if c.kept_bytes > MAX_KEPT_GB * 1e9:
+        lines.append(f"⛔ **Too big for this server** (limit {MAX_KEPT_GB:g} GB per tab): "
+                     "choose a larger patch size or fewer layers.")
+    elif seconds > SLOW_S:
+        lines.append(f"⚠️ **Slow: will take ~{seconds:.0f} s on {where}.** It runs when you press **Analyze**.")
+    return "\n\n".join(lines)
+
+
+def cost_meter(model, patch_size, depth) -> str:
+    """The cost meter for a setting; a bad setting is described instead of raised."""
+    from vit.errors import InputError  # noqa: PLC0415
+
+    try:
+        return cost_markdown(cost(model, patch_size, depth))
+    except InputError as exc:
+        return f"⛔ {exc}"
+
+
+# --------------------------------------------------------------------------- error handling
+
+
+def handler(fn):
+    """Turn our errors into messages a student reads; log anything else and keep serving."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        from vit.errors import InputError  # noqa: PLC0415
+
+        try:
+            return fn(*args, **kwargs)
+        except gr.Error:
+            raise
+        except InputError as exc:
+            raise gr.Error(str(exc), title="Please check", print_exception=False) from None
+        except Exception:
+            log.exception("%s failed", fn.__name__)
+            raise gr.Error(SERVER_ERROR, title="Server error", print_exception=False) from None
+
+    return wrapper
+
+
+# --------------------------------------------------------------------------- small views (pure)
+
+
+def banner_html(analysis=None) -> str:
+    """The weights banner: which weights run, in a colour and a word (not the colour alone)."""
+    if analysis is None:
+        kind, head, text = "idle", "ℹ️ No image analysed yet", "Pick an example or upload a photo."
+    else:
+        from vit.config import PRESETS  # noqa: PLC0415
+
+        native = PRESETS[analysis.model]
+        text = analysis.status
+        if analysis.weights == "random":
+            kind, head = "bad", "⚠️ UNTRAINED: predictions are random"
+        elif (analysis.patch_size, analysis.depth) != (native.patch_size, native.num_layers):
+            kind, head = "warn", "✔️ PRETRAINED, modified"
+        else:
+            kind, head = "ok", "✔️ PRETRAINED"
+    body = re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text))
+    return f'<div class="banner {kind}" role="status"><b>{html.escape(head)}</b> · {body}</div>'
+
+
+def stage_rows(stages, depth: int) -> list[list[str]]:
+    """The stage table; with more than 3 layers the middle ones fold into one row (same shapes)."""
+    by_layer: dict[int, list] = {}
+    before, after = [], []
+    for s in stages:
+        m = re.match(r"layer (\d+) ", s.name)
+        if m:
+            by_layer.setdefault(int(m.group(1)), []).append(s)
+        else:
+            (after if by_layer else before).append(s)
+
+    def row(s, name=None, module=None, params=None):
+        p = s.params if params is None else params
+        return [name or s.name, module or s.module, s.notation, str(tuple(s.shape)), f"{p:,}" if p else "–"]
+
+    rows = [row(s) for s in before]
+    layers = sorted(by_layer)
+    for n in layers:
+        if len(layers) > 3 and n == layers[1]:
+            middle = layers[1:-1]
+            out = by_layer[middle[0]][-1]  # "layer n output": the whole block
+            rows.append(row(out, f"layers {middle[0]}–{middle[-1]} (same shapes, ×{len(middle)})",
+                            f"encoder.layers.{middle[0] - 1}–{middle[-1] - 1}",
+                            sum(by_layer[k][-1].params for k in middle)))
+        if len(layers) > 3 and n in layers[1:-1]:
+            continue
+        rows.extend(row(s) for s in by_layer[n])
+    rows.extend(row(s) for s in after)
+    return rows
+
+
+STAGE_HEADERS = ["stage", "module (chapter's name)", "notation", "shape", "parameters"]
+
+
+def top_k_label(analysis, k: int) -> dict[str, float]:
+    """{label: probability} of the k most probable classes, from the kept probabilities."""
+    if k <= len(analysis.topk):
+        return {p.label: p.prob for p in analysis.topk[:k]}
+    from vit.weights import CHECKPOINTS  # noqa: PLC0415
+
+    names = CHECKPOINTS[analysis.model].weights.meta["categories"]
+    values, indices = analysis.probs.topk(k)
+    return {names[int(i)]: float(p) for p, i in zip(values, indices)}
+
+
+def display_size(analysis) -> tuple[int, int]:
+    """(width, height) of the pictures ``vit.render`` draws of the model's view."""
+    from vit.render import DISPLAY_SIZE  # noqa: PLC0415
+
+    h, w = analysis.image.shape[:2]
+    scale = DISPLAY_SIZE / max(h, w)
+    return round(w * scale), round(h * scale)
+
+
+def query_cell(query, grid: tuple[int, int]) -> tuple[int, int]:
+    """(row, col) of the patch under a point given as fractions (x, y) of the picture."""
+    fx, fy = query
+    rows, cols = grid
+    return min(rows - 1, max(0, int(fy * rows))), min(cols - 1, max(0, int(fx * cols)))
+
+
+def clicked_fraction(index, size: tuple[int, int]) -> tuple[float, float]:
+    """A click at pixel (x, y) of a picture of ``size`` as fractions of its width and height."""
+    from vit.errors import InputError  # noqa: PLC0415
+
+    try:
+        x, y = (float(v) for v in index)
+    except (TypeError, ValueError):
+        raise InputError(f"expected a click position (x, y) on the picture, got {index!r}") from None
+    w, h = size
+    return min(max(x / w, 0.0), 0.999999), min(max(y / h, 0.0), 0.999999)
+
+
+def _colormap(value) -> str:
+    from vit import render, validate  # noqa: PLC0415
+    from vit.errors import InputError  # noqa: PLC0415
+
+    if isinstance(value, str) and value.strip().lower() in render.COLORMAPS:
+        return value.strip().lower()
+    raise InputError(f"colormap must be one of {', '.join(map(repr, render.COLORMAPS))}, got {validate.show(value)}")
+
+
+def _layer_head(analysis, layer, head) -> tuple[int, int]:
+    """Validated 1-based (layer, head) for an analysis; a layer past the depth run shows the last one."""
+    from vit import validate  # noqa: PLC0415
+    from vit.config import PRESETS  # noqa: PLC0415
+
+    native = PRESETS[analysis.model]
+    layer = analysis.depth if layer is None else min(validate.layer(layer, native.num_layers), analysis.depth)
+    return layer, validate.head(head, analysis.num_heads)
+
+
+def _query(value) -> tuple[float, float]:
+    try:
+        fx, fy = (float(v) for v in value)
+    except (TypeError, ValueError):
+        return CENTRE
+    return (fx, fy) if 0 <= fx < 1 and 0 <= fy < 1 else CENTRE
+
+
+# --------------------------------------------------------------------------- views of an analysis
+
+
+def grid_view(a, query):
+    """The patch grid with the query patch outlined, and its caption."""
+    from vit import render  # noqa: PLC0415
+
+    rows, cols = a.grid
+    r, c = query_cell(query, a.grid)
+    h, w = a.input_size
+    image = render.patch_grid(a.image, a.grid, mark=(r, c))
+    caption = (
+        f"**What the model sees:** {h}×{w} pixels cut into a **{rows}×{cols} grid** of "
+        f"{a.patch_size}×{a.patch_size} patches → **N = {a.num_patches} patch tokens**, plus the class token: "
+        f"N+1 = {a.num_tokens}. Numbers are token indices, flattened row by row (row-major): "
+        f"patch (r, c) is token 1 + r·{cols} + c. **Click a patch** to ask what it attends to."
+    )
+    return image, caption
+
+
+def query_view(a, query, layer, head, opacity, cmap):
+    from vit import render  # noqa: PLC0415
+
+    rows, cols = a.grid
+    r, c = query_cell(query, a.grid)
+    token = 1 + r * cols + c
+    heat = a.attention_map(layer, head - 1, token).numpy()
+    image = render.overlay(a.image, heat, opacity, cmap, mark=(r, c))
+    caption = (
+        f"**Patch (row {r}, col {c}) = token {token} as the query:** row {token} of softmax(QKᵀ/√d) "
+        f"at layer {layer}, head {head} — where this patch looks (outlined)."
+    )
+    return image, caption
+
+
+def rollout_view(a, layer, opacity, cmap):
+    from vit import render  # noqa: PLC0415
+
+    image = render.overlay(a.image, a.rollout(layer).numpy(), opacity, cmap)
+    discard = f", weakest {a.discard_ratio:.0%} of each row's links dropped" if a.discard_ratio else ""
+    caption = (
+        f"**Attention rollout, layers 1–{layer}:** how much of each patch flows into the class token "
+        f"through attention and the residual path: per layer rownorm(A + I), heads fused by "
+        f"**{a.head_fusion}**{discard}, multiplied from layer 1 to {layer}."
+    )
+    return image, caption
+
+
+def heads_view(a, layer, opacity, cmap):
+    from vit import render  # noqa: PLC0415
+
+    titles = [f"head {i + 1}" for i in range(a.num_heads)]
+    image = render.small_multiples(a.image, a.head_maps(layer).numpy(), titles, columns=4, alpha=opacity, cmap=cmap)
+    caption = (
+        f"**Layer {layer}, one picture per head:** the class token's row of softmax(QKᵀ/√d) in each of "
+        f"the h = {a.num_heads} heads; each head is free to look somewhere else."
+    )
+    return image, caption
+
+
+def layers_view(a, opacity, cmap):
+    import numpy as np  # noqa: PLC0415
+
+    from vit import render  # noqa: PLC0415
+
+    maps = np.stack([a.attention_map(n).numpy() for n in range(1, a.depth + 1)])  # (L, rows, cols)
+    per_row = 4 if a.depth <= 8 else 6 if a.depth <= 12 else 8
+    titles = [f"layer {n}" for n in range(1, a.depth + 1)]
+    image = render.small_multiples(a.image, maps, titles, columns=per_row, alpha=opacity, cmap=cmap)
+    caption = (
+        f"**The class token in every layer** (heads fused by {a.head_fusion}), layer 1 to L = {a.depth}: "
+        f"how its attention moves as the tokens exchange information."
+    )
+    return image, caption
+
+
+def views(a, query, layer, head, opacity, cmap) -> tuple:
+    """Everything the display controls change: rollout, heads, layers and query, each with its caption."""
+    return (*rollout_view(a, layer, opacity, cmap), *heads_view(a, layer, opacity, cmap),
+            *layers_view(a, opacity, cmap), *query_view(a, query, layer, head, opacity, cmap))
+
+
+def _depth_plot(a):
+    from vit import render  # noqa: PLC0415
+
+    lp = a.layer_predictions
+    return render.depth_plot([p.layer for p in lp], [p.prob for p in lp], [p.label for p in lp],
+                             [p.final_class_prob for p in lp], a.topk[0].label)
+
+
+def _image_source(image):
+    """What ``vit.images.load_image`` reads, from the gr.Image payload (or a path/PIL image in Python)."""
+    from vit.errors import InputError  # noqa: PLC0415
+
+    if image is None or image == "":
+        raise InputError(NO_IMAGE)
+    if isinstance(image, dict):
+        path = image.get("path")
+        if not path:
+            raise InputError(NO_IMAGE)
+        return path
+    path = getattr(image, "path", None)  # a FileData object
+    return path if isinstance(path, str) else image
+
+
+def _progress_reporter(progress, label: str):
+    def report(done: int, total: int) -> None:
+        if total:
+            progress((done // 1_000_000, total // 1_000_000), desc=f"downloading the {label} weights", unit="MB")
+        else:
+            progress(None, desc=f"downloading the {label} weights: {done / 1e6:.0f} MB")
+
+    return report
+
+
+# --------------------------------------------------------------------------- event handlers
+
+
+@handler
+def analyze(image, model, patch_size, depth, top_k=5, head_fusion="mean", discard_ratio=0.0,
+            layer=None, head=1, opacity=DEFAULT_OPACITY, colormap=DEFAULT_COLORMAP,
+            query=CENTRE, progress=gr.Progress()):
+    """Run the ViT on one image and draw every view.
+
+    Args:
+        image: the photo (any JPEG/PNG/WebP/GIF/BMP/TIFF).
+        model: "ViT-B/16", "ViT-B/32", "ViT-L/16", "ViT-L/32" or "ViT-H/14" (or "vit_b_16" ...).
+        patch_size: P in pixels, 4 to 64; the grid becomes round(224 / P) per side.
+        depth: how many encoder blocks to run, 1 to L.
+        top_k: how many predictions to list, 1 to 20.
+        head_fusion: how rollout and the per-layer maps fuse the heads: "mean", "max" or "min".
+        discard_ratio: fraction of each row's weakest attention links rollout drops, 0 to 0.99.
+        layer: the layer to inspect, 1-based (a layer past ``depth`` shows the last one run).
+        head: the head to inspect, 1-based.
+        opacity: of the heatmaps over the image, 0 to 1.
+        colormap: "cividis", "viridis", "magma" or "gray".
+
+    Returns:
+        The weights banner, the patch grid and its caption, the stage table, the rollout,
+        per-head and per-layer maps and the query-patch view with their captions, the
+        top-k predictions, the depth plot and the timings.
+    """
+    from vit import validate  # noqa: PLC0415
+    from vit.config import PRESETS  # noqa: PLC0415
+    from vit.errors import InputError  # noqa: PLC0415
+
+    t0 = time.perf_counter()
+    source = _image_source(image)
+    name = validate.model_name(model)
+    native = PRESETS[name]
+    patch_size = validate.patch_size(patch_size)
+    depth = validate.depth(depth, native.num_layers)
+    top_k = validate.top_k(top_k)
+    head_fusion = validate.head_fusion(head_fusion)
+    discard_ratio = validate.discard_ratio(discard_ratio)
+    layer = depth if layer is None else min(validate.layer(layer, native.num_layers), depth)
+    head = validate.head(head, native.num_heads)
+    opacity = validate.opacity(opacity)
+    cmap = _colormap(colormap)
+    query = _query(query)
+    c = cost(name, patch_size, depth)
+    if c.kept_bytes > MAX_KEPT_GB * 1e9:
+        raise InputError(
+            f"{c.display_name} at patch size {patch_size} with {depth} layers would keep "
+            f"{c.kept_bytes / 1e9:.1f} GB of attention maps for your tab; this server allows "
+            f"{MAX_KEPT_GB:g} GB. Choose a larger patch size or fewer layers."
+        )
+
+    from vit import api  # noqa: PLC0415 - imports torch
+    from vit.images import load_image  # noqa: PLC0415
+
+    pil = load_image(source)  # a bad file fails here, before any weights load
+    display = c.display_name
+    progress(0.05, desc=f"loading {display}")
+    loaded = model_cache().get(name, "imagenet", patch_size, depth, progress=_progress_reporter(progress, display))
+    progress(0.4, desc=f"running {display} on your image")
+    t1 = time.perf_counter()
+    a = api.analyze(loaded, pil, top_k=top_k, head_fusion=head_fusion, discard_ratio=discard_ratio)
+    RUNS["model"] += 1
+    t2 = time.perf_counter()
+    progress(0.8, desc="drawing")
+    grid_image, grid_caption = grid_view(a, query)
+    drawn = views(a, query, layer, head, opacity, cmap)
+    plot = _depth_plot(a)
+    t3 = time.perf_counter()
+    timing = (f"⏱ model run {1e3 * (t2 - t1):.0f} ms (traced forward "
+              f"{a.timings_ms.get('forward_traced', 0):.0f} ms) · drawing {1e3 * (t3 - t2):.0f} ms · "
+              f"total {1e3 * (t3 - t0):.0f} ms")
+    log.info("analysed %s P=%d L=%d: %s", display, patch_size, depth, timing)
+    return (banner_html(a), grid_image, grid_caption, stage_rows(a.stages, a.depth), *drawn,
+            top_k_label(a, top_k), plot, timing, a)
+
+
+ANALYSIS_OUTPUT_COUNT = 16  # banner ... timing, and the state
+
+
+def _skip_all():
+    return tuple(gr.skip() for _ in range(ANALYSIS_OUTPUT_COUNT))
+
+
+def _auto(image, model, patch_size, depth, top_k, head_fusion, discard_ratio, layer, head, opacity, colormap,
+          query, progress):
+    """Analyse without a click when that is quick; otherwise leave it to the Analyze button."""
+    if image is None:
+        return _skip_all()
+    from vit.errors import InputError  # noqa: PLC0415
+
+    try:
+        c = cost(model, patch_size, depth)
+    except InputError:
+        return analyze(image, model, patch_size, depth, top_k, head_fusion, discard_ratio, layer, head, opacity,
+                       colormap, query, progress)  # says what is wrong
+    seconds = estimated_seconds(c)
+    if c.kept_bytes > MAX_KEPT_GB * 1e9 or seconds > SLOW_S:
+        gr.Info(f"{c.display_name} at P = {c.patch_size}, L = {c.depth} takes ~{seconds:.0f} s here: "
+                "press Analyze to run it.")
+        return _skip_all()
+    from vit import validate  # noqa: PLC0415
+    from vit.weights import CHECKPOINTS, cached_path  # noqa: PLC0415
+
+    name = validate.model_name(model)
+    if not cached_path(name).is_file() and CHECKPOINTS[name].file_size_mb > AUTO_DOWNLOAD_MB:
+        gr.Info(f"{c.display_name} needs its {CHECKPOINTS[name].file_size_mb:,.0f} MB checkpoint first: "
+                "press Analyze to download it.")
+        return _skip_all()
+    return analyze(image, model, patch_size, depth, top_k, head_fusion, discard_ratio, layer, head, opacity,
+                   colormap, query, progress)
+
+
+@handler
+def auto_analyze(image, model, patch_size, depth, top_k=5, head_fusion="mean", discard_ratio=0.0,
+                 layer=None, head=1, opacity=DEFAULT_OPACITY, colormap=DEFAULT_COLORMAP, query=CENTRE,
+                 progress=gr.Progress()):
+    """A new image or patch size: analyse at once if quick, keeping the layer shown."""
+    return _auto(image, model, patch_size, depth, top_k, head_fusion, discard_ratio, layer, head, opacity,
+                 colormap, query, progress)
+
+
+@handler
+def auto_analyze_last_layer(image, model, patch_size, depth, top_k=5, head_fusion="mean", discard_ratio=0.0,
+                            layer=None, head=1, opacity=DEFAULT_OPACITY, colormap=DEFAULT_COLORMAP, query=CENTRE,
+                            progress=gr.Progress()):
+    """A new model or depth: analyse at once if quick, showing the last layer."""
+    return _auto(image, model, patch_size, depth, top_k, head_fusion, discard_ratio, None, head, opacity,
+                 colormap, query, progress)
+
+
+def _redrawn(t0: float) -> str:
+    return f"⏱ redrawn in {1e3 * (time.perf_counter() - t0):.0f} ms, without running the model"
+
+
+@handler
+def show(state, query, layer, head, opacity, colormap):
+    """Another opacity or colormap: redraw every view from the kept analysis (no model run)."""
+    if state is None:
+        return tuple(gr.skip() for _ in range(9))
+    from vit import validate  # noqa: PLC0415
+
+    t0 = time.perf_counter()
+    layer, head = _layer_head(state, layer, head)
+    drawn = views(state, _query(query), layer, head, validate.opacity(opacity), _colormap(colormap))
+    return (*drawn, _redrawn(t0))
+
+
+@handler
+def show_layer(state, query, layer, head, opacity, colormap):
+    """Another layer: redraw rollout, heads and the query view (no model run)."""
+    if state is None:
+        return tuple(gr.skip() for _ in range(7))
+    from vit import validate  # noqa: PLC0415
+
+    t0 = time.perf_counter()
+    layer, head = _layer_head(state, layer, head)
+    opacity, cmap = validate.opacity(opacity), _colormap(colormap)
+    return (*rollout_view(state, layer, opacity, cmap), *heads_view(state, layer, opacity, cmap),
+            *query_view(state, _query(query), layer, head, opacity, cmap), _redrawn(t0))
+
+
+@handler
+def show_head(state, query, layer, head, opacity, colormap):
+    """Another head: redraw the query view (no model run)."""
+    if state is None:
+        return tuple(gr.skip() for _ in range(3))
+    from vit import validate  # noqa: PLC0415
+
+    t0 = time.perf_counter()
+    layer, head = _layer_head(state, layer, head)
+    drawn = query_view(state, _query(query), layer, head, validate.opacity(opacity), _colormap(colormap))
+    return (*drawn, _redrawn(t0))
+
+
+@handler
+def rollout_options(state, query, layer, head, opacity, colormap, head_fusion, discard_ratio):
+    """Another head fusion or discard ratio: recomputed from the kept attention, no model run."""
+    if state is None:
+        return tuple(gr.skip() for _ in range(10))
+    from vit import validate  # noqa: PLC0415
+
+    t0 = time.perf_counter()
+    a = state.with_options(validate.head_fusion(head_fusion), validate.discard_ratio(discard_ratio))
+    layer, head = _layer_head(a, layer, head)
+    drawn = views(a, _query(query), layer, head, validate.opacity(opacity), _colormap(colormap))
+    return (a, *drawn, _redrawn(t0))
+
+
+@handler
+def select_patch(state, layer, head, opacity, colormap, evt: gr.SelectData):
+    """A click on a picture of the model's view: that patch becomes the query."""
+    if state is None:
+        return tuple(gr.skip() for _ in range(4))
+    from vit import validate  # noqa: PLC0415
+
+    query = clicked_fraction(evt.index, display_size(state))
+    layer, head = _layer_head(state, layer, head)
+    grid_image, _ = grid_view(state, query)
+    query_image, query_caption = query_view(state, query, layer, head, validate.opacity(opacity),
+                                            _colormap(colormap))
+    return query, grid_image, query_image, query_caption
+
+
+@handler
+def predictions(state, top_k):
+    """Another top-k: read from the kept probabilities."""
+    if state is None:
+        return gr.skip()
+    from vit import validate  # noqa: PLC0415
+
+    return top_k_label(state, validate.top_k(top_k))
+
+
+@handler
+def model_settings(model, head):
+    """A new model: its own patch size and depth, the sliders' ranges, and the cost meter."""
+    from vit import validate  # noqa: PLC0415
+    from vit.config import PRESETS  # noqa: PLC0415
+
+    native = PRESETS[validate.model_name(model)]
+    L, h, P = native.num_layers, native.num_heads, native.patch_size
+    try:
+        head = min(validate.head(head, 16), h)
+    except Exception:  # noqa: BLE001 - a stale slider value is simply reset
+        head = 1
+    return (
+        gr.update(value=P, info=f"checkpoint's own: {P}"),
+        gr.update(maximum=L, value=L, info=f"1 to L = {L}"),
+        gr.update(maximum=L, value=L),
+        gr.update(maximum=h, value=head, info=f"1 to h = {h}"),
+        cost_meter(model, P, L),
+    )
+
+
+@handler
+def sync_sliders(state, layer, head):
+    """After an analysis: the layer and head sliders span what was run."""
+    if state is None:
+        return gr.skip(), gr.skip()
+    try:
+        layer, head = _layer_head(state, layer, head)
+    except Exception:  # noqa: BLE001 - out-of-range slider values are reset
+        layer, head = state.depth, 1
+    return (gr.update(maximum=state.depth, value=layer, info=f"1 to {state.depth} (the depth run)"),
+            gr.update(maximum=state.num_heads, value=head, info=f"1 to h = {state.num_heads}"))
+
+
+# --------------------------------------------------------------------------- layout and wiring
+
+CSS = """
+.gradio-container { font-size: 18px; }
+.gradio-container .prose { font-size: 18px; line-height: 1.45; }
+#title h1 { font-size: 2.1em; margin: 0.1em 0 0 0; }
+#title p { margin: 0.2em 0 0.3em 0; }
+#banner .banner { font-size: 1.3em; padding: 0.55em 0.9em; border-radius: 10px; color: #fff; line-height: 1.35; }
+#banner .banner code { background: rgba(255, 255, 255, 0.2); color: #fff; padding: 0 0.25em; border-radius: 4px; }
+#banner .banner.ok { background: #1a7340; }
+#banner .banner.warn { background: #8f5300; }
+#banner .banner.bad { background: #b3261e; }
+#banner .banner.idle { background: #3d4b5c; }
+.caption, .caption p { font-size: 17px !important; line-height: 1.4; }
+#cost, #cost p { font-size: 16px; }
+#timing p { font-size: 15px; color: #555; }
+#analyze-btn { font-size: 1.3em; min-height: 3em; }
+"""
+
+
+def theme():
+    size = gr.themes.Size(xxs="11px", xs="13px", sm="15px", md="18px", lg="21px", xl="26px", xxl="32px")
+    return gr.themes.Default(primary_hue="blue", secondary_hue="orange", text_size=size)
+
+
+def build_demo() -> gr.Blocks:
+    """The app's layout and wiring; nothing runs and nothing downloads until a request comes."""
+    from vit.config import DISPLAY_NAMES, MAX_PATCH_SIZE, MIN_PATCH_SIZE, PRESETS  # noqa: PLC0415 - torch-free
+    from vit.validate import HEAD_FUSIONS, MAX_DISCARD_RATIO, MAX_TOP_K  # noqa: PLC0415
+
+    from vit.render import COLORMAPS  # noqa: PLC0415 - numpy and PIL only
+    native = PRESETS[next(k for k, v in DISPLAY_NAMES.items() if v == DEFAULT_MODEL)]
+
+    with gr.Blocks(title="ViT Anatomy", analytics_enabled=False) as demo:
+        state = gr.State(None, time_to_live=STATE_TTL_S)  # the tab's vit.Analysis
+        query = gr.State(CENTRE)  # the query patch, as fractions (x, y) of the picture
+
+        gr.Markdown(
+            "# ViT Anatomy\n"
+            "Follow a photo through a Vision Transformer (chapter 11.4): cut into patches, "
+            "(B, C, H, W) → (B, N, D) → (B, N+1, D), through L encoder blocks of self-attention and MLP, "
+            "to the class token h_cls and the logits (B, K).",
+            elem_id="title",
+        )
+        banner = gr.HTML(banner_html(), elem_id="banner")
+
+        with gr.Row(equal_height=False):
+            with gr.Column(scale=4, min_width=300):
+                image = gr.Image(type="pil", sources=["upload", "webcam", "clipboard"], label="Your image",
+                                 height=300, elem_id="input-image")
+                analyze_btn = gr.Button("Analyze", variant="primary", size="lg", elem_id="analyze-btn")
+            with gr.Column(scale=4, min_width=300):
+                model = gr.Dropdown(list(DISPLAY_NAMES.values()), value=DEFAULT_MODEL, label="Model",
+                                    info="torchvision's five ViT checkpoints", elem_id="model")
+                patch_size = gr.Slider(MIN_PATCH_SIZE, MAX_PATCH_SIZE, value=native.patch_size, step=1,
+                                       label="Patch size P (pixels)",
+                                       info=f"checkpoint's own: {native.patch_size}", elem_id="patch-size")
+                depth = gr.Slider(1, native.num_layers, value=native.num_layers, step=1,
+                                  label="Depth: encoder blocks to run", info=f"1 to L = {native.num_layers}",
+                                  elem_id="depth")
+                cost_md = gr.Markdown(cost_meter(DEFAULT_MODEL, native.patch_size, native.num_layers),
+                                      elem_id="cost")
+            with gr.Column(scale=4, min_width=300):
+                label = gr.Label(num_top_classes=MAX_TOP_K, label="Top-k predictions: softmax(h_cls W + b)",
+                                 elem_id="predictions")
+                top_k = gr.Slider(1, MAX_TOP_K, value=5, step=1, label="Top-k", elem_id="top-k")
+                timing = gr.Markdown("", elem_id="timing")
+
+        gr.Examples(examples=[[str(p)] for p in EXAMPLES], inputs=[image], label="Example photos: click one",
+                    example_labels=[p.stem.replace("_", " ") for p in EXAMPLES], examples_per_page=len(EXAMPLES) or 10,
+                    api_visibility="private")
+
+        gr.Markdown("## Inside the model — these controls redraw the pictures without running the model again")
+        with gr.Row():
+            layer = gr.Slider(1, native.num_layers, value=native.num_layers, step=1, label="Layer to inspect",
+                              info=f"1 to {native.num_layers}", min_width=200, elem_id="layer")
+            head = gr.Slider(1, native.num_heads, value=1, step=1, label="Head to inspect",
+                             info=f"1 to h = {native.num_heads}", min_width=200, elem_id="head")
+            opacity = gr.Slider(0.0, 1.0, value=DEFAULT_OPACITY, step=0.05, label="Heatmap opacity", min_width=200,
+                                elem_id="opacity")
+            colormap = gr.Dropdown(list(COLORMAPS), value=DEFAULT_COLORMAP, label="Colormap",
+                                   info="cividis: colour-blind safe", min_width=200, elem_id="colormap")
+            head_fusion = gr.Radio(list(HEAD_FUSIONS), value="mean", label="Head fusion (rollout)", min_width=200,
+                                   elem_id="head-fusion")
+            discard_ratio = gr.Slider(0.0, MAX_DISCARD_RATIO, value=0.0, step=0.01,
+                                      label="Discard ratio (rollout)", min_width=200, elem_id="discard-ratio")
+
+        images = dict(type="pil", format="png", interactive=False, buttons=["download", "fullscreen"])
+        with gr.Row(equal_height=False):
+            with gr.Column(min_width=300):
+                grid_img = gr.Image(label="1 · Patch grid (click a patch)", elem_id="patch-grid", **images)
+                grid_cap = gr.Markdown(elem_classes="caption", elem_id="grid-caption")
+            with gr.Column(min_width=300):
+                rollout_img = gr.Image(label="2 · Attention rollout", elem_id="rollout", **images)
+                rollout_cap = gr.Markdown(elem_classes="caption")
+            with gr.Column(min_width=300):
+                query_img = gr.Image(label="3 · What the clicked patch attends to", elem_id="query", **images)
+                query_cap = gr.Markdown(elem_classes="caption", elem_id="query-caption")
+        with gr.Row(equal_height=False):
+            with gr.Column(min_width=300):
+                heads_img = gr.Image(label="4 · Class token, per head", elem_id="heads", **images)
+                heads_cap = gr.Markdown(elem_classes="caption")
+            with gr.Column(min_width=300):
+                layers_img = gr.Image(label="5 · Class token, per layer", elem_id="layers", **images)
+                layers_cap = gr.Markdown(elem_classes="caption")
+        with gr.Row(equal_height=False):
+            with gr.Column(scale=3, min_width=300):
+                stages = gr.Dataframe(headers=STAGE_HEADERS, label="6 · Shapes at every stage (B = 1 image)",
+                                      interactive=False, wrap=True, max_height=640, elem_id="stages")
+            with gr.Column(scale=2, min_width=300):
+                depth_img = gr.Image(label="7 · How the prediction forms across depth", elem_id="depth-plot",
+                                     **images)
+                gr.Markdown("**Early exit:** the final norm and the head applied to the class token after "
+                            "each layer, h_cls = Z_l[:, 0, :] — when does the final answer appear?",
+                            elem_classes="caption")
+
+        # ------------------------------------------------------------------ wiring
+        view_outputs = [rollout_img, rollout_cap, heads_img, heads_cap, layers_img, layers_cap, query_img, query_cap]
+        analysis_inputs = [image, model, patch_size, depth, top_k, head_fusion, discard_ratio, layer, head, opacity,
+                           colormap, query]
+        analysis_outputs = [banner, grid_img, grid_cap, stages, *view_outputs, label, depth_img, timing, state]
+        assert len(analysis_outputs) == ANALYSIS_OUTPUT_COUNT  # noqa: S101 - internal invariant
+        run = dict(inputs=analysis_inputs, outputs=analysis_outputs, preprocess=False, concurrency_id="model",
+                   concurrency_limit=1)
+        sync = dict(fn=sync_sliders, inputs=[state, layer, head], outputs=[layer, head], api_name="sync_sliders",
+                    api_visibility="private", queue=False)
+        display = dict(preprocess=False, trigger_mode="always_last", concurrency_limit=4, show_progress="hidden")
+
+        analyze_btn.click(analyze, api_name="analyze", **run).success(**sync)
+        image.change(auto_analyze, api_name="analyze_new_image", api_visibility="private",
+                     trigger_mode="always_last", **run).success(**sync)
+        patch_size.release(auto_analyze, api_name="analyze_new_patch_size", api_visibility="private",
+                           trigger_mode="always_last", **run).success(**sync)
+        depth.release(auto_analyze_last_layer, api_name="analyze_new_depth", api_visibility="private",
+                      trigger_mode="always_last", **run).success(**sync)
+        model.input(model_settings, [model, head], [patch_size, depth, layer, head, cost_md], api_name="model_settings",
+                    preprocess=False, queue=False).success(
+            auto_analyze_last_layer, api_name="analyze_new_model", api_visibility="private",
+            trigger_mode="always_last", **run).success(**sync)
+        for control in (patch_size, depth):
+            control.change(cost_meter, [model, patch_size, depth], cost_md, api_name=f"cost_{control.elem_id}"
+                           .replace("-", "_"), preprocess=False, queue=False, show_progress="hidden")
+
+        show_inputs = [state, query, layer, head, opacity, colormap]
+        layer.input(show_layer, show_inputs, [rollout_img, rollout_cap, heads_img, heads_cap, query_img, query_cap,
+                                              timing], api_name="show_layer", **display)
+        head.input(show_head, show_inputs, [query_img, query_cap, timing], api_name="show_head", **display)
+        for control in (opacity, colormap):
+            control.input(show, show_inputs, [*view_outputs, timing], api_name=f"show_{control.elem_id}", **display)
+        for control in (head_fusion, discard_ratio):
+            control.input(rollout_options, [*show_inputs, head_fusion, discard_ratio],
+                          [state, *view_outputs, timing], api_name=f"rollout_{control.elem_id}".replace("-", "_"),
+                          **display)
+        top_k.input(predictions, [state, top_k], label, api_name="top_k", **display)
+        for picture in (grid_img, rollout_img, query_img):
+            picture.select(select_patch, [state, layer, head, opacity, colormap],
+                           [query, grid_img, query_img, query_cap], api_name=f"select_{picture.elem_id}"
+                           .replace("-", "_"), api_visibility="private", **display)
+    return demo
+
+
+def launch(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, share: bool = False, **kwargs):
+    """Start the server with the app's limits: bounded queue, 20 MB uploads, only assets/ served."""
+    demo.queue(max_size=64, default_concurrency_limit=1)
+    return demo.launch(
+        server_name=host, server_port=port, share=share, max_file_size="20mb", allowed_paths=[str(ASSETS)],
+        enable_monitoring=False, ssr_mode=False, theme=theme(), css=CSS, footer_links=["api"], **kwargs,
+    )
+
+
+def _prewarm() -> None:
+    """Import torch and the model code in the background, so the first analysis does not wait for it."""
+    try:
+        import vit.api  # noqa: F401, PLC0415
+        import vit.cache  # noqa: F401, PLC0415
+        import vit.render  # noqa: F401, PLC0415
+    except Exception:  # noqa: BLE001 - the first request will report it
+        log.exception("pre-loading vit failed")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="ViT Anatomy: look inside a Vision Transformer in the browser.")
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="address to listen on (default 127.0.0.1; 0.0.0.0 lets others on the network connect)")
+    parser.add_argument("--port", type=int, default=7860, help="port (default 7860)")
+    parser.add_argument("--share", action="store_true", help="also open a temporary public gradio.live link")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+    demo = build_demo()
+    launch(demo, args.host, args.port, args.share, prevent_thread_lock=True)
+    threading.Thread(target=_prewarm, name="prewarm", daemon=True).start()
+    demo.block_thread()
+
+
+if __name__ == "__main__":
+    main()
