@@ -21,6 +21,7 @@ import torch
 from . import explain, validate
 from .analysis import Analysis, LayerPrediction, Prediction
 from .config import DISPLAY_NAMES, PRESETS
+from .cost import check_budget, estimate
 from .errors import WeightsError
 from .images import load_image
 from .model import ViTForImageClassification
@@ -179,6 +180,7 @@ def analyze(
     top_k = validate.top_k(top_k, cfg.num_classes)
     head_fusion = validate.head_fusion(head_fusion)
     discard_ratio = validate.discard_ratio(discard_ratio)
+    check_budget(estimate(model.name, cfg.patch_size, cfg.num_layers))  # refuse before anything runs
     timings = {}
     t0 = time.perf_counter()
     pil = load_image(image)

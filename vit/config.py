@@ -74,3 +74,11 @@ PRESETS: dict[str, ViTConfig] = {
 DISPLAY_NAMES: dict[str, str] = {name: f"ViT-{name[4].upper()}/{name[6:]}" for name in PRESETS}
 
 MIN_PATCH_SIZE, MAX_PATCH_SIZE = 4, 64
+
+
+def grid_for_patch_size(native_resolution: int, patch_size: int) -> int:
+    """Patches per side for a patch size: round(native_resolution / P), halves rounded up, at least 1.
+
+    The input size is then grid x P: P = 24 on a 224-px checkpoint gives a 9x9 grid on 216 px.
+    """
+    return max(1, int(native_resolution / patch_size + 0.5))

@@ -14,6 +14,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from .config import grid_for_patch_size  # noqa: F401 - re-exported: the grid a patch size gives
+
 
 def resize_patch(x: Tensor, new_size: tuple[int, int]) -> Tensor:
     """Bilinear resize of a batch of patches (..., P, P) -> (..., p, p); the B of FlexiViT."""
@@ -68,8 +70,3 @@ def resample_pos_embed(pos_embed: Tensor, old_grid: tuple[int, int], new_grid: t
     grid = F.interpolate(grid.float(), size=new_grid, mode="bicubic", align_corners=False, antialias=True)
     patch_pos = grid.permute(0, 2, 3, 1).reshape(1, -1, D).to(pos_embed.dtype)  # (1, gh'*gw', D)
     return torch.cat([cls_pos, patch_pos], dim=1)
-
-
-def grid_for_patch_size(native_resolution: int, patch_size: int) -> int:
-    """Patches per side for a patch size: round(native_resolution / P), halves rounded up, at least 1."""
-    return max(1, int(native_resolution / patch_size + 0.5))

@@ -1,0 +1,78 @@
+"""What one analysis costs, from the config alone (no torch, no model built).
+
+Used for the app's cost meter and to refuse, before anything runs, a setting
+that would exceed the memory budget of this server.
+
+Per encoder block with T = N+1 tokens of width D and an MLP of width 4D:
+the q, k, v and output projections take 4 T D^2 multiply-adds, the MLP
+8 T D^2, the attention scores and their weighted sum 2 T^2 D; FLOPs are twice that.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from . import validate
+from .config import DISPLAY_NAMES, PRESETS, grid_for_patch_size
+from .errors import InputError
+
+# Memory one analysis may take beyond the model's weights (attention summaries kept,
+# plus one layer's (h, N+1, N+1) weights while it runs). ViT-H/14 at patch 4 needs ~3.5 GB.
+MEMORY_BUDGET_GB = float(os.environ.get("VIT_MEMORY_BUDGET_GB", "4"))
+
+
+@dataclass(frozen=True)
+class Cost:
+    name: str
+    display_name: str
+    patch_size: int
+    native_patch_size: int
+    depth: int  # L run
+    heads: int  # h
+    dim: int  # D
+    grid: int  # patches per side
+    input_size: int  # grid x P pixels
+    tokens: int  # N+1
+    attention_per_head: int  # (N+1)^2
+    attention_total: int  # L h (N+1)^2: what keeping every map would mean
+    gflops: float  # 2 L (12 T D^2 + 2 T^2 D)
+    kept_bytes: int  # what the analysis keeps: fused maps, q and k, class-token rows (float32)
+    peak_bytes: int  # kept + one layer's weights while it runs
+    weights_bytes: int  # the model's parameters (float32)
+
+    @property
+    def patches(self) -> int:
+        return self.tokens - 1
+
+
+def estimate(model, patch_size=None, depth=None) -> Cost:
+    """The cost of analysing one image with ``model`` at ``patch_size`` and ``depth`` (validated)."""
+    name = validate.model_name(model)
+    native = PRESETS[name]
+    patch_size = native.patch_size if patch_size is None else validate.patch_size(patch_size)
+    depth = native.num_layers if depth is None else validate.depth(depth, native.num_layers)
+    grid = grid_for_patch_size(native.image_size, patch_size)
+    T, D, h = grid * grid + 1, native.embed_dim, native.num_heads
+    macs_per_layer = 4 * T * D * D + 2 * T * D * native.mlp_dim + 2 * T * T * D
+    kept = 4 * depth * (T * T + 2 * T * D + h * T + D)
+    per_layer_params = 4 * D * D + 4 * D + 2 * D * native.mlp_dim + native.mlp_dim + D + 4 * D
+    params = depth * per_layer_params + (T + 1) * D + 3 * patch_size**2 * D + D + 2 * D + (D + 1) * 1000
+    return Cost(
+        name=name, display_name=DISPLAY_NAMES[name], patch_size=patch_size, native_patch_size=native.patch_size,
+        depth=depth, heads=h, dim=D, grid=grid, input_size=grid * patch_size, tokens=T,
+        attention_per_head=T * T, attention_total=depth * h * T * T,
+        gflops=2 * depth * macs_per_layer / 1e9, kept_bytes=kept, peak_bytes=kept + 4 * h * T * T,
+        weights_bytes=4 * params,
+    )
+
+
+def check_budget(cost: Cost, budget_gb: float | None = None) -> None:
+    """Refuse, with a message naming the setting and the limit, an analysis over the memory budget."""
+    budget_gb = MEMORY_BUDGET_GB if budget_gb is None else budget_gb
+    if cost.peak_bytes > budget_gb * 1e9:
+        raise InputError(
+            f"{cost.display_name} at patch size {cost.patch_size} with {cost.depth} layers ({cost.tokens:,} tokens) "
+            f"needs about {cost.peak_bytes / 1e9:.1f} GB for its attention maps; this server allows "
+            f"{budget_gb:g} GB. Choose a larger patch size or fewer layers."
+        )
