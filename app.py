@@ -23,17 +23,20 @@ import logging
 import os
 import re
 import sys
+import tempfile
 import threading
 import time
+import uuid
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
 
-import gradio as gr
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")  # a classroom server phones nobody
+
+import gradio as gr  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent
 ASSETS = ROOT / "assets"
-EXAMPLES = sorted(p for p in ASSETS.iterdir() if p.suffix.lower() in (".jpg", ".jpeg", ".png")) if ASSETS.is_dir() else []
+EXAMPLES = sorted(p for p in ASSETS.glob("*") if p.suffix.lower() in (".jpg", ".jpeg", ".png"))
 
 log = logging.getLogger("vit.app")
 
@@ -48,8 +51,6 @@ CPU_GFLOPS_PER_CORE = 38.0
 GPU_GFLOPS = 20_000.0
 SLOW_S = 2.0  # above this a setting waits for the Analyze button, and the meter says so
 AUTO_DOWNLOAD_MB = 400  # larger checkpoints (ViT-L, ViT-H) download only when Analyze is pressed
-# What one analysis keeps in memory per browser tab (attention maps, rollout factors, q and k).
-MAX_KEPT_GB = float(os.environ.get("VIT_APP_MAX_STATE_GB", "2"))
 STATE_TTL_S = 3600  # a tab's analysis is dropped an hour after its last update
 
 NO_IMAGE = "No image yet: upload a photo, take one with the webcam, paste one, or click an example below."
@@ -73,65 +74,20 @@ def model_cache():
         return _cache
 
 
-# --------------------------------------------------------------------------- cost meter (pure)
+# --------------------------------------------------------------------------- cost meter
 
 
-def grid_for_patch_size(native_resolution: int, patch_size: int) -> int:
-    """Patches per side: round(resolution / P), halves up; the same rule as ``vit.resample``.
+def cost(model, patch_size, depth):
+    """:func:`vit.cost.estimate` (torch-free): tokens, attention entries, GFLOPs and memory of a setting."""
+    from vit.cost import estimate  # noqa: PLC0415
 
-    Repeated here because ``vit.resample`` imports torch, which the page must not wait for
-    (tests/test_app.py checks the two agree for every P).
-    """
-    return max(1, int(native_resolution / patch_size + 0.5))
+    return estimate(model, patch_size, depth)
 
 
-@dataclass(frozen=True)
-class Cost:
-    """What one analysis costs, from the config alone (no model is built)."""
+def over_budget(c) -> bool:
+    from vit import cost as costs  # noqa: PLC0415 - the budget is read at call time (tests and admins change it)
 
-    display_name: str
-    patch_size: int
-    native_patch_size: int
-    depth: int  # L run
-    heads: int  # h
-    dim: int  # D
-    grid: int  # patches per side
-    input_size: int  # grid x P pixels
-    tokens: int  # N+1
-    attention_per_head: int  # (N+1)^2
-    attention_total: int  # L h (N+1)^2
-    gflops: float  # encoder: 2 L (12 T D^2 + 2 T^2 D)
-    kept_bytes: int  # what the analysis keeps: fused maps and rollout factors, q and k, class rows
-
-    @property
-    def patches(self) -> int:
-        return self.tokens - 1
-
-
-def cost(model: str, patch_size, depth) -> Cost:
-    """The cost of analysing one image with ``model`` at ``patch_size`` and ``depth``.
-
-    Per encoder block with T = N+1 tokens of width D and an MLP of 4D:
-    q, k, v and output projections 4TD^2 and the MLP 8TD^2 multiply-adds, and
-    the attention scores and their weighted sum 2T^2D; twice that in FLOPs.
-    """
-    from vit import validate  # noqa: PLC0415 - torch-free
-    from vit.config import DISPLAY_NAMES, PRESETS  # noqa: PLC0415
-
-    name = validate.model_name(model)
-    native = PRESETS[name]
-    patch_size = validate.patch_size(patch_size)
-    depth = validate.depth(depth, native.num_layers)
-    grid = grid_for_patch_size(native.image_size, patch_size)
-    T, D, h = grid * grid + 1, native.embed_dim, native.num_heads
-    macs_per_layer = 4 * T * D * D + 2 * T * D * native.mlp_dim + 2 * T * T * D  # 12TD^2 + 2T^2D
-    kept = 4 * depth * (2 * T * T + 2 * T * D + h * T)  # float32
-    return Cost(
-        display_name=DISPLAY_NAMES[name], patch_size=patch_size, native_patch_size=native.patch_size,
-        depth=depth, heads=h, dim=D, grid=grid, input_size=grid * patch_size, tokens=T,
-        attention_per_head=T * T, attention_total=depth * h * T * T,
-        gflops=2 * depth * macs_per_layer / 1e9, kept_bytes=kept,
-    )
+    return c.peak_bytes > costs.MEMORY_BUDGET_GB * 1e9
 
 
 def hardware() -> tuple[str, float]:
@@ -143,11 +99,11 @@ def hardware() -> tuple[str, float]:
     return f"a {cores}-core CPU", CPU_GFLOPS_PER_CORE * cores
 
 
-def estimated_seconds(c: Cost) -> float:
+def estimated_seconds(c) -> float:
     return c.gflops / hardware()[1]
 
 
-def cost_markdown(c: Cost) -> str:
+def cost_markdown(c) -> str:
     """The cost meter: tokens, attention entries, GFLOPs, and a warning when it will be slow."""
     where, rate = hardware()
     seconds = c.gflops / rate
@@ -157,13 +113,15 @@ def cost_markdown(c: Cost) -> str:
         f"→ N+1 = **{c.tokens:,} tokens**; attention (N+1)² = **{c.attention_per_head:,}** entries per head, "
         f"L·h·(N+1)² = **{c.attention_total:,}** in all",
         f"→ **≈ {c.gflops:,.1f} GFLOPs**, about {seconds:.1f} s on {where}; "
-        f"keeps {c.kept_bytes / 1e6:,.0f} MB of attention for this tab",
+        f"keeps {c.kept_bytes / 1e6:,.0f} MB of attention maps for this tab",
     ]
-    if c.kept_bytes > MAX_KEPT_GB * 1e9:
-        lines.append(f"⛔ **Too big for this server** (limit {MAX_KEPT_GB:g} GB per tab): "
-                     "choose a larger patch size or fewer layers.")
+    if over_budget(c):
+        from vit import cost as costs  # noqa: PLC0415
+
+        lines.append(f"⚠ **Too big for this server** ({c.peak_bytes / 1e9:.1f} GB of attention; the limit is "
+                     f"{costs.MEMORY_BUDGET_GB:g} GB): choose a larger patch size or fewer layers.")
     elif seconds > SLOW_S:
-        lines.append(f"⚠️ **Slow: will take ~{seconds:.0f} s on {where}.** It runs when you press **Analyze**.")
+        lines.append(f"⚠ **Slow: will take ~{seconds:.0f} s on {where}.** It runs when you press **Analyze**.")
     return "\n\n".join(lines)
 
 
@@ -174,21 +132,59 @@ def cost_meter(model, patch_size, depth) -> str:
     try:
         return cost_markdown(cost(model, patch_size, depth))
     except InputError as exc:
-        return f"⛔ {exc}"
+        return f"⚠ {exc}"
 
 
 # --------------------------------------------------------------------------- error handling
 
 
+_png_dir: Path | None = None
+
+
+def png_file(image) -> str:
+    """Save a picture as PNG at zlib level 1 and return its path for gradio to serve.
+
+    Gradio would encode a PIL image at PIL's default level 6: for a 448 px overlay that is
+    ~100 ms against ~25 ms, for a file ~7% smaller; four pictures change per redraw.
+    Files older than two minutes are removed (gradio has copied them into its cache by then).
+    """
+    global _png_dir
+    if _png_dir is None:
+        _png_dir = Path(tempfile.mkdtemp(prefix="vit-app-"))
+    now = time.time()
+    for old in _png_dir.glob("*.png"):
+        try:
+            if now - old.stat().st_mtime > 120:
+                old.unlink()
+        except FileNotFoundError:  # another request removed it first
+            pass
+    path = _png_dir / f"{uuid.uuid4().hex}.png"
+    image.save(path, format="PNG", compress_level=1)
+    return str(path)
+
+
+def _as_files(result):
+    from PIL import Image  # noqa: PLC0415
+
+    if isinstance(result, Image.Image):
+        return png_file(result)
+    if isinstance(result, tuple):
+        return tuple(png_file(x) if isinstance(x, Image.Image) else x for x in result)
+    return result
+
+
 def handler(fn):
-    """Turn our errors into messages a student reads; log anything else and keep serving."""
+    """Turn our errors into messages a student reads; log anything else and keep serving.
+
+    Pictures in the result go out as fast-encoded PNG files (:func:`png_file`).
+    """
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         from vit.errors import InputError  # noqa: PLC0415
 
         try:
-            return fn(*args, **kwargs)
+            return _as_files(fn(*args, **kwargs))
         except gr.Error:
             raise
         except InputError as exc:
@@ -206,19 +202,22 @@ def handler(fn):
 def banner_html(analysis=None) -> str:
     """The weights banner: which weights run, in a colour and a word (not the colour alone)."""
     if analysis is None:
-        kind, head, text = "idle", "ℹ️ No image analysed yet", "Pick an example or upload a photo."
+        kind, head, text = "idle", "No image analysed yet", "Pick an example or upload a photo."
     else:
         from vit.config import PRESETS  # noqa: PLC0415
 
         native = PRESETS[analysis.model]
         text = analysis.status
         if analysis.weights == "random":
-            kind, head = "bad", "⚠️ UNTRAINED: predictions are random"
+            kind, head = "bad", "⚠ UNTRAINED"
+            text = re.sub(r"^UNTRAINED:?\s*", "", text)
         elif (analysis.patch_size, analysis.depth) != (native.patch_size, native.num_layers):
-            kind, head = "warn", "✔️ PRETRAINED, modified"
+            kind, head = "warn", "✔ PRETRAINED, modified"
         else:
-            kind, head = "ok", "✔️ PRETRAINED"
-    body = re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text))
+            kind, head = "ok", "✔ PRETRAINED"
+    body = re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text.replace("->", "→")))
+    if kind == "bad":  # why a download failed is for the teacher: in smaller print
+        body = re.sub(r" \([^()]{40,}\)", lambda m: f'<span class="detail">{m.group(0)}</span>', body)
     return f'<div class="banner {kind}" role="status"><b>{html.escape(head)}</b> · {body}</div>'
 
 
@@ -427,6 +426,20 @@ def _image_source(image):
     return path if isinstance(path, str) else image
 
 
+def _load_image(source, image):
+    """Decode the upload; messages name the file as the student knows it, not the server's temp path."""
+    from vit.errors import InputError  # noqa: PLC0415
+    from vit.images import load_image  # noqa: PLC0415
+
+    try:
+        return load_image(source)
+    except InputError as exc:
+        if not isinstance(source, str):
+            raise
+        name = (image.get("orig_name") if isinstance(image, dict) else None) or Path(source).name
+        raise InputError(str(exc).replace(source, repr(name))) from None
+
+
 def _progress_reporter(progress, label: str):
     def report(done: int, total: int) -> None:
         if total:
@@ -464,9 +477,9 @@ def analyze(image, model, patch_size, depth, top_k=5, head_fusion="mean", discar
         per-head and per-layer maps and the query-patch view with their captions, the
         top-k predictions, the depth plot and the timings.
     """
+    from vit import cost as costs  # noqa: PLC0415
     from vit import validate  # noqa: PLC0415
     from vit.config import PRESETS  # noqa: PLC0415
-    from vit.errors import InputError  # noqa: PLC0415
 
     t0 = time.perf_counter()
     source = _image_source(image)
@@ -483,17 +496,11 @@ def analyze(image, model, patch_size, depth, top_k=5, head_fusion="mean", discar
     cmap = _colormap(colormap)
     query = _query(query)
     c = cost(name, patch_size, depth)
-    if c.kept_bytes > MAX_KEPT_GB * 1e9:
-        raise InputError(
-            f"{c.display_name} at patch size {patch_size} with {depth} layers would keep "
-            f"{c.kept_bytes / 1e9:.1f} GB of attention maps for your tab; this server allows "
-            f"{MAX_KEPT_GB:g} GB. Choose a larger patch size or fewer layers."
-        )
+    costs.check_budget(c)  # before any download or model run
 
     from vit import api  # noqa: PLC0415 - imports torch
-    from vit.images import load_image  # noqa: PLC0415
 
-    pil = load_image(source)  # a bad file fails here, before any weights load
+    pil = _load_image(source, image)  # a bad file fails here, before any weights load
     display = c.display_name
     progress(0.05, desc=f"loading {display}")
     loaded = model_cache().get(name, "imagenet", patch_size, depth, progress=_progress_reporter(progress, display))
@@ -507,7 +514,7 @@ def analyze(image, model, patch_size, depth, top_k=5, head_fusion="mean", discar
     drawn = views(a, query, layer, head, opacity, cmap)
     plot = _depth_plot(a)
     t3 = time.perf_counter()
-    timing = (f"⏱ model run {1e3 * (t2 - t1):.0f} ms (traced forward "
+    timing = (f"Time: model run {1e3 * (t2 - t1):.0f} ms (traced forward "
               f"{a.timings_ms.get('forward_traced', 0):.0f} ms) · drawing {1e3 * (t3 - t2):.0f} ms · "
               f"total {1e3 * (t3 - t0):.0f} ms")
     log.info("analysed %s P=%d L=%d: %s", display, patch_size, depth, timing)
@@ -535,16 +542,18 @@ def _auto(image, model, patch_size, depth, top_k, head_fusion, discard_ratio, la
         return analyze(image, model, patch_size, depth, top_k, head_fusion, discard_ratio, layer, head, opacity,
                        colormap, query, progress)  # says what is wrong
     seconds = estimated_seconds(c)
-    if c.kept_bytes > MAX_KEPT_GB * 1e9 or seconds > SLOW_S:
+    if over_budget(c):
+        gr.Info(f"{c.display_name} at P = {c.patch_size}, L = {c.depth} is too big for this server: "
+                "choose a larger patch size or fewer layers.")
+        return _skip_all()
+    if seconds > SLOW_S:
         gr.Info(f"{c.display_name} at P = {c.patch_size}, L = {c.depth} takes ~{seconds:.0f} s here: "
                 "press Analyze to run it.")
         return _skip_all()
-    from vit import validate  # noqa: PLC0415
     from vit.weights import CHECKPOINTS, cached_path  # noqa: PLC0415
 
-    name = validate.model_name(model)
-    if not cached_path(name).is_file() and CHECKPOINTS[name].file_size_mb > AUTO_DOWNLOAD_MB:
-        gr.Info(f"{c.display_name} needs its {CHECKPOINTS[name].file_size_mb:,.0f} MB checkpoint first: "
+    if not cached_path(c.name).is_file() and CHECKPOINTS[c.name].file_size_mb > AUTO_DOWNLOAD_MB:
+        gr.Info(f"{c.display_name} needs its {CHECKPOINTS[c.name].file_size_mb:,.0f} MB checkpoint first: "
                 "press Analyze to download it.")
         return _skip_all()
     return analyze(image, model, patch_size, depth, top_k, head_fusion, discard_ratio, layer, head, opacity,
@@ -570,7 +579,7 @@ def auto_analyze_last_layer(image, model, patch_size, depth, top_k=5, head_fusio
 
 
 def _redrawn(t0: float) -> str:
-    return f"⏱ redrawn in {1e3 * (time.perf_counter() - t0):.0f} ms, without running the model"
+    return f"Time: redrawn in {1e3 * (time.perf_counter() - t0):.0f} ms, without running the model"
 
 
 @handler
@@ -657,12 +666,13 @@ def model_settings(model, head):
     """A new model: its own patch size and depth, the sliders' ranges, and the cost meter."""
     from vit import validate  # noqa: PLC0415
     from vit.config import PRESETS  # noqa: PLC0415
+    from vit.errors import InputError  # noqa: PLC0415
 
     native = PRESETS[validate.model_name(model)]
     L, h, P = native.num_layers, native.num_heads, native.patch_size
     try:
-        head = min(validate.head(head, 16), h)
-    except Exception:  # noqa: BLE001 - a stale slider value is simply reset
+        head = min(validate.head(head, max(c.num_heads for c in PRESETS.values())), h)
+    except InputError:  # not a head number at all: start from the first
         head = 1
     return (
         gr.update(value=P, info=f"checkpoint's own: {P}"),
@@ -678,11 +688,13 @@ def sync_sliders(state, layer, head):
     """After an analysis: the layer and head sliders span what was run."""
     if state is None:
         return gr.skip(), gr.skip()
+    from vit.errors import InputError  # noqa: PLC0415
+
     try:
         layer, head = _layer_head(state, layer, head)
-    except Exception:  # noqa: BLE001 - out-of-range slider values are reset
+    except InputError:  # the sliders were set for another model: last layer, first head
         layer, head = state.depth, 1
-    return (gr.update(maximum=state.depth, value=layer, info=f"1 to {state.depth} (the depth run)"),
+    return (gr.update(maximum=state.depth, value=layer, info=f"1 to {state.depth}"),
             gr.update(maximum=state.num_heads, value=head, info=f"1 to h = {state.num_heads}"))
 
 
@@ -692,34 +704,54 @@ CSS = """
 .gradio-container { font-size: 18px; }
 .gradio-container .prose { font-size: 18px; line-height: 1.45; }
 #title h1 { font-size: 2.1em; margin: 0.1em 0 0 0; }
-#title p { margin: 0.2em 0 0.3em 0; }
-#banner .banner { font-size: 1.3em; padding: 0.55em 0.9em; border-radius: 10px; color: #fff; line-height: 1.35; }
+#title p { margin: 0.2em 0 0.2em 0; }
+#banner .banner { font-size: 1.3em; padding: 0.5em 0.9em; border-radius: 10px; color: #fff; line-height: 1.35; }
+#banner .banner b { color: #fff; }
 #banner .banner code { background: rgba(255, 255, 255, 0.2); color: #fff; padding: 0 0.25em; border-radius: 4px; }
+#banner .banner .detail { font-size: 0.7em; opacity: 0.9; }
 #banner .banner.ok { background: #1a7340; }
 #banner .banner.warn { background: #8f5300; }
 #banner .banner.bad { background: #b3261e; }
 #banner .banner.idle { background: #3d4b5c; }
 .caption, .caption p { font-size: 17px !important; line-height: 1.4; }
-#cost, #cost p { font-size: 16px; }
+#cost, #cost p { font-size: 16px; line-height: 1.35; margin: 0.25em 0; }
 #timing p { font-size: 15px; color: #555; }
-#analyze-btn { font-size: 1.3em; min-height: 3em; }
+#stages * { font-family: var(--font) !important; }
+#stages [role="gridcell"], #stages [role="columnheader"] { font-size: 16px; }
+#predictions * { font-family: var(--font) !important; }
+@media (max-width: 640px) {
+  #stages [role="gridcell"], #stages [role="columnheader"] { font-size: 14px; }
+  #banner .banner { font-size: 1.1em; }
+}
+#analyze-btn { font-size: 1.3em; min-height: 2.6em; }
+h2 { margin: 0.4em 0 0 0; }
 """
+
+# Fonts the viewer's own machine has: nothing is fetched, so a classroom without internet looks the same.
+FONTS = ("system-ui", "-apple-system", "Segoe UI", "Roboto", "DejaVu Sans", "Helvetica Neue", "Arial", "sans-serif")
+MONO_FONTS = ("ui-monospace", "DejaVu Sans Mono", "Menlo", "Consolas", "monospace")
 
 
 def theme():
     size = gr.themes.Size(xxs="11px", xs="13px", sm="15px", md="18px", lg="21px", xl="26px", xxl="32px")
-    return gr.themes.Default(primary_hue="blue", secondary_hue="orange", text_size=size)
+    theme = gr.themes.Default(primary_hue="blue", secondary_hue="orange", text_size=size, font=FONTS,
+                              font_mono=MONO_FONTS)
+    # Gradio's pale greys vanish on a projector: labels and hints in dark grey.
+    return theme.set(block_label_text_color="*neutral_700", block_title_text_color="*neutral_800",
+                     block_info_text_color="*neutral_600")
 
 
 def build_demo() -> gr.Blocks:
     """The app's layout and wiring; nothing runs and nothing downloads until a request comes."""
     from vit.config import DISPLAY_NAMES, MAX_PATCH_SIZE, MIN_PATCH_SIZE, PRESETS  # noqa: PLC0415 - torch-free
+    from vit.render import COLORMAPS  # noqa: PLC0415 - numpy and PIL only
     from vit.validate import HEAD_FUSIONS, MAX_DISCARD_RATIO, MAX_TOP_K  # noqa: PLC0415
 
-    from vit.render import COLORMAPS  # noqa: PLC0415 - numpy and PIL only
     native = PRESETS[next(k for k, v in DISPLAY_NAMES.items() if v == DEFAULT_MODEL)]
+    pictures = dict(type="pil", format="png", interactive=False, show_label=False, buttons=["fullscreen"])
 
-    with gr.Blocks(title="ViT Anatomy", analytics_enabled=False) as demo:
+    # delete_cache: a classroom session makes ~1 MB of pictures per redraw; keep an hour of them.
+    with gr.Blocks(title="ViT Anatomy", analytics_enabled=False, delete_cache=(1800, 3600)) as demo:
         state = gr.State(None, time_to_live=STATE_TTL_S)  # the tab's vit.Analysis
         query = gr.State(CENTRE)  # the query patch, as fractions (x, y) of the picture
 
@@ -735,7 +767,7 @@ def build_demo() -> gr.Blocks:
         with gr.Row(equal_height=False):
             with gr.Column(scale=4, min_width=300):
                 image = gr.Image(type="pil", sources=["upload", "webcam", "clipboard"], label="Your image",
-                                 height=300, elem_id="input-image")
+                                 height=280, elem_id="input-image")
                 analyze_btn = gr.Button("Analyze", variant="primary", size="lg", elem_id="analyze-btn")
             with gr.Column(scale=4, min_width=300):
                 model = gr.Dropdown(list(DISPLAY_NAMES.values()), value=DEFAULT_MODEL, label="Model",
@@ -755,51 +787,57 @@ def build_demo() -> gr.Blocks:
                 timing = gr.Markdown("", elem_id="timing")
 
         gr.Examples(examples=[[str(p)] for p in EXAMPLES], inputs=[image], label="Example photos: click one",
-                    example_labels=[p.stem.replace("_", " ") for p in EXAMPLES], examples_per_page=len(EXAMPLES) or 10,
-                    api_visibility="private")
+                    examples_per_page=max(1, len(EXAMPLES)), api_visibility="private")
 
-        gr.Markdown("## Inside the model — these controls redraw the pictures without running the model again")
-        with gr.Row():
-            layer = gr.Slider(1, native.num_layers, value=native.num_layers, step=1, label="Layer to inspect",
-                              info=f"1 to {native.num_layers}", min_width=200, elem_id="layer")
-            head = gr.Slider(1, native.num_heads, value=1, step=1, label="Head to inspect",
-                             info=f"1 to h = {native.num_heads}", min_width=200, elem_id="head")
-            opacity = gr.Slider(0.0, 1.0, value=DEFAULT_OPACITY, step=0.05, label="Heatmap opacity", min_width=200,
-                                elem_id="opacity")
-            colormap = gr.Dropdown(list(COLORMAPS), value=DEFAULT_COLORMAP, label="Colormap",
-                                   info="cividis: colour-blind safe", min_width=200, elem_id="colormap")
-            head_fusion = gr.Radio(list(HEAD_FUSIONS), value="mean", label="Head fusion (rollout)", min_width=200,
-                                   elem_id="head-fusion")
-            discard_ratio = gr.Slider(0.0, MAX_DISCARD_RATIO, value=0.0, step=0.01,
-                                      label="Discard ratio (rollout)", min_width=200, elem_id="discard-ratio")
-
-        images = dict(type="pil", format="png", interactive=False, buttons=["download", "fullscreen"])
+        gr.Markdown("## 1 · Patches and shapes")
         with gr.Row(equal_height=False):
-            with gr.Column(min_width=300):
-                grid_img = gr.Image(label="1 · Patch grid (click a patch)", elem_id="patch-grid", **images)
+            with gr.Column(scale=1, min_width=300):
+                grid_img = gr.Image(label="Patch grid: click a patch", elem_id="patch-grid", **pictures)
                 grid_cap = gr.Markdown(elem_classes="caption", elem_id="grid-caption")
-            with gr.Column(min_width=300):
-                rollout_img = gr.Image(label="2 · Attention rollout", elem_id="rollout", **images)
-                rollout_cap = gr.Markdown(elem_classes="caption")
-            with gr.Column(min_width=300):
-                query_img = gr.Image(label="3 · What the clicked patch attends to", elem_id="query", **images)
-                query_cap = gr.Markdown(elem_classes="caption", elem_id="query-caption")
-        with gr.Row(equal_height=False):
-            with gr.Column(min_width=300):
-                heads_img = gr.Image(label="4 · Class token, per head", elem_id="heads", **images)
-                heads_cap = gr.Markdown(elem_classes="caption")
-            with gr.Column(min_width=300):
-                layers_img = gr.Image(label="5 · Class token, per layer", elem_id="layers", **images)
-                layers_cap = gr.Markdown(elem_classes="caption")
-        with gr.Row(equal_height=False):
-            with gr.Column(scale=3, min_width=300):
-                stages = gr.Dataframe(headers=STAGE_HEADERS, label="6 · Shapes at every stage (B = 1 image)",
-                                      interactive=False, wrap=True, max_height=640, elem_id="stages")
             with gr.Column(scale=2, min_width=300):
-                depth_img = gr.Image(label="7 · How the prediction forms across depth", elem_id="depth-plot",
-                                     **images)
+                stages = gr.Dataframe(headers=STAGE_HEADERS, label="Shapes at every stage (B = 1 image)",
+                                      interactive=False, wrap=True, max_height=1000, elem_id="stages",
+                                      # pixels, not %: on a phone the table scrolls sideways instead of squeezing
+                                      column_widths=["150px", "215px", "135px", "165px", "130px"])
+
+        gr.Markdown("## 2 · Attention: these controls redraw the pictures without running the model")
+        with gr.Row(equal_height=False):
+            with gr.Column(min_width=280):
+                layer = gr.Slider(1, native.num_layers, value=native.num_layers, step=1, label="Layer",
+                                  info=f"1 to {native.num_layers}", elem_id="layer")
+                head = gr.Slider(1, native.num_heads, value=1, step=1, label="Head",
+                                 info=f"1 to h = {native.num_heads}", elem_id="head")
+            with gr.Column(min_width=280):
+                opacity = gr.Slider(0.0, 1.0, value=DEFAULT_OPACITY, step=0.05, label="Heatmap opacity",
+                                    elem_id="opacity")
+                colormap = gr.Dropdown(list(COLORMAPS), value=DEFAULT_COLORMAP, label="Colormap",
+                                       info="cividis reads the same to colour-blind eyes", elem_id="colormap")
+            with gr.Column(min_width=280):
+                head_fusion = gr.Radio(list(HEAD_FUSIONS), value="mean", label="Head fusion",
+                                       info="how rollout and the per-layer maps merge the h heads",
+                                       elem_id="head-fusion")
+                discard_ratio = gr.Slider(0.0, MAX_DISCARD_RATIO, value=0.0, step=0.01, label="Discard ratio",
+                                          info="rollout drops each row's weakest links", elem_id="discard-ratio")
+        with gr.Row(equal_height=False):
+            with gr.Column(min_width=300):
+                rollout_img = gr.Image(label="Attention rollout", elem_id="rollout", **pictures)
+                rollout_cap = gr.Markdown(elem_classes="caption", elem_id="rollout-caption")
+            with gr.Column(min_width=300):
+                query_img = gr.Image(label="What the clicked patch attends to", elem_id="query", **pictures)
+                query_cap = gr.Markdown(elem_classes="caption", elem_id="query-caption")
+            with gr.Column(min_width=300):
+                heads_img = gr.Image(label="Class token, per head", elem_id="heads", **pictures)
+                heads_cap = gr.Markdown(elem_classes="caption", elem_id="heads-caption")
+
+        gr.Markdown("## 3 · Across depth")
+        with gr.Row(equal_height=False):
+            with gr.Column(min_width=300):
+                layers_img = gr.Image(label="Class token, per layer", elem_id="layers", **pictures)
+                layers_cap = gr.Markdown(elem_classes="caption", elem_id="layers-caption")
+            with gr.Column(min_width=300):
+                depth_img = gr.Image(label="How the prediction forms", elem_id="depth-plot", **pictures)
                 gr.Markdown("**Early exit:** the final norm and the head applied to the class token after "
-                            "each layer, h_cls = Z_l[:, 0, :] — when does the final answer appear?",
+                            "each layer, h_cls = Z_l[:, 0, :]: at which layer does the final answer appear?",
                             elem_classes="caption")
 
         # ------------------------------------------------------------------ wiring
@@ -810,40 +848,43 @@ def build_demo() -> gr.Blocks:
         assert len(analysis_outputs) == ANALYSIS_OUTPUT_COUNT  # noqa: S101 - internal invariant
         run = dict(inputs=analysis_inputs, outputs=analysis_outputs, preprocess=False, concurrency_id="model",
                    concurrency_limit=1)
-        sync = dict(fn=sync_sliders, inputs=[state, layer, head], outputs=[layer, head], api_name="sync_sliders",
-                    api_visibility="private", queue=False)
         display = dict(preprocess=False, trigger_mode="always_last", concurrency_limit=4, show_progress="hidden")
 
-        analyze_btn.click(analyze, api_name="analyze", **run).success(**sync)
-        image.change(auto_analyze, api_name="analyze_new_image", api_visibility="private",
-                     trigger_mode="always_last", **run).success(**sync)
-        patch_size.release(auto_analyze, api_name="analyze_new_patch_size", api_visibility="private",
-                           trigger_mode="always_last", **run).success(**sync)
-        depth.release(auto_analyze_last_layer, api_name="analyze_new_depth", api_visibility="private",
-                      trigger_mode="always_last", **run).success(**sync)
-        model.input(model_settings, [model, head], [patch_size, depth, layer, head, cost_md], api_name="model_settings",
-                    preprocess=False, queue=False).success(
-            auto_analyze_last_layer, api_name="analyze_new_model", api_visibility="private",
-            trigger_mode="always_last", **run).success(**sync)
-        for control in (patch_size, depth):
-            control.change(cost_meter, [model, patch_size, depth], cost_md, api_name=f"cost_{control.elem_id}"
-                           .replace("-", "_"), preprocess=False, queue=False, show_progress="hidden")
+        def sync(after: str) -> dict:  # then the layer and head sliders span what was run
+            return dict(fn=sync_sliders, inputs=[state, layer, head], outputs=[layer, head],
+                        api_name=f"sync_sliders_after_{after}", api_visibility="private", queue=False)
+
+        def auto(after: str, fn=auto_analyze) -> dict:  # analyses that start without the button
+            return dict(fn=fn, api_name=f"analyze_{after}", api_visibility="private", trigger_mode="always_last", **run)
+
+        analyze_btn.click(analyze, api_name="analyze", **run).success(**sync("analyze"))
+        image.change(**auto("new_image")).success(**sync("new_image"))
+        patch_size.release(**auto("new_patch_size")).success(**sync("new_patch_size"))
+        depth.release(**auto("new_depth", auto_analyze_last_layer)).success(**sync("new_depth"))
+        # .change, not .input: a dropdown's input event fires twice per pick in gradio 6 (and nothing else sets it)
+        model.change(model_settings, [model, head], [patch_size, depth, layer, head, cost_md],
+                     api_name="model_settings", preprocess=False, queue=False).success(
+            **auto("new_model", auto_analyze_last_layer)).success(**sync("new_model"))
+        meter = dict(fn=cost_meter, inputs=[model, patch_size, depth], outputs=cost_md, preprocess=False, queue=False,
+                     show_progress="hidden")
+        patch_size.change(api_name="cost_patch_size", **meter)
+        depth.change(api_name="cost_depth", **meter)
 
         show_inputs = [state, query, layer, head, opacity, colormap]
         layer.input(show_layer, show_inputs, [rollout_img, rollout_cap, heads_img, heads_cap, query_img, query_cap,
                                               timing], api_name="show_layer", **display)
         head.input(show_head, show_inputs, [query_img, query_cap, timing], api_name="show_head", **display)
-        for control in (opacity, colormap):
-            control.input(show, show_inputs, [*view_outputs, timing], api_name=f"show_{control.elem_id}", **display)
-        for control in (head_fusion, discard_ratio):
-            control.input(rollout_options, [*show_inputs, head_fusion, discard_ratio],
-                          [state, *view_outputs, timing], api_name=f"rollout_{control.elem_id}".replace("-", "_"),
-                          **display)
+        opacity.input(show, show_inputs, [*view_outputs, timing], api_name="show_opacity", **display)
+        colormap.change(show, show_inputs, [*view_outputs, timing], api_name="show_colormap", **display)
+        rollout = dict(fn=rollout_options, inputs=[*show_inputs, head_fusion, discard_ratio],
+                       outputs=[state, *view_outputs, timing], **display)
+        head_fusion.change(api_name="rollout_head_fusion", **rollout)
+        discard_ratio.input(api_name="rollout_discard_ratio", **rollout)
         top_k.input(predictions, [state, top_k], label, api_name="top_k", **display)
-        for picture in (grid_img, rollout_img, query_img):
+        for name, picture in (("grid", grid_img), ("rollout", rollout_img), ("query", query_img)):
             picture.select(select_patch, [state, layer, head, opacity, colormap],
-                           [query, grid_img, query_img, query_cap], api_name=f"select_{picture.elem_id}"
-                           .replace("-", "_"), api_visibility="private", **display)
+                           [query, grid_img, query_img, query_cap], api_name=f"select_patch_on_{name}",
+                           api_visibility="private", **display)
     return demo
 
 
@@ -874,7 +915,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--share", action="store_true", help="also open a temporary public gradio.live link")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # gradio's own start-up requests
     demo = build_demo()
     launch(demo, args.host, args.port, args.share, prevent_thread_lock=True)
     threading.Thread(target=_prewarm, name="prewarm", daemon=True).start()

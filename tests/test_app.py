@@ -1,0 +1,404 @@
+"""The app as a client sees it: app.py launched in-process, driven through gradio_client.
+
+Random checkpoints stand in for torchvision's (the ``torch_home`` fixture), so the
+``imagenet`` code path runs without a network. ViT-B/32 is used wherever ViT-B/16
+is not the point: the test machine has two cores.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from gradio_client import Client, handle_file
+from gradio_client.exceptions import AppError
+from PIL import Image
+
+import app
+import vit.api
+import vit.cost
+
+# gradio 6.31 itself calls deprecated pandas options on every request.
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:gradio.queueing")
+
+ROOT = Path(__file__).resolve().parents[1]
+CAT = ROOT / "assets" / "cat.jpg"
+
+# Output positions of /analyze (the gr.State is not returned to clients).
+BANNER, GRID, GRID_CAP, STAGES, ROLLOUT, ROLLOUT_CAP, HEADS, HEADS_CAP, LAYERS, LAYERS_CAP, QUERY, QUERY_CAP, \
+    LABEL, DEPTH_PLOT, TIMING = range(15)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(torch_home):
+    app._cache = None  # a fresh model cache that reads this TORCH_HOME
+    demo = app.build_demo()
+    _, url, _ = app.launch(demo, port=free_port(), prevent_thread_lock=True, quiet=True)
+    yield url
+    demo.close()
+    app._cache = None
+
+
+@pytest.fixture
+def client(server) -> Client:
+    """A new client is a new browser tab: its own session state."""
+    return Client(server, verbose=False)
+
+
+@pytest.fixture
+def model_calls(monkeypatch) -> list:
+    """Every call of vit.api.analyze (the only place the model runs), recorded."""
+    calls = []
+    real = vit.api.analyze
+
+    def counting(*args, **kwargs):
+        calls.append(args[0].name)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(vit.api, "analyze", counting)
+    return calls
+
+
+def analyze(client: Client, image=CAT, **params):
+    return client.predict(image=handle_file(str(image)), api_name="/analyze", **params)
+
+
+def shapes(result) -> list[str]:
+    return [row[3] for row in result[STAGES]["data"]]
+
+
+def size(path) -> tuple[int, int]:
+    with Image.open(path) as img:
+        return img.size
+
+
+# --------------------------------------------------------------------------- the API
+
+
+def test_api_names_its_parameters(client):
+    info = client.view_api(print_info=False, return_format="dict")["named_endpoints"]
+    params = [p["parameter_name"] for p in info["/analyze"]["parameters"]]
+    assert params[:4] == ["image", "model", "patch_size", "depth"]
+    assert {"top_k", "head_fusion", "discard_ratio", "layer", "head", "opacity", "colormap"} <= set(params)
+    required = [p["parameter_name"] for p in info["/analyze"]["parameters"] if not p["parameter_has_default"]]
+    assert required == ["image"]
+    assert {"/show_layer", "/show_head", "/top_k", "/model_settings"} <= set(info)
+
+
+def test_analyze_vit_b16_shapes_predictions_and_pictures(client, model_calls):
+    result = analyze(client, model="ViT-B/16", patch_size=16, depth=12, top_k=5)
+    assert model_calls == ["vit_b_16"]
+    got = shapes(result)
+    for shape in ["(1, 3, 224, 224)", "(1, 768, 14, 14)", "(1, 196, 768)", "(1, 197, 768)", "(1, 12, 197, 197)",
+                  "(1, 197, 3072)", "(1, 768)", "(1, 1000)"]:
+        assert shape in got, shape
+    assert got[0] == "(1, 3, 224, 224)" and got[-1] == "(1, 1000)"
+    names = [row[0] for row in result[STAGES]["data"]]
+    assert "layers 2–11 (same shapes, ×10)" in names and "layer 12 output" in names
+    notations = [row[2] for row in result[STAGES]["data"]]
+    assert notations[:5] == ["(B, C, H, W)", "(B, D, H/P, W/P)", "(B, N, D)", "(B, N+1, D)", "(B, N+1, D)"]
+
+    label = result[LABEL]
+    assert len(label["confidences"]) == 5
+    assert label["label"] == label["confidences"][0]["label"]
+    probs = [c["confidence"] for c in label["confidences"]]
+    assert probs == sorted(probs, reverse=True) and 0 < sum(probs) <= 1
+
+    assert "PRETRAINED" in result[BANNER] and "ViT-B/16 ImageNet weights" in result[BANNER]
+    assert "14×14 grid" in result[GRID_CAP] and "N = 196" in result[GRID_CAP] and "row-major" in result[GRID_CAP]
+    assert "layers 1–12" in result[ROLLOUT_CAP]
+    assert "token 106" in result[QUERY_CAP]  # the centre patch (7, 7) before any click
+    for picture in (GRID, ROLLOUT, QUERY):
+        assert size(result[picture]) == (448, 448)
+        assert result[picture].endswith(".png")
+    assert size(result[HEADS])[0] > size(result[HEADS])[1]  # 12 heads as 4 x 3 tiles
+    assert size(result[DEPTH_PLOT]) == (720, 360)
+
+
+def test_resized_patch_size_changes_grid_and_tokens(client):
+    result = analyze(client, model="ViT-B/32", patch_size=24, depth=3, top_k=3)
+    got = shapes(result)
+    assert got[:5] == ["(1, 3, 216, 216)", "(1, 768, 9, 9)", "(1, 81, 768)", "(1, 82, 768)", "(1, 82, 768)"]
+    assert "(1, 12, 82, 82)" in got and "(1, 82, 3072)" in got
+    assert [row[0] for row in result[STAGES]["data"]].count("layer 2 output") == 1  # 3 layers: none folded
+    assert "9×9 grid" in result[GRID_CAP] and "N = 81" in result[GRID_CAP]
+    assert "PI-resized 32→24" in result[BANNER] and "first 3 of 12 layers" in result[BANNER]
+    assert 'class="banner warn"' in result[BANNER]
+    assert len(result[LABEL]["confidences"]) == 3
+    assert size(result[ROLLOUT]) == (448, 448)
+
+
+def test_display_only_changes_do_not_run_the_model(client, model_calls):
+    first = analyze(client, model="ViT-B/32", patch_size=32, depth=12)
+    loads = app.model_cache().loads
+    runs = app.RUNS["model"]
+    assert len(model_calls) == 1
+
+    layer3 = client.predict(layer=3, head=1, opacity=0.6, colormap="cividis", api_name="/show_layer")
+    assert "layers 1–3" in layer3[1] and "Layer 3" in layer3[3]
+    assert Path(layer3[0]).read_bytes() != Path(first[ROLLOUT]).read_bytes()
+
+    head5 = client.predict(layer=3, head=5, opacity=0.6, colormap="cividis", api_name="/show_head")
+    assert "head 5" in head5[1] and "layer 3" in head5[1]
+
+    magma = client.predict(layer=3, head=5, opacity=0.9, colormap="magma", api_name="/show_colormap")
+    assert Path(magma[0]).read_bytes() != Path(layer3[0]).read_bytes()
+
+    fused = client.predict(layer=12, head=1, opacity=0.6, colormap="cividis", head_fusion="max", discard_ratio=0.5,
+                           api_name="/rollout_discard_ratio")
+    assert "fused by **max**" in fused[1] and "weakest 50%" in fused[1]
+    assert Path(fused[0]).read_bytes() != Path(first[ROLLOUT]).read_bytes()
+
+    top3 = client.predict(top_k=3, api_name="/top_k")
+    assert [c["label"] for c in top3["confidences"]] == [c["label"] for c in first[LABEL]["confidences"][:3]]
+    top12 = client.predict(top_k=12, api_name="/top_k")  # more than the analysis listed: from the kept probs
+    assert len(top12["confidences"]) == 12
+
+    assert len(model_calls) == 1
+    assert app.model_cache().loads == loads and app.RUNS["model"] == runs
+
+
+def test_display_only_before_any_analysis_does_nothing(client, model_calls):
+    result = client.predict(layer=3, head=1, opacity=0.6, colormap="cividis", api_name="/show_layer")
+    assert all(value == {"__type__": "update"} for value in result)  # gr.skip(): nothing changes
+    assert model_calls == []
+
+
+def test_model_settings_follow_the_model(client):
+    patch, depth, layer, head, meter = client.predict(model="ViT-L/16", head=14, api_name="/model_settings")
+    assert patch["value"] == 16 and "checkpoint's own: 16" in patch["info"]
+    assert depth["maximum"] == 24 and depth["value"] == 24
+    assert layer["maximum"] == 24
+    assert head["maximum"] == 16 and head["value"] == 14
+    assert "N+1 = **197 tokens**" in meter
+    _, depth, _, head, _ = client.predict(model="ViT-B/32", head=14, api_name="/model_settings")
+    assert depth["maximum"] == 12 and head["value"] == 12
+
+
+# --------------------------------------------------------------------------- errors
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        (dict(image=None), "No image yet"),
+        (dict(patch_size=3), "patch_size must be an integer from 4 to 64, got 3"),
+        (dict(patch_size="sixteen"), "patch_size must be an integer from 4 to 64, got 'sixteen'"),
+        (dict(model="ViT-Z/99"), "model_name must be one of"),
+        (dict(depth=13), "depth must be an integer from 1 to 12"),
+        (dict(top_k=0), "top_k must be an integer from 1 to 20"),
+        (dict(head_fusion="median"), "head_fusion must be one of"),
+        (dict(discard_ratio=1.5), "discard_ratio must be a number from 0 to 0.99"),
+        (dict(head=13), "head must be an integer from 1 to 12"),
+        (dict(colormap="jet"), "colormap must be one of"),
+        (dict(model="ViT-H/14", patch_size=4, depth=32, budget=1.0), "needs about 2.9 GB .* allows 1 GB"),
+    ],
+)
+def test_bad_requests_get_a_message_a_student_understands(client, model_calls, monkeypatch, params, message):
+    if "budget" in params:  # a server with 1 GB for attention maps
+        monkeypatch.setattr(vit.cost, "MEMORY_BUDGET_GB", params.pop("budget"))
+    params = {"image": handle_file(str(CAT)), "model": "ViT-B/32", "patch_size": 32, "depth": 12, **params}
+    with pytest.raises(AppError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        client.predict(api_name="/analyze", **params)
+    assert model_calls == []  # refused before any model ran (or, for ViT-H, was downloaded)
+
+
+def test_garbage_file_is_refused_and_the_server_keeps_serving(client, tmp_path):
+    fake = tmp_path / "holiday.jpg"
+    fake.write_text("this is a text file renamed to .jpg\n")
+    with pytest.raises(AppError, match=r"could not read 'holiday.jpg' as an image \(not a JPEG/PNG"):
+        analyze(client, fake, model="ViT-B/32", patch_size=32, depth=2)
+    result = analyze(client, model="ViT-B/32", patch_size=32, depth=2)
+    assert "(1, 1000)" in shapes(result)
+
+
+def test_a_bug_is_logged_and_shown_as_a_generic_error(client, monkeypatch, caplog):
+    def broken(*args, **kwargs):
+        raise RuntimeError("internal detail the student should not see")
+
+    monkeypatch.setattr(vit.api, "analyze", broken)
+    with caplog.at_level(logging.ERROR, logger="vit.app"):
+        with pytest.raises(AppError, match="Something went wrong on the server") as info:
+            analyze(client, model="ViT-B/32", patch_size=32, depth=2)
+    assert "internal detail" not in str(info.value)
+    assert any("internal detail" in (r.exc_text or "") for r in caplog.records)
+    monkeypatch.undo()
+    assert "(1, 1000)" in shapes(analyze(client, model="ViT-B/32", patch_size=32, depth=2))
+
+
+# --------------------------------------------------------------------------- clicking a patch
+
+
+@pytest.fixture(scope="module")
+def b32_analysis(torch_home):
+    model = vit.api.load_model("vit_b_32", patch_size=32, depth=4, device="cpu")
+    return vit.api.analyze(model, CAT)
+
+
+class Click:
+    """What gr.SelectData carries for a click on a gr.Image: the pixel (x, y) in the picture."""
+
+    def __init__(self, x, y):
+        self.index = [x, y]
+
+
+def test_a_click_selects_the_patch_under_it(b32_analysis):
+    a = b32_analysis  # 7 x 7 grid, pictures 448 x 448: 64 px per patch
+    assert app.display_size(a) == (448, 448)
+    select = app.select_patch.__wrapped__
+    for (x, y), (row, col) in {(0, 0): (0, 0), (63, 64): (1, 0), (447, 447): (6, 6), (200, 10): (0, 3)}.items():
+        query, grid_image, query_image, caption = select(a, 4, 1, 0.6, "cividis", Click(x, y))
+        assert app.query_cell(query, a.grid) == (row, col)
+        token = 1 + row * 7 + col
+        assert f"row {row}, col {col}" in caption and f"token {token}" in caption
+        expected = app.query_view(a, query, 4, 1, 0.6, "cividis")[0]
+        assert expected.tobytes() == query_image.tobytes()
+    corner = select(a, 4, 1, 0.6, "cividis", Click(0, 0))[2]
+    centre = select(a, 4, 1, 0.6, "cividis", Click(224, 224))[2]
+    assert corner.tobytes() != centre.tobytes()
+
+
+def test_query_view_shows_that_patchs_attention_row(b32_analysis):
+    """The query picture is the overlay of row 1 + r*cols + c of the chosen layer and head."""
+    from vit import render
+
+    a = b32_analysis
+    query = (0.5 / 7, 2.5 / 7)  # patch (2, 0): token 15
+    image, caption = app.query_view(a, query, 2, 3, 0.6, "cividis")
+    expected = render.overlay(a.image, a.attention_map(2, 2, 15).numpy(), 0.6, "cividis", mark=(2, 0))
+    assert image.tobytes() == expected.tobytes()
+    assert "token 15" in caption and "layer 2, head 3" in caption
+
+
+def test_layers_past_the_depth_run_show_the_last_one(b32_analysis):
+    assert app._layer_head(b32_analysis, 12, 2) == (4, 2)
+    assert app._layer_head(b32_analysis, None, 1) == (4, 1)
+    with pytest.raises(vit.InputError, match="layer must be an integer from 1 to 12"):
+        app._layer_head(b32_analysis, 13, 1)
+
+
+# --------------------------------------------------------------------------- the weights banner
+
+
+def analysis_like(weights: str, status: str, patch_size: int = 16, depth: int = 12):
+    from types import SimpleNamespace
+
+    return SimpleNamespace(model="vit_b_16", weights=weights, status=status, patch_size=patch_size, depth=depth)
+
+
+def test_banner_says_which_weights_run():
+    assert 'class="banner idle"' in app.banner_html(None)
+    ok = app.banner_html(analysis_like("imagenet", "ViT-B/16 ImageNet weights (torchvision)"))
+    assert 'class="banner ok"' in ok and "PRETRAINED" in ok and "UNTRAINED" not in ok
+    warn = app.banner_html(analysis_like("imagenet", "ViT-B/16 ImageNet weights (torchvision); first 6 of 12 layers",
+                                         depth=6))
+    assert 'class="banner warn"' in warn and "first 6 of 12 layers" in warn
+    bad = app.banner_html(analysis_like(
+        "random", "UNTRAINED: weights could not be downloaded — predictions are random; run "
+        "`python -m vit download vit_b_16` (could not download https://example.org/x.pth: <urlopen error>)"))
+    assert 'class="banner bad"' in bad and "UNTRAINED" in bad
+    assert "<code>python -m vit download vit_b_16</code>" in bad
+    assert "&lt;urlopen error&gt;" in bad and "<urlopen" not in bad  # the status is escaped
+    assert '<span class="detail"> (could not download' in bad
+
+
+# --------------------------------------------------------------------------- the cost meter
+
+
+def test_cost_meter_counts_tokens_attention_and_flops(monkeypatch):
+    monkeypatch.setattr(app, "hardware", lambda: ("a 2-core CPU", 2 * app.CPU_GFLOPS_PER_CORE))
+    quick = app.cost_meter("ViT-B/16", 16, 12)
+    assert "grid 14×14 on 224×224 px" in quick and "N+1 = **197 tokens**" in quick
+    assert "(N+1)² = **38,809**" in quick and "L·h·(N+1)² = **5,588,496**" in quick  # 12 * 12 * 197^2
+    assert "≈ 34.9 GFLOPs" in quick and "on a 2-core CPU" in quick
+    assert "Slow" not in quick and "Too big" not in quick
+    resized = app.cost_meter("vit_b_32", 24, 12)
+    assert "checkpoint's own: 32" in resized and "grid 9×9 on 216×216 px" in resized and "82 tokens" in resized
+
+
+def test_cost_meter_warns_when_slow_or_too_big(monkeypatch):
+    monkeypatch.setattr(app, "hardware", lambda: ("a 2-core CPU", 2 * app.CPU_GFLOPS_PER_CORE))
+    slow = app.cost_meter("ViT-H/14", 14, 32)
+    assert "Slow: will take ~4 s on a 2-core CPU" in slow and "press **Analyze**" in slow
+    monkeypatch.setattr(vit.cost, "MEMORY_BUDGET_GB", 1.0)
+    assert "Too big for this server" in app.cost_meter("ViT-H/14", 4, 32)
+    assert app.cost_meter("ViT-B/16", 3, 12).startswith("⚠ patch_size must be")
+
+
+def tensor_bytes(obj, seen=None, depth=0) -> int:
+    """Bytes of every tensor an object holds (fields, lists, nested objects), each storage once."""
+    import torch
+
+    seen = set() if seen is None else seen
+    if isinstance(obj, torch.Tensor):
+        key = obj.untyped_storage().data_ptr()
+        if key in seen:
+            return 0
+        seen.add(key)
+        return obj.untyped_storage().nbytes()
+    if depth > 3:
+        return 0
+    if isinstance(obj, (list, tuple)):
+        return sum(tensor_bytes(x, seen, depth + 1) for x in obj)
+    if isinstance(obj, dict):
+        return sum(tensor_bytes(x, seen, depth + 1) for x in obj.values())
+    if hasattr(obj, "__dict__"):
+        return sum(tensor_bytes(x, seen, depth + 1) for x in vars(obj).values())
+    return 0
+
+
+def test_kept_bytes_bounds_what_an_analysis_keeps(b32_analysis):
+    a = b32_analysis
+    a.rollout(2)  # whatever rollout caches counts too
+    kept = tensor_bytes(a) - a.probs.numel() * a.probs.element_size()
+    estimate = app.cost("ViT-B/32", 32, 4).kept_bytes
+    assert kept <= estimate <= 2.5 * kept
+
+
+# --------------------------------------------------------------------------- start-up
+
+
+def test_import_and_build_do_no_work():
+    code = "import sys, app; app.build_demo(); assert 'torch' not in sys.modules, 'torch imported'; print('ok')"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "GRADIO_ANALYTICS_ENABLED": "False"})
+    assert out.returncode == 0, out.stderr[-2000:]
+
+
+def test_python_app_py_serves_the_page(tmp_path):
+    port = free_port()
+    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "TORCH_HOME": str(tmp_path)}
+    t0 = time.monotonic()
+    proc = subprocess.Popen([sys.executable, "app.py", "--host", "127.0.0.1", "--port", str(port)], cwd=ROOT,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        status = None
+        while time.monotonic() - t0 < 60 and proc.poll() is None:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2) as response:
+                    status = response.status
+                    page = response.read().decode()
+                break
+            except OSError:
+                time.sleep(0.2)
+        elapsed = time.monotonic() - t0
+        assert status == 200, proc.stdout.read().decode()[-2000:] if proc.poll() is not None else "no answer"
+        assert "ViT Anatomy" in page
+        assert elapsed < 30, f"first HTTP 200 after {elapsed:.1f} s"
+        print(f"python app.py -> HTTP 200 in {elapsed:.1f} s")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
