@@ -60,6 +60,7 @@ SERVER_ERROR = "Something went wrong on the server (it has been logged). Try aga
 RUNS: Counter = Counter()
 
 _cache = None
+_store = None
 _cache_lock = threading.Lock()
 
 
@@ -171,6 +172,28 @@ def _as_files(result):
     if isinstance(result, tuple):
         return tuple(png_file(x) if isinstance(x, Image.Image) else x for x in result)
     return result
+
+
+def analysis_store():
+    """The server's :class:`vit.cache.AnalysisStore`: tabs hold keys, the analyses live here, bounded."""
+    global _store
+    with _cache_lock:
+        if _store is None:
+            from vit.cache import AnalysisStore  # noqa: PLC0415
+
+            _store = AnalysisStore()
+        return _store
+
+
+def kept(key):
+    """The analysis a tab's key stands for; a clear message if it was dropped to make room."""
+    from vit.errors import InputError  # noqa: PLC0415
+
+    analysis = analysis_store().get(key)
+    if analysis is None:
+        raise InputError("This picture's analysis was dropped to make room for other users' analyses: "
+                         "press Analyze to run it again.")
+    return analysis
 
 
 def handler(fn):
@@ -519,7 +542,7 @@ def analyze(image, model, patch_size, depth, top_k=5, head_fusion="mean", discar
               f"total {1e3 * (t3 - t0):.0f} ms")
     log.info("analysed %s P=%d L=%d: %s", display, patch_size, depth, timing)
     return (banner_html(a), grid_image, grid_caption, stage_rows(a.stages, a.depth), *drawn,
-            top_k_label(a, top_k), plot, timing, a)
+            top_k_label(a, top_k), plot, timing, analysis_store().put(a))
 
 
 ANALYSIS_OUTPUT_COUNT = 16  # banner ... timing, and the state
@@ -587,6 +610,7 @@ def show(state, query, layer, head, opacity, colormap):
     """Another opacity or colormap: redraw every view from the kept analysis (no model run)."""
     if state is None:
         return tuple(gr.skip() for _ in range(9))
+    state = kept(state)
     from vit import validate  # noqa: PLC0415
 
     t0 = time.perf_counter()
@@ -600,6 +624,7 @@ def show_layer(state, query, layer, head, opacity, colormap):
     """Another layer: redraw rollout, heads and the query view (no model run)."""
     if state is None:
         return tuple(gr.skip() for _ in range(7))
+    state = kept(state)
     from vit import validate  # noqa: PLC0415
 
     t0 = time.perf_counter()
@@ -614,6 +639,7 @@ def show_head(state, query, layer, head, opacity, colormap):
     """Another head: redraw the query view (no model run)."""
     if state is None:
         return tuple(gr.skip() for _ in range(3))
+    state = kept(state)
     from vit import validate  # noqa: PLC0415
 
     t0 = time.perf_counter()
@@ -627,13 +653,14 @@ def rollout_options(state, query, layer, head, opacity, colormap, head_fusion, d
     """Another head fusion or discard ratio: recomputed from the kept attention, no model run."""
     if state is None:
         return tuple(gr.skip() for _ in range(10))
+    state = kept(state)
     from vit import validate  # noqa: PLC0415
 
     t0 = time.perf_counter()
     a = state.with_options(validate.head_fusion(head_fusion), validate.discard_ratio(discard_ratio))
     layer, head = _layer_head(a, layer, head)
     drawn = views(a, _query(query), layer, head, validate.opacity(opacity), _colormap(colormap))
-    return (a, *drawn, _redrawn(t0))
+    return (analysis_store().put(a), *drawn, _redrawn(t0))
 
 
 @handler
@@ -641,6 +668,7 @@ def select_patch(state, layer, head, opacity, colormap, evt: gr.SelectData):
     """A click on a picture of the model's view: that patch becomes the query."""
     if state is None:
         return tuple(gr.skip() for _ in range(4))
+    state = kept(state)
     from vit import validate  # noqa: PLC0415
 
     query = clicked_fraction(evt.index, display_size(state))
@@ -656,6 +684,7 @@ def predictions(state, top_k):
     """Another top-k: read from the kept probabilities."""
     if state is None:
         return gr.skip()
+    state = kept(state)
     from vit import validate  # noqa: PLC0415
 
     return top_k_label(state, validate.top_k(top_k))
@@ -688,6 +717,7 @@ def sync_sliders(state, layer, head):
     """After an analysis: the layer and head sliders span what was run."""
     if state is None:
         return gr.skip(), gr.skip()
+    state = kept(state)
     from vit.errors import InputError  # noqa: PLC0415
 
     try:
@@ -752,7 +782,7 @@ def build_demo() -> gr.Blocks:
 
     # delete_cache: a classroom session makes ~1 MB of pictures per redraw; keep an hour of them.
     with gr.Blocks(title="ViT Anatomy", analytics_enabled=False, delete_cache=(1800, 3600)) as demo:
-        state = gr.State(None, time_to_live=STATE_TTL_S)  # the tab's vit.Analysis
+        state = gr.State(None, time_to_live=STATE_TTL_S)  # the key of the tab's vit.Analysis in the store
         query = gr.State(CENTRE)  # the query patch, as fractions (x, y) of the picture
 
         gr.Markdown(

@@ -259,15 +259,16 @@ def test_a_click_selects_the_patch_under_it(b32_analysis):
     a = b32_analysis  # 7 x 7 grid, pictures 448 x 448: 64 px per patch
     assert app.display_size(a) == (448, 448)
     select = app.select_patch.__wrapped__
+    key = app.analysis_store().put(a)  # what the tab holds
     for (x, y), (row, col) in {(0, 0): (0, 0), (63, 64): (1, 0), (447, 447): (6, 6), (200, 10): (0, 3)}.items():
-        query, grid_image, query_image, caption = select(a, 4, 1, 0.6, "cividis", Click(x, y))
+        query, grid_image, query_image, caption = select(key, 4, 1, 0.6, "cividis", Click(x, y))
         assert app.query_cell(query, a.grid) == (row, col)
         token = 1 + row * 7 + col
         assert f"row {row}, col {col}" in caption and f"token {token}" in caption
         expected = app.query_view(a, query, 4, 1, 0.6, "cividis")[0]
         assert expected.tobytes() == query_image.tobytes()
-    corner = select(a, 4, 1, 0.6, "cividis", Click(0, 0))[2]
-    centre = select(a, 4, 1, 0.6, "cividis", Click(224, 224))[2]
+    corner = select(key, 4, 1, 0.6, "cividis", Click(0, 0))[2]
+    centre = select(key, 4, 1, 0.6, "cividis", Click(224, 224))[2]
     assert corner.tobytes() != centre.tobytes()
 
 
@@ -402,3 +403,13 @@ def test_python_app_py_serves_the_page(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+
+
+def test_a_dropped_analysis_asks_for_a_new_run():
+    """Tabs hold keys; an analysis evicted from the bounded store gives a clear message, not a crash."""
+    import gradio as gr
+
+    with pytest.raises(vit.InputError, match="dropped to make room"):
+        app.show_head.__wrapped__("an-evicted-key", app.CENTRE, 1, 1, 0.6, "cividis")
+    with pytest.raises(gr.Error, match="press Analyze to run it again"):
+        app.show_head("an-evicted-key", app.CENTRE, 1, 1, 0.6, "cividis")

@@ -15,6 +15,7 @@ import torch
 from torch import Tensor
 
 from . import explain
+from .cost import KEEP_FACTORS_BYTES
 from .trace import Stage
 
 
@@ -63,6 +64,7 @@ class Analysis:
     head_fusion: str
     discard_ratio: float
     timings_ms: dict[str, float] = field(default_factory=dict)
+    _factors: Tensor | None = field(default=None, repr=False, compare=False)
 
     # --- sizes ---------------------------------------------------------------
     @property
@@ -72,6 +74,14 @@ class Analysis:
     @property
     def num_tokens(self) -> int:
         return self.num_patches + 1
+
+    @property
+    def nbytes(self) -> int:
+        """Memory this analysis keeps (attention summaries, queries and keys, the picture)."""
+        tensors = [self.fused, self.cls_attention, self.probs, *self.queries, *self.keys]
+        if self._factors is not None:
+            tensors.append(self._factors)
+        return sum(t.numel() * t.element_size() for t in tensors) + self.image.nbytes
 
     @property
     def params(self) -> int:
@@ -84,8 +94,16 @@ class Analysis:
         The per-layer rollout matrices are built one at a time from the fused maps
         rather than kept: at patch size 4 all of them would be another 0.5 GB.
         """
-        factors = _LazyFactors(self.fused, self.discard_ratio)
-        return explain.rollout_row(factors, query, layer)
+        return explain.rollout_row(self._rollout_factors(), query, layer)
+
+    def _rollout_factors(self):
+        """All layers' rollout matrices, kept when small (< 64 MB), else built one at a time."""
+        if self._factors is not None:
+            return self._factors
+        if self.fused.numel() * 4 > KEEP_FACTORS_BYTES:  # B/16: 1.9 MB at patch 16, 472 MB at patch 4
+            return _LazyFactors(self.fused, self.discard_ratio)
+        self._factors = explain.rollout_factors(self.fused, self.discard_ratio)  # (L, N+1, N+1)
+        return self._factors
 
     def rollout(self, layer: int | None = None, query: int = 0) -> Tensor:
         """:meth:`rollout_matrix_row` over the patches: (rows, cols)."""
@@ -128,7 +146,7 @@ class Analysis:
                     for q, k in zip(self.queries, self.keys)
                 ]
             )
-        changes = dict(self.__dict__, fused=fused, head_fusion=fusion, discard_ratio=discard)
+        changes = dict(self.__dict__, fused=fused, head_fusion=fusion, discard_ratio=discard, _factors=None)
         return Analysis(**changes)
 
     # --- plain data ------------------------------------------------------------

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import threading
+import uuid
 from collections import OrderedDict
 
 from . import validate
@@ -88,3 +89,39 @@ class ModelCache:
 
     def __contains__(self, key) -> bool:
         return key in self._models
+
+
+class AnalysisStore:
+    """The analyses a server keeps for its users' display-only changes, bounded in bytes.
+
+    A browser tab holds only a key; the analysis itself lives here, least recently
+    used first out, so thirty tabs at patch size 4 cannot take the server's memory.
+    """
+
+    def __init__(self, max_bytes: int = int(float(os.environ.get("VIT_APP_STATE_GB", "3")) * 1e9)):
+        self.max_bytes = max_bytes
+        self._items: OrderedDict[str, object] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def put(self, analysis) -> str:
+        key = uuid.uuid4().hex
+        with self._lock:
+            self._items[key] = analysis
+            while len(self._items) > 1 and self.nbytes > self.max_bytes:
+                self._items.popitem(last=False)
+        return key
+
+    def get(self, key):
+        """The analysis for ``key``, or None if it was never kept or has been dropped."""
+        with self._lock:
+            analysis = self._items.get(key) if isinstance(key, str) else None
+            if analysis is not None:
+                self._items.move_to_end(key)
+            return analysis
+
+    @property
+    def nbytes(self) -> int:
+        return sum(a.nbytes for a in self._items.values())
+
+    def __len__(self) -> int:
+        return len(self._items)

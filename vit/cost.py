@@ -20,6 +20,8 @@ from .errors import InputError
 # Memory one analysis may take beyond the model's weights (attention summaries kept,
 # plus one layer's (h, N+1, N+1) weights while it runs). ViT-H/14 at patch 4 needs ~3.5 GB.
 MEMORY_BUDGET_GB = float(os.environ.get("VIT_MEMORY_BUDGET_GB", "4"))
+# An analysis keeps its per-layer rollout matrices when they take less than this (vit.analysis).
+KEEP_FACTORS_BYTES = 64 * 2**20
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,8 @@ def estimate(model, patch_size=None, depth=None) -> Cost:
     T, D, h = grid * grid + 1, native.embed_dim, native.num_heads
     macs_per_layer = 4 * T * D * D + 2 * T * D * native.mlp_dim + 2 * T * T * D
     kept = 4 * depth * (T * T + 2 * T * D + h * T + D)
+    if 4 * depth * T * T <= KEEP_FACTORS_BYTES:
+        kept += 4 * depth * T * T  # the rollout matrices, kept when small
     per_layer_params = 4 * D * D + 4 * D + 2 * D * native.mlp_dim + native.mlp_dim + D + 4 * D
     params = depth * per_layer_params + (T + 1) * D + 3 * patch_size**2 * D + D + 2 * D + (D + 1) * 1000
     return Cost(

@@ -1,0 +1,51 @@
+"""The server's bounded caches: models (LRU, big ones first out) and kept analyses (LRU by bytes)."""
+
+from __future__ import annotations
+
+import types
+
+import numpy as np
+import torch
+
+from vit import cache
+
+
+def fake_model(name: str, mb: int):
+    m = torch.nn.Linear(1, 1)
+    m.weight = torch.nn.Parameter(torch.zeros(mb * 2**18))  # mb MB of float32
+    m.name, m.weights = name, "random"
+    return m
+
+
+def test_model_cache_is_lru_and_evicts_big_models_first(monkeypatch):
+    loads = []
+
+    def load(name, weights, patch_size, depth, progress=None):
+        loads.append((name, patch_size))
+        return fake_model(name, 40 if name.startswith("vit_l") else 10)
+
+    monkeypatch.setattr(cache, "load_model", load)
+    c = cache.ModelCache(max_bytes=70 * 2**20, max_models=3)
+    b16 = c.get("vit_b_16", "random")
+    assert c.get("ViT-B/16", "random") is b16 and len(loads) == 1  # a hit, whatever the spelling
+    c.get("vit_l_16", "random")
+    c.get("vit_b_32", "random", patch_size=24)
+    c.get("vit_b_32", "random")  # 10 + 40 + 10 + 10 MB > 70: ViT-L goes first, though not the oldest
+    assert ("vit_l_16", "random", 16, 24) not in c
+    assert ("vit_b_16", "random", 16, 12) in c and len(c) == 3
+    c.get("vit_b_16", "random", depth=3)  # 4 models > 3: the least recently used goes
+    assert ("vit_b_16", "random", 16, 12) not in c
+
+
+def fake_analysis(mb: int):
+    return types.SimpleNamespace(nbytes=mb * 2**20, image=np.zeros(1))
+
+
+def test_analysis_store_is_bounded_and_lru():
+    store = cache.AnalysisStore(max_bytes=30 * 2**20)
+    first, second = store.put(fake_analysis(10)), store.put(fake_analysis(10))
+    assert store.get(first) is not None  # now the most recently used
+    third = store.put(fake_analysis(15))  # 35 MB > 30: the least recently used (second) goes
+    assert store.get(second) is None and store.get(first) is not None and store.get(third) is not None
+    assert store.nbytes <= 30 * 2**20
+    assert store.get("no such key") is None and store.get(None) is None and store.get(["x"]) is None
