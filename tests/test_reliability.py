@@ -35,11 +35,19 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def rss_gb() -> float:
+def _status_gb(field: str) -> float:
     for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
+        if line.startswith(field):
             return int(line.split()[1]) / 1e6
     return 0.0
+
+
+def rss_gb() -> float:
+    return _status_gb("VmRSS:")
+
+
+def peak_rss_gb() -> float:
+    return _status_gb("VmHWM:")
 
 
 @pytest.fixture(scope="module")
@@ -177,5 +185,8 @@ def test_classroom_soak(server):
     assert not not_done, "the soak did not finish in 10 minutes"
     problems = [p for f in done for p in f.result()]
     assert problems == []
-    assert rss_gb() < before + 2.0, (before, rss_gb())
+    after = rss_gb()
+    print(f"soak: 16 users x 10 requests in {time.monotonic() - start:.0f} s, RSS {before:.2f} -> {after:.2f} GB, "
+          f"peak {peak_rss_gb():.2f} GB")
+    assert after < before + 2.0, (before, after)
     assert time.monotonic() - start < 600
