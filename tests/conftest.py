@@ -9,6 +9,7 @@ file names torchvision expects (e.g. ``vit_b_16-c867db91.pth``), so the
 from __future__ import annotations
 
 import os
+import socket
 import sys
 from pathlib import Path
 
@@ -20,6 +21,13 @@ sys.path.insert(0, str(ROOT))
 os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
 os.environ.setdefault("VIT_DOWNLOAD_TIMEOUT", "3")
 torch.set_num_threads(min(2, torch.get_num_threads()))
+
+
+def free_port() -> int:
+    """A free TCP port on 127.0.0.1 for an app launched by a test."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def random_torchvision_vit(name: str, seed: int = 0, **overrides) -> torch.nn.Module:

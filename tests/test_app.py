@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -22,6 +21,7 @@ from gradio_client.exceptions import AppError
 from PIL import Image
 
 import app
+from conftest import free_port
 import vit.api
 import vit.cost
 
@@ -34,12 +34,6 @@ CAT = ROOT / "assets" / "cat.jpg"
 # Output positions of /analyze (the gr.State is not returned to clients).
 BANNER, GRID, GRID_CAP, STAGES, ROLLOUT, ROLLOUT_CAP, HEADS, HEADS_CAP, LAYERS, LAYERS_CAP, QUERY, QUERY_CAP, \
     LABEL, DEPTH_PLOT, TIMING = range(15)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")

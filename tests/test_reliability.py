@@ -8,7 +8,6 @@ script would be.
 from __future__ import annotations
 
 import random
-import socket
 import time
 from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
@@ -20,19 +19,13 @@ from PIL import Image
 
 import app
 import vit
-from conftest import ROOT, write_checkpoint
+from conftest import ROOT, free_port, write_checkpoint
 from corpus import EXPECTED_ERROR_WORDS, make_corpus
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:gradio.queueing")
 
 CAT = ROOT / "assets" / "cat.jpg"
 BANNER, GRID, LABEL = 0, 1, 12
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _status_gb(field: str) -> float:
