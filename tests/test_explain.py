@@ -113,3 +113,14 @@ def test_early_exit_applies_norm_then_head():
     head = torch.nn.Linear(8, 3)
     cls = torch.randn(4, 8)
     torch.testing.assert_close(explain.early_exit_logits(cls, norm, head), head(norm(cls)))
+
+
+@pytest.mark.parametrize("fusion", explain.HEAD_FUSIONS)
+def test_rollout_row_from_fused_equals_factors(fusion):
+    w = random_attention(L=5, T=13)
+    fused = explain.fuse_heads(w.double(), fusion)
+    factors = explain.rollout_factors(fused)
+    for upto in range(1, 6):
+        for query in (0, 7):
+            torch.testing.assert_close(explain.rollout_row_from_fused(fused, query, upto),
+                                       explain.rollout_row(factors, query, upto))

@@ -65,6 +65,7 @@ class Analysis:
     discard_ratio: float
     timings_ms: dict[str, float] = field(default_factory=dict)
     _factors: Tensor | None = field(default=None, repr=False, compare=False)
+    _rows: dict = field(default_factory=dict, repr=False, compare=False)  # (layer, query) -> rollout row
 
     # --- sizes ---------------------------------------------------------------
     @property
@@ -91,10 +92,17 @@ class Analysis:
     def rollout_matrix_row(self, layer: int | None = None, query: int = 0) -> Tensor:
         """Rollout row of ``query`` up to ``layer`` (1..depth, default depth) over all N+1 tokens: (N+1,).
 
-        The per-layer rollout matrices are built one at a time from the fused maps
-        rather than kept: at patch size 4 all of them would be another 0.5 GB.
+        Without discarding, the row is rolled straight through the fused maps; with it,
+        each layer's rollout matrix is built (kept when all of them are small). Rows
+        already computed are remembered, so redrawing a layer costs nothing.
         """
-        return explain.rollout_row(self._rollout_factors(), query, layer)
+        key = (self.depth if layer is None else layer, query)
+        if key not in self._rows:
+            if self.discard_ratio == 0:
+                self._rows[key] = explain.rollout_row_from_fused(self.fused, query, key[0])
+            else:
+                self._rows[key] = explain.rollout_row(self._rollout_factors(), query, key[0])
+        return self._rows[key].clone()
 
     def _rollout_factors(self):
         """All layers' rollout matrices, kept when small (< 64 MB), else built one at a time."""
@@ -146,7 +154,7 @@ class Analysis:
                     for q, k in zip(self.queries, self.keys)
                 ]
             )
-        changes = dict(self.__dict__, fused=fused, head_fusion=fusion, discard_ratio=discard, _factors=None)
+        changes = dict(self.__dict__, fused=fused, head_fusion=fusion, discard_ratio=discard, _factors=None, _rows={})
         return Analysis(**changes)
 
     # --- plain data ------------------------------------------------------------

@@ -93,6 +93,25 @@ def rollout_row(factors: Sequence[Tensor] | Tensor, query: int = 0, upto: int | 
     return row
 
 
+def rollout_row_from_fused(fused: Sequence[Tensor] | Tensor, query: int = 0, upto: int | None = None) -> Tensor:
+    """:func:`rollout_row` without discarding, straight from the head-fused maps F_l (L, T, T).
+
+    With A_l = diag(1/s_l) (F_l + I) and s_l = rowsum(F_l) + 1, a row times A_l is
+    (row / s_l) F_l + row / s_l: one vector-matrix product per layer, and no (T, T)
+    matrix is built (at patch size 4 each would be 39 MB).
+    """
+    upto = len(fused) if upto is None else upto
+    if not 1 <= upto <= len(fused):
+        raise ValueError(f"upto must be from 1 to {len(fused)}, got {upto}")
+    row = torch.zeros(fused[0].shape[-1], dtype=fused[0].dtype, device=fused[0].device)
+    row[query] = 1.0
+    for layer in range(upto - 1, -1, -1):
+        f = fused[layer]
+        scaled = row / (f.sum(dim=-1) + 1.0)
+        row = scaled @ f + scaled
+    return row
+
+
 def split_heads(x: Tensor, num_heads: int) -> Tensor:
     """(T, D) -> (h, T, D/h), as the attention module splits its projections."""
     T, D = x.shape
