@@ -17,11 +17,13 @@ first request, and no weights are downloaded until an image is analysed.
 from __future__ import annotations
 
 import argparse
+import atexit
 import functools
 import html
 import logging
 import os
 import re
+import shutil
 import sys
 import tempfile
 import threading
@@ -152,6 +154,7 @@ def png_file(image) -> str:
     global _png_dir
     if _png_dir is None:
         _png_dir = Path(tempfile.mkdtemp(prefix="vit-app-"))
+        atexit.register(shutil.rmtree, _png_dir, ignore_errors=True)
     now = time.time()
     for old in _png_dir.glob("*.png"):
         try:
