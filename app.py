@@ -608,18 +608,22 @@ def _redrawn(t0: float) -> str:
     return f"Time: redrawn in {1e3 * (time.perf_counter() - t0):.0f} ms, without running the model"
 
 
+def _display_args(key, query, layer, head, opacity, colormap):
+    """The kept analysis and the validated display settings shared by every display-only event."""
+    from vit import validate  # noqa: PLC0415
+
+    a = kept(key)
+    layer, head = _layer_head(a, layer, head)
+    return a, _query(query), layer, head, validate.opacity(opacity), _colormap(colormap)
+
+
 @handler
 def show(state, query, layer, head, opacity, colormap):
     """Another opacity or colormap: redraw every view from the kept analysis (no model run)."""
     if state is None:
         return tuple(gr.skip() for _ in range(9))
-    state = kept(state)
-    from vit import validate  # noqa: PLC0415
-
     t0 = time.perf_counter()
-    layer, head = _layer_head(state, layer, head)
-    drawn = views(state, _query(query), layer, head, validate.opacity(opacity), _colormap(colormap))
-    return (*drawn, _redrawn(t0))
+    return (*views(*_display_args(state, query, layer, head, opacity, colormap)), _redrawn(t0))
 
 
 @handler
@@ -627,14 +631,10 @@ def show_layer(state, query, layer, head, opacity, colormap):
     """Another layer: redraw rollout, heads and the query view (no model run)."""
     if state is None:
         return tuple(gr.skip() for _ in range(7))
-    state = kept(state)
-    from vit import validate  # noqa: PLC0415
-
     t0 = time.perf_counter()
-    layer, head = _layer_head(state, layer, head)
-    opacity, cmap = validate.opacity(opacity), _colormap(colormap)
-    return (*rollout_view(state, layer, opacity, cmap), *heads_view(state, layer, opacity, cmap),
-            *query_view(state, _query(query), layer, head, opacity, cmap), _redrawn(t0))
+    a, query, layer, head, opacity, cmap = _display_args(state, query, layer, head, opacity, colormap)
+    return (*rollout_view(a, layer, opacity, cmap), *heads_view(a, layer, opacity, cmap),
+            *query_view(a, query, layer, head, opacity, cmap), _redrawn(t0))
 
 
 @handler
@@ -642,13 +642,8 @@ def show_head(state, query, layer, head, opacity, colormap):
     """Another head: redraw the query view (no model run)."""
     if state is None:
         return tuple(gr.skip() for _ in range(3))
-    state = kept(state)
-    from vit import validate  # noqa: PLC0415
-
     t0 = time.perf_counter()
-    layer, head = _layer_head(state, layer, head)
-    drawn = query_view(state, _query(query), layer, head, validate.opacity(opacity), _colormap(colormap))
-    return (*drawn, _redrawn(t0))
+    return (*query_view(*_display_args(state, query, layer, head, opacity, colormap)), _redrawn(t0))
 
 
 @handler
