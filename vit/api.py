@@ -28,14 +28,22 @@ from .model import ViTForImageClassification
 from .preprocess import as_array, preprocess_for
 from .resample import grid_for_patch_size, pi_resize_patch_embed, resample_pos_embed
 from .trace import Tracer
-from .weights import CHECKPOINTS, DownloadError, check_shapes, convert_torchvision, download, read_state_dict
+from .weights import (
+    CHECKPOINTS,
+    DownloadError,
+    cached_path,
+    check_shapes,
+    convert_torchvision,
+    download,
+    read_state_dict,
+)
 
 Progress = Callable[[int, int], None]
 
 # A failed download is not retried for this long, so a class without a network
 # does not wait for a timeout on every request.
 RETRY_DOWNLOAD_AFTER_S = 60.0
-_failed_downloads: dict[str, tuple[float, str]] = {}
+_failed_downloads: dict[str, tuple[float, str, str]] = {}  # name -> (when, public reason, full reason)
 
 
 def default_device() -> torch.device:
@@ -50,25 +58,39 @@ def _random_state(name: str) -> dict[str, torch.Tensor]:
         return ViTForImageClassification(PRESETS[name]).state_dict()
 
 
-def _pretrained_state(name: str, progress: Progress | None) -> tuple[dict | None, str]:
-    """The native checkpoint in our key names, or None and the reason it could not be had."""
-    failed = _failed_downloads.get(name)
-    if failed and time.monotonic() - failed[0] < RETRY_DOWNLOAD_AFTER_S:
-        return None, failed[1]
-    try:
-        path = download(name, progress=progress)
-    except DownloadError as exc:
-        reason = (
-            f"UNTRAINED: weights could not be downloaded — predictions are random; "
-            f"run `python -m vit download {name}` ({exc})"
-        )
-        _failed_downloads[name] = (time.monotonic(), reason)
-        return None, reason
+def _native_shapes(name: str) -> dict[str, torch.Size]:
+    """Every parameter's shape in a family's native model (built on the meta device: no memory)."""
+    with torch.device("meta"):
+        return {k: v.shape for k, v in ViTForImageClassification(PRESETS[name]).state_dict().items()}
+
+
+def _pretrained_state(name: str, progress: Progress | None) -> tuple[dict | None, str, str]:
+    """The native checkpoint in our key names, or None and why not (for a web page, and in full).
+
+    A file in the cache is always tried first: a download that failed a moment ago
+    says nothing about a checkpoint that has been put there since.
+    """
+    path = cached_path(name)
+    if not path.is_file():
+        failed = _failed_downloads.get(name)
+        if failed and time.monotonic() - failed[0] < RETRY_DOWNLOAD_AFTER_S:
+            return None, failed[1], failed[2]
+        try:
+            path = download(name, progress=progress)
+        except DownloadError as exc:
+            public = (f"UNTRAINED: weights could not be downloaded — predictions are random; "
+                      f"run `python -m vit download {name}`")
+            _failed_downloads[name] = (time.monotonic(), public, f"{public} ({exc})")
+            return None, public, _failed_downloads[name][2]
     _failed_downloads.pop(name, None)
     try:
-        return convert_torchvision(read_state_dict(path)), ""
+        state = convert_torchvision(read_state_dict(path))
+        check_shapes(_native_shapes(name), state, f"the cached checkpoint {path.name}")
     except WeightsError as exc:
-        return None, f"UNTRAINED: predictions are random because {exc}"
+        fix = f"; delete it and run `python -m vit download {name}`" if "download" not in exc.public else ""
+        why = f"UNTRAINED: predictions are random because {{}}{fix}"
+        return None, why.format(exc.public), why.format(exc)
+    return state, "", ""
 
 
 def load_model(
@@ -95,8 +117,9 @@ def load_model(
 
     Returns:
         The model in eval mode, carrying ``config``, ``preprocess``, ``class_names``,
-        ``status`` (a sentence saying what was loaded and done), ``weights`` (what was
-        actually loaded: "imagenet", "random" or the path) and ``name``.
+        ``status`` (a sentence saying what was loaded and done, without server paths or raw
+        exception text), ``status_detail`` (the same with them, for the CLI and logs),
+        ``weights`` (what was actually loaded: "imagenet", "random" or the path) and ``name``.
     """
     name = validate.model_name(name)
     native = PRESETS[name]
@@ -106,17 +129,20 @@ def load_model(
     ckpt = CHECKPOINTS[name]
 
     notes = []
+    detail = ""
     if weights == "random":
         state, loaded, what = _random_state(name), "random", f"UNTRAINED {display} (random weights, as asked)"
     elif weights == "imagenet":
-        state, failure = _pretrained_state(name, progress)
+        state, what, detail = _pretrained_state(name, progress)
         if state is None:
-            state, loaded, what = _random_state(name), "random", failure
+            state, loaded = _random_state(name), "random"
         else:
             loaded, what = "imagenet", f"{display} {ckpt.source} weights (torchvision)"
     else:
         path = Path(os.path.expanduser(str(weights)))
         state = convert_torchvision(read_state_dict(path))
+        # Before anything is resampled: a B/32 file given for B/16 is named as such, not as a resampling error.
+        check_shapes(_native_shapes(name), state, f"weights file {path.name}")
         loaded, what = str(path), f"{display} weights from {path.name}"
 
     grid = grid_for_patch_size(native.image_size, patch_size)
@@ -149,7 +175,8 @@ def load_model(
 
     model.name = name
     model.weights = loaded
-    model.status = "; ".join([what, *notes])
+    model.status = "; ".join([what, *notes])  # for anyone: no server paths, no raw exception text
+    model.status_detail = "; ".join([detail or what, *notes])  # for the CLI and the server's log
     model.preprocess = preprocess_for(name, config.image_size)
     model.class_names = list(ckpt.weights.meta["categories"])
     model.lock = threading.Lock()  # one traced forward at a time: hooks are model state

@@ -13,6 +13,7 @@ import hashlib
 import os
 import re
 import tempfile
+import time
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from torchvision import models as tv_models
 
 from .config import PRESETS
 from .errors import WeightsError
+from .server import pid_alive
 
 
 @dataclass(frozen=True)
@@ -109,8 +111,10 @@ def download(
     if dest.is_file():
         return dest
     dest.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_partials(dest.parent)
     timeout = DOWNLOAD_TIMEOUT_S if timeout is None else timeout
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".partial", dir=dest.parent)
+    # The writer's pid is in the name, so a later process can tell a live download from a dead one's.
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.{os.getpid()}.", suffix=".partial", dir=dest.parent)
     tmp = Path(tmp_name)
     try:
         with os.fdopen(fd, "wb") as out, urllib.request.urlopen(ckpt.url, timeout=timeout) as response:
@@ -137,20 +141,62 @@ def download(
         tmp.unlink(missing_ok=True)
 
 
+_PARTIAL = re.compile(r"^\.(?P<file>.+?\.pth)\.(?:(?P<pid>\d+)\.)?[^.]+\.partial$")
+ORPHAN_PARTIAL_AGE_S = 3600.0  # a partial file without a pid (older versions) is an orphan after an hour
+
+
+def remove_stale_partials(folder: Path | None = None) -> list[Path]:
+    """Remove ``.partial`` downloads left by processes that died (kill -9, power cut).
+
+    A partial file's name carries its writer's pid; it is removed when that process
+    is gone. One without a pid is removed once it is an hour old. Called before
+    every download and when the app starts.
+
+    Returns:
+        The files removed.
+    """
+    folder = cache_dir() if folder is None else folder
+    removed = []
+    try:
+        entries = list(folder.iterdir())
+    except OSError:  # no cache folder yet
+        return removed
+    for path in entries:
+        match = _PARTIAL.match(path.name)
+        if not match:
+            continue
+        pid = match.group("pid")
+        try:
+            stale = not pid_alive(int(pid)) if pid else time.time() - path.stat().st_mtime > ORPHAN_PARTIAL_AGE_S
+            if stale:
+                path.unlink()
+                removed.append(path)
+        except OSError:  # removed meanwhile, or not ours to remove
+            continue
+    return removed
+
+
 def read_state_dict(path: str | os.PathLike) -> dict[str, Tensor]:
-    """Load a torchvision-format state dict from a ``.pth`` file, tensors only (``weights_only=True``)."""
+    """Load a torchvision-format state dict from a ``.pth`` file, tensors only (``weights_only=True``).
+
+    Raises:
+        WeightsError: the message names the path and the reader's error; ``.public`` only the file's name.
+    """
     path = Path(path)
     if not path.is_file():
-        raise WeightsError(f"weights file not found: {path}")
+        raise WeightsError(f"weights file not found: {path}", public=f"weights file {path.name} not found")
+    fix = "delete it and fetch it again with `python -m vit download`"
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:
         raise WeightsError(
             f"could not read the checkpoint {path} ({type(exc).__name__}: {exc}); the file is corrupt or "
-            f"truncated: delete it and fetch it again with `python -m vit download`"
+            f"truncated: {fix}",
+            public=f"the checkpoint {path.name} is corrupt or truncated: {fix}",
         ) from None
     if not isinstance(state, dict) or not all(isinstance(v, Tensor) for v in state.values()):
-        raise WeightsError(f"{path} is not a state dict of tensors (torchvision's format)")
+        raise WeightsError(f"{path} is not a state dict of tensors (torchvision's format)",
+                           public=f"{path.name} is not a state dict of tensors (torchvision's format)")
     return state
 
 
@@ -225,16 +271,3 @@ def check_shapes(expected: dict[str, torch.Size], state: dict[str, Tensor], sour
             raise WeightsError(
                 f"{source}: {key} has shape {tuple(state[key].shape)} in the checkpoint, expected {tuple(shape)}"
             )
-
-
-def infer_family(state: dict[str, Tensor]) -> str | None:
-    """Which of the five families a torchvision state dict belongs to (by its shapes), if any."""
-    try:
-        D, _, P, _ = state["conv_proj.weight"].shape
-    except (KeyError, ValueError):
-        return None
-    num_layers = len({m.group(1) for k in state if (m := _LAYER.search(k))})
-    for name, cfg in PRESETS.items():
-        if (cfg.embed_dim, cfg.patch_size, cfg.num_layers) == (D, P, num_layers):
-            return name
-    return None
