@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -56,6 +57,20 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _out_folder(value: str) -> Path:
+    """The ``--out`` folder, created now: an impossible one is refused before any work is done."""
+    out = Path(value)
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out must be a folder, but {str(out)!r} is a file")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"--out: cannot create the folder {str(out)!r} ({exc.strerror or exc})") from None
+    if not os.access(out, os.W_OK):
+        raise InputError(f"--out: cannot write into the folder {str(out)!r} (permission denied)")
+    return out
+
+
 def _analyze(args) -> int:
     name = validate.model_name(args.model)
     patch_size = None if args.patch_size is None else validate.patch_size(args.patch_size)
@@ -67,6 +82,7 @@ def _analyze(args) -> int:
         raise InputError(f"--weights must be imagenet, random or an existing .pth file, got {args.weights!r}")
     if args.device is not None and args.device not in ("cpu", "cuda"):
         raise InputError(f"--device must be cpu or cuda, got {args.device!r}")
+    out = None if args.out is None else _out_folder(args.out)  # before the analysis, not after it
     from .images import load_image  # noqa: PLC0415
 
     image = load_image(args.image)  # a bad image fails before torch is even imported
@@ -79,12 +95,10 @@ def _analyze(args) -> int:
 
     model = load_model(name, args.weights, patch_size, depth, args.device, progress=_progress(name))
     if model.status.startswith("UNTRAINED:"):
-        print(f"warning: {model.status}", file=sys.stderr)
+        print(f"warning: {model.status_detail}", file=sys.stderr)
     result = analyze(model, image, top_k=top_k, head_fusion=fusion, discard_ratio=discard)
 
-    if args.out:
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
+    if out:
         render.patch_grid(result.image, result.grid).save(out / "patch_grid.png")
         render.overlay(result.image, result.rollout().numpy()).save(out / "rollout.png")
     if args.json:
@@ -97,8 +111,8 @@ def _analyze(args) -> int:
             print(f"  {s.name:<28} {s.notation:<18} {tuple(s.shape)}")
         for p in result.topk:
             print(f"{p.prob:7.2%}  {p.label}")
-        if args.out:
-            print(f"wrote {Path(args.out) / 'patch_grid.png'} and {Path(args.out) / 'rollout.png'}")
+        if out:
+            print(f"wrote {out / 'patch_grid.png'} and {out / 'rollout.png'}")
     return 0
 
 
