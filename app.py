@@ -23,12 +23,10 @@ import html
 import logging
 import os
 import re
-import shutil
+import signal
 import sys
-import tempfile
 import threading
 import time
-import uuid
 from collections import Counter
 from pathlib import Path
 
@@ -54,6 +52,7 @@ GPU_GFLOPS = 20_000.0
 SLOW_S = 2.0  # above this a setting waits for the Analyze button, and the meter says so
 AUTO_DOWNLOAD_MB = 400  # larger checkpoints (ViT-L, ViT-H) download only when Analyze is pressed
 STATE_TTL_S = 3600  # a tab's analysis is dropped an hour after its last update
+MODEL_WAITERS = 16  # requests admitted to vit.server.FairQueue at once; the rest wait in gradio's queue (64)
 
 NO_IMAGE = "No image yet: upload a photo, take one with the webcam, paste one, or click an example below."
 SERVER_ERROR = "Something went wrong on the server (it has been logged). Try again, or another image or setting."
@@ -141,7 +140,19 @@ def cost_meter(model, patch_size, depth) -> str:
 # --------------------------------------------------------------------------- error handling
 
 
-_png_dir: Path | None = None
+_pictures = None
+
+
+def picture_folder():
+    """The server's :class:`vit.server.PictureFolder`, created on first use (pruned in the background)."""
+    global _pictures
+    with _cache_lock:
+        if _pictures is None:
+            from vit.server import PictureFolder  # noqa: PLC0415
+
+            _pictures = PictureFolder()
+            atexit.register(_pictures.remove)
+        return _pictures
 
 
 def png_file(image) -> str:
@@ -149,20 +160,9 @@ def png_file(image) -> str:
 
     Gradio would encode a PIL image at PIL's default level 6: for a 448 px overlay that is
     ~100 ms against ~25 ms, for a file ~7% smaller; four pictures change per redraw.
-    Files older than two minutes are removed (gradio has copied them into its cache by then).
+    Gradio copies the file into its own cache at once; the folder is pruned in the background.
     """
-    global _png_dir
-    if _png_dir is None:
-        _png_dir = Path(tempfile.mkdtemp(prefix="vit-app-"))
-        atexit.register(shutil.rmtree, _png_dir, ignore_errors=True)
-    now = time.time()
-    for old in _png_dir.glob("*.png"):
-        try:
-            if now - old.stat().st_mtime > 120:
-                old.unlink()
-        except FileNotFoundError:  # another request removed it first
-            pass
-    path = _png_dir / f"{uuid.uuid4().hex}.png"
+    path = picture_folder().new_path(".png")
     image.save(path, format="PNG", compress_level=1)
     return str(path)
 
@@ -175,6 +175,42 @@ def _as_files(result):
     if isinstance(result, tuple):
         return tuple(png_file(x) if isinstance(x, Image.Image) else x for x in result)
     return result
+
+
+_fair = None
+
+
+def fair_queue():
+    """The server's :class:`vit.server.FairQueue`: who runs the model next."""
+    global _fair
+    with _cache_lock:
+        if _fair is None:
+            from vit.server import FairQueue  # noqa: PLC0415
+
+            _fair = FairQueue(slots=1)
+        return _fair
+
+
+def session_of(request) -> str:
+    """The browser tab (gradio session) a request comes from; the client's address without one."""
+    session = getattr(request, "session_hash", None)
+    if session:
+        return f"session:{session}"
+    client = getattr(request, "client", None)
+    return f"client:{getattr(client, 'host', None) or 'python'}"
+
+
+def release_memory() -> None:
+    """After a model run: hand freed memory back to the OS and log what the caches account for."""
+    from vit.cache import model_bytes  # noqa: PLC0415
+    from vit.server import rss_bytes, trim_memory  # noqa: PLC0415
+
+    trim_memory()
+    with _cache_lock:
+        models = sum(model_bytes(m) for m in _cache.models()) if _cache is not None else 0
+        analyses = _store.nbytes if _store is not None else 0
+    log.info("memory: RSS %.2f GB; model cache %.2f GB, kept analyses %.2f GB",
+             rss_bytes() / 1e9, models / 1e9, analyses / 1e9)
 
 
 def analysis_store():
@@ -214,7 +250,8 @@ def handler(fn):
         except gr.Error:
             raise
         except InputError as exc:
-            raise gr.Error(str(exc), title="Please check", print_exception=False) from None
+            log.info("%s refused: %s", fn.__name__, exc)  # in full, paths included: for the server's log only
+            raise gr.Error(getattr(exc, "public", str(exc)), title="Please check", print_exception=False) from None
         except Exception:
             log.exception("%s failed", fn.__name__)
             raise gr.Error(SERVER_ERROR, title="Server error", print_exception=False) from None
@@ -437,33 +474,53 @@ def _depth_plot(a):
                              [p.final_class_prob for p in lp], a.topk[0].label)
 
 
-def _image_source(image):
-    """What ``vit.images.load_image`` reads, from the gr.Image payload (or a path/PIL image in Python)."""
-    from vit.errors import InputError  # noqa: PLC0415
+def upload_roots() -> tuple[str, ...]:
+    """The folders whose files a request may name: gradio's upload folder and the app's assets."""
+    from gradio.utils import get_upload_folder  # noqa: PLC0415
 
-    if image is None or image == "":
+    return get_upload_folder(), str(ASSETS)
+
+
+def _image_source(image):
+    """The one gate for every image that comes with a request, public event or internal.
+
+    A gr.Image payload names a file; only a file that gradio itself received as an
+    upload (or one of the app's own examples) is ever opened: the path is resolved,
+    symlinks followed, and must lie under :func:`upload_roots`. Anything else (another
+    path, a URL, a ``data:`` string, a dict without a path) gets one sentence that says
+    nothing about the path. PIL images and arrays come only from Python callers.
+
+    Returns:
+        (what ``vit.images.load_image`` reads, the name the student knows the file by).
+    """
+    from vit.errors import InputError  # noqa: PLC0415
+    from vit.server import proven_file  # noqa: PLC0415
+
+    if image is None or image == "" or image == {}:
         raise InputError(NO_IMAGE)
     if isinstance(image, dict):
-        path = image.get("path")
-        if not path:
-            raise InputError(NO_IMAGE)
-        return path
-    path = getattr(image, "path", None)  # a FileData object
-    return path if isinstance(path, str) else image
+        path, name = image.get("path"), image.get("orig_name")
+    elif isinstance(image, str):
+        path, name = image, None
+    elif hasattr(image, "path"):  # a gradio FileData object
+        path, name = image.path, getattr(image, "orig_name", None)
+    else:
+        return image, None  # a PIL image or an array, from Python: nothing on disk
+    real = proven_file(path, upload_roots())
+    return real, (name if isinstance(name, str) and name else real.name)
 
 
-def _load_image(source, image):
-    """Decode the upload; messages name the file as the student knows it, not the server's temp path."""
+def _load_image(source, name):
+    """Decode the upload; messages name the file as the student knows it, not the server's path."""
     from vit.errors import InputError  # noqa: PLC0415
     from vit.images import load_image  # noqa: PLC0415
 
     try:
         return load_image(source)
     except InputError as exc:
-        if not isinstance(source, str):
+        if name is None:
             raise
-        name = (image.get("orig_name") if isinstance(image, dict) else None) or Path(source).name
-        raise InputError(str(exc).replace(source, repr(name))) from None
+        raise InputError(str(exc).replace(str(source), repr(name))) from None
 
 
 def _progress_reporter(progress, label: str):
@@ -482,7 +539,7 @@ def _progress_reporter(progress, label: str):
 @handler
 def analyze(image, model, patch_size, depth, top_k=5, head_fusion="mean", discard_ratio=0.0,
             layer=None, head=1, opacity=DEFAULT_OPACITY, colormap=DEFAULT_COLORMAP,
-            query=CENTRE, progress=gr.Progress()):
+            query=CENTRE, progress=gr.Progress(), request: gr.Request = None):
     """Run the ViT on one image and draw every view.
 
     Args:
@@ -508,7 +565,7 @@ def analyze(image, model, patch_size, depth, top_k=5, head_fusion="mean", discar
     from vit.config import PRESETS  # noqa: PLC0415
 
     t0 = time.perf_counter()
-    source = _image_source(image)
+    source, filename = _image_source(image)
     name = validate.model_name(model)
     native = PRESETS[name]
     patch_size = validate.patch_size(patch_size)
@@ -526,15 +583,21 @@ def analyze(image, model, patch_size, depth, top_k=5, head_fusion="mean", discar
 
     from vit import api  # noqa: PLC0415 - imports torch
 
-    pil = _load_image(source, image)  # a bad file fails here, before any weights load
+    pil = _load_image(source, filename)  # a bad file fails here, before any weights load
     display = c.display_name
-    progress(0.05, desc=f"loading {display}")
-    loaded = model_cache().get(name, "imagenet", patch_size, depth, progress=_progress_reporter(progress, display))
-    progress(0.4, desc=f"running {display} on your image")
-    t1 = time.perf_counter()
-    a = api.analyze(loaded, pil, top_k=top_k, head_fusion=head_fusion, discard_ratio=discard_ratio)
-    RUNS["model"] += 1
-    t2 = time.perf_counter()
+    progress(0.02, desc="waiting for the model (one analysis at a time, the quickest first)")
+    with fair_queue().turn(session_of(request), estimated_seconds(c)):
+        progress(0.05, desc=f"loading {display}")
+        loaded = model_cache().get(name, "imagenet", patch_size, depth,
+                                   progress=_progress_reporter(progress, display))
+        if loaded.status != loaded.status_detail:
+            log.warning("%s: %s", display, loaded.status_detail)  # the whole reason, for the teacher's terminal
+        progress(0.4, desc=f"running {display} on your image")
+        t1 = time.perf_counter()
+        a = api.analyze(loaded, pil, top_k=top_k, head_fusion=head_fusion, discard_ratio=discard_ratio)
+        RUNS["model"] += 1
+        t2 = time.perf_counter()
+    release_memory()
     progress(0.8, desc="drawing")
     grid_image, grid_caption = grid_view(a, query)
     drawn = views(a, query, layer, head, opacity, cmap)
@@ -556,7 +619,7 @@ def _skip_all():
 
 
 def _auto(image, model, patch_size, depth, top_k, head_fusion, discard_ratio, layer, head, opacity, colormap,
-          query, progress):
+          query, progress, request):
     """Analyse without a click when that is quick; otherwise leave it to the Analyze button."""
     if image is None:
         return _skip_all()
@@ -566,7 +629,7 @@ def _auto(image, model, patch_size, depth, top_k, head_fusion, discard_ratio, la
         c = cost(model, patch_size, depth)
     except InputError:
         return analyze(image, model, patch_size, depth, top_k, head_fusion, discard_ratio, layer, head, opacity,
-                       colormap, query, progress)  # says what is wrong
+                       colormap, query, progress, request)  # says what is wrong
     seconds = estimated_seconds(c)
     if over_budget(c):
         gr.Info(f"{c.display_name} at P = {c.patch_size}, L = {c.depth} is too big for this server: "
@@ -583,25 +646,25 @@ def _auto(image, model, patch_size, depth, top_k, head_fusion, discard_ratio, la
                 "press Analyze to download it.")
         return _skip_all()
     return analyze(image, model, patch_size, depth, top_k, head_fusion, discard_ratio, layer, head, opacity,
-                   colormap, query, progress)
+                   colormap, query, progress, request)
 
 
 @handler
 def auto_analyze(image, model, patch_size, depth, top_k=5, head_fusion="mean", discard_ratio=0.0,
                  layer=None, head=1, opacity=DEFAULT_OPACITY, colormap=DEFAULT_COLORMAP, query=CENTRE,
-                 progress=gr.Progress()):
+                 progress=gr.Progress(), request: gr.Request = None):
     """A new image or patch size: analyse at once if quick, keeping the layer shown."""
     return _auto(image, model, patch_size, depth, top_k, head_fusion, discard_ratio, layer, head, opacity,
-                 colormap, query, progress)
+                 colormap, query, progress, request)
 
 
 @handler
 def auto_analyze_last_layer(image, model, patch_size, depth, top_k=5, head_fusion="mean", discard_ratio=0.0,
                             layer=None, head=1, opacity=DEFAULT_OPACITY, colormap=DEFAULT_COLORMAP, query=CENTRE,
-                            progress=gr.Progress()):
+                            progress=gr.Progress(), request: gr.Request = None):
     """A new model or depth: analyse at once if quick, showing the last layer."""
     return _auto(image, model, patch_size, depth, top_k, head_fusion, discard_ratio, None, head, opacity,
-                 colormap, query, progress)
+                 colormap, query, progress, request)
 
 
 def _redrawn(t0: float) -> str:
@@ -874,8 +937,10 @@ def build_demo() -> gr.Blocks:
                            colormap, query]
         analysis_outputs = [banner, grid_img, grid_cap, stages, *view_outputs, label, depth_img, timing, state]
         assert len(analysis_outputs) == ANALYSIS_OUTPUT_COUNT  # noqa: S101 - internal invariant
+        # Model runs wait in vit.server.FairQueue (one at a time, one per tab, the quickest first), so
+        # gradio lets up to MODEL_WAITERS of them in at once rather than queueing them first come, first served.
         run = dict(inputs=analysis_inputs, outputs=analysis_outputs, preprocess=False, concurrency_id="model",
-                   concurrency_limit=1)
+                   concurrency_limit=MODEL_WAITERS)
         display = dict(preprocess=False, trigger_mode="always_last", concurrency_limit=4, show_progress="hidden")
 
         def sync(after: str) -> dict:  # then the layer and head sliders span what was run
@@ -916,23 +981,76 @@ def build_demo() -> gr.Blocks:
     return demo
 
 
+class PrivateEventGuard:
+    """ASGI middleware: the app's internal events answer only the page, never a by-name HTTP call.
+
+    gradio 6.31 routes ``/gradio_api/call/<name>`` (and ``/run/``, ``/api/``) to every event by
+    its name, ``api_visibility="private"`` ones too (that setting only hides them from the docs
+    and from gradio_client). The page itself calls events by number through the queue, so
+    refusing the by-name routes of private events costs it nothing. Every event that takes an
+    image checks it as well (:func:`_image_source`); this is the second lock.
+    """
+
+    _BY_NAME = re.compile(r"/gradio_api/(?:call/v2|call|run|api)/([^/]+)")
+
+    def __init__(self, app, private: frozenset[str]):
+        self.app, self.private = app, private
+
+    async def __call__(self, scope, receive, send):
+        match = self._BY_NAME.search(scope.get("path", "")) if scope["type"] == "http" else None
+        if match and match.group(1) in self.private:
+            await send({"type": "http.response.start", "status": 404,
+                        "headers": [(b"content-type", b"application/json")]})
+            await send({"type": "http.response.body", "body": b'{"detail":"Not Found"}'})
+            return
+        await self.app(scope, receive, send)
+
+
+def private_events(demo: gr.Blocks) -> frozenset[str]:
+    """The names of the events that are not part of the app's API."""
+    return frozenset(fn.api_name for fn in demo.fns.values() if fn.api_visibility == "private")
+
+
 def launch(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, share: bool = False, **kwargs):
     """Start the server with the app's limits: bounded queue, 20 MB uploads, only assets/ served."""
+    from starlette.middleware import Middleware  # noqa: PLC0415 - gradio's own dependency
+
     demo.queue(max_size=64, default_concurrency_limit=1)
+    guard = Middleware(PrivateEventGuard, private=private_events(demo))
     return demo.launch(
         server_name=host, server_port=port, share=share, max_file_size="20mb", allowed_paths=[str(ASSETS)],
-        enable_monitoring=False, ssr_mode=False, theme=theme(), css=CSS, footer_links=["api"], **kwargs,
+        enable_monitoring=False, ssr_mode=False, theme=theme(), css=CSS, footer_links=["api"],
+        app_kwargs={"middleware": [guard]}, **kwargs,
     )
 
 
 def _prewarm() -> None:
-    """Import torch and the model code in the background, so the first analysis does not wait for it."""
+    """In the background: import torch and the model code, so the first analysis does not wait for
+    it, and remove partial downloads left by processes that were killed."""
     try:
         import vit.api  # noqa: F401, PLC0415
         import vit.cache  # noqa: F401, PLC0415
         import vit.render  # noqa: F401, PLC0415
+        from vit.weights import remove_stale_partials  # noqa: PLC0415
+
+        for path in remove_stale_partials():
+            log.info("removed the partial download %s, left by a process that is gone", path.name)
     except Exception:  # noqa: BLE001 - the first request will report it
         log.exception("pre-loading vit failed")
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def _remove_leftovers() -> None:
+    """Picture folders that killed servers left behind (partial downloads: :func:`_prewarm`)."""
+    import tempfile  # noqa: PLC0415
+
+    from vit.server import remove_stale_folders  # noqa: PLC0415
+
+    for path in remove_stale_folders(tempfile.gettempdir()):
+        log.info("removed %s, left by a server that is gone", path.name)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -943,6 +1061,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--share", action="store_true", help="also open a temporary public gradio.live link")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # SIGTERM (systemd, docker stop, kill) ends the server as Ctrl-C does: gradio closes and
+    # deletes its cache, and atexit removes the picture folder.
+    signal.signal(signal.SIGTERM, _interrupt)
+    _remove_leftovers()
     logging.getLogger("httpx").setLevel(logging.WARNING)  # gradio's own start-up requests
     demo = build_demo()
     launch(demo, args.host, args.port, args.share, prevent_thread_lock=True)

@@ -84,6 +84,11 @@ class ModelCache:
         with self._lock:
             self._models.clear()
 
+    def models(self) -> list:
+        """The models held now (a snapshot)."""
+        with self._lock:
+            return list(self._models.values())
+
     def __len__(self) -> int:
         return len(self._models)
 
@@ -121,7 +126,7 @@ class AnalysisStore:
 
     @property
     def nbytes(self) -> int:
-        return sum(a.nbytes for a in self._items.values())
+        return sum(a.nbytes for a in list(self._items.values()))  # a snapshot: other threads put and evict
 
     def __len__(self) -> int:
         return len(self._items)
