@@ -597,7 +597,6 @@ def analyze(image, model, patch_size, depth, top_k=5, head_fusion="mean", discar
         a = api.analyze(loaded, pil, top_k=top_k, head_fusion=head_fusion, discard_ratio=discard_ratio)
         RUNS["model"] += 1
         t2 = time.perf_counter()
-    release_memory()
     progress(0.8, desc="drawing")
     grid_image, grid_caption = grid_view(a, query)
     drawn = views(a, query, layer, head, opacity, cmap)
@@ -607,8 +606,10 @@ def analyze(image, model, patch_size, depth, top_k=5, head_fusion="mean", discar
               f"{a.timings_ms.get('forward_traced', 0):.0f} ms) · drawing {1e3 * (t3 - t2):.0f} ms · "
               f"total {1e3 * (t3 - t0):.0f} ms")
     log.info("analysed %s P=%d L=%d: %s", display, patch_size, depth, timing)
+    key = analysis_store().put(a)
+    release_memory()
     return (banner_html(a), grid_image, grid_caption, stage_rows(a.stages, a.depth), *drawn,
-            top_k_label(a, top_k), plot, timing, analysis_store().put(a))
+            top_k_label(a, top_k), plot, timing, key)
 
 
 ANALYSIS_OUTPUT_COUNT = 16  # banner ... timing, and the state
@@ -1070,6 +1071,21 @@ def main(argv: list[str] | None = None) -> None:
     launch(demo, args.host, args.port, args.share, prevent_thread_lock=True)
     threading.Thread(target=_prewarm, name="prewarm", daemon=True).start()
     demo.block_thread()
+    _delete_gradio_files(demo)
+
+
+def _delete_gradio_files(demo: gr.Blocks) -> None:
+    """The pictures gradio cached for this server's users, removed at exit.
+
+    gradio does this in its server's shutdown, which it does not wait for when a client still holds
+    a connection (``close()`` gives up after 5 s); the copies of the examples stay for the next start.
+    """
+    try:
+        from gradio.route_utils import delete_files_created_by_app  # noqa: PLC0415
+
+        delete_files_created_by_app(demo, age=None)
+    except Exception:  # noqa: BLE001 - gradio's internals moved: its own delete_cache still bounds the cache
+        log.exception("could not remove gradio's cached files")
 
 
 if __name__ == "__main__":
