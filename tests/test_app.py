@@ -191,7 +191,7 @@ def test_model_settings_follow_the_model(client):
         (dict(image=None), "No image yet"),
         (dict(patch_size=3), "patch_size must be an integer from 4 to 64, got 3"),
         (dict(patch_size="sixteen"), "patch_size must be an integer from 4 to 64, got 'sixteen'"),
-        (dict(model="ViT-Z/99"), "model_name must be one of"),
+        (dict(model="ViT-Z/99"), "model must be one of"),
         (dict(depth=13), "depth must be an integer from 1 to 12"),
         (dict(top_k=0), "top_k must be an integer from 1 to 20"),
         (dict(head_fusion="median"), "head_fusion must be one of"),

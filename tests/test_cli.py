@@ -114,3 +114,29 @@ def test_corpus_through_the_cli(tmp_path, monkeypatch, capsys):
         else:
             assert code == 2, path
             assert out == "" and len(err.strip().splitlines()) == 1 and err.startswith("error: "), (path, err)
+
+
+def test_bad_out_is_refused_before_the_analysis(tmp_path, monkeypatch):
+    """--out naming a file or an impossible folder: one line, exit 2, and the model never ran."""
+    existing = tmp_path / "results.png"
+    existing.write_bytes(b"not a folder")
+    for out, words in ((existing, "is a file"), (existing / "sub", "cannot create"), ("/proc/no/such", "cannot create")):
+        proc = run("analyze", str(ROOT / "assets" / "cat.jpg"), "--model", "vit_b_32", "--weights", "random",
+                   "--out", str(out), "--json")
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.count("\n") == 1 and words in proc.stderr and "Traceback" not in proc.stderr
+        assert proc.stdout == ""  # no analysis was printed: it never ran
+
+
+def test_another_familys_weights_file_is_one_line(tmp_path):
+    """B/32's state dict given for B/16 at a patch size that resamples: named as such, not a traceback."""
+    from conftest import random_torchvision_vit
+    import torch
+
+    path = tmp_path / "b32.pth"
+    torch.save(random_torchvision_vit("vit_b_32").state_dict(), path)
+    proc = run("analyze", str(ROOT / "assets" / "cat.jpg"), "--model", "vit_b_16", "--weights", str(path),
+               "--patch-size", "20")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert "embedding.patch_embed.proj.weight has shape (768, 3, 32, 32)" in proc.stderr
+    assert proc.stderr.count("\n") == 1

@@ -165,7 +165,7 @@ def test_model_name_property(value):
     try:
         result = v.model_name(value)
     except InputError as err:
-        check_refusal(err, "model_name", value)
+        check_refusal(err, "model", value)
     else:
         assert result in PRESETS
         assert isinstance(value, str)
@@ -225,7 +225,7 @@ def test_model_name_refuses_and_lists_the_choices(value):
     with pytest.raises(InputError) as caught:
         v.model_name(value)
     message = str(caught.value)
-    check_refusal(caught.value, "model_name", value)
+    check_refusal(caught.value, "model", value)
     for key, display in DISPLAY_NAMES.items():
         assert key in message and display in message
 

@@ -167,8 +167,9 @@ def test_corrupt_cached_checkpoint_names_the_file_and_the_fix(empty_home):
     assert path.name in model.status and "python -m vit download" in model.status and "delete it" in model.status
     assert str(path.parent) not in model.status  # for a web page: no server path
     assert str(path) in model.status_detail  # for the CLI and the log: the whole path
-    with pytest.raises(WeightsError, match="corrupt or truncated"):
+    with pytest.raises(WeightsError, match="corrupt or truncated") as info:
         load_model("vit_b_32", weights=str(path))
+    assert "download" not in str(info.value)  # the user's own file: fetching ours would not fix it
 
 
 def test_truncated_cached_checkpoint(empty_home, b32_bytes):

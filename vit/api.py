@@ -86,9 +86,8 @@ def _pretrained_state(name: str, progress: Progress | None) -> tuple[dict | None
     try:
         state = convert_torchvision(read_state_dict(path))
         check_shapes(_native_shapes(name), state, f"the cached checkpoint {path.name}")
-    except WeightsError as exc:
-        fix = f"; delete it and run `python -m vit download {name}`" if "download" not in exc.public else ""
-        why = f"UNTRAINED: predictions are random because {{}}{fix}"
+    except WeightsError as exc:  # a file in the cache we fetch into: the fix is to fetch it again
+        why = f"UNTRAINED: predictions are random because {{}}; delete it and run `python -m vit download {name}`"
         return None, why.format(exc.public), why.format(exc)
     return state, "", ""
 

@@ -152,7 +152,7 @@ def model_name(value: Any) -> str:
     if isinstance(value, str) and _squash(value) in _MODEL_ALIASES:
         return _MODEL_ALIASES[_squash(value)]
     names = ", ".join(f"{key} ({DISPLAY_NAMES[key]})" for key in PRESETS)
-    raise InputError(f"model_name must be one of {names}, got {show(value)}")
+    raise InputError(f"model must be one of {names}, got {show(value)}")  # the API, app and CLI call it `model`
 
 
 def patch_size(value: Any) -> int:

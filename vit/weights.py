@@ -185,14 +185,12 @@ def read_state_dict(path: str | os.PathLike) -> dict[str, Tensor]:
     path = Path(path)
     if not path.is_file():
         raise WeightsError(f"weights file not found: {path}", public=f"weights file {path.name} not found")
-    fix = "delete it and fetch it again with `python -m vit download`"
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:
         raise WeightsError(
-            f"could not read the checkpoint {path} ({type(exc).__name__}: {exc}); the file is corrupt or "
-            f"truncated: {fix}",
-            public=f"the checkpoint {path.name} is corrupt or truncated: {fix}",
+            f"could not read the checkpoint {path} ({type(exc).__name__}: {exc}); the file is corrupt or truncated",
+            public=f"the checkpoint {path.name} is corrupt or truncated",
         ) from None
     if not isinstance(state, dict) or not all(isinstance(v, Tensor) for v in state.values()):
         raise WeightsError(f"{path} is not a state dict of tensors (torchvision's format)",
