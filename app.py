@@ -722,7 +722,11 @@ def rollout_options(state, query, layer, head, opacity, colormap, head_fusion, d
     a = state.with_options(validate.head_fusion(head_fusion), validate.discard_ratio(discard_ratio))
     layer, head = _layer_head(a, layer, head)
     drawn = views(a, _query(query), layer, head, validate.opacity(opacity), _colormap(colormap))
-    return (analysis_store().put(a), *drawn, _redrawn(t0))
+    key = analysis_store().put(a)
+    from vit.server import trim_memory  # noqa: PLC0415
+
+    trim_memory()  # recomputing every layer's maps at P=4 takes and frees ~0.5 GB
+    return (key, *drawn, _redrawn(t0))
 
 
 @handler

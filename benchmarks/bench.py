@@ -35,7 +35,6 @@ import json
 import os
 import platform
 import resource
-import shutil
 import signal
 import socket
 import statistics
@@ -724,9 +723,9 @@ def main(argv: list[str] | None = None) -> int:
                     results[key] = None
                     results[f"{key}_error"] = repr(exc)
 
-    png_dir = getattr(ui, "_png_dir", None)  # the pictures app.png_file wrote for this process
-    if png_dir is not None:
-        shutil.rmtree(png_dir, ignore_errors=True)
+    pictures = getattr(ui, "_pictures", None)  # the folder app.png_file wrote to in this process
+    if pictures is not None:
+        pictures.remove()
     results["targets"] = check_targets(results)
     print()
     print(f"Device: {results['device']}; torch {results['torch']}; {results['date']}")

@@ -140,8 +140,6 @@ def load_model(
     else:
         path = Path(os.path.expanduser(str(weights)))
         state = convert_torchvision(read_state_dict(path))
-        # Before anything is resampled: a B/32 file given for B/16 is named as such, not as a resampling error.
-        check_shapes(_native_shapes(name), state, f"weights file {path.name}")
         loaded, what = str(path), f"{display} weights from {path.name}"
 
     grid = grid_for_patch_size(native.image_size, patch_size)
@@ -149,10 +147,13 @@ def load_model(
     config = native.with_(patch_size=patch_size, image_size=grid * patch_size, num_layers=depth)
 
     # Drop the layers past ``depth`` (early exit), resample what the patch size changes.
-    state = {
-        k: v for k, v in state.items()
-        if not k.startswith("encoder.layers.") or int(k.split(".")[2]) < depth
-    }
+    def kept(key: str) -> bool:
+        return not key.startswith("encoder.layers.") or int(key.split(".")[2]) < depth
+
+    state = {k: v for k, v in state.items() if kept(k)}
+    # Before anything is resampled: a B/32 file given for B/16 is named as such, not as a resampling error.
+    native_shapes = {k: shape for k, shape in _native_shapes(name).items() if kept(k)}
+    check_shapes(native_shapes, state, f"weights for {display} ({Path(loaded).name})")
     key = "embedding.patch_embed.proj.weight"
     if patch_size != native.patch_size:
         state[key] = pi_resize_patch_embed(state[key], (patch_size, patch_size))
