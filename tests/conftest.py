@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
 import sys
+import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -80,3 +83,40 @@ def torch_home(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def cat_image() -> Path:
     return ROOT / "assets" / "cat.jpg"
+
+
+@contextmanager
+def running_app():
+    """app.py's demo launched in this process on a free port (a fresh model cache); yields its URL."""
+    import app
+
+    app._cache = None  # a fresh model cache that reads the current TORCH_HOME
+    demo = app.build_demo()
+    _, url, _ = app.launch(demo, port=free_port(), prevent_thread_lock=True, quiet=True)
+    try:
+        yield url
+    finally:
+        demo.close()
+        app._cache = None
+
+
+def start_app_process(env: dict, log: Path, timeout: float = 120.0) -> tuple[subprocess.Popen, str]:
+    """``python app.py`` as its own process (its memory and exit are its own); waits until it listens.
+
+    Returns:
+        The process and its URL. Stop it with ``terminate()`` (SIGTERM), as systemd would.
+    """
+    port = free_port()
+    with open(log, "w") as out:
+        proc = subprocess.Popen([sys.executable, str(ROOT / "app.py"), "--port", str(port)], env=env,
+                                stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return proc, f"http://127.0.0.1:{port}/"
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                raise AssertionError(f"app.py did not start:\n{log.read_text()[-3000:]}") from None
+            time.sleep(0.5)

@@ -189,3 +189,13 @@ def test_phone_layout(browser, url):
     assert width <= 390, f"the page scrolls sideways on a phone: {width} px wide"
     save_screenshot(page, DOCS / "screenshot-phone.png")
     page.close()
+
+
+def test_an_example_click_is_analysed(browser, url):
+    """The examples are the app's own files (assets/): the upload gate lets them through."""
+    page = open_app(browser, url, 1280, 720)
+    page.locator("button.gallery-item").first.click()
+    wait_for_text(page, "#stages", "(1, 1000)")
+    wait_for_text(page, "#banner", "UNTRAINED")
+    assert "please upload the image again" not in page.locator("body").inner_text()
+    page.close()

@@ -10,9 +10,6 @@ from __future__ import annotations
 
 import os
 import re
-import socket
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -21,8 +18,7 @@ import pytest
 from gradio_client import Client, handle_file
 from gradio_client.exceptions import AppError
 
-import app
-from conftest import ROOT, free_port
+from conftest import ROOT, running_app, start_app_process
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:gradio.queueing")
 
@@ -34,12 +30,8 @@ CHEAP = dict(model="ViT-B/32", patch_size=32, depth=1)  # 50 tokens, one layer: 
 
 @pytest.fixture(scope="module")
 def server(torch_home):
-    app._cache = None
-    demo = app.build_demo()
-    _, url, _ = app.launch(demo, port=free_port(), prevent_thread_lock=True, quiet=True)
-    yield url
-    demo.close()
-    app._cache = None
+    with running_app() as url:
+        yield url
 
 
 def request(client: Client, outcome: dict, name: str, **params) -> threading.Thread:
@@ -104,22 +96,10 @@ def test_burst_memory_stays_within_the_budgets_and_comes_back(torch_home, tmp_pa
     """Several tabs, a burst of patch-8 analyses: peak RSS under the budgets + baseline; then it settles."""
     budgets = {"VIT_MODEL_CACHE_GB": 1.0, "VIT_APP_STATE_GB": 0.5, "VIT_MEMORY_BUDGET_GB": 1.0}
     baseline = 0.8
-    port = free_port()
     log = tmp_path / "server.log"
     env = {**os.environ, **{k: str(v) for k, v in budgets.items()}, "TMPDIR": str(tmp_path)}
-    with open(log, "w") as out:
-        server = subprocess.Popen([sys.executable, str(ROOT / "app.py"), "--port", str(port)], env=env,
-                                  stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
+    server, url = start_app_process(env, log)
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline and server.poll() is None, log.read_text()
-                time.sleep(0.5)
-        url = f"http://127.0.0.1:{port}/"
 
         def tab(models):
             client = Client(url, verbose=False)

@@ -24,8 +24,7 @@ import pytest
 from gradio.utils import get_upload_folder
 from PIL import Image
 
-import app
-from conftest import ROOT, free_port
+from conftest import ROOT, running_app
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:gradio.queueing")
 
@@ -35,13 +34,8 @@ LEAKS = ("not found", "directory", "exist", " mb", "shadow", "could not read", "
 
 @pytest.fixture(scope="module")
 def server(torch_home):
-    app._cache = None
-    demo = app.build_demo()
-    _, url, _ = app.launch(demo, port=free_port(), prevent_thread_lock=True, quiet=True)
-    with httpx.Client(base_url=url, timeout=120) as client:
+    with running_app() as url, httpx.Client(base_url=url, timeout=120) as client:
         yield client
-    demo.close()
-    app._cache = None
 
 
 TARGETS = ("image", "missing", "folder", "text", "big")

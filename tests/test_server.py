@@ -214,28 +214,15 @@ def test_folders_of_dead_servers_are_removed_at_start(tmp_path):
 
 def test_sigterm_removes_the_picture_folder_and_gradio_cache(tmp_path, torch_home):
     """`python app.py`, one analysis, then SIGTERM (systemd, docker stop): nothing is left behind."""
-    import socket
+    from gradio_client import Client, handle_file
 
-    from conftest import ROOT, free_port
+    from conftest import ROOT, start_app_process
 
-    port = free_port()
     env = {**os.environ, "TMPDIR": str(tmp_path), "GRADIO_TEMP_DIR": str(tmp_path / "gradio")}
-    server = subprocess.Popen([os.sys.executable, str(ROOT / "app.py"), "--port", str(port)], env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=ROOT)
+    server, url = start_app_process(env, tmp_path / "server.log")
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline and server.poll() is None, "the app did not start"
-                time.sleep(0.5)
-        from gradio_client import Client, handle_file
-
-        client = Client(f"http://127.0.0.1:{port}/", verbose=False)
-        client.predict(image=handle_file(str(ROOT / "assets" / "cat.jpg")), model="ViT-B/32", patch_size=32,
-                       depth=1, api_name="/analyze")
+        Client(url, verbose=False).predict(image=handle_file(str(ROOT / "assets" / "cat.jpg")), model="ViT-B/32",
+                                           patch_size=32, depth=1, api_name="/analyze")
         assert list(tmp_path.glob("vit-app-*")), "the app wrote no pictures"
         server.terminate()  # SIGTERM
         assert server.wait(60) == 0
