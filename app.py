@@ -60,7 +60,7 @@ GPU_GFLOPS = 20_000.0
 # the latter mostly copying its 0.7 GB of kept attention maps, queries and keys back to host memory.
 ZEROGPU_START_S = 10.0  # ZeroGPU forks its GPU worker and starts CUDA before our code runs
 ZEROGPU_LOAD_BYTES_PER_S = 0.5e9  # checkpoint from the disk cache to a model on the GPU: read, resample, copy
-ZEROGPU_KEPT_BYTES_PER_S = 1.0e9  # kept maps back to host memory (1.5 GB/s measured)
+ZEROGPU_KEPT_BYTES_PER_S = 1.0e9  # kept maps to host memory (1.5 GB/s measured), then to the server process
 ZEROGPU_MARGIN = 2.0  # a slice of a shared machine: twice the estimate before ZeroGPU stops a run
 SLOW_S = 2.0  # above this a setting waits for the Analyze button, and the meter says so
 AUTO_DOWNLOAD_MB = 400  # larger checkpoints (ViT-L, ViT-H) download only when Analyze is pressed
