@@ -11,7 +11,10 @@ image and setting (``vit.api.analyze``); every view of that run (layer, head,
 clicked patch, opacity, colormap, top-k, head fusion, discard ratio) is drawn
 again from the :class:`vit.Analysis` kept for the browser tab, without running
 the model. Nothing heavy happens at import: torch and the models load on the
-first request, and no weights are downloaded until an image is analysed.
+first request, and no weights are downloaded until an image is analysed (on a
+Hugging Face Space, where ``SPACE_ID`` is set, the default model's checkpoint
+downloads in the background from the start). On a ZeroGPU Space the model work of
+an analysis (:func:`run_model`) runs under ``spaces.GPU``; see README, "Put it online".
 """
 
 from __future__ import annotations
