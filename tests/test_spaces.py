@@ -82,25 +82,35 @@ def run_app_process(code: str, env: dict, timeout: float = 240) -> dict:
 
 
 WITHOUT_SPACES = """
-import json, sys
+import json, os, sys
 sys.modules["spaces"] = None  # `import spaces` raises ImportError, as where the package is not installed
+for name in ("GRADIO_SERVER_NAME", "GRADIO_SERVER_PORT"):
+    os.environ.pop(name, None)
 import app
 demo = app.build_demo()
-print(json.dumps({
+facts = {
     "spaces": app.spaces is None,
     "run_model_is_plain": not hasattr(app.run_model, "__wrapped__"),
     "startup_events": [fn.api_name for fn in demo.fns.values() if fn.api_name == "startup_status"],
-    "prefetch": app._prefetch is not None,
-    "torch": "torch" in sys.modules,
-}))
+}
+# main() as `python app.py` runs it, with the server itself left out.
+class Demo:
+    def block_thread(self):
+        pass
+launched = {}
+app.build_demo, app._prewarm, app._delete_gradio_files = Demo, lambda: None, lambda demo: None
+app.launch = lambda demo, host, port, share, **kwargs: launched.update(host=host, port=port, share=share)
+app.main([])
+facts.update(launched=launched, prefetch=app._prefetch is not None, torch="torch" in sys.modules)
+print(json.dumps(facts))
 """
 
 
 def test_without_spaces_or_a_space_nothing_changes():
-    env = {"SPACE_ID": ""}
-    facts = run_app_process(WITHOUT_SPACES, env, timeout=120)
-    assert facts == {"spaces": True, "run_model_is_plain": True, "startup_events": [], "prefetch": False,
-                     "torch": False}
+    facts = run_app_process(WITHOUT_SPACES, {"SPACE_ID": ""}, timeout=120)
+    assert facts == {"spaces": True, "run_model_is_plain": True, "startup_events": [],
+                     "launched": {"host": "127.0.0.1", "port": 7860, "share": False},
+                     "prefetch": False, "torch": False}
 
 
 # --------------------------------------------------------------------------- a ZeroGPU Space
