@@ -640,7 +640,10 @@ def fetch_weights(name: str, report) -> None:
         report: ``report(bytes_done, bytes_total)`` while waiting or downloading.
     """
     from vit.api import fetch_checkpoint  # noqa: PLC0415 - imports torch
+    from vit.weights import CHECKPOINTS  # noqa: PLC0415
 
+    if name not in CHECKPOINTS:  # a family that ships its own weights: nothing to download
+        return
     prefetch = _prefetch
     if prefetch is not None and prefetch.name == name:
         prefetch.wait(report)

@@ -285,6 +285,21 @@ def test_a_failed_startup_download_says_untrained_and_is_not_repeated(tmp_path, 
     assert Refusing.requests == 1  # the analysis did not try again within the minute
 
 
+def test_a_family_without_a_checkpoint_to_download_is_not_fetched(tmp_path, monkeypatch):
+    """A family that ships its own weights (none to download) passes through prefetch and fetch untouched."""
+    from vit import weights
+
+    monkeypatch.setenv("TORCH_HOME", str(tmp_path / "torch"))
+    monkeypatch.delitem(weights.CHECKPOINTS, "vit_b_32")
+    monkeypatch.setattr(Checkpoint, "url", property(lambda c: "http://127.0.0.1:9/unused.pth"))
+    prefetch = Prefetch("vit_b_32").start()
+    assert prefetch.wait() is True and prefetch.error == ""
+    monkeypatch.setattr(app, "_prefetch", prefetch)
+    app.fetch_weights("vit_b_32", lambda done, total: pytest.fail("nothing should be downloaded"))
+    assert app.startup_banner() == app.banner_html()
+    assert not (tmp_path / "torch").exists()
+
+
 # --------------------------------------------------------------------------- what a Space installs
 
 

@@ -66,7 +66,10 @@ class Prefetch:
     def _run(self) -> None:
         try:
             from .api import fetch_checkpoint  # noqa: PLC0415 - imports torch: in this thread, not the caller's
+            from .weights import CHECKPOINTS  # noqa: PLC0415
 
+            if self.name not in CHECKPOINTS:  # a family that ships its own weights: nothing to download
+                return
             path, public, detail = fetch_checkpoint(self.name, progress=self._progress)
             if path is None:
                 self.error = public
