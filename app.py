@@ -11,7 +11,10 @@ image and setting (``vit.api.analyze``); every view of that run (layer, head,
 clicked patch, opacity, colormap, top-k, head fusion, discard ratio) is drawn
 again from the :class:`vit.Analysis` kept for the browser tab, without running
 the model. Nothing heavy happens at import: torch and the models load on the
-first request, and no weights are downloaded until an image is analysed.
+first request, and no weights are downloaded until an image is analysed (on a
+Hugging Face Space, where ``SPACE_ID`` is set, the default model's checkpoint
+downloads in the background from the start). On a ZeroGPU Space the model work of
+an analysis (:func:`run_model`) runs under ``spaces.GPU``; see README, "Put it online".
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import atexit
 import functools
 import html
 import logging
+import math
 import os
 import re
 import signal
@@ -31,6 +35,11 @@ from collections import Counter
 from pathlib import Path
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")  # a classroom server phones nobody
+
+try:  # Hugging Face's ZeroGPU package: there on Spaces, needed nowhere else; imported before torch, as its docs ask
+    import spaces
+except ImportError:
+    spaces = None
 
 import gradio as gr  # noqa: E402
 
@@ -49,6 +58,13 @@ CENTRE = (0.5, 0.5)  # the query patch before any click, as a fraction of (width
 # ViT-B/16 at 224 px (35 GFLOPs) takes 0.45 s. Used only to say what will be slow.
 CPU_GFLOPS_PER_CORE = 38.0
 GPU_GFLOPS = 20_000.0
+# How long a run may hold a ZeroGPU GPU (zerogpu_seconds), from the setting's cost. Measured on an H200
+# (benchmarks/gpu-check-h200-2026-11-30.txt): ViT-B/16 analyses take 25 ms at P=16 and 0.47 s at P=4,
+# the latter mostly copying its 0.7 GB of kept attention maps, queries and keys back to host memory.
+ZEROGPU_START_S = 10.0  # ZeroGPU forks its GPU worker and starts CUDA before our code runs
+ZEROGPU_LOAD_BYTES_PER_S = 0.5e9  # checkpoint from the disk cache to a model on the GPU: read, resample, copy
+ZEROGPU_KEPT_BYTES_PER_S = 1.0e9  # kept maps to host memory (1.5 GB/s measured), then to the server process
+ZEROGPU_MARGIN = 2.0  # a slice of a shared machine: twice the estimate before ZeroGPU stops a run
 SLOW_S = 2.0  # above this a setting waits for the Analyze button, and the meter says so
 AUTO_DOWNLOAD_MB = 400  # larger checkpoints (ViT-L, ViT-H) download only when Analyze is pressed
 STATE_TTL_S = 3600  # a tab's analysis is dropped an hour after its last update
@@ -533,6 +549,135 @@ def _progress_reporter(progress, label: str):
     return report
 
 
+# --------------------------------------------------------------------------- Hugging Face Spaces
+
+
+def on_space() -> bool:
+    """Whether this server runs on Hugging Face Spaces, which sets ``SPACE_ID`` ("teacher/vit-anatomy")."""
+    return bool(os.environ.get("SPACE_ID"))
+
+
+def gpu(duration):
+    """``spaces.GPU(duration=duration)`` where the ``spaces`` package is installed; elsewhere nothing.
+
+    On a ZeroGPU Space the decorated function runs in a GPU worker process for at most
+    ``duration(*args, **kwargs)`` seconds. Outside ZeroGPU ``spaces.GPU`` returns the function
+    unchanged, and without the package there is nothing to apply: a CPU Space, a GPU server
+    and ``python app.py`` run it as an ordinary call.
+    """
+    if spaces is None:
+        return lambda fn: fn
+    return spaces.GPU(duration=duration)
+
+
+def zerogpu_seconds(c) -> int:
+    """How long a run of the setting ``c`` may hold a ZeroGPU GPU: start-up, model onto the GPU, the run.
+
+    Too short and ZeroGPU stops the run; too long and a visitor with less quota left than this
+    is refused, and everyone's requests wait lower in ZeroGPU's queue (the quota itself is
+    charged for the time used). So it grows with the checkpoint's size and the setting's
+    FLOPs and kept bytes: ~12 s for ViT-B/16 at P=16, ~13 s at P=4, ~26 s for ViT-H/14 at P=4.
+    """
+    load = c.weights_bytes / ZEROGPU_LOAD_BYTES_PER_S
+    run = c.gflops / GPU_GFLOPS + c.kept_bytes / ZEROGPU_KEPT_BYTES_PER_S
+    return math.ceil(ZEROGPU_START_S + ZEROGPU_MARGIN * (load + run))
+
+
+def gpu_seconds(name, patch_size, depth, *_, **__) -> int:
+    """:func:`run_model`'s ZeroGPU duration: ``spaces.GPU`` calls it with the run's own arguments."""
+    return zerogpu_seconds(cost(name, patch_size, depth))
+
+
+@gpu(duration=gpu_seconds)
+def run_model(name: str, patch_size: int, depth: int, image, top_k: int, head_fusion: str, discard_ratio: float):
+    """The GPU work of one analysis: the model for the setting from the model cache, then the traced run.
+
+    On a ZeroGPU Space ``spaces`` runs this in its GPU worker process: the (validated) arguments
+    and the returned :class:`vit.Analysis` are pickled across, and the model is built on the CPU
+    and moved to the GPU here, not at import as ZeroGPU's docs prefer, because the setting (family,
+    P, depth) is only known per request and there is no GPU outside this function; the worker's
+    own model cache keeps it while ZeroGPU keeps the worker. The checkpoint is in the disk cache
+    already (:func:`fetch_weights`), so no quota is spent waiting on the network. Everywhere else
+    this is an ordinary call in the request's thread. It runs inside the fair queue's turn, so
+    one analysis at a time holds the model (and the GPU), as before.
+    """
+    from vit import api  # noqa: PLC0415 - imports torch
+    from vit.config import DISPLAY_NAMES  # noqa: PLC0415
+
+    loaded = model_cache().get(name, "imagenet", patch_size, depth)
+    if loaded.status != loaded.status_detail:
+        log.warning("%s: %s", DISPLAY_NAMES[name], loaded.status_detail)  # the whole reason, for the teacher's log
+    return api.analyze(loaded, image, top_k=top_k, head_fusion=head_fusion, discard_ratio=discard_ratio)
+
+
+_prefetch = None  # on a Space, the startup download of the default model's checkpoint (vit.prefetch.Prefetch)
+
+
+def start_prefetch():
+    """On a Space, from the start: the default model's checkpoint downloads in the background.
+
+    A Space starts with an empty cache; this way the first student waits less (or not at all)
+    for ViT-B/16's 330 MB, and every open page shows how far it is (:func:`startup_status`).
+    """
+    global _prefetch
+    from vit import validate  # noqa: PLC0415 - torch-free
+    from vit.prefetch import Prefetch  # noqa: PLC0415 - imports torch in its own thread only
+
+    _prefetch = Prefetch(validate.model_name(DEFAULT_MODEL)).start()
+    return _prefetch
+
+
+def fetch_weights(name: str, report) -> None:
+    """The family's checkpoint into the disk cache before :func:`run_model`, in this process.
+
+    The startup download is waited for while it runs, so the first analysis on a Space neither
+    fetches the file a second time nor gives up on it while it is merely slow. A failed download
+    is remembered by :func:`vit.api.fetch_checkpoint`; the model then loads with random weights and
+    the banner says UNTRAINED.
+
+    Args:
+        name: the family ("vit_b_16").
+        report: ``report(bytes_done, bytes_total)`` while waiting or downloading.
+    """
+    from vit.api import fetch_checkpoint  # noqa: PLC0415 - imports torch
+    from vit.weights import CHECKPOINTS  # noqa: PLC0415
+
+    if name not in CHECKPOINTS:  # a family that ships its own weights: nothing to download
+        return
+    prefetch = _prefetch
+    if prefetch is not None and prefetch.name == name:
+        prefetch.wait(report)
+    fetch_checkpoint(name, progress=report)
+
+
+def startup_banner() -> str:
+    """The banner of a page with no analysis yet on a Space: the startup download's progress, or its failure."""
+    p = _prefetch
+    if p is None or (p.finished and not p.error):
+        return banner_html()
+    from vit.config import DISPLAY_NAMES  # noqa: PLC0415
+
+    display = DISPLAY_NAMES[p.name]
+    if p.error:
+        kind, head = "bad", "⚠ UNTRAINED"
+        text = (f"the {display} weights could not be downloaded, so its analyses use random weights "
+                "until a download succeeds (tried again a minute later).")
+    else:
+        size = f"{p.done / 1e6:,.0f} of {p.total / 1e6:,.0f} MB" if p.total else f"{p.done / 1e6:,.0f} MB"
+        kind, head = "idle", f"Downloading the {display} weights: {size}"
+        text = "Pick a photo: its analysis starts as soon as they are here."
+    return f'<div class="banner {kind}" role="status"><b>{html.escape(head)}</b> · {html.escape(text)}</div>'
+
+
+def startup_status(state):
+    """Each tick of the banner's timer on a Space, until the startup download has finished.
+
+    A page that shows an analysis keeps its own banner.
+    """
+    p = _prefetch
+    return (gr.skip() if state is not None else startup_banner()), gr.Timer(active=p is not None and not p.finished)
+
+
 # --------------------------------------------------------------------------- event handlers
 
 
@@ -581,20 +726,15 @@ def analyze(image, model, patch_size, depth, top_k=5, head_fusion="mean", discar
     c = cost(name, patch_size, depth)
     costs.check_budget(c)  # before any download or model run
 
-    from vit import api  # noqa: PLC0415 - imports torch
-
     pil = _load_image(source, filename)  # a bad file fails here, before any weights load
     display = c.display_name
     progress(0.02, desc="waiting for the model (one analysis at a time, the quickest first)")
     with fair_queue().turn(session_of(request), estimated_seconds(c)):
         progress(0.05, desc=f"loading {display}")
-        loaded = model_cache().get(name, "imagenet", patch_size, depth,
-                                   progress=_progress_reporter(progress, display))
-        if loaded.status != loaded.status_detail:
-            log.warning("%s: %s", display, loaded.status_detail)  # the whole reason, for the teacher's terminal
+        fetch_weights(name, _progress_reporter(progress, display))
         progress(0.4, desc=f"running {display} on your image")
         t1 = time.perf_counter()
-        a = api.analyze(loaded, pil, top_k=top_k, head_fusion=head_fusion, discard_ratio=discard_ratio)
+        a = run_model(name, patch_size, depth, pil, top_k, head_fusion, discard_ratio)  # on the GPU on ZeroGPU
         RUNS["model"] += 1
         t2 = time.perf_counter()
     progress(0.8, desc="drawing")
@@ -859,6 +999,7 @@ def build_demo() -> gr.Blocks:
             elem_id="title",
         )
         banner = gr.HTML(banner_html(), elem_id="banner")
+        ticker = gr.Timer(1.0) if on_space() else None  # the startup download's progress in the banner
 
         with gr.Row(equal_height=False):
             with gr.Column(scale=4, min_width=300):
@@ -979,6 +1120,9 @@ def build_demo() -> gr.Blocks:
         head_fusion.change(api_name="rollout_head_fusion", **rollout)
         discard_ratio.input(api_name="rollout_discard_ratio", **rollout)
         top_k.input(predictions, [state, top_k], label, api_name="top_k", **display)
+        if ticker is not None:
+            ticker.tick(startup_status, [state], [banner, ticker], api_name="startup_status",
+                        api_visibility="private", queue=False, show_progress="hidden")
         for name, picture in (("grid", grid_img), ("rollout", rollout_img), ("query", query_img)):
             picture.select(select_patch, [state, layer, head, opacity, colormap],
                            [query, grid_img, query_img, query_cap], api_name=f"select_patch_on_{name}",
@@ -1060,9 +1204,13 @@ def _remove_leftovers() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="ViT Anatomy: look inside a Vision Transformer in the browser.")
-    parser.add_argument("--host", default="127.0.0.1",
-                        help="address to listen on (default 127.0.0.1; 0.0.0.0 lets others on the network connect)")
-    parser.add_argument("--port", type=int, default=7860, help="port (default 7860)")
+    # A Space starts `python app.py` and expects 0.0.0.0:7860; gradio's own variables are honoured as gradio does.
+    host = os.environ.get("GRADIO_SERVER_NAME") or ("0.0.0.0" if on_space() else "127.0.0.1")  # noqa: S104
+    parser.add_argument("--host", default=host,
+                        help="address to listen on (default 127.0.0.1, or $GRADIO_SERVER_NAME, or 0.0.0.0 on a "
+                             "Space; 0.0.0.0 lets others on the network connect)")
+    parser.add_argument("--port", type=int, default=int(os.environ.get("GRADIO_SERVER_PORT") or 7860),
+                        help="port (default 7860, or $GRADIO_SERVER_PORT)")
     parser.add_argument("--share", action="store_true", help="also open a temporary public gradio.live link")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -1071,6 +1219,8 @@ def main(argv: list[str] | None = None) -> None:
     signal.signal(signal.SIGTERM, _interrupt)
     _remove_leftovers()
     logging.getLogger("httpx").setLevel(logging.WARNING)  # gradio's own start-up requests
+    if on_space():  # a Space starts with an empty cache: fetch the default model's weights from the start
+        start_prefetch()
     demo = build_demo()
     launch(demo, args.host, args.port, args.share, prevent_thread_lock=True)
     threading.Thread(target=_prewarm, name="prewarm", daemon=True).start()

@@ -64,11 +64,17 @@ def _native_shapes(name: str) -> dict[str, torch.Size]:
         return {k: v.shape for k, v in ViTForImageClassification(PRESETS[name]).state_dict().items()}
 
 
-def _pretrained_state(name: str, progress: Progress | None) -> tuple[dict | None, str, str]:
-    """The native checkpoint in our key names, or None and why not (for a web page, and in full).
+def fetch_checkpoint(name: str, progress: Progress | None = None) -> tuple[Path | None, str, str]:
+    """A family's checkpoint in the cache, downloaded if it is not there yet; or None and why not.
 
-    A file in the cache is always tried first: a download that failed a moment ago
-    says nothing about a checkpoint that has been put there since.
+    Apart from loading so that a server can fetch on one process and load on another: on a
+    ZeroGPU Space the model loads in a GPU worker whose seconds count against the visitor's
+    quota, and the download happens before, on the CPU. A file in the cache is always tried
+    first: a download that failed a moment ago says nothing about a checkpoint that has been
+    put there since. A failed download is not tried again for ``RETRY_DOWNLOAD_AFTER_S``.
+
+    Returns:
+        (the cached file, "", "") or (None, why not for a web page, why not in full).
     """
     path = cached_path(name)
     if not path.is_file():
@@ -83,6 +89,14 @@ def _pretrained_state(name: str, progress: Progress | None) -> tuple[dict | None
             _failed_downloads[name] = (time.monotonic(), public, f"{public} ({exc})")
             return None, public, _failed_downloads[name][2]
     _failed_downloads.pop(name, None)
+    return path, "", ""
+
+
+def _pretrained_state(name: str, progress: Progress | None) -> tuple[dict | None, str, str]:
+    """The native checkpoint in our key names, or None and why not (for a web page, and in full)."""
+    path, public, detail = fetch_checkpoint(name, progress)
+    if path is None:
+        return None, public, detail
     try:
         state = convert_torchvision(read_state_dict(path))
         check_shapes(_native_shapes(name), state, f"the cached checkpoint {path.name}")
