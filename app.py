@@ -280,6 +280,7 @@ def handler(fn):
 
 def banner_html(analysis=None) -> str:
     """The weights banner: which weights run, in a colour and a word (not the colour alone)."""
+    offer = ""
     if analysis is None:
         kind, head, text = "idle", "No image analysed yet", "Pick an example or upload a photo."
     else:
@@ -287,17 +288,43 @@ def banner_html(analysis=None) -> str:
 
         native = PRESETS[analysis.model]
         text = analysis.status
+        pretrained = "✔ TRAINED HERE" if analysis.weights == "trained" else "✔ PRETRAINED"
         if analysis.weights == "random":
             kind, head = "bad", "⚠ UNTRAINED"
             text = re.sub(r"^UNTRAINED:?\s*", "", text)
+            offer = _trained_offer(analysis.model)
         elif (analysis.patch_size, analysis.depth) != (native.patch_size, native.num_layers):
-            kind, head = "warn", "✔ PRETRAINED, modified"
+            kind, head = "warn", f"{pretrained}, modified"
         else:
-            kind, head = "ok", "✔ PRETRAINED"
+            kind, head = "ok", pretrained
     body = re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text.replace("->", "→")))
     if kind == "bad":  # why a download failed is for the teacher: in smaller print
         body = re.sub(r" \([^()]{40,}\)", lambda m: f'<span class="detail">{m.group(0)}</span>', body)
-    return f'<div class="banner {kind}" role="status"><b>{html.escape(head)}</b> · {body}</div>'
+    return f'<div class="banner {kind}" role="status"><b>{html.escape(head)}</b> · {body}{offer}</div>'
+
+
+TRAINED_MODEL = "ViT-Tiny shapes, trained here"  # offered when ImageNet weights cannot be had
+
+
+def _trained_offer(model: str) -> str:
+    """The banner's line offering the model trained here, for a family whose ImageNet weights are missing."""
+    from vit.families import is_trained_here  # noqa: PLC0415
+
+    if is_trained_here(model):
+        return ""
+    return (f'<br><span class="offer" data-offer="{html.escape(TRAINED_MODEL)}">No ImageNet weights here? '
+            f"<b>{html.escape(TRAINED_MODEL)}</b> runs with no download: real predictions on drawn shapes "
+            "(press the button below, then try the shape examples).</span>")
+
+
+def offer_button(banner: str):
+    """Show the "try the model trained here" button while the banner offers it."""
+    return gr.update(visible=isinstance(banner, str) and "data-offer=" in banner)
+
+
+def use_trained_model():
+    """The offer's button: switch the model dropdown to the model trained here (which then runs)."""
+    return TRAINED_MODEL
 
 
 def stage_rows(stages, depth: int) -> list[list[str]]:
@@ -338,10 +365,10 @@ def top_k_label(analysis, k: int) -> dict[str, float]:
     """{label: probability} of the k most probable classes, from the kept probabilities."""
     if k <= len(analysis.topk):
         return {p.label: p.prob for p in analysis.topk[:k]}
-    from vit.weights import CHECKPOINTS  # noqa: PLC0415
+    from vit.families import class_names  # noqa: PLC0415
 
-    names = CHECKPOINTS[analysis.model].weights.meta["categories"]
-    values, indices = analysis.probs.topk(k)
+    names = class_names(analysis.model)
+    values, indices = analysis.probs.topk(min(k, len(names)))
     return {names[int(i)]: float(p) for p, i in zip(values, indices)}
 
 
@@ -689,8 +716,10 @@ def analyze(image, model, patch_size, depth, top_k=5, head_fusion="mean", discar
 
     Args:
         image: the photo (any JPEG/PNG/WebP/GIF/BMP/TIFF).
-        model: "ViT-B/16", "ViT-B/32", "ViT-L/16", "ViT-L/32" or "ViT-H/14" (or "vit_b_16" ...).
-        patch_size: P in pixels, 4 to 64; the grid becomes round(224 / P) per side.
+        model: "ViT-B/16", "ViT-B/32", "ViT-L/16", "ViT-L/32", "ViT-H/14" (or "vit_b_16" ...), or
+            "ViT-Tiny shapes, trained here" ("vit_tiny_shapes": 64 px, drawn shapes, no download).
+        patch_size: P in pixels, 4 to 64 (4 to 32 for the shapes model); the grid becomes
+            round(224 / P) per side (round(64 / P) for the shapes model).
         depth: how many encoder blocks to run, 1 to L.
         top_k: how many predictions to list, 1 to 20.
         head_fusion: how rollout and the per-layer maps fuse the heads: "mean", "max" or "min".
@@ -713,9 +742,9 @@ def analyze(image, model, patch_size, depth, top_k=5, head_fusion="mean", discar
     source, filename = _image_source(image)
     name = validate.model_name(model)
     native = PRESETS[name]
-    patch_size = validate.patch_size(patch_size)
+    patch_size = validate.patch_size(patch_size, name)
     depth = validate.depth(depth, native.num_layers)
-    top_k = validate.top_k(top_k)
+    top_k = min(validate.top_k(top_k), native.num_classes)  # the shapes model has 8 classes
     head_fusion = validate.head_fusion(head_fusion)
     discard_ratio = validate.discard_ratio(discard_ratio)
     layer = depth if layer is None else min(validate.layer(layer, native.num_layers), depth)
@@ -780,9 +809,11 @@ def _auto(image, model, patch_size, depth, top_k, head_fusion, discard_ratio, la
         gr.Info(f"{c.display_name} at P = {c.patch_size}, L = {c.depth} takes ~{seconds:.0f} s here: "
                 "press Analyze to run it.")
         return _skip_all()
+    from vit.families import is_trained_here  # noqa: PLC0415
     from vit.weights import CHECKPOINTS, cached_path  # noqa: PLC0415
 
-    if not cached_path(c.name).is_file() and CHECKPOINTS[c.name].file_size_mb > AUTO_DOWNLOAD_MB:
+    if (not is_trained_here(c.name) and not cached_path(c.name).is_file()
+            and CHECKPOINTS[c.name].file_size_mb > AUTO_DOWNLOAD_MB):
         gr.Info(f"{c.display_name} needs its {CHECKPOINTS[c.name].file_size_mb:,.0f} MB checkpoint first: "
                 "press Analyze to download it.")
         return _skip_all()
@@ -900,17 +931,18 @@ def predictions(state, top_k):
 def model_settings(model, head):
     """A new model: its own patch size and depth, the sliders' ranges, and the cost meter."""
     from vit import validate  # noqa: PLC0415
-    from vit.config import PRESETS  # noqa: PLC0415
+    from vit.config import PRESETS, patch_size_range  # noqa: PLC0415
     from vit.errors import InputError  # noqa: PLC0415
 
-    native = PRESETS[validate.model_name(model)]
+    name = validate.model_name(model)
+    native = PRESETS[name]
     L, h, P = native.num_layers, native.num_heads, native.patch_size
     try:
         head = min(validate.head(head, max(c.num_heads for c in PRESETS.values())), h)
     except InputError:  # not a head number at all: start from the first
         head = 1
     return (
-        gr.update(value=P, info=f"checkpoint's own: {P}"),
+        gr.update(value=P, maximum=patch_size_range(name)[1], info=f"checkpoint's own: {P}"),
         gr.update(maximum=L, value=L, info=f"1 to L = {L}"),
         gr.update(maximum=L, value=L),
         gr.update(maximum=h, value=head, info=f"1 to h = {h}"),
@@ -945,6 +977,7 @@ CSS = """
 #banner .banner b { color: #fff; }
 #banner .banner code { background: rgba(255, 255, 255, 0.2); color: #fff; padding: 0 0.25em; border-radius: 4px; }
 #banner .banner .detail { font-size: 0.7em; opacity: 0.9; }
+#banner .banner .offer { font-size: 0.85em; }
 #banner .banner.ok { background: #1a7340; }
 #banner .banner.warn { background: #8f5300; }
 #banner .banner.bad { background: #b3261e; }
@@ -1000,6 +1033,8 @@ def build_demo() -> gr.Blocks:
         )
         banner = gr.HTML(banner_html(), elem_id="banner")
         ticker = gr.Timer(1.0) if on_space() else None  # the startup download's progress in the banner
+        offer = gr.Button(f"Try {TRAINED_MODEL}: no download needed", visible=False, size="sm",
+                          elem_id="offer-trained")
 
         with gr.Row(equal_height=False):
             with gr.Column(scale=4, min_width=300):
@@ -1008,7 +1043,8 @@ def build_demo() -> gr.Blocks:
                 analyze_btn = gr.Button("Analyze", variant="primary", size="lg", elem_id="analyze-btn")
             with gr.Column(scale=4, min_width=300):
                 model = gr.Dropdown(list(DISPLAY_NAMES.values()), value=DEFAULT_MODEL, label="Model",
-                                    info="torchvision's five ViT checkpoints", elem_id="model")
+                                    info="torchvision's five ViT checkpoints, and one trained here on drawn "
+                                         "shapes (no download)", elem_id="model")
                 patch_size = gr.Slider(MIN_PATCH_SIZE, MAX_PATCH_SIZE, value=native.patch_size, step=1,
                                        label="Patch size P (pixels)",
                                        info=f"checkpoint's own: {native.patch_size}", elem_id="patch-size")
@@ -1023,7 +1059,7 @@ def build_demo() -> gr.Blocks:
                 top_k = gr.Slider(1, MAX_TOP_K, value=5, step=1, label="Top-k", elem_id="top-k")
                 timing = gr.Markdown("", elem_id="timing")
 
-        gr.Examples(examples=[[str(p)] for p in EXAMPLES], inputs=[image], label="Example photos: click one",
+        gr.Examples(examples=[[str(p)] for p in EXAMPLES], inputs=[image], label="Example photos and drawn shapes: click one",
                     examples_per_page=max(1, len(EXAMPLES)), api_visibility="private")
 
         gr.Markdown("## 1 · Patches and shapes")
@@ -1107,6 +1143,9 @@ def build_demo() -> gr.Blocks:
         meter = dict(fn=cost_meter, inputs=[model, patch_size, depth], outputs=cost_md, preprocess=False, queue=False,
                      show_progress="hidden")
         patch_size.change(api_name="cost_patch_size", **meter)
+        banner.change(offer_button, banner, offer, api_name="offer_button", api_visibility="private", queue=False,
+                      show_progress="hidden")
+        offer.click(use_trained_model, None, model, api_name="use_trained_model", queue=False)
         depth.change(api_name="cost_depth", **meter)
 
         show_inputs = [state, query, layer, head, opacity, colormap]

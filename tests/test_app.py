@@ -407,3 +407,63 @@ def test_a_dropped_analysis_asks_for_a_new_run():
         app.show_head.__wrapped__("an-evicted-key", app.CENTRE, 1, 1, 0.6, "cividis")
     with pytest.raises(gr.Error, match="press Analyze to run it again"):
         app.show_head("an-evicted-key", app.CENTRE, 1, 1, 0.6, "cividis")
+
+
+# --------------------------------------------------------------------------- the model trained here
+
+SHAPES_MODEL = "ViT-Tiny shapes, trained here"
+
+
+def test_model_settings_for_the_model_trained_here(client):
+    patch, depth, layer, head, meter = client.predict(model=SHAPES_MODEL, head=12, api_name="/model_settings")
+    assert patch["value"] == 8 and patch["maximum"] == 32 and "checkpoint's own: 8" in patch["info"]
+    assert depth["maximum"] == depth["value"] == layer["maximum"] == app_config().num_layers
+    assert head["maximum"] == 3 and head["value"] == 3
+    assert "N+1 = **65 tokens**" in meter
+    patch, *_ = client.predict(model="ViT-B/16", head=1, api_name="/model_settings")
+    assert patch["maximum"] == 64 and patch["value"] == 16
+
+
+def app_config():
+    from vit.config import PRESETS
+
+    return PRESETS["vit_tiny_shapes"]
+
+
+def test_the_model_trained_here_names_a_drawn_shape(client, model_calls, monkeypatch):
+    from vit import shapes
+
+    def no_network(*args, **kwargs):
+        raise AssertionError("the model trained here must never download")
+
+    monkeypatch.setattr("vit.api.download", no_network)
+    star = ROOT / "assets" / "shapes-star.png"
+    L = app_config().num_layers
+    result = analyze(client, image=star, model=SHAPES_MODEL, patch_size=8, depth=L, layer=L, top_k=12, head=3)
+    banner = result[BANNER]
+    assert 'class="banner ok"' in banner and "TRAINED HERE" in banner
+    assert "trained here on drawn shapes; not ImageNet" in banner and "data-offer" not in banner
+    direct = vit.api.analyze(vit.api.load_model("vit_tiny_shapes", device="cpu"), star, top_k=1)
+    assert result[LABEL]["label"] == direct.topk[0].label and len(result[LABEL]["confidences"]) == len(shapes.CLASSES)
+    assert "(1, 8)" in shapes_of(result) and "(1, 65, 96)" in shapes_of(result)
+    assert model_calls == ["vit_tiny_shapes", "vit_tiny_shapes"]  # the app's run and the direct one
+    resized = analyze(client, image=star, model=SHAPES_MODEL, patch_size=16, depth=2, layer=2, head=1)
+    assert 'class="banner warn"' in resized[BANNER] and "TRAINED HERE, modified" in resized[BANNER]
+    with pytest.raises(AppError, match="patch_size must be an integer from 4 to 32 for ViT-Tiny shapes, got 40"):
+        analyze(client, image=star, model=SHAPES_MODEL, patch_size=40, depth=2, layer=2, head=1)
+
+
+def shapes_of(result) -> list[str]:
+    return shapes(result)
+
+
+def test_without_imagenet_weights_the_banner_offers_the_model_trained_here(client):
+    bad = app.banner_html(analysis_like(
+        "random", "UNTRAINED: weights could not be downloaded — predictions are random; run "
+        "`python -m vit download vit_b_16` (could not download https://example.org/x.pth: <urlopen error>)"))
+    assert f'data-offer="{SHAPES_MODEL}"' in bad and "runs with no download" in bad
+    assert app.offer_button(bad)["visible"] is True
+    ok = app.banner_html(analysis_like("imagenet", "ViT-B/16 ImageNet weights (torchvision)"))
+    assert app.offer_button(ok)["visible"] is False
+    assert client.predict(api_name="/use_trained_model") == SHAPES_MODEL
+    assert any(p.name.startswith("shapes-") for p in app.EXAMPLES)

@@ -20,6 +20,7 @@ import app
 from conftest import free_port
 import vit.api
 import vit.weights
+from vit import shapes
 
 # gradio 6.31 itself calls deprecated pandas options on every request.
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:gradio.queueing")
@@ -198,4 +199,27 @@ def test_an_example_click_is_analysed(browser, url):
     wait_for_text(page, "#stages", "(1, 1000)")
     wait_for_text(page, "#banner", "UNTRAINED")
     assert "please upload the image again" not in page.locator("body").inner_text()
+    page.close()
+
+
+def test_offline_the_banner_offers_the_model_trained_here(browser, url):
+    """No ImageNet weights: the red banner offers ViT-Tiny shapes; one click runs it, with real predictions."""
+    page = open_app(browser, url, 1280, 720)
+    upload(page, ROOT / "assets" / "shapes-star.png")
+    wait_for_text(page, "#banner", "UNTRAINED")
+    wait_for_text(page, "#banner", "runs with no download")
+    offer = page.locator("#offer-trained")
+    expect(offer).to_be_visible(timeout=TIMEOUT_MS)
+    offer.click()
+    wait_for_text(page, "#banner", "TRAINED HERE")
+    wait_for_text(page, "#banner", "trained here on drawn shapes; not ImageNet")
+    wait_for_text(page, "#stages", "(1, 65, 96)")
+    assert "(1, 8)" in text_of(page, "#stages")
+    expect(page.locator("#patch-size input[type=number]")).to_have_value("8")
+    wait_for_text(page, "#grid-caption", "8×8 grid")
+    lines = [line.strip() for line in text_of(page, "#predictions").splitlines() if line.strip()]
+    assert lines[0].startswith("Top-k predictions") and lines[1] in shapes.CLASSES  # the top class, a shape
+    expect(offer).to_be_hidden(timeout=TIMEOUT_MS)
+    wait_for_pictures(page)
+    save_screenshot(page, DOCS / "screenshot-shapes.png")
     page.close()

@@ -80,6 +80,12 @@ def test_imagenet_from_cache_and_text_output(torch_home, cat_image):
         (["analyze", "{cat}", "--discard-ratio", "1.5"], "discard_ratio"),
         (["analyze"], "required"),
         (["frobnicate"], "invalid choice"),
+        (["analyze", "{cat}", "--model", "vit_tiny_shapes", "--patch-size", "40"],
+         "patch_size must be an integer from 4 to 32 for ViT-Tiny shapes, got '40'"),
+        (["analyze", "{cat}", "--model", "vit_tiny_shapes", "--top-k", "9"], "top_k must be an integer from 1 to 8"),
+        (["train-shapes", "--epochs", "0"], "epochs must be an integer from 1 to 1000, got '0'"),
+        (["train-shapes", "--seed", "-1"], "seed must be an integer from 0 to"),
+        (["train-shapes", "--out", "weights.bin"], "--out must be a .pth path"),
     ],
 )
 def test_clean_error_exit(tmp_path, cat_image, args, words):

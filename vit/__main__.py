@@ -1,4 +1,5 @@
-"""The command line: ``python -m vit analyze IMAGE`` and ``python -m vit download [MODEL ...]``.
+"""The command line: ``python -m vit analyze IMAGE``, ``python -m vit download [MODEL ...]`` and
+``python -m vit train-shapes`` (trains ``vit_tiny_shapes`` from scratch, see ``vit.train``).
 
 Errors in what was asked (a missing image, a bad option) print one line on
 stderr and exit with status 2; no traceback.
@@ -13,7 +14,7 @@ import sys
 from pathlib import Path
 
 from . import validate
-from .config import DISPLAY_NAMES, PRESETS
+from .config import DISPLAY_NAMES, PRESETS, TRAINED_HERE
 from .errors import InputError
 
 
@@ -43,8 +44,10 @@ def _parser() -> argparse.ArgumentParser:
     a = sub.add_parser("analyze", help="analyse one image")
     a.add_argument("image", help="path of a JPEG/PNG/WebP/GIF/BMP/TIFF image")
     a.add_argument("--model", default="vit_b_16", help=f"one of {', '.join(PRESETS)} (default vit_b_16)")
-    a.add_argument("--weights", default="imagenet", help="imagenet (default), random, or a .pth file path")
-    a.add_argument("--patch-size", default=None, help="P from 4 to 64 (default: the checkpoint's)")
+    a.add_argument("--weights", default="imagenet",
+                   help="imagenet (default), random, or a .pth file path; vit_tiny_shapes: trained (its default)")
+    a.add_argument("--patch-size", default=None, help="P from 4 to 64, to 32 for vit_tiny_shapes "
+                                                      "(default: the checkpoint's)")
     a.add_argument("--depth", default=None, help="keep the first D layers (default: all)")
     a.add_argument("--top-k", default=5, help="how many predictions (1-20, default 5)")
     a.add_argument("--head-fusion", default="mean", help="mean, max or min (rollout)")
@@ -53,10 +56,50 @@ def _parser() -> argparse.ArgumentParser:
     a.add_argument("--json", action="store_true", help="print one JSON object")
     a.add_argument("--out", default=None, help="folder for PNGs of the patch grid and the rollout overlay")
     d = sub.add_parser("download", help="fetch pretrained weights into the torch hub cache for offline use")
-    d.add_argument("models", nargs="*", help=f"models (default: all of {', '.join(PRESETS)})")
+    d.add_argument("models", nargs="*", help=f"models (default: all of {', '.join(_DOWNLOADABLE)})")
+    _train_parser(sub)
     return p
 
 
+_DOWNLOADABLE = [name for name in PRESETS if name not in TRAINED_HERE]
+
+
+def _train_parser(sub) -> None:
+    t = sub.add_parser("train-shapes", help="train vit_tiny_shapes from scratch on drawn shapes (minutes, no download)")
+    t.add_argument("--out", default=None, help="the .pth to write, the .json goes beside it "
+                                               "(default assets/vit_tiny_shapes.pth)")
+    t.add_argument("--epochs", default=None, help="passes over the drawn training set (default 5)")
+    t.add_argument("--seed", default=0, help="seeds the drawings, the init and the order (default 0)")
+    t.add_argument("--device", default=None, help="cpu or cuda (default: cuda if available)")
+    t.add_argument("--minutes", default=12, help="time budget of the training loop in minutes: on a slow or busy "
+                                                 "machine the schedule is compressed to fit (default 12)")
+
+
+def _train_shapes(args) -> int:
+    epochs = None if args.epochs is None else validate.epochs(args.epochs)
+    seed = validate.seed(args.seed)
+    minutes = validate.minutes(args.minutes)
+    if args.device is not None and args.device not in ("cpu", "cuda"):
+        raise InputError(f"--device must be cpu or cuda, got {args.device!r}")
+    if args.out is not None and not args.out.endswith(".pth"):
+        raise InputError(f"--out must be a .pth path, got {args.out!r}")
+    import torch  # noqa: PLC0415 - after the checks
+
+    from .train import train_shapes  # noqa: PLC0415
+
+    if args.device == "cuda" and not torch.cuda.is_available():
+        raise InputError("--device cuda asked for, but no CUDA GPU is available")
+    meta = train_shapes(args.out, epochs, seed, args.device, minutes=minutes)
+    acc = meta["accuracy"]
+    native = str(meta["config"]["patch_size"])
+    cut = " (the time budget ended it)" if meta["steps"] < meta["steps_planned"] else ""
+    print(f"{meta['display_name']}: trained in {meta['training_time_s']:.0f} s on {meta['device']}, "
+          f"{meta['steps']} of {meta['steps_planned']} steps{cut}; "
+          f"accuracy at P = {native}: {acc['patch_size'][native]:.1%} on {meta['eval']['images']} fresh drawings")
+    print("by patch size: " + ", ".join(f"{p}: {a:.1%}" for p, a in acc["patch_size"].items()))
+    print("by depth:      " + ", ".join(f"{d}: {a:.1%}" for d, a in acc["depth"].items()))
+    print(f"wrote {meta['weights']['file']} (sha256 {meta['weights']['sha256'][:12]}...) and its .json")
+    return 0
 def _out_folder(value: str) -> Path:
     """The ``--out`` folder, created now: an impossible one is refused before any work is done."""
     out = Path(value)
@@ -73,13 +116,14 @@ def _out_folder(value: str) -> Path:
 
 def _analyze(args) -> int:
     name = validate.model_name(args.model)
-    patch_size = None if args.patch_size is None else validate.patch_size(args.patch_size)
+    patch_size = None if args.patch_size is None else validate.patch_size(args.patch_size, name)
     depth = None if args.depth is None else validate.depth(args.depth, PRESETS[name].num_layers)
-    top_k = validate.top_k(args.top_k)
+    top_k = validate.top_k(args.top_k, PRESETS[name].num_classes)
     fusion = validate.head_fusion(args.head_fusion)
     discard = validate.discard_ratio(args.discard_ratio)
-    if args.weights not in ("imagenet", "random") and not Path(args.weights).is_file():
-        raise InputError(f"--weights must be imagenet, random or an existing .pth file, got {args.weights!r}")
+    named = ("imagenet", "random", "trained") if name in TRAINED_HERE else ("imagenet", "random")
+    if args.weights not in named and not Path(args.weights).is_file():
+        raise InputError(f"--weights must be {', '.join(named)} or an existing .pth file, got {args.weights!r}")
     if args.device is not None and args.device not in ("cpu", "cuda"):
         raise InputError(f"--device must be cpu or cuda, got {args.device!r}")
     out = None if args.out is None else _out_folder(args.out)  # before the analysis, not after it
@@ -119,9 +163,13 @@ def _analyze(args) -> int:
 def _download(args) -> int:
     from .weights import CHECKPOINTS, DownloadError, cached_path, download  # noqa: PLC0415
 
-    names = [validate.model_name(m) for m in args.models] or list(PRESETS)
+    names = [validate.model_name(m) for m in args.models] or _DOWNLOADABLE
     failed = 0
     for name in names:
+        if name in TRAINED_HERE:
+            print(f"{DISPLAY_NAMES[name]}: nothing to download, its weights ship in assets/ "
+                  f"(retrain with `python -m vit train-shapes`)")
+            continue
         if cached_path(name).is_file():
             print(f"{DISPLAY_NAMES[name]}: already cached at {cached_path(name)}")
             continue
@@ -137,7 +185,8 @@ def _download(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     try:
         args = _parser().parse_args(argv)
-        return _analyze(args) if args.command == "analyze" else _download(args)
+        commands = {"analyze": _analyze, "download": _download, "train-shapes": _train_shapes}
+        return commands[args.command](args)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -18,11 +18,11 @@ from pathlib import Path
 
 import torch
 
-from . import explain, validate
+from . import explain, families, validate
 from .analysis import Analysis, LayerPrediction, Prediction
-from .config import DISPLAY_NAMES, PRESETS
+from .config import DISPLAY_NAMES, PRESETS, TRAINED_HERE
 from .cost import check_budget, estimate
-from .errors import WeightsError
+from .errors import InputError, WeightsError
 from .images import load_image
 from .model import ViTForImageClassification
 from .preprocess import as_array, preprocess_for
@@ -106,6 +106,35 @@ def _pretrained_state(name: str, progress: Progress | None) -> tuple[dict | None
     return state, "", ""
 
 
+def _trained_state(name: str, weights: str) -> tuple[dict[str, torch.Tensor], str, str, str]:
+    """The weights of a family trained here: (state in our key names, what was loaded, a sentence, the same
+    with the file's path and the reader's error where it failed).
+
+    ``"trained"`` (and ``"imagenet"``, the default of every family) is the file shipped in
+    ``assets/``; a path is a state dict as ``python -m vit train-shapes`` writes it. Nothing is
+    ever downloaded; a missing or broken shipped file falls back to random weights, and says so.
+    """
+    display = DISPLAY_NAMES[name]
+    if weights in ("trained", "imagenet"):
+        path = families.weights_path(name)
+        try:
+            state = read_state_dict(path)
+        except WeightsError as exc:
+            reason = ("UNTRAINED: the shipped weights could not be read — predictions are random; "
+                      "retrain them with `python -m vit train-shapes`")
+            return _random_state(name), "random", f"{reason} ({exc.public})", f"{reason} ({exc})"
+        loaded = "trained"
+        classes = families.class_names(name)
+        what = (f"{display.split(',')[0]} weights trained here on drawn shapes; not ImageNet "
+                f"({len(classes)} classes: {', '.join(classes)})")
+    else:
+        path = Path(os.path.expanduser(str(weights)))
+        state, loaded, what = read_state_dict(path), str(path), f"{display} weights from {path.name}"
+    if "conv_proj.weight" in state:  # a torchvision-format file of the same architecture
+        state = convert_torchvision(state)
+    return state, loaded, what, ""
+
+
 def load_model(
     name: str = "vit_b_16",
     weights: str = "imagenet",
@@ -114,14 +143,17 @@ def load_model(
     device: str | torch.device | None = None,
     progress: Progress | None = None,
 ) -> ViTForImageClassification:
-    """Build one of the five torchvision ViT families under the chapter's names.
+    """Build one of the six ViT families (five torchvision checkpoints, one trained here) under the chapter's names.
 
     Args:
-        name: "vit_b_16", "vit_b_32", "vit_l_16", "vit_l_32" or "vit_h_14" (or "ViT-B/16").
+        name: "vit_b_16", "vit_b_32", "vit_l_16", "vit_l_32" or "vit_h_14" (or "ViT-B/16"), or
+            "vit_tiny_shapes", the small ViT trained here on ``vit.shapes``' drawings.
         weights: "imagenet" (torchvision's checkpoint, downloaded once into the torch hub cache;
             offline, the model falls back to random weights and ``status`` says so), "random",
-            or the path of a ``.pth`` state dict in torchvision's format.
-        patch_size: P from 4 to 64; None keeps the checkpoint's. Another P PI-resizes the
+            or the path of a ``.pth`` state dict in torchvision's format. For "vit_tiny_shapes",
+            "trained" (or the default "imagenet") loads the weights shipped in ``assets/``, never
+            downloading anything, and a path is a state dict as ``python -m vit train-shapes`` writes it.
+        patch_size: P from 4 to 64 (to 32 for "vit_tiny_shapes"); None keeps the checkpoint's. Another P PI-resizes the
             patch embedding (FlexiViT) and resamples the position embedding to the new grid,
             grid = round(native resolution / P); the input size becomes grid x P.
         depth: keep the first ``depth`` encoder layers (1..L), then the final norm and head.
@@ -132,25 +164,29 @@ def load_model(
         The model in eval mode, carrying ``config``, ``preprocess``, ``class_names``,
         ``status`` (a sentence saying what was loaded and done, without server paths or raw
         exception text), ``status_detail`` (the same with them, for the CLI and logs),
-        ``weights`` (what was actually loaded: "imagenet", "random" or the path) and ``name``.
+        ``weights`` (what was actually loaded: "imagenet", "trained", "random" or the path) and ``name``.
     """
     name = validate.model_name(name)
     native = PRESETS[name]
-    patch_size = native.patch_size if patch_size is None else validate.patch_size(patch_size)
+    patch_size = native.patch_size if patch_size is None else validate.patch_size(patch_size, name)
     depth = native.num_layers if depth is None else validate.depth(depth, native.num_layers)
     display = DISPLAY_NAMES[name]
-    ckpt = CHECKPOINTS[name]
 
     notes = []
     detail = ""
-    if weights == "random":
+    if families.is_trained_here(name) and weights != "random":
+        state, loaded, what, detail = _trained_state(name, weights)
+    elif weights == "trained":
+        raise InputError(f"weights='trained' is for the families trained here ({', '.join(TRAINED_HERE)}); "
+                         f"{display} takes 'imagenet', 'random' or a .pth path, got 'trained'")
+    elif weights == "random":
         state, loaded, what = _random_state(name), "random", f"UNTRAINED {display} (random weights, as asked)"
     elif weights == "imagenet":
         state, what, detail = _pretrained_state(name, progress)
         if state is None:
             state, loaded = _random_state(name), "random"
         else:
-            loaded, what = "imagenet", f"{display} {ckpt.source} weights (torchvision)"
+            loaded, what = "imagenet", f"{display} {CHECKPOINTS[name].source} weights (torchvision)"
     else:
         path = Path(os.path.expanduser(str(weights)))
         state = convert_torchvision(read_state_dict(path))
@@ -192,7 +228,7 @@ def load_model(
     model.status = "; ".join([what, *notes])  # for anyone: no server paths, no raw exception text
     model.status_detail = "; ".join([detail or what, *notes])  # for the CLI and the server's log
     model.preprocess = preprocess_for(name, config.image_size)
-    model.class_names = list(ckpt.weights.meta["categories"])
+    model.class_names = families.class_names(name)
     model.lock = threading.Lock()  # one traced forward at a time: hooks are model state
     return model
 

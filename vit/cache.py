@@ -17,6 +17,7 @@ from collections import OrderedDict
 from . import validate
 from .api import load_model
 from .config import PRESETS
+from .families import is_trained_here
 from .weights import cached_path
 
 MAX_CACHE_BYTES = int(float(os.environ.get("VIT_MODEL_CACHE_GB", "3")) * 1e9)
@@ -40,7 +41,7 @@ class ModelCache:
     def key(self, name, weights="imagenet", patch_size=None, depth=None) -> tuple:
         name = validate.model_name(name)
         native = PRESETS[name]
-        patch_size = native.patch_size if patch_size is None else validate.patch_size(patch_size)
+        patch_size = native.patch_size if patch_size is None else validate.patch_size(patch_size, name)
         depth = native.num_layers if depth is None else validate.depth(depth, native.num_layers)
         return (name, weights, patch_size, depth)
 
@@ -69,6 +70,8 @@ class ModelCache:
     @staticmethod
     def _stale(model, key: tuple) -> bool:
         """A random fallback for "imagenet" is stale once the checkpoint has been fetched."""
+        if is_trained_here(key[0]):  # its weights ship in assets/: nothing is ever fetched later
+            return False
         return key[1] == "imagenet" and model.weights == "random" and cached_path(key[0]).is_file()
 
     def _evict(self, keep: tuple) -> None:

@@ -52,7 +52,7 @@ def estimate(model, patch_size=None, depth=None) -> Cost:
     """The cost of analysing one image with ``model`` at ``patch_size`` and ``depth`` (validated)."""
     name = validate.model_name(model)
     native = PRESETS[name]
-    patch_size = native.patch_size if patch_size is None else validate.patch_size(patch_size)
+    patch_size = native.patch_size if patch_size is None else validate.patch_size(patch_size, name)
     depth = native.num_layers if depth is None else validate.depth(depth, native.num_layers)
     grid = grid_for_patch_size(native.image_size, patch_size)
     T, D, h = grid * grid + 1, native.embed_dim, native.num_heads
@@ -61,7 +61,7 @@ def estimate(model, patch_size=None, depth=None) -> Cost:
     if 4 * depth * T * T <= KEEP_FACTORS_BYTES:
         kept += 4 * depth * T * T  # the rollout matrices, kept when small
     per_layer_params = 4 * D * D + 4 * D + 2 * D * native.mlp_dim + native.mlp_dim + D + 4 * D
-    params = depth * per_layer_params + (T + 1) * D + 3 * patch_size**2 * D + D + 2 * D + (D + 1) * 1000
+    params = depth * per_layer_params + (T + 1) * D + 3 * patch_size**2 * D + D + 2 * D + (D + 1) * native.num_classes
     return Cost(
         name=name, display_name=DISPLAY_NAMES[name], patch_size=patch_size, native_patch_size=native.patch_size,
         depth=depth, heads=h, dim=D, grid=grid, input_size=grid * patch_size, tokens=T,

@@ -17,6 +17,7 @@ from torch import Tensor
 from torchvision.transforms import InterpolationMode
 from torchvision.transforms import functional as TF
 
+from .families import is_trained_here, normalisation
 from .weights import CHECKPOINTS
 
 _MAX_ASPECT = 4  # longer side kept before resizing: the centre crop never reaches further
@@ -50,7 +51,15 @@ class Preprocess:
 
 
 def preprocess_for(name: str, image_size: int) -> Preprocess:
-    """torchvision's preprocessing for a family, scaled from its crop size to ``image_size``."""
+    """torchvision's preprocessing for a family, scaled from its crop size to ``image_size``.
+
+    A family trained here (``vit.families``) has its own: the shorter side resized to
+    ``image_size`` (no margin: drawn shapes may touch the border), centre crop, its normalisation.
+    """
+    if is_trained_here(name):
+        mean, std = normalisation(name)
+        return Preprocess(crop_size=image_size, resize_size=image_size, mean=mean, std=std,
+                          interpolation=InterpolationMode.BILINEAR)
     tv = CHECKPOINTS[name].weights.transforms()  # ImageClassification; ships with torchvision
     crop, resize = tv.crop_size[0], tv.resize_size[0]
     return Preprocess(

@@ -44,11 +44,20 @@ def pi_resize_patch_embed(weight: Tensor, new_size: tuple[int, int]) -> Tensor:
     old_size = tuple(weight.shape[-2:])
     if old_size == tuple(new_size):
         return weight.clone()
-    B = resize_matrix(old_size, new_size)  # (p*p, P*P)
-    pinv = torch.linalg.pinv(B.T)  # (p*p, P*P)
+    pinv = pi_resize_matrix(old_size, new_size)  # (p*p, P*P)
     flat = weight.detach().to(torch.float64).reshape(-1, old_size[0] * old_size[1])  # (D*C, P*P)
     resized = flat @ pinv.T  # (D*C, p*p)
     return resized.reshape(*weight.shape[:-2], *new_size).to(weight.dtype)
+
+
+def pi_resize_matrix(old_size: tuple[int, int], new_size: tuple[int, int]) -> Tensor:
+    """The linear map of PI-resize, ``pinv(B^T)``: (p*p, P*P) in float64, ``w_new = pinv(B^T) w_old``.
+
+    :func:`pi_resize_patch_embed` applies it to a kernel; training at random patch
+    sizes (``vit.train``) applies the same matrix inside the graph, so a kernel
+    trained at P and resized by ``load_model`` is the one the training saw.
+    """
+    return torch.linalg.pinv(resize_matrix(old_size, new_size).T)  # (p*p, P*P)
 
 
 def resample_pos_embed(pos_embed: Tensor, old_grid: tuple[int, int], new_grid: tuple[int, int]) -> Tensor:

@@ -25,7 +25,7 @@ import math
 import numbers
 from typing import Any
 
-from vit.config import DISPLAY_NAMES, MAX_PATCH_SIZE, MIN_PATCH_SIZE, PRESETS
+from vit.config import DISPLAY_NAMES, MAX_PATCH_SIZE, MIN_PATCH_SIZE, PRESETS, patch_size_range
 from vit.errors import InputError
 
 HEAD_FUSIONS = ("mean", "max", "min")
@@ -133,7 +133,10 @@ def _squash(name: str) -> str:
     return "".join(ch for ch in name.lower() if ch.isalnum())
 
 
-_MODEL_ALIASES: dict[str, str] = {_squash(key): key for key in PRESETS}
+_MODEL_ALIASES: dict[str, str] = {
+    **{_squash(DISPLAY_NAMES[key]): key for key in PRESETS},  # "ViT-Tiny shapes, trained here"
+    **{_squash(key): key for key in PRESETS},
+}
 
 
 def model_name(value: Any) -> str:
@@ -155,19 +158,26 @@ def model_name(value: Any) -> str:
     raise InputError(f"model must be one of {names}, got {show(value)}")  # the API, app and CLI call it `model`
 
 
-def patch_size(value: Any) -> int:
+def patch_size(value: Any, name: str | None = None) -> int:
     """Validate a patch size P in pixels: an integer from ``MIN_PATCH_SIZE`` to ``MAX_PATCH_SIZE``.
 
     Args:
         value: an int, an integral float or a numeric string.
+        name: a ``PRESETS`` key; a family with a smaller image allows P up to half its
+            image size (``config.patch_size_range``), and the message names the family.
 
     Returns:
         P as an ``int``.
 
     Raises:
-        InputError: e.g. ``"patch_size must be an integer from 4 to 64, got 3.5"``.
+        InputError: e.g. ``"patch_size must be an integer from 4 to 64, got 3.5"`` or
+            ``"patch_size must be an integer from 4 to 32 for ViT-Tiny shapes, got 40"``.
     """
-    return _integer("patch_size", value, MIN_PATCH_SIZE, MAX_PATCH_SIZE)
+    if name is None:
+        return _integer("patch_size", value, MIN_PATCH_SIZE, MAX_PATCH_SIZE)
+    lo, hi = patch_size_range(name)
+    note = "" if (lo, hi) == (MIN_PATCH_SIZE, MAX_PATCH_SIZE) else f" for {DISPLAY_NAMES[name].split(',')[0]}"
+    return _integer("patch_size", value, lo, hi, note)
 
 
 def depth(value: Any, num_layers: int) -> int:
@@ -303,3 +313,18 @@ def opacity(value: Any) -> float:
         InputError: not a finite number in [0, 1].
     """
     return _number("opacity", value, 0.0, 1.0)
+
+
+def epochs(value: Any) -> int:
+    """Validate how many passes over the drawn training set ``train-shapes`` makes: 1 to 1,000."""
+    return _integer("epochs", value, 1, 1000)
+
+
+def seed(value: Any) -> int:
+    """Validate a random seed: 0 to 2^31 - 1."""
+    return _integer("seed", value, 0, 2**31 - 1)
+
+
+def minutes(value: Any) -> float:
+    """Validate a training time budget in minutes: 0.1 to 600."""
+    return _number("minutes", value, 0.1, 600.0)

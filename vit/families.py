@@ -1,0 +1,74 @@
+"""Where a family's weights and class names come from: torchvision's checkpoints, or the files trained here.
+
+The five torchvision families download their checkpoint once (``vit.weights``)
+and take ImageNet's 1,000 class names and preprocessing from torchvision. The
+families in ``config.TRAINED_HERE`` ship their weights in ``assets/``
+(``<name>.pth``, a state dict under the chapter's names, and ``<name>.json``
+beside it: config, classes, seed, training time, accuracy and the file's
+SHA-256), are never downloaded, and name their own classes and normalisation.
+Torch-free: the app asks these questions before anything heavy is imported.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from .config import TRAINED_HERE
+
+ASSETS = Path(__file__).resolve().parents[1] / "assets"
+
+# vit_tiny_shapes' own normalisation: the drawings span the full 0..255 range in every channel.
+SHAPES_MEAN = (0.5, 0.5, 0.5)
+SHAPES_STD = (0.25, 0.25, 0.25)
+
+
+def is_trained_here(name: str) -> bool:
+    """True for a family whose weights ship in ``assets/`` (no download, ever)."""
+    return name in TRAINED_HERE
+
+
+def weights_path(name: str) -> Path:
+    """``assets/<name>.pth``: the shipped state dict of a family trained here."""
+    assert is_trained_here(name), name  # noqa: S101 - callers check the family first
+    return ASSETS / f"{name}.pth"
+
+
+def meta_path(name: str) -> Path:
+    """``assets/<name>.json``: what was trained, how, and how well."""
+    return weights_path(name).with_suffix(".json")
+
+
+def read_meta(name: str) -> dict:
+    """The JSON beside the shipped weights; ``{}`` when it is missing or unreadable."""
+    try:
+        return json.loads(meta_path(name).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+def sha256(path: str | Path) -> str:
+    """The SHA-256 of a file, in hex (what the JSON records of the ``.pth``)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def class_names(name: str) -> list[str]:
+    """The K class names of a family, in the order of its logits."""
+    if is_trained_here(name):
+        from .shapes import CLASSES  # noqa: PLC0415 - numpy and PIL only
+
+        return list(CLASSES)
+    from .weights import CHECKPOINTS  # noqa: PLC0415 - imports torchvision
+
+    return list(CHECKPOINTS[name].weights.meta["categories"])
+
+
+def normalisation(name: str) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """(mean, std) per RGB channel of a family trained here."""
+    assert is_trained_here(name), name  # noqa: S101
+    return SHAPES_MEAN, SHAPES_STD

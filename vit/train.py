@@ -1,0 +1,408 @@
+"""Training the chapter's ViT from scratch on drawn shapes: the family ``vit_tiny_shapes``.
+
+The model is :class:`vit.model.ViTForImageClassification` itself, built from
+``PRESETS["vit_tiny_shapes"]``; the data are ``vit.shapes``' drawings, drawn
+once per run and kept as uint8 tensors. The recipe is a small DeiT-style one
+(Touvron et al. 2021): AdamW, linear warmup then cosine decay, label smoothing,
+and the eight rotations and flips of the square as augmentation (every class is
+invariant under them). The masks the drawings come with serve as dense labels
+(token labelling, Jiang et al. 2021): the patch tokens under the shape are also
+trained to name its class: dense, local gradients on top of the class token's one.
+
+Random patch sizes (Beyer et al. 2023, "FlexiViT", section 3): after the first
+``flexi_after`` of the run (all at the native P), half the steps run at a patch
+size drawn from ``TrainSettings.patch_sizes``, with the patch-embedding
+kernel PI-resized from the native P and the position embedding resampled from
+the native grid, inside the graph, by the functions ``load_model`` applies at
+another P (``vit.resample``). The image is resized to grid x P first, as the
+preprocessing at that P does. So the weights are trained for exactly what the
+patch-size knob does to them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import platform
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from . import families, shapes
+from .config import DISPLAY_NAMES, PRESETS, ViTConfig, grid_for_patch_size, patch_size_range
+from .model import ViTForImageClassification
+from .resample import pi_resize_matrix, resample_pos_embed
+
+NAME = "vit_tiny_shapes"
+EVAL_SEED_OFFSET = 10_000  # the accuracy tables are measured on seed + this: drawings never trained on
+EVAL_IMAGES = 2000
+
+Progress = Callable[[int, int, float], None]
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    epochs: int = 5
+    train_images: int = 16_384
+    batch_size: int = 64  # small batches: more updates for the same compute
+    lr: float = 2e-3
+    weight_decay: float = 0.05
+    warmup_fraction: float = 0.05
+    label_smoothing: float = 0.1
+    patch_sizes: tuple[int, ...] = tuple(range(6, 25))  # FlexiViT: P drawn uniformly from these ...
+    native_share: float = 0.5  # ... except for this share of the steps, which run at the native P,
+    flexi_after: float = 0.7  # and every step before this fraction of the run (first learn the shapes)
+    token_weight: float = 1.0  # token labelling: weight of the loss on the patch tokens under the shape
+    token_coverage: float = 0.25  # a patch is "under the shape" when the mask covers this much of it
+    max_seconds: float | None = None  # a time budget: the schedule runs on max(steps, time) done
+    seed: int = 0
+
+
+# --------------------------------------------------------------------------- data
+
+
+def to_tensor(images: np.ndarray) -> Tensor:
+    """(n, S, S, 3) uint8 drawings -> (n, 3, S, S) uint8, the form kept in memory."""
+    return torch.from_numpy(images).permute(0, 3, 1, 2).contiguous()
+
+
+def normalise(x: Tensor, name: str = NAME) -> Tensor:
+    """uint8 (B, 3, S, S) -> float (B, 3, S, S) with the family's mean and std (as its preprocessing)."""
+    mean, std = (torch.tensor(v, device=x.device).view(1, 3, 1, 1) for v in families.normalisation(name))
+    return (x.float() / 255.0 - mean) / std
+
+
+def augment(x: Tensor, generator: torch.Generator) -> Tensor:
+    """Each image turned by one of the 8 symmetries of the square, uniformly: (B, C, S, S) -> same.
+
+    A mask stacked as an extra channel turns with its image.
+    """
+    for op in (lambda t: t.flip(-1), lambda t: t.flip(-2), lambda t: t.transpose(-1, -2)):
+        pick = torch.rand(x.shape[0], generator=generator) < 0.5
+        x = torch.where(pick.view(-1, 1, 1, 1).to(x.device), op(x), x)
+    return x
+
+
+# --------------------------------------------------------------------------- the forward at any patch size
+
+
+class FlexiForward:
+    """The model at patch size P, from its native weights, differentiably (FlexiViT).
+
+    At the native P this is ``model(x)``. At another P the image is resized to
+    grid x P, the kernel is ``pinv(B^T) w`` (``vit.resample.pi_resize_matrix``)
+    and the position embedding is resampled to the grid (``resample_pos_embed``):
+    what ``load_model(..., patch_size=P)`` does, here inside the autograd graph.
+    """
+
+    def __init__(self, model: ViTForImageClassification):
+        self.model = model
+        self._matrices: dict[int, Tensor] = {}
+
+    def matrix(self, patch_size: int, device: torch.device) -> Tensor:
+        if patch_size not in self._matrices:
+            P = self.model.config.patch_size
+            self._matrices[patch_size] = pi_resize_matrix((P, P), (patch_size, patch_size)).float().to(device)
+        return self._matrices[patch_size]  # (p*p, P*P)
+
+    def __call__(self, x: Tensor, patch_size: int) -> Tensor:
+        """(B, C, S, S) -> the encoder's output (B, N+1, D) at patch size P (after the final norm)."""
+        model, cfg = self.model, self.model.config
+        if patch_size == cfg.patch_size:
+            return model.encoder(model.embedding(x))  # (B, C, H, W) -> (B, N+1, D)
+        grid = grid_for_patch_size(cfg.image_size, patch_size)
+        side = grid * patch_size
+        if side != x.shape[-1]:
+            x = F.interpolate(x, size=(side, side), mode="bilinear", align_corners=False, antialias=True)
+        emb = model.embedding
+        weight = emb.patch_embed.proj.weight  # (D, C, P, P)
+        D, C = weight.shape[:2]
+        kernel = (weight.reshape(D * C, -1) @ self.matrix(patch_size, x.device).T).reshape(
+            D, C, patch_size, patch_size)  # (D, C, p, p)
+        tokens = F.conv2d(x, kernel, emb.patch_embed.proj.bias, stride=patch_size)  # (B, D, H/p, W/p)
+        tokens = tokens.flatten(2).transpose(1, 2)  # -> (B, N, D)
+        tokens = emb.add_cls_token(tokens)  # -> (B, N+1, D)
+        g = cfg.grid_size
+        pos = resample_pos_embed(emb.pos_embed.weight, (g, g), (grid, grid))  # (1, N+1, D)
+        tokens = emb.dropout(tokens + pos)  # (B, N+1, D)
+        return model.encoder(tokens)  # -> (B, N+1, D)
+
+    def logits(self, x: Tensor, patch_size: int) -> Tensor:
+        """The classification at patch size P: (B, C, S, S) -> (B, K)."""
+        return self.model.head(self(x, patch_size))
+
+
+# --------------------------------------------------------------------------- the loop
+
+
+def token_targets(masks: Tensor, patch_size: int, side: int, coverage: float) -> Tensor:
+    """Which patch tokens lie under the shape: (B, 1, S, S) float masks -> (B, N) bool at patch size P.
+
+    The mask is resized as the image is (to grid x P pixels), then averaged over each P x P patch.
+    """
+    if masks.shape[-1] != side:
+        masks = F.interpolate(masks, size=(side, side), mode="bilinear", align_corners=False, antialias=True)
+    covered = F.avg_pool2d(masks, patch_size)  # (B, 1, H/P, W/P)
+    return covered.flatten(1) >= coverage  # (B, N)
+
+
+def token_labelling_loss(model: ViTForImageClassification, z: Tensor, under: Tensor, y: Tensor) -> Tensor:
+    """Jiang et al. 2021, "All Tokens Matter" (token labelling), with the masks as the dense labels.
+
+    The head is applied to every patch token of the encoder's output z (B, N+1, D); the tokens
+    under the shape are trained to name its class: every patch token that shows part of the shape
+    gets a gradient, not only the class token.
+    """
+    logits = model.head.head(z[:, 1:])  # (B, N, D) -> (B, N, K)
+    if not under.any():
+        return logits.sum() * 0.0
+    targets = y.view(-1, 1).expand_as(under)  # (B, N)
+    return F.cross_entropy(logits[under], targets[under])
+
+
+def _optimizer(model: ViTForImageClassification, settings: TrainSettings) -> torch.optim.AdamW:
+    """AdamW; no weight decay on biases, norms, the class token and the position embedding."""
+    decay, no_decay = [], []
+    for name, p in model.named_parameters():
+        (no_decay if p.ndim < 2 or "cls_token" in name or "pos_embed" in name else decay).append(p)
+    groups = [{"params": decay, "weight_decay": settings.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+    return torch.optim.AdamW(groups, lr=settings.lr, betas=(0.9, 0.999))
+
+
+def _schedule(done: float, warmup: float) -> float:
+    """Linear warmup to 1, then cosine decay to 0: the learning rate's factor when ``done`` (0..1) of the run is."""
+    if done < warmup:
+        return max(done / warmup, 1e-3)
+    return 0.5 * (1 + math.cos(math.pi * min(1.0, (done - warmup) / max(1e-9, 1 - warmup))))
+
+
+def train(
+    config: ViTConfig,
+    images: Tensor,
+    labels: Tensor,
+    settings: TrainSettings = TrainSettings(),
+    device: str | torch.device = "cpu",
+    progress: Progress | None = None,
+    masks: Tensor | None = None,
+) -> tuple[ViTForImageClassification, list[float]]:
+    """Train a ViT from scratch on drawn shapes.
+
+    Args:
+        config: the native config (its patch size and grid are what is saved).
+        images: (n, 3, S, S) uint8, S = ``config.image_size``.
+        labels: (n,) int64 class indices.
+        settings: epochs, batch size, optimiser, patch sizes, seed. With ``max_seconds`` the run
+            ends when the budget is spent, the schedule following whichever of steps and time is
+            further along (then the steps taken depend on the machine, and the run is repeatable
+            only where the budget was not what ended it).
+        device: where to train.
+        progress: called as ``progress(step, total_steps, loss)`` after every step.
+        masks: (n, S, S) bool, where each shape is; with them the patch tokens under the
+            shape are trained too (``token_labelling_loss``, weight ``settings.token_weight``).
+
+    Returns:
+        The model (eval mode, on the CPU) and the loss of every step (the class token's loss).
+    """
+    if images.ndim != 4 or images.shape[1:] != (3, config.image_size, config.image_size):
+        raise ValueError(f"expected images (n, 3, {config.image_size}, {config.image_size}), "
+                         f"got {tuple(images.shape)}")
+    if images.dtype != torch.uint8 or labels.shape != images.shape[:1]:
+        raise ValueError(f"expected uint8 images and one label per image, got {images.dtype} and "
+                         f"{tuple(labels.shape)} labels for {images.shape[0]} images")
+    lo, hi = patch_size_range(NAME) if config == PRESETS[NAME] else (1, config.image_size)
+    if any(not lo <= p <= hi for p in settings.patch_sizes):
+        raise ValueError(f"patch sizes must lie in {lo}..{hi}, got {settings.patch_sizes}")
+    device = torch.device(device)
+    torch.manual_seed(settings.seed)
+    generator = torch.Generator().manual_seed(settings.seed)
+    rng = np.random.default_rng(settings.seed)
+    model = ViTForImageClassification(config).to(device).train()  # PyTorch's default init
+    forward = FlexiForward(model)
+    optimizer = _optimizer(model, settings)
+    n = images.shape[0]
+    per_epoch = math.ceil(n / settings.batch_size)
+    total = settings.epochs * per_epoch
+    budget = settings.max_seconds
+    t0 = time.perf_counter()
+
+    def done() -> float:  # how much of the run is behind us, 0..1
+        by_steps = len(losses) / total
+        return by_steps if budget is None else max(by_steps, (time.perf_counter() - t0) / budget)
+
+    losses: list[float] = []
+    for _ in range(settings.epochs):
+        order = torch.randperm(n, generator=generator)
+        for start in range(0, n, settings.batch_size):
+            if done() >= 1.0:
+                break
+            for group in optimizer.param_groups:
+                group["lr"] = settings.lr * _schedule(done(), settings.warmup_fraction)
+            index = order[start:start + settings.batch_size]
+            x = normalise(images[index].to(device))  # (B, C, S, S)
+            if masks is not None:
+                x = torch.cat([x, masks[index].to(device).unsqueeze(1).float()], dim=1)  # (B, C+1, S, S)
+            x = augment(x, generator)
+            x, mask = x[:, :3], x[:, 3:]
+            y = labels[index].to(device)
+            native = (rng.random() < settings.native_share or not settings.patch_sizes
+                      or done() < settings.flexi_after)
+            patch_size = config.patch_size if native else int(rng.choice(settings.patch_sizes))
+            z = forward(x, patch_size)  # (B, N+1, D)
+            loss = F.cross_entropy(model.head(z), y, label_smoothing=settings.label_smoothing)
+            total_loss = loss
+            if masks is not None and settings.token_weight:
+                side = grid_for_patch_size(config.image_size, patch_size) * patch_size
+                under = token_targets(mask, patch_size, side, settings.token_coverage)  # (B, N)
+                total_loss = loss + settings.token_weight * token_labelling_loss(model, z, under, y)
+            optimizer.zero_grad(set_to_none=True)
+            total_loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+            losses.append(loss.item())
+            if progress:
+                progress(len(losses), total, losses[-1])
+    if progress and losses and len(losses) < total:  # the time budget ended it: close the bar
+        progress(len(losses), len(losses), losses[-1])
+    return model.cpu().eval(), losses
+
+
+# --------------------------------------------------------------------------- measuring
+
+
+@torch.inference_mode()
+def accuracy(model, images, labels, batch_size: int = 250) -> float:
+    """Top-1 accuracy of a loaded model on PIL images, through its own preprocessing."""
+    device = next(model.parameters()).device
+    correct = 0
+    for start in range(0, len(images), batch_size):
+        x = torch.cat([model.preprocess(im) for im in images[start:start + batch_size]]).to(device)
+        y = torch.as_tensor(labels[start:start + batch_size], device=device)
+        correct += int((model(x).argmax(-1) == y).sum())
+    return correct / max(1, len(images))
+
+
+def accuracy_tables(weights: str | Path, images, labels, device: str | torch.device = "cpu") -> dict:
+    """Accuracy at every patch size the app offers (PI-resized) and at every depth (early exit).
+
+    Every number comes from ``load_model(NAME, weights, patch_size=P)`` or ``depth=d``: the
+    path the app and the CLI take.
+
+    Returns:
+        ``{"patch_size": {"4": acc, ...}, "depth": {"1": acc, ...}}`` (JSON keys are strings).
+    """
+    from .api import load_model  # noqa: PLC0415 - api imports this module's neighbours
+
+    lo, hi = patch_size_range(NAME)
+    native = PRESETS[NAME]
+    by_patch = {str(P): accuracy(load_model(NAME, str(weights), patch_size=P, device=device), images, labels)
+                for P in range(lo, hi + 1)}
+    by_depth = {str(d): accuracy(load_model(NAME, str(weights), depth=d, device=device), images, labels)
+                for d in range(1, native.num_layers + 1)}
+    return {"patch_size": by_patch, "depth": by_depth}
+
+
+# --------------------------------------------------------------------------- the whole run
+
+
+def progress_bar(label: str, stream=sys.stderr, width: int = 30) -> Progress:
+    """A one-line text progress bar: step, loss, speed and time left."""
+    t0 = time.perf_counter()
+    state = {"shown": -1.0}
+
+    def report(step: int, total: int, loss: float) -> None:
+        now = time.perf_counter() - t0
+        if now - state["shown"] < 0.5 and step < total:
+            return
+        state["shown"] = now
+        done = int(width * step / total)
+        left = now / step * (total - step)
+        print(f"\r{label} [{'#' * done}{'.' * (width - done)}] {step}/{total} loss {loss:.3f} "
+              f"{now:.0f}s elapsed, ~{left:.0f}s left", end="", file=stream, flush=True)
+        if step >= total:
+            print(file=stream, flush=True)
+
+    return report
+
+
+def train_shapes(
+    out: str | Path | None = None,
+    epochs: int | None = None,
+    seed: int = 0,
+    device: str | torch.device | None = None,
+    settings: TrainSettings | None = None,
+    minutes: float | None = None,
+    log: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True),
+) -> dict:
+    """Draw the data, train ``vit_tiny_shapes``, measure it, and write ``<out>.pth`` and ``<out>.json``.
+
+    Args:
+        out: the ``.pth`` path (default ``assets/vit_tiny_shapes.pth``); the JSON goes beside it.
+        epochs: overrides ``settings.epochs``.
+        seed: seeds the drawings (``shapes.sample(n, seed)``), the init and the order;
+            the tables are measured on ``seed + EVAL_SEED_OFFSET``.
+        device: default CUDA when present, else the CPU.
+        settings: the recipe; default :class:`TrainSettings`.
+        minutes: a time budget for the training loop (``TrainSettings.max_seconds``); the JSON
+            records how many steps were taken and whether the budget ended the run.
+
+    Returns:
+        The JSON written beside the weights, as a dict.
+    """
+    from .api import default_device  # noqa: PLC0415
+
+    settings = settings or TrainSettings()
+    settings = TrainSettings(**{**asdict(settings), "seed": seed,
+                                **({} if epochs is None else {"epochs": epochs}),
+                                **({} if minutes is None else {"max_seconds": 60.0 * minutes})})
+    if settings.epochs < 1:
+        raise ValueError(f"epochs must be at least 1, got {settings.epochs}")
+    out = Path(out) if out is not None else families.weights_path(NAME)
+    device = default_device() if device is None else torch.device(device)
+    config = PRESETS[NAME]
+    t0 = time.perf_counter()
+    log(f"drawing {settings.train_images:,} training images (seed {seed})...")
+    arrays, labels, masks = shapes.sample_arrays(settings.train_images, seed, config.image_size)
+    images, labels, masks = to_tensor(arrays), torch.from_numpy(labels), torch.from_numpy(masks)
+    t1 = time.perf_counter()
+    log(f"drew them in {t1 - t0:.0f} s; training {DISPLAY_NAMES[NAME]} on {device} "
+        f"({torch.get_num_threads()} threads), {settings.epochs} epochs")
+    model, losses = train(config, images, labels, settings, device, progress_bar("training"), masks)
+    t2 = time.perf_counter()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    torch.save(model.state_dict(), out)
+    log(f"trained in {t2 - t1:.0f} s; wrote {out}; measuring accuracy on {EVAL_IMAGES} fresh drawings...")
+    eval_seed = seed + EVAL_SEED_OFFSET
+    test_images, test_labels, _ = shapes.sample(EVAL_IMAGES, eval_seed, config.image_size)
+    tables = accuracy_tables(out, test_images, test_labels, device)
+    t3 = time.perf_counter()
+    meta = {
+        "name": NAME,
+        "display_name": DISPLAY_NAMES[NAME],
+        "config": asdict(config),
+        "classes": list(shapes.CLASSES),
+        "normalisation": dict(zip(("mean", "std"), families.normalisation(NAME))),
+        "seed": seed,
+        "settings": asdict(settings),
+        "device": str(device),
+        "threads": torch.get_num_threads(),
+        "torch": torch.__version__,
+        "machine": platform.processor() or platform.machine(),
+        "drawing_time_s": round(t1 - t0, 1),
+        "training_time_s": round(t2 - t1, 1),
+        "total_time_s": round(t3 - t0, 1),
+        "steps": len(losses),
+        "steps_planned": settings.epochs * math.ceil(settings.train_images / settings.batch_size),
+        "final_loss": round(float(np.mean(losses[-20:])), 4),
+        "eval": {"seed": eval_seed, "images": EVAL_IMAGES},
+        "accuracy": tables,
+        "weights": {"file": out.name, "bytes": out.stat().st_size, "sha256": families.sha256(out)},
+    }
+    out.with_suffix(".json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    return meta
