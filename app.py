@@ -976,7 +976,8 @@ CSS = """
 #banner .banner { font-size: 1.3em; padding: 0.5em 0.9em; border-radius: 10px; color: #fff; line-height: 1.35; }
 #banner .banner b { color: #fff; }
 #banner .banner code { background: rgba(255, 255, 255, 0.2); color: #fff; padding: 0 0.25em; border-radius: 4px; }
-#banner .banner .detail { font-size: 0.7em; opacity: 0.9; }
+#banner .banner .detail { font-size: 0.7em; color: #fff !important; }
+#banner .banner span { color: #fff !important; }  /* gradio's prose colours spans dark grey: 1.4:1 on red */
 #banner .banner .offer { font-size: 0.85em; }
 #banner .banner.ok { background: #1a7340; }
 #banner .banner.warn { background: #8f5300; }
