@@ -24,10 +24,10 @@ from vit.errors import InputError
 
 NAME = "vit_tiny_shapes"
 FRESH_SEED = 2026  # neither the training seed (0) nor the seed of the JSON's tables (10,000)
-# What the shipped weights must reach at P = 8 on fresh drawings. The issue asks for 0.97; the weights
-# trained on this 2-core machine reach what assets/vit_tiny_shapes.json says (see the README), and this
-# floor, well above chance (1/8), is what the tests hold them to.
-MIN_ACCURACY = 0.85
+# What the shipped weights must reach at P = 8 on fresh drawings (the goal; they reach 98.0 % on the
+# JSON's 2,000-image evaluation seed and 97.25 % on this test's). 2,000 images (5 s): one standard error
+# is ~0.35 points; the images and the weights are fixed, so the figure is too.
+MIN_ACCURACY = 0.97
 
 
 # --------------------------------------------------------------------------- the drawings
@@ -220,10 +220,10 @@ def test_the_shipped_weights_load_without_the_network(monkeypatch):
 
 
 def test_the_shipped_weights_are_accurate_on_fresh_drawings(shipped, meta):
-    images, labels, _ = shapes.sample(400, seed=FRESH_SEED)
+    images, labels, _ = shapes.sample(2000, seed=FRESH_SEED)
     got = train.accuracy(shipped, images, labels)
-    assert got >= MIN_ACCURACY
-    assert abs(got - meta["accuracy"]["patch_size"]["8"]) <= 0.07  # the JSON's figure holds on another seed
+    assert got >= MIN_ACCURACY, got
+    assert abs(got - meta["accuracy"]["patch_size"]["8"]) <= 0.03  # the JSON's figure holds on another seed
 
 
 def test_the_json_tables_are_measured_not_written(meta):
