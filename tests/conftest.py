@@ -8,10 +8,12 @@ file names torchvision expects (e.g. ``vit_b_16-c867db91.pth``), so the
 
 from __future__ import annotations
 
+import http.server
 import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -120,3 +122,14 @@ def start_app_process(env: dict, log: Path, timeout: float = 120.0) -> tuple[sub
                 proc.kill()
                 raise AssertionError(f"app.py did not start:\n{log.read_text()[-3000:]}") from None
             time.sleep(0.5)
+
+
+def serve_http(handler: type) -> tuple[http.server.ThreadingHTTPServer, str]:
+    """A local HTTP server on a free port, answering with ``handler`` in daemon threads; returns it and its URL.
+
+    Stop it with ``server.shutdown(); server.server_close()``.
+    """
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return httpd, f"http://127.0.0.1:{httpd.server_address[1]}"

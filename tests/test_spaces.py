@@ -21,7 +21,7 @@ import pytest
 from packaging.requirements import Requirement
 
 import app
-from conftest import free_port
+from conftest import free_port, serve_http
 from vit import api
 from vit.prefetch import Prefetch
 from vit.weights import Checkpoint
@@ -59,10 +59,7 @@ class GatedServer:
             def log_message(self, *args):
                 pass
 
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.httpd, self.url = serve_http(Handler)
 
     def close(self):
         self.release.set()
@@ -262,9 +259,7 @@ class Refusing(http.server.BaseHTTPRequestHandler):
 
 
 def test_a_failed_startup_download_says_untrained_and_is_not_repeated(tmp_path, monkeypatch):
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Refusing)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd, url = serve_http(Refusing)
     monkeypatch.setenv("TORCH_HOME", str(tmp_path / "torch"))
     monkeypatch.setattr(api, "_failed_downloads", {})
     monkeypatch.setattr(Checkpoint, "url", property(lambda c: f"{url}/{c.name}-00000000.pth"))

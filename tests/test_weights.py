@@ -6,7 +6,6 @@ import hashlib
 import http.server
 import os
 import subprocess
-import threading
 import time
 from pathlib import Path
 
@@ -14,7 +13,7 @@ import pytest
 import torch
 import torchvision
 
-from conftest import random_torchvision_vit, write_checkpoint
+from conftest import random_torchvision_vit, serve_http, write_checkpoint
 from vit import api, weights
 from vit.api import load_model
 from vit.errors import WeightsError
@@ -51,10 +50,7 @@ class Server:
             def log_message(self, *args):
                 pass
 
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.httpd, self.url = serve_http(Handler)
 
     def close(self):
         self.httpd.shutdown()
