@@ -1,0 +1,160 @@
+"""Hosting: ZeroGPU's ``spaces.GPU`` around the model run, and a Space's startup download.
+
+On a ZeroGPU Space the model work of an analysis (:func:`run_model`) runs under
+``spaces.GPU``; everywhere else it is an ordinary call. See README, "Put it online".
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+import math
+import os
+
+import gradio as gr
+
+from vit import cost as costs
+from vit.ui import meter, state
+
+try:  # Hugging Face's ZeroGPU package: there on Spaces, needed nowhere else (app.py imports it before torch)
+    import spaces
+except ImportError:
+    spaces = None
+
+log = logging.getLogger("vit.app")
+
+DEFAULT_MODEL = "ViT-B/16"
+GPU_GFLOPS = meter.GPU_GFLOPS
+# How long a run may hold a ZeroGPU GPU (zerogpu_seconds), from the setting's cost. Measured on an H200
+# (benchmarks/gpu-check-h200-2026-11-30.txt): ViT-B/16 analyses take 25 ms at P=16 and 0.47 s at P=4,
+# the latter mostly copying its 0.7 GB of kept attention maps, queries and keys back to host memory.
+ZEROGPU_START_S = 10.0  # ZeroGPU forks its GPU worker and starts CUDA before our code runs
+ZEROGPU_LOAD_BYTES_PER_S = 0.5e9  # checkpoint from the disk cache to a model on the GPU: read, resample, copy
+ZEROGPU_KEPT_BYTES_PER_S = 1.0e9  # kept maps to host memory (1.5 GB/s measured), then to the server process
+ZEROGPU_MARGIN = 2.0  # a slice of a shared machine: twice the estimate before ZeroGPU stops a run
+
+
+def on_space() -> bool:
+    """Whether this server runs on Hugging Face Spaces, which sets ``SPACE_ID`` ("teacher/vit-anatomy")."""
+    return bool(os.environ.get("SPACE_ID"))
+
+
+def gpu(duration):
+    """``spaces.GPU(duration=duration)`` where the ``spaces`` package is installed; elsewhere nothing.
+
+    On a ZeroGPU Space the decorated function runs in a GPU worker process for at most
+    ``duration(*args, **kwargs)`` seconds. Outside ZeroGPU ``spaces.GPU`` returns the function
+    unchanged, and without the package there is nothing to apply: a CPU Space, a GPU server
+    and ``python app.py`` run it as an ordinary call.
+    """
+    if spaces is None:
+        return lambda fn: fn
+    return spaces.GPU(duration=duration)
+
+
+def zerogpu_seconds(c) -> int:
+    """How long a run of the setting ``c`` may hold a ZeroGPU GPU: start-up, model onto the GPU, the run.
+
+    Too short and ZeroGPU stops the run; too long and a visitor with less quota left than this
+    is refused, and everyone's requests wait lower in ZeroGPU's queue (the quota itself is
+    charged for the time used). So it grows with the checkpoint's size and the setting's
+    FLOPs and kept bytes: ~12 s for ViT-B/16 at P=16, ~13 s at P=4, ~26 s for ViT-H/14 at P=4.
+    """
+    load = c.weights_bytes / ZEROGPU_LOAD_BYTES_PER_S
+    run = c.gflops / GPU_GFLOPS + c.kept_bytes / ZEROGPU_KEPT_BYTES_PER_S
+    return math.ceil(ZEROGPU_START_S + ZEROGPU_MARGIN * (load + run))
+
+
+def gpu_seconds(name, patch_size, depth, *_, **__) -> int:
+    """:func:`run_model`'s ZeroGPU duration: ``spaces.GPU`` calls it with the run's own arguments."""
+    return zerogpu_seconds(costs.estimate(name, patch_size, depth))
+
+
+@gpu(duration=gpu_seconds)
+def run_model(name: str, patch_size: int, depth: int, image, top_k: int, head_fusion: str, discard_ratio: float):
+    """The GPU work of one analysis: the model for the setting from the model cache, then the traced run.
+
+    On a ZeroGPU Space ``spaces`` runs this in its GPU worker process: the (validated) arguments
+    and the returned :class:`vit.Analysis` are pickled across, and the model is built on the CPU
+    and moved to the GPU here, not at import as ZeroGPU's docs prefer, because the setting (family,
+    P, depth) is only known per request and there is no GPU outside this function; the worker's
+    own model cache keeps it while ZeroGPU keeps the worker. The checkpoint is in the disk cache
+    already (:func:`fetch_weights`), so no quota is spent waiting on the network. Everywhere else
+    this is an ordinary call in the request's thread. It runs inside the fair queue's turn, so
+    one analysis at a time holds the model (and the GPU), as before.
+    """
+    from vit import api  # noqa: PLC0415 - imports torch
+    from vit.config import DISPLAY_NAMES  # noqa: PLC0415
+
+    loaded = state.model_cache().get(name, "imagenet", patch_size, depth)
+    if loaded.status != loaded.status_detail:
+        log.warning("%s: %s", DISPLAY_NAMES[name], loaded.status_detail)  # the whole reason, for the teacher's log
+    return api.analyze(loaded, image, top_k=top_k, head_fusion=head_fusion, discard_ratio=discard_ratio)
+
+
+_prefetch = None  # on a Space, the startup download of the default model's checkpoint (vit.prefetch.Prefetch)
+
+
+def start_prefetch():
+    """On a Space, from the start: the default model's checkpoint downloads in the background.
+
+    A Space starts with an empty cache; this way the first student waits less (or not at all)
+    for ViT-B/16's 330 MB, and every open page shows how far it is (:func:`startup_status`).
+    """
+    global _prefetch
+    from vit import validate  # noqa: PLC0415 - torch-free
+    from vit.prefetch import Prefetch  # noqa: PLC0415 - imports torch in its own thread only
+
+    _prefetch = Prefetch(validate.model_name(DEFAULT_MODEL)).start()
+    return _prefetch
+
+
+def fetch_weights(name: str, report) -> None:
+    """The family's checkpoint into the disk cache before :func:`run_model`, in this process.
+
+    The startup download is waited for while it runs, so the first analysis on a Space neither
+    fetches the file a second time nor gives up on it while it is merely slow. A failed download
+    is remembered by :func:`vit.api.fetch_checkpoint`; the model then loads with random weights and
+    the banner says UNTRAINED.
+
+    Args:
+        name: the family ("vit_b_16").
+        report: ``report(bytes_done, bytes_total)`` while waiting or downloading.
+    """
+    from vit.api import fetch_checkpoint  # noqa: PLC0415 - imports torch
+    from vit.weights import CHECKPOINTS  # noqa: PLC0415
+
+    if name not in CHECKPOINTS:  # a family that ships its own weights: nothing to download
+        return
+    prefetch = _prefetch
+    if prefetch is not None and prefetch.name == name:
+        prefetch.wait(report)
+    fetch_checkpoint(name, progress=report)
+
+
+def startup_banner() -> str:
+    """The banner of a page with no analysis yet on a Space: the startup download's progress, or its failure."""
+    p = _prefetch
+    if p is None or (p.finished and not p.error):
+        return meter.banner_html()
+    from vit.config import DISPLAY_NAMES  # noqa: PLC0415
+
+    display = DISPLAY_NAMES[p.name]
+    if p.error:
+        kind, head = "bad", "⚠ UNTRAINED"
+        text = (f"the {display} weights could not be downloaded, so its analyses use random weights "
+                "until a download succeeds (tried again a minute later).")
+    else:
+        size = f"{p.done / 1e6:,.0f} of {p.total / 1e6:,.0f} MB" if p.total else f"{p.done / 1e6:,.0f} MB"
+        kind, head = "idle", f"Downloading the {display} weights: {size}"
+        text = "Pick a photo: its analysis starts as soon as they are here."
+    return f'<div class="banner {kind}" role="status"><b>{html.escape(head)}</b> · {html.escape(text)}</div>'
+
+
+def startup_status(key):
+    """Each tick of the banner's timer on a Space, until the startup download has finished.
+
+    A page that shows an analysis keeps its own banner.
+    """
+    p = _prefetch
+    return (gr.skip() if key is not None else startup_banner()), gr.Timer(active=p is not None and not p.finished)

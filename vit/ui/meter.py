@@ -1,0 +1,120 @@
+"""The text around the pictures: the cost meter, the weights banner, the out-of-date notice.
+
+Pure functions of a setting or an analysis (torch-free: the meter answers before torch loads).
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import re
+import sys
+
+from vit import cost as costs
+from vit.config import DISPLAY_NAMES, PRESETS
+from vit.errors import InputError
+from vit.families import is_trained_here
+
+# Throughput of the traced forward pass on a CPU core, measured with torch 2 on 2 cores:
+# ViT-B/16 at 224 px (35 GFLOPs) takes 0.45 s. Used only to say what will be slow.
+CPU_GFLOPS_PER_CORE = 38.0
+GPU_GFLOPS = 20_000.0
+SLOW_S = 2.0  # above this a setting waits for the Analyze button, and the meter says so
+TRAINED_MODEL = DISPLAY_NAMES["vit_tiny_shapes"]  # offered when ImageNet weights cannot be had
+
+
+def hardware() -> tuple[str, float]:
+    """("a 2-core CPU", GFLOP/s) for the machine this server runs on; torch is not imported for it."""
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_available():
+        return "the GPU", GPU_GFLOPS
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return f"a {cores}-core CPU", CPU_GFLOPS_PER_CORE * cores
+
+
+def estimated_seconds(c: costs.Cost) -> float:
+    return c.gflops / hardware()[1]
+
+
+def over_budget(c: costs.Cost) -> bool:
+    return c.peak_bytes > costs.MEMORY_BUDGET_GB * 1e9  # read at call time: tests and admins change it
+
+
+def cost_markdown(c: costs.Cost) -> str:
+    """The cost meter: tokens, attention entries, GFLOPs, and a warning when it will be slow."""
+    where, rate = hardware()
+    seconds = c.gflops / rate
+    lines = [
+        f"**{c.display_name}** at P = {c.patch_size} (checkpoint's own: {c.native_patch_size}), "
+        f"L = {c.depth}: grid {c.grid}×{c.grid} on {c.input_size}×{c.input_size} px",
+        f"→ N+1 = **{c.tokens:,} tokens**; attention (N+1)² = **{c.attention_per_head:,}** entries per head, "
+        f"L·h·(N+1)² = **{c.attention_total:,}** in all",
+        f"→ **≈ {c.gflops:,.1f} GFLOPs**, about {seconds:.1f} s on {where}; "
+        f"keeps {c.kept_bytes / 1e6:,.0f} MB of attention maps for this tab",
+    ]
+    if over_budget(c):
+        lines.append(f"⚠ **Too big for this server** ({c.peak_bytes / 1e9:.1f} GB of attention; the limit is "
+                     f"{costs.MEMORY_BUDGET_GB:g} GB): choose a larger patch size or fewer layers.")
+    elif seconds > SLOW_S:
+        lines.append(f"⚠ **Slow: ~{seconds:.0f} s on {where}.** It runs when you press **Analyze**.")
+    return "\n\n".join(lines)
+
+
+def cost_meter(model, patch_size, depth) -> str:
+    """The cost meter for a setting; a bad setting is described instead of raised."""
+    try:
+        return cost_markdown(costs.estimate(model, patch_size, depth))
+    except InputError as exc:
+        return f"⚠ {exc}"
+
+
+def setting_words(name: str, patch_size: int, depth: int) -> str:
+    """"ViT-B/16, P = 16, L = 12": how the banner and the notice name a setting."""
+    return f"{DISPLAY_NAMES[name]}, P = {patch_size}, L = {depth}"
+
+
+def banner_html(analysis=None) -> str:
+    """The weights banner: which weights run and what the pictures show, in a colour and a word."""
+    offer = ""
+    if analysis is None:
+        kind, head, text = "idle", "No image analysed yet", "Pick an example or upload a photo."
+    else:
+        native = PRESETS[analysis.model]
+        text = analysis.status
+        pretrained = "✔ TRAINED HERE" if analysis.weights == "trained" else "✔ PRETRAINED"
+        if analysis.weights == "random":
+            kind, head = "bad", "⚠ UNTRAINED"
+            text = re.sub(r"^UNTRAINED:?\s*", "", text)
+            offer = trained_offer(analysis.model)
+        elif (analysis.patch_size, analysis.depth) != (native.patch_size, native.num_layers):
+            kind, head = "warn", f"{pretrained}, modified"
+        else:
+            kind, head = "ok", pretrained
+        head = f"{head} · showing {setting_words(analysis.model, analysis.patch_size, analysis.depth)}"
+    body = re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text.replace("->", "→")))
+    if kind == "bad":  # why a download failed is for the teacher: in smaller print
+        body = re.sub(r" \([^()]{40,}\)", lambda m: f'<span class="detail">{m.group(0)}</span>', body)
+    return f'<div class="banner {kind}" role="status"><b>{html.escape(head)}</b> · {body}{offer}</div>'
+
+
+def trained_offer(model: str) -> str:
+    """The banner's mark offering the model trained here (the button beside the banner shows while it is there)."""
+    if is_trained_here(model):
+        return ""
+    return f'<span class="offer" data-offer="{html.escape(TRAINED_MODEL)}"></span>'
+
+
+def out_of_date(shown: tuple | None, wanted: tuple, reason: str = "") -> str:
+    """The notice over the pictures while the settings differ from what they show ("" when they agree).
+
+    Args:
+        shown: (name, patch size, depth) the pictures show, or None before any analysis.
+        wanted: (name, patch size, depth) the controls say now.
+        reason: why it did not run by itself ("takes ~12 s here").
+    """
+    if shown is None or tuple(shown) == tuple(wanted):
+        return ""
+    why = f" ({reason})" if reason else ""
+    return (f'<div class="stale" role="status">⚠ <b>Out of date</b>{html.escape(why)}: the pictures show '
+            f"{html.escape(setting_words(*shown))}; your settings say {html.escape(setting_words(*wanted))}. "
+            "Press <b>Analyze</b>.</div>")
