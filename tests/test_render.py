@@ -67,9 +67,8 @@ def test_depth_plot_puts_points_at_their_probability():
     img = render.depth_plot([1, 2, 3, 4], [0.5, 0.5, 0.5, 0.5], ["a"] * 4, [0.0, 0.25, 0.75, 1.0], "cat",
                             size=(400, 300))
     px = np.asarray(img)
-    left, right, top, bottom = 64, 16, 44, 58
+    x_at, y_at = render.depth_axes(4, (400, 300))
     blue = np.array([0, 114, 178])
     for i, p in enumerate([0.0, 0.25, 0.75, 1.0]):
-        x = round(left + (400 - left - right) * (i + 0.5) / 4)
-        y = round(top + (300 - top - bottom) * (1 - p))
+        x, y = round(x_at(i)), round(y_at(p))
         assert np.abs(px[y, x].astype(int) - blue).max() <= 10, (i, px[y, x])
