@@ -445,8 +445,9 @@ def depth_texts(layers: Sequence[int], top1_probs: Sequence[float], top1_labels:
         texts.append(_text((x + 20, 20), text, "lm", "legend", bold=False))
         x = texts[-1].box[2] + 24
     texts.append(_text((8, top - 14), "probability", "ls", "axis"))
-    texts.append(_text(((left + W - right) / 2, H - 10), fit_text(
-        "layer (early exit: final norm + head on its class token)", font(16), W - 20), "ms", "axis"))
+    centre = (left + W - right) / 2
+    title = fit_text("layer (early exit: final norm + head on its class token)", font(16), 2 * (W - centre) - 8)
+    texts.append(_text((centre, H - 10), title, "ms", "axis"))
     for k in range(6):
         texts.append(_text((left - 8, y_at(k / 5)), f"{k / 5:.1f}", "rm", "tick", bold=False))
     step = 1
