@@ -425,9 +425,11 @@ def depth_texts(layers: Sequence[int], top1_probs: Sequence[float], top1_labels:
     """Every text of the depth plot, laid out so that none overlaps another or leaves the picture.
 
     Legend, axis titles and ticks first; then the class names of the top-1 points: the
-    last layer's, then each layer where the top-1 class changes (a label holds until the
-    next one). A name is cut with "…" past 150 px, placed above its point or else below
-    it, and skipped where both would collide with text already placed or cover a point.
+    last layer's, then each layer where the top-1 class changes (a name holds until the
+    next one; the same name within two layers of where it is written already is left out).
+    A name is cut with "…" past 150 px and put at the first free spot of
+    :func:`_label_spots` around its point; where none is free it is skipped: no name
+    overlaps another text, covers a point or leaves the plot.
     """
     W, H = size
     n = len(layers)
@@ -462,18 +464,30 @@ def depth_texts(layers: Sequence[int], top1_probs: Sequence[float], top1_labels:
     for probs in (top1_probs, final_probs):  # the points themselves are never covered
         placed += [(x_at(i) - 5, y_at(float(p)) - 5, x_at(i) + 5, y_at(float(p)) + 5) for i, p in enumerate(probs)]
     changes = [i for i in range(n) if i == 0 or top1_labels[i] != top1_labels[i - 1]]
+    named: dict[int, str] = {}  # layer index -> class named there
     for i in dict.fromkeys([n - 1, *changes]):  # the final layer first, then each change, in order
+        if any(named.get(j) == top1_labels[i] for j in range(i - 2, i + 3)):
+            continue  # the same name a layer or two away says nothing new
         label = fit_text(top1_labels[i], font(15, bold=False), _LABEL_MAX_PX)
         x, y = x_at(i), y_at(float(top1_probs[i]))
-        for xy, anchor in (((x, y - 9), "md"), ((x, y + 9), "ma")):
+        for xy, anchor in _label_spots(x, y):
             t = _text(xy, label, anchor, "label", 15, bold=False, fill=LABEL_INK)
             t = _shift_into(t, left, W - right)
             if _inside(t.box, size) and t.box[3] <= H - bottom and t.box[1] >= top - 10 \
                     and not any(_overlaps(t.box, b) for b in placed):
                 texts.append(t)
                 placed.append(t.box)
+                named[i] = top1_labels[i]
                 break
     return texts
+
+
+def _label_spots(x: float, y: float) -> list[tuple[tuple[float, float], str]]:
+    """Where a point's name may go, best first: above it (centred, then starting or ending at it), higher, below."""
+    spots = []
+    for dy, v in ((-9, "d"), (-26, "d"), (9, "a")):
+        spots += [((x, y + dy), "m" + v), ((x - 6, y + dy), "l" + v), ((x + 6, y + dy), "r" + v)]
+    return spots
 
 
 def _shift_into(t: PlotText, x0: float, x1: float) -> PlotText:
