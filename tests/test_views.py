@@ -261,6 +261,10 @@ def test_fit_note_at_imagenet_size(a):
     assert views.fit_note(a) == ""  # cat.jpg, 451 x 300: a normal photo
     assert "enlarged 28× to 224×224" in views.fit_note(replace(a, source_size=(8, 8)))
     assert views.fit_note(replace(a, source_size=None)) == ""
+    assert views.fit_note(replace(a, source_size=(90, 100))) == (
+        "This 90×100 image was enlarged 2.5× to 224×224: the model sees blurred blocks, not detail.")
+    assert views.fit_note(replace(a, source_size=(1920, 1080))).startswith("The model sees only the centre square")
+    assert views.fit_note(replace(a, source_size=(1600, 1200))) == ""  # 4:3 keeps 75%
 
 
 # --------------------------------------------------------------------------- to keep

@@ -156,8 +156,10 @@ def fit_note(a) -> str:
     if short / long < _CROP_NOTE_BELOW:
         notes.append(f"The model sees only the centre square of this {w}×{h} image, about {short / long:.0%} of it: "
                      f"the rest is cropped away.")
-    if side / short > _ENLARGED_ABOVE:
-        notes.append(f"This {w}×{h} image was enlarged {side / short:.0f}× to {side}×{side}: "
+    factor = side / short
+    if factor > _ENLARGED_ABOVE:
+        times = f"{factor:.0f}" if factor >= 10 else f"{factor:.1f}".removesuffix(".0")
+        notes.append(f"This {w}×{h} image was enlarged {times}× to {side}×{side}: "
                      f"the model sees blurred blocks, not detail.")
     return " ".join(notes)
 
