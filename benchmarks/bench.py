@@ -12,8 +12,8 @@ ratio taken within one repetition cancels most of the drift.
 * ``bare``: our model with the fused attention kernel, no hooks: the floor;
 * ``analyze``: ``vit.analyze`` (tracing, rollout, early-exit predictions);
 * ``app``: what the app's /analyze handler does minus the network: the analysis,
-  every picture and table the app draws, and the PNG encoding gradio does for
-  each picture (``format="png"`` on the app's images);
+  every picture and table the app shows, drawn by ``vit.views`` (as the app and
+  the CLI draw them), and each picture encoded as PNG as the app serves it;
 * ``display``: a display-only change on a kept analysis (another layer, head,
   opacity and clicked patch): the views that change are redrawn and encoded;
 * ``peer``: what a user would otherwise write: torchvision's ViT with every
@@ -52,7 +52,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import vit  # noqa: E402 - after the path is set
-from vit import render  # noqa: E402
+from vit import views  # noqa: E402
 from vit.config import PRESETS  # noqa: E402
 
 IMAGE = ROOT / "assets" / "cat.jpg"
@@ -73,7 +73,7 @@ DISPLAY_TARGET_MS = 50.0
 RSS_TARGET_GB = 2.5  # vit.analyze at patch 4 (the peer was measured at 7.0 GB)
 STARTUP_TARGET_S = 10.0
 QUERY, OPACITY, CMAP, TOP_K = (0.5, 0.5), 0.6, "cividis", 5  # the app's defaults
-REPLICA_PNG_LEVEL = 1  # app.png_file's zlib level (gradio's own PNG encoding uses PIL's default, 6)
+PNG_LEVEL = 1  # app.png_file's zlib level: the app serves its pictures as PNG files
 
 
 # --------------------------------------------------------------------------- where we run
@@ -115,115 +115,56 @@ def timed(fn) -> tuple[float, object]:
 # --------------------------------------------------------------------------- the app's pictures
 
 
-def app_module():
-    """app.py if it exists and has the view functions this benchmark calls, else None."""
-    needed = ("banner_html", "grid_view", "stage_rows", "views", "top_k_label", "_depth_plot", "show_layer")
-    if not (ROOT / "app.py").is_file():
-        return None
-    try:
-        import app  # noqa: PLC0415 - imports gradio
-    except Exception as exc:  # noqa: BLE001 - a broken app must not stop the model benchmarks
-        print(f"note: app.py could not be imported ({exc!r}); the views are replicated", file=sys.stderr)
-        return None
-    missing = [n for n in needed if not hasattr(app, n)]
-    if missing:
-        print(f"note: app.py lacks {', '.join(missing)}; the views are replicated", file=sys.stderr)
-        return None
-    return app
+def render_views(a: vit.Analysis) -> list:
+    """Every picture and table the app shows for a new analysis, drawn by ``vit.views``.
 
-
-def render_views(a: vit.Analysis, ui=None) -> list:
-    """Every output of the app's /analyze for one analysis (without running the model;
-    the app's last step, putting the analysis into its store, is left out).
-
-    With ``ui`` (the app module) the app's own functions draw them; without it the
-    same set is replicated from ``vit.render``: patch grid, rollout overlay, per-head
-    small multiples, per-layer small multiples, query-patch overlay, depth plot,
-    stage table and top-k.
+    The app, the CLI and this benchmark draw through the same functions, so what is
+    timed is what a visitor sees: patch grid, stage table, rollout, per-head and
+    per-layer sheets, query-patch view, top-k and the early-exit plot.
     """
     layer, head = a.depth, 1
-    if ui is not None:
-        return [ui.banner_html(a), *ui.grid_view(a, QUERY), ui.stage_rows(a.stages, a.depth),
-                *ui.views(a, QUERY, layer, head, OPACITY, CMAP), ui.top_k_label(a, TOP_K), ui._depth_plot(a)]
-    rows, cols = a.grid
-    cell = (min(rows - 1, int(QUERY[1] * rows)), min(cols - 1, int(QUERY[0] * cols)))
-    token = 1 + cell[0] * cols + cell[1]
-    lp = a.layer_predictions
-    layer_maps = torch.stack([a.attention_map(n) for n in range(1, a.depth + 1)]).numpy()
     return [
-        render.patch_grid(a.image, a.grid, mark=cell),
-        [[s.name, s.module, s.notation, str(s.shape), f"{s.params:,}"] for s in a.stages],
-        render.overlay(a.image, a.rollout(layer).numpy(), OPACITY, CMAP),
-        render.small_multiples(a.image, a.head_maps(layer).numpy(), [f"head {i + 1}" for i in range(a.num_heads)],
-                               columns=4, alpha=OPACITY, cmap=CMAP),
-        render.small_multiples(a.image, layer_maps, [f"layer {n}" for n in range(1, a.depth + 1)],
-                               columns=4 if a.depth <= 8 else 6 if a.depth <= 12 else 8, alpha=OPACITY, cmap=CMAP),
-        render.overlay(a.image, a.attention_map(layer, head - 1, token).numpy(), OPACITY, CMAP, mark=cell),
-        {p.label: p.prob for p in a.topk[:TOP_K]},
-        render.depth_plot([p.layer for p in lp], [p.prob for p in lp], [p.label for p in lp],
-                          [p.final_class_prob for p in lp], a.topk[0].label),
+        views.grid_view(a, QUERY),
+        views.stage_rows(a),
+        views.rollout_view(a, layer, OPACITY, CMAP),
+        views.heads_view(a, layer, OPACITY, CMAP),
+        views.layers_view(a, OPACITY, CMAP),
+        views.query_view(a, QUERY, layer, head, OPACITY, CMAP),
+        views.top_k(a, TOP_K),
+        views.depth_view(a),
     ]
 
 
-def app_state(a: vit.Analysis, ui=None):
-    """What the app's display handlers take as ``state``: a key of its analysis store, or the analysis."""
-    if ui is not None and hasattr(ui, "analysis_store"):
-        return ui.analysis_store().put(a)  # bounded: the store drops old ones itself
-    return a
-
-
-def display_change(a: vit.Analysis, rep: int, ui=None, state=None) -> list:
+def display_change(a: vit.Analysis, rep: int) -> list:
     """Another layer, head, opacity and clicked patch: redraw rollout, per-head and query views.
 
     The layer alternates between the last two (near the worst case: rollout
-    through every layer), so every repetition is a real change. ``state`` is
-    what :func:`app_state` returned for ``a`` (made here when not given).
+    through every layer), so every repetition is a real change.
     """
     layer = max(1, a.depth - rep % 2)
     head = 1 + rep % a.num_heads
     opacity = (0.5, 0.7)[rep % 2]
     query = ((0.3, 0.6), (0.7, 0.2))[rep % 2]
-    if ui is not None:
-        show_layer = getattr(ui.show_layer, "__wrapped__", ui.show_layer)  # the pictures, before encoding
-        return list(show_layer(app_state(a, ui) if state is None else state, query, layer, head, opacity, CMAP))
-    rows, cols = a.grid
-    cell = (min(rows - 1, int(query[1] * rows)), min(cols - 1, int(query[0] * cols)))
-    token = 1 + cell[0] * cols + cell[1]
     return [
-        render.overlay(a.image, a.rollout(layer).numpy(), opacity, CMAP),
-        render.small_multiples(a.image, a.head_maps(layer).numpy(), [f"head {i + 1}" for i in range(a.num_heads)],
-                               columns=4, alpha=opacity, cmap=CMAP),
-        render.overlay(a.image, a.attention_map(layer, head - 1, token).numpy(), opacity, CMAP, mark=cell),
+        views.rollout_view(a, layer, opacity, CMAP),
+        views.heads_view(a, layer, opacity, CMAP),
+        views.query_view(a, query, layer, head, opacity, CMAP),
     ]
 
 
-def encoding(ui=None) -> str:
-    """How the pictures go out: app.py's own ``png_file`` if it has one, else gradio's PNG."""
-    if ui is not None and hasattr(ui, "png_file"):
-        return "app.png_file (PNG, zlib level 1, to a file gradio serves)"
-    if ui is not None:
-        return "gradio's postprocess (PNG, PIL's default zlib level 6)"
-    return f"replica of app.png_file (PNG, zlib level {REPLICA_PNG_LEVEL})"
+ENCODING = f"PNG, zlib level {PNG_LEVEL} (as app.png_file; gradio's own encoding uses PIL's default, 6)"
 
 
-def encode_pictures(outputs: list, ui=None) -> int:
-    """Encode every picture as the served app does (see :func:`encoding`); pictures encoded."""
-    from PIL import Image  # noqa: PLC0415
-
+def encode_pictures(outputs: list) -> int:
+    """Encode every view's picture as the served app does (:data:`ENCODING`); pictures encoded."""
     count = 0
     for out in outputs:
-        if not isinstance(out, Image.Image):
+        if not isinstance(out, views.View):
             continue
         count += 1
-        if ui is not None and hasattr(ui, "png_file"):
-            ui.png_file(out)
-            continue
         buf = io.BytesIO()
-        if ui is not None:  # gradio's encode_pil_to_bytes, then hash_bytes
-            out.save(buf, format="png")
-        else:
-            out.save(buf, format="png", compress_level=REPLICA_PNG_LEVEL)
-        hashlib.sha256(buf.getbuffer()).hexdigest()
+        out.image.save(buf, format="png", compress_level=PNG_LEVEL)
+        hashlib.sha256(buf.getbuffer()).hexdigest()  # gradio hashes what it serves
     return count
 
 
@@ -288,7 +229,7 @@ def median(values: list[float]) -> float:
     return float(statistics.median(values))
 
 
-def bench_config(name: str, family: str, patch_size: int, depth: int | None, repeat: int, ui) -> dict:
+def bench_config(name: str, family: str, patch_size: int, depth: int | None, repeat: int) -> dict:
     """Interleaved timings of every method for one configuration."""
     from vit.images import load_image  # noqa: PLC0415
 
@@ -300,7 +241,6 @@ def bench_config(name: str, family: str, patch_size: int, depth: int | None, rep
     peer = peer_model(family, patch_size, cfg.num_layers, grid)
     kept = keep_all_attention(peer)
     cached = vit.analyze(model, image)  # what the display-only changes redraw from
-    state = app_state(cached, ui)
 
     def bare():
         with torch.inference_mode():
@@ -314,9 +254,9 @@ def bench_config(name: str, family: str, patch_size: int, depth: int | None, rep
         t0 = time.perf_counter()
         a = vit.analyze(model, image)
         t1 = time.perf_counter()
-        outputs = render_views(a, ui)
+        outputs = render_views(a)
         t2 = time.perf_counter()
-        encode_pictures(outputs, ui)
+        encode_pictures(outputs)
         t3 = time.perf_counter()
         return a, (t1 - t0, t2 - t1, t3 - t2)
 
@@ -324,9 +264,9 @@ def bench_config(name: str, family: str, patch_size: int, depth: int | None, rep
 
     def display():
         t0 = time.perf_counter()
-        outputs = display_change(cached, rep_counter[0], ui, state)
+        outputs = display_change(cached, rep_counter[0])
         t1 = time.perf_counter()
-        encode_pictures(outputs, ui)
+        encode_pictures(outputs)
         return t1 - t0, time.perf_counter() - t1
 
     calls = {
@@ -665,7 +605,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--repeat", type=int, default=None, help="repetitions per config (default 5; 3 at patch 4)")
     p.add_argument("--depth", type=int, default=None, help="encoder layers to run (default: all)")
     p.add_argument("--json", default=str(ROOT / "benchmarks" / "results.json"), help="where to write the results")
-    p.add_argument("--no-app", action="store_true", help="no app.py: replicate its views, skip startup/concurrency")
+    p.add_argument("--no-app", action="store_true", help="skip the running app's startup and concurrency measurements")
     p.add_argument("--no-rss", action="store_true", help="skip the peak-RSS subprocesses")
     p.add_argument("--tiny", action="store_true", help="smoke test: b32 at depth 1, repeat 1, no app")
     p.add_argument("--_rss", nargs=2, metavar=("MODE", "CONFIG"), help=argparse.SUPPRESS)
@@ -687,7 +627,6 @@ def main(argv: list[str] | None = None) -> int:
         rss_child(args._rss[0], args._rss[1], args.depth)
         return 0
 
-    ui = None if args.no_app else app_module()
     results: dict = {
         "device": device_name(),
         "torch": torch.__version__,
@@ -696,9 +635,8 @@ def main(argv: list[str] | None = None) -> int:
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "image": str(IMAGE.relative_to(ROOT)),
         "weights": "random",
-        "views_from": "app.py (banner_html, grid_view, stage_rows, views, top_k_label, _depth_plot; show_layer)"
-        if ui else "replica in benchmarks/bench.py (render_views, display_change)",
-        "encoding": encoding(ui),
+        "views_from": "vit.views (grid, stage rows, rollout, heads, layers, query, top-k, depth; as the app)",
+        "encoding": ENCODING,
         "configs": {},
     }
     print(f"# ViT Anatomy benchmark — {results['device']}, torch {results['torch']}, "
@@ -708,7 +646,7 @@ def main(argv: list[str] | None = None) -> int:
         family, patch_size = CONFIGS[name]
         repeat = args.repeat or SLOW_CONFIGS.get(name, 5)
         print(f"{name}: {family} at P={patch_size}, {repeat} repetitions", flush=True)
-        r = bench_config(name, family, patch_size, args.depth, repeat, ui)
+        r = bench_config(name, family, patch_size, args.depth, repeat)
         if not args.no_rss:
             r["rss"] = measure_rss(name, args.depth)
         results["configs"][name] = r
@@ -723,9 +661,6 @@ def main(argv: list[str] | None = None) -> int:
                     results[key] = None
                     results[f"{key}_error"] = repr(exc)
 
-    pictures = getattr(ui, "_pictures", None)  # the folder app.png_file wrote to in this process
-    if pictures is not None:
-        pictures.remove()
     results["targets"] = check_targets(results)
     print()
     print(f"Device: {results['device']}; torch {results['torch']}; {results['date']}")

@@ -2,8 +2,8 @@
 
 No timing is asserted (the test machines are shared and noisy); the tests check
 that the benchmark completes and writes its numbers, that the peer really keeps
-every attention map and rolls them out as our rollout does, and that the
-replicated app views draw the same pictures as app.py.
+every attention map and rolls them out as our rollout does, and that the views
+it times are vit.views' own.
 """
 
 from __future__ import annotations
@@ -74,19 +74,19 @@ def test_peer_keeps_every_attention_map_and_rolls_out_like_ours(bench):
     assert kept == [] and mask.shape == (49,)
 
 
-def test_replicated_views_draw_what_the_app_draws(bench):
-    pytest.importorskip("gradio")
-    ui = bench.app_module()
-    if ui is None:
-        pytest.skip("app.py lacks the view functions the benchmark calls")
-    from PIL import Image
+def test_views_are_drawn_by_vit_views_not_a_replica(bench):
+    """The benchmark times the pictures the app, the CLI and vit.views draw: it imports no app, copies no view."""
+    from vit import views
 
+    source = BENCH.read_text()
+    assert "import app" not in source and "render." not in source and "__wrapped__" not in source
     model = vit.load_model("vit_b_32", weights="random", depth=2)
     a = vit.analyze(model, bench.IMAGE)
-    for draw in (bench.render_views, lambda a, ui: bench.display_change(a, 1, ui)):
-        ours = [o for o in draw(a, None) if isinstance(o, Image.Image)]
-        apps = [o for o in draw(a, ui) if isinstance(o, Image.Image)]
-        assert len(ours) == len(apps) > 0
-        for mine, theirs in zip(ours, apps):
-            assert mine.size == theirs.size
-            assert mine.tobytes() == theirs.tobytes()
+    drawn = bench.render_views(a)
+    pictures = [o for o in drawn if isinstance(o, views.View)]
+    assert len(pictures) == 6 and bench.encode_pictures(drawn) == 6
+    expected = views.rollout_view(a, a.depth, bench.OPACITY, bench.CMAP)
+    assert pictures[1].image.tobytes() == expected.image.tobytes()
+    changed = bench.display_change(a, 1)
+    assert [v.title for v in changed] == ["Attention rollout, layers 1-1", "Heads of layer 1",
+                                          "Token 12 as query, layer 1, head 2"]  # (0.7, 0.2): row 1, col 4

@@ -53,11 +53,31 @@ def test_json_keys_and_values(analyzed):
     assert set(data["timings_ms"]) >= {"forward_traced", "total"}
 
 
+OUT_FILES = ("patch_grid.png", "rollout.png", "query.png", "heads.png", "layers.png", "depth.png")
+
+
 def test_pngs_written(analyzed):
+    """Every view, captioned: wider than the picture's 640 px only where the picture is, taller by the words."""
     _, out = analyzed
-    for name in ("patch_grid.png", "rollout.png"):
+    assert sorted(p.name for p in out.iterdir()) == sorted(OUT_FILES)
+    for name in OUT_FILES:
         img = Image.open(out / name)
-        assert img.size == (448, 448)
+        assert img.width >= 640 and img.height > 400, name
+    grid = Image.open(out / "patch_grid.png")  # 9 x 9 patches of 24 px: numbers in the cells, no margins
+    assert grid.width == 640
+
+
+def test_text_output_says_what_was_written(tmp_path, monkeypatch, capsys):
+    import vit.__main__ as cli
+    from vit import api
+
+    model = api.load_model("vit_b_32", weights="random", depth=1, device="cpu")
+    monkeypatch.setattr(api, "load_model", lambda *args, **kwargs: model)
+    assert cli.main(["analyze", str(ROOT / "assets" / "cat.jpg"), "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    for name in OUT_FILES:
+        assert f"wrote {tmp_path / name}" in out
+        assert (tmp_path / name).is_file()
 
 
 def test_imagenet_from_cache_and_text_output(torch_home, cat_image):

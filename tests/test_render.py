@@ -67,9 +67,108 @@ def test_depth_plot_puts_points_at_their_probability():
     img = render.depth_plot([1, 2, 3, 4], [0.5, 0.5, 0.5, 0.5], ["a"] * 4, [0.0, 0.25, 0.75, 1.0], "cat",
                             size=(400, 300))
     px = np.asarray(img)
-    left, right, top, bottom = 64, 16, 44, 58
+    x_at, y_at = render.depth_axes(4, (400, 300))
     blue = np.array([0, 114, 178])
     for i, p in enumerate([0.0, 0.25, 0.75, 1.0]):
-        x = round(left + (400 - left - right) * (i + 0.5) / 4)
-        y = round(top + (300 - top - bottom) * (1 - p))
+        x, y = round(x_at(i)), round(y_at(p))
         assert np.abs(px[y, x].astype(int) - blue).max() <= 10, (i, px[y, x])
+
+
+def test_colorbar_ends_are_the_colormaps_ends():
+    for name in render.COLORMAPS:
+        strip = np.asarray(render.colorbar(500, name, "0", "0.031", "brighter = more attention"))
+        x0, y0, x1, y1 = render.colorbar_rect(500)
+        lut = render.colormap_lut(name)
+        assert tuple(strip[(y0 + y1) // 2, x0]) == tuple(lut[0])
+        assert tuple(strip[(y0 + y1) // 2, x1 - 1]) == tuple(lut[255])
+        assert tuple(strip[y0, x0 - 1]) != tuple(lut[0])  # the bar starts exactly at x0
+
+
+def test_with_colorbar_keeps_the_picture_at_the_top_left(image):
+    picture = render.overlay(image, np.arange(6.0).reshape(2, 3), size=96)
+    both = render.with_colorbar(picture, "cividis", "0", "5", "brighter = more")
+    assert both.width == 96 and both.height > 64 + 40
+    assert both.crop((0, 0, 96, 64)).tobytes() == picture.tobytes()
+
+
+def test_normalize_with_an_explicit_scale():
+    np.testing.assert_allclose(render.normalize(np.array([0.0, 0.5, 1.0]), (0.0, 2.0)), [0, 0.25, 0.5])
+    np.testing.assert_allclose(render.normalize(np.array([2.0, 3.0, 4.0])), [0, 0.5, 1])
+
+
+@pytest.mark.parametrize("grid,in_cells", [((7, 7), True), ((14, 14), True), ((17, 17), True),
+                                           ((28, 28), False), ((56, 56), False)])
+def test_grid_labels_are_readable_at_every_patch_size(grid, in_cells):
+    """>= 14 px at 640 px: in every cell while the largest token fits, else on the margins."""
+    layout = render.grid_layout(grid, (640, 640))
+    assert layout.in_cells == in_cells and layout.font_size >= 14
+    if in_cells:
+        assert layout.box == (0, 0, 640, 640) and layout.size == (640, 640)
+        return
+    cell = 640 / grid[0]
+    assert layout.row_step * cell >= 14 and (layout.row_step - 1) * cell < 18  # as many rows as fit
+    x0, y0, w, h = layout.box
+    assert layout.size == (x0 + w, y0 + h)
+    f = render.font(layout.font_size)
+    assert f.getlength(str(1 + (grid[0] - 1) * grid[1])) < x0  # the widest row number fits its margin
+
+
+def test_fine_patch_grid_puts_numbers_outside_the_picture():
+    image = np.zeros((224, 224, 3), dtype=np.uint8)
+    plain = render._display(image, 640)
+    drawn = render.patch_grid(image, (56, 56), size=640)
+    x0, y0, w, h = render.grid_layout((56, 56), (640, 640)).box
+    inside = np.asarray(drawn)[y0:y0 + h, x0:x0 + w]
+    lines_only = np.asarray(render.patch_grid(image, (56, 56), size=640).crop((x0, y0, x0 + w, y0 + h)))
+    assert (inside == lines_only).all() and inside.shape[:2] == (640, 640)
+    # inside the picture only the grid lines: no number boxes darken or lighten a cell's interior
+    assert (inside[5:9, 5:9] == np.asarray(plain)[5:9, 5:9]).all()
+    margin = np.asarray(drawn)[y0:, :x0]
+    assert (margin.sum(-1) < 200).any()  # dark numbers on the white margin
+
+
+def test_mark_on_a_fine_grid_has_a_ring():
+    image = np.full((224, 224, 3), 128, dtype=np.uint8)
+    out = render.overlay(image, np.zeros((56, 56)), size=640, mark=(20, 30))
+    px = np.asarray(out).astype(int)
+    pink = np.abs(px - np.array(render.MARK)).max(-1) == 0
+    ys, xs = np.nonzero(pink)
+    cell = 640 / 56
+    cx, cy = (30.5) * cell, (20.5) * cell
+    assert np.hypot(xs - cx, ys - cy).max() > 2 * cell
+    coarse = np.asarray(render.overlay(image, np.zeros((7, 7)), size=640, mark=(3, 3))).astype(int)
+    ys, xs = np.nonzero(np.abs(coarse - np.array(render.MARK)).max(-1) == 0)
+    assert xs.min() >= 3 * 640 / 7 - 1 and xs.max() <= 4 * 640 / 7  # a large cell: its outline suffices
+
+
+LONG = ["English springer spaniel", "ptarmigan", "chainlink fence", "Egyptian cat", "tabby",
+        "Welsh springer spaniel", "window screen"]
+
+
+@pytest.mark.parametrize("n,size", [(12, (800, 400)), (32, (800, 400)), (12, (720, 360)), (32, (480, 300)),
+                                    (1, (800, 400))])
+def test_depth_plot_texts_never_overlap_nor_leave_the_picture(n, size):
+    rng = np.random.default_rng(n)
+    labels = [LONG[(i // 2) % len(LONG)] for i in range(n)]  # the top-1 changes every other layer
+    top1 = rng.uniform(0.1, 0.95, n)
+    final = np.linspace(0.0, 0.9, n)
+    texts = render.depth_texts(list(range(1, n + 1)), top1, labels, final, "English springer spaniel", size)
+    boxes = [t.box for t in texts]
+    for i, b in enumerate(boxes):
+        assert b[0] >= 0 and b[1] >= 0 and b[2] <= size[0] and b[3] <= size[1], texts[i]
+        for c in boxes[i + 1:]:
+            assert not (b[0] < c[2] and c[0] < b[2] and b[1] < c[3] and c[1] < b[3]), (texts[i], c)
+    kinds = {t.kind for t in texts}
+    assert {"legend", "axis", "tick", "label"} <= kinds
+    f = render.font(15, bold=False)
+    for t in texts:
+        if t.kind == "label":  # a whole class name, or its start cut with "…"
+            assert f.getlength(t.text) <= 150
+            assert t.text in LONG or (t.text.endswith("…") and any(s.startswith(t.text[:-1]) for s in LONG))
+    cut = render.fit_text("English springer spaniel", f, 150)
+    assert cut.endswith("…") and f.getlength(cut) <= 150
+    labelled = [t for t in texts if t.kind == "label"]
+    assert labelled and labels[-1].startswith(labelled[0].text.rstrip("…"))  # the final layer's, placed first
+    ticks = [t.text for t in texts if t.kind == "tick" and t.anchor == "mt"]
+    assert ticks[0] == "1" and len(ticks) >= min(n, 6)
+    render.depth_plot(list(range(1, n + 1)), top1, labels, final, "English springer spaniel", size)

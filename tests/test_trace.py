@@ -102,3 +102,24 @@ def test_tracer_refuses_unknown_fusion():
     model = ViTForImageClassification(ViTConfig(image_size=32, patch_size=16, embed_dim=16, num_heads=2, num_layers=1))
     with pytest.raises(ValueError, match="head_fusion"):
         Tracer(model, head_fusion="median")
+
+
+def test_stages_know_their_layer_and_count_each_parameter_once():
+    """Stage.layer is the 1-based block; counted_params sums to the model's parameters (no double count)."""
+    from vit.trace import counted_params
+
+    cfg = ViTConfig(image_size=32, patch_size=8, embed_dim=16, num_heads=2, num_layers=3, num_classes=5)
+    model = ViTForImageClassification(cfg).eval()
+    with torch.inference_mode(), Tracer(model) as record:
+        model(torch.randn(1, 3, 32, 32))
+    by_name = {s.name: s for s in record.stages}
+    assert by_name["layer 2 attention weights"].layer == 2 and by_name["layer 3 output"].layer == 3
+    assert by_name["layer 1 output"].module == "encoder.layers.0"
+    assert by_name["patch conv"].layer is None and by_name["logits"].layer is None
+    assert by_name["class token"].module == "head"  # ViTClassificationHead selects x[:, 0]
+    counted = dict(zip((s.name for s in record.stages), counted_params(record.stages)))
+    assert sum(counted.values()) == sum(p.numel() for p in model.parameters())
+    assert counted["patch conv"] == by_name["patch conv"].params > 0
+    assert counted["patch tokens"] == 0  # the same convolution, already counted
+    assert counted["layer 1 attention weights"] == by_name["layer 1 attention weights"].params
+    assert counted["layer 1 output"] == 4 * 16  # what the block adds to attention and MLP: norm1, norm2

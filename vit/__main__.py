@@ -54,7 +54,8 @@ def _parser() -> argparse.ArgumentParser:
     a.add_argument("--discard-ratio", default=0.0, help="rollout discard ratio, 0 to 0.99")
     a.add_argument("--device", default=None, help="cpu or cuda (default: cuda if available)")
     a.add_argument("--json", action="store_true", help="print one JSON object")
-    a.add_argument("--out", default=None, help="folder for PNGs of the patch grid and the rollout overlay")
+    a.add_argument("--out", default=None, help="folder for captioned PNGs of every view: patch grid, rollout, "
+                                               "query patch, heads, layers, early exit")
     d = sub.add_parser("download", help="fetch pretrained weights into the torch hub cache for offline use")
     d.add_argument("models", nargs="*", help=f"models (default: all of {', '.join(_DOWNLOADABLE)})")
     _train_parser(sub)
@@ -132,7 +133,6 @@ def _analyze(args) -> int:
     image = load_image(args.image)  # a bad image fails before torch is even imported
     import torch  # noqa: PLC0415 - after the checks: bad input fails fast
 
-    from . import render  # noqa: PLC0415
     from .api import analyze, load_model  # noqa: PLC0415
     if args.device == "cuda" and not torch.cuda.is_available():
         raise InputError("--device cuda asked for, but no CUDA GPU is available")
@@ -142,9 +142,7 @@ def _analyze(args) -> int:
         print(f"warning: {model.status_detail}", file=sys.stderr)
     result = analyze(model, image, top_k=top_k, head_fusion=fusion, discard_ratio=discard)
 
-    if out:
-        render.patch_grid(result.image, result.grid).save(out / "patch_grid.png")
-        render.overlay(result.image, result.rollout().numpy()).save(out / "rollout.png")
+    written = _write_views(result, out) if out else []
     if args.json:
         print(json.dumps(result.to_json()))
     else:
@@ -155,9 +153,31 @@ def _analyze(args) -> int:
             print(f"  {s.name:<28} {s.notation:<18} {tuple(s.shape)}")
         for p in result.topk:
             print(f"{p.prob:7.2%}  {p.label}")
-        if out:
-            print(f"wrote {out / 'patch_grid.png'} and {out / 'rollout.png'}")
+    for path in written:  # on stderr under --json, whose stdout is one JSON object
+        print(f"wrote {path}", file=sys.stderr if args.json else sys.stdout)
     return 0
+
+
+# What --out draws: the app's defaults, the last layer, head 1, the centre patch as the query.
+OUT_QUERY, OUT_OPACITY, OUT_COLORMAP = (0.5, 0.5), 0.6, "cividis"
+
+
+def _write_views(a, out: Path) -> list[Path]:
+    """Every view of the analysis as a captioned PNG (title, picture, caption, legend, note) in ``out``."""
+    from . import views  # noqa: PLC0415
+
+    L, q, alpha, cmap = a.depth, OUT_QUERY, OUT_OPACITY, OUT_COLORMAP
+    drawn = {
+        "patch_grid.png": views.grid_view(a, q),
+        "rollout.png": views.rollout_view(a, L, alpha, cmap),
+        "query.png": views.query_view(a, q, L, 1, alpha, cmap),
+        "heads.png": views.heads_view(a, L, alpha, cmap),
+        "layers.png": views.layers_view(a, alpha, cmap),
+        "depth.png": views.depth_view(a),
+    }
+    for name, view in drawn.items():
+        views.captioned(view).save(out / name)
+    return [out / name for name in drawn]
 
 
 def _download(args) -> int:

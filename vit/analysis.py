@@ -16,7 +16,7 @@ from torch import Tensor
 
 from . import explain
 from .cost import KEEP_FACTORS_BYTES
-from .trace import Stage
+from .trace import Stage, counted_params
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,7 @@ class Analysis:
     timings_ms: dict[str, float] = field(default_factory=dict)
     _factors: Tensor | None = field(default=None, repr=False, compare=False)
     _rows: dict = field(default_factory=dict, repr=False, compare=False)  # (layer, query) -> rollout row
+    source_size: tuple[int, int] | None = None  # (W, H) of the upload before preprocessing (crop, resize)
 
     # --- sizes ---------------------------------------------------------------
     @property
@@ -86,7 +87,8 @@ class Analysis:
 
     @property
     def params(self) -> int:
-        return sum(s.params for s in self.stages if s.name in _COUNTED)
+        """The model's parameter count, each module counted once (see :func:`vit.trace.counted_params`)."""
+        return sum(counted_params(self.stages))
 
     # --- views ---------------------------------------------------------------
     def rollout_matrix_row(self, layer: int | None = None, query: int = 0) -> Tensor:
@@ -194,12 +196,6 @@ class _LazyFactors:
 
     def __getitem__(self, layer: int) -> Tensor:
         return explain.rollout_factors(self.fused[layer], self.discard_ratio)
-
-
-# Stages whose module parameters add up to the model's (no module counted twice).
-_COUNTED = {"patch conv", "with class token", "with position", "final norm", "logits"} | {
-    f"layer {i} output" for i in range(1, 200)
-}
 
 
 def _unfused_rollout(a: Analysis) -> np.ndarray:

@@ -305,6 +305,7 @@ def analyze(
         keys=[k[0].cpu() for k in record.keys],
         head_fusion=head_fusion,
         discard_ratio=discard_ratio,
+        source_size=pil.size,
     )
     result.rollout()  # checks the rollout once; the views compute it again as they need
     timings["explain"] = (time.perf_counter() - t2) * 1e3

@@ -9,7 +9,9 @@ and in greyscale.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
@@ -28,19 +30,20 @@ def colormap_lut(name: str = "cividis") -> np.ndarray:
     return (colormaps[name](np.linspace(0, 1, 256))[:, :3] * 255).round().astype(np.uint8)
 
 
-@functools.lru_cache(maxsize=16)
-def font(size: int) -> ImageFont.ImageFont:
+@functools.lru_cache(maxsize=32)
+def font(size: int, bold: bool = True) -> ImageFont.ImageFont:
+    """DejaVu Sans (bold by default) at ``size`` px; PIL's own font where DejaVu is not installed."""
     try:
-        return ImageFont.truetype("DejaVuSans-Bold.ttf", size)
+        return ImageFont.truetype("DejaVuSans-Bold.ttf" if bold else "DejaVuSans.ttf", size)
     except OSError:
         return ImageFont.load_default(size=size)
 
 
-def normalize(values: np.ndarray) -> np.ndarray:
-    """Min-max to [0, 1]; a constant map becomes all zeros."""
+def normalize(values: np.ndarray, scale: tuple[float, float] | None = None) -> np.ndarray:
+    """Map ``scale`` = (lo, hi) to [0, 1], clipped; by default min-max. A constant map becomes all zeros."""
     values = np.asarray(values, dtype=np.float64)
-    lo, hi = float(values.min()), float(values.max())
-    return (values - lo) / (hi - lo) if hi > lo else np.zeros_like(values)
+    lo, hi = (float(values.min()), float(values.max())) if scale is None else scale
+    return np.clip((values - lo) / (hi - lo), 0.0, 1.0) if hi > lo else np.zeros_like(values)
 
 
 def _display(image: np.ndarray, size: int) -> Image.Image:
@@ -49,17 +52,24 @@ def _display(image: np.ndarray, size: int) -> Image.Image:
     return _display_cached(image.tobytes(), image.shape, size).copy()
 
 
+def fit_size(shape: tuple[int, ...], size: int) -> tuple[int, int]:
+    """(width, height) of an (H, W, ...) picture drawn ``size`` px on its longer side."""
+    h, w = shape[:2]
+    scale = size / max(h, w)
+    return round(w * scale), round(h * scale)
+
+
 @functools.lru_cache(maxsize=32)
 def _display_cached(data: bytes, shape: tuple[int, ...], size: int) -> Image.Image:
     h, w = shape[:2]
-    scale = size / max(h, w)
     img = Image.frombytes("RGB", (w, h), data)
-    return img.resize((round(w * scale), round(h * scale)), Image.Resampling.LANCZOS)
+    return img.resize(fit_size(shape, size), Image.Resampling.LANCZOS)
 
 
-def heat_rgb(heat: np.ndarray, size: tuple[int, int], cmap: str = "cividis") -> np.ndarray:
+def heat_rgb(heat: np.ndarray, size: tuple[int, int], cmap: str = "cividis",
+             scale: tuple[float, float] | None = None) -> np.ndarray:
     """A (rows, cols) map -> (height, width, 3) uint8 colours, one flat block per patch."""
-    idx = (normalize(heat) * 255).round().astype(np.uint8)
+    idx = (normalize(heat, scale) * 255).round().astype(np.uint8)
     blocks = Image.fromarray(idx).resize(size, Image.Resampling.NEAREST)
     return colormap_lut(cmap)[np.asarray(blocks)]
 
@@ -71,38 +81,111 @@ def overlay(
     cmap: str = "cividis",
     size: int = DISPLAY_SIZE,
     mark: tuple[int, int] | None = None,
+    scale: tuple[float, float] | None = None,
 ) -> Image.Image:
-    """Blend a (rows, cols) heatmap over the image; ``mark`` outlines one patch (row, col)."""
+    """Blend a (rows, cols) heatmap over the image, drawn ``size`` px on its longer side.
+
+    ``scale`` = (lo, hi) are the numbers given the colormap's ends (default: the map's
+    min and max); ``mark`` outlines one patch (row, col).
+    """
     base = _display(image, size)
-    colours = heat_rgb(heat, base.size, cmap)
+    colours = heat_rgb(heat, base.size, cmap, scale)
     blended = (1 - alpha) * np.asarray(base, dtype=np.float32) + alpha * colours
     out = Image.fromarray(blended.round().astype(np.uint8))
     if mark is not None:
-        _outline(out, heat.shape, mark)
+        mark_patch(out, heat.shape, mark)
     return out
 
 
-def _outline(img: Image.Image, grid: tuple[int, int], cell: tuple[int, int], colour=(255, 64, 160)) -> None:
+MARK = (255, 64, 160)  # the query patch: pink, outlined in black so it shows on any colour
+RING_BELOW_PX = 24  # cells smaller than this get a ring around the outline, to be found at a glance
+
+
+def mark_patch(img: Image.Image, grid: tuple[int, int], cell: tuple[int, int]) -> None:
+    """Outline patch ``cell`` = (row, col) of a picture cut into ``grid``; on fine grids ring it too.
+
+    The pink outline is drawn inside the patch, a black one just outside it: visible on
+    bright and dark pictures alike. At P = 4 (11-px cells at 640 px) an outline alone is
+    an 11-px square, so a ring around it and four crosshair ticks point at it.
+    """
     rows, cols = grid
     cw, ch = img.width / cols, img.height / rows
     r, c = cell
-    width = max(2, round(min(cw, ch) / 8))
-    ImageDraw.Draw(img).rectangle(
-        [c * cw, r * ch, (c + 1) * cw - 1, (r + 1) * ch - 1], outline=colour, width=width
-    )
+    box = [c * cw, r * ch, (c + 1) * cw - 1, (r + 1) * ch - 1]
+    cell_px = min(cw, ch)
+    draw = ImageDraw.Draw(img)
+    draw.rectangle([box[0] - 2, box[1] - 2, box[2] + 2, box[3] + 2], outline=(0, 0, 0), width=2)
+    draw.rectangle(box, outline=MARK, width=max(3, round(cell_px / 8)))
+    if cell_px >= RING_BELOW_PX:
+        return
+    x, y = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+    radius = max(22.0, 1.2 * cell_px + 12)
+    for colour, width in (((0, 0, 0), 7), (MARK, 3)):
+        draw.ellipse([x - radius, y - radius, x + radius, y + radius], outline=colour, width=width)
+        for dx, dy in ((1, 0), (-1, 0), (0, 1), (0, -1)):
+            a, b = radius - 2, radius + 12
+            draw.line([(x + dx * a, y + dy * a), (x + dx * b, y + dy * b)], fill=colour, width=width)
+
+
+# --------------------------------------------------------------------------- the patch grid
+
+GRID_FONT = 14  # px, the smallest number a class reads from the back of a room
+ARROW = (214, 140, 0)  # the reading-order arrow: amber, readable on the white margins
+_ARROW_STRIP = 16  # px of margin the arrow runs in, beside the numbers, never through them
+
+
+@dataclass(frozen=True)
+class GridLayout:
+    """Where the patch grid's numbers go: in every cell, or on margins outside the picture.
+
+    ``box`` = (x0, y0, w, h) is the picture inside the drawing (a click maps through it).
+    With margins, every ``row_step``-th row and ``col_step``-th column is numbered.
+    """
+
+    box: tuple[int, int, int, int]
+    size: tuple[int, int]  # (width, height) of the whole drawing
+    font_size: int
+    in_cells: bool
+    row_step: int = 1
+    col_step: int = 1
+
+
+def grid_layout(grid: tuple[int, int], picture: tuple[int, int]) -> GridLayout:
+    """Lay out the numbers of a (rows, cols) grid over a picture of (width, height) px.
+
+    Every cell carries its token index when the largest index fits inside a cell at
+    >= 14 px. Otherwise the margins carry them: left, the token of each row's first
+    patch; top, the column; as many rows and columns as fit at 14 px, every k-th with
+    the smallest k that fits.
+    """
+    rows, cols = grid
+    w, h = picture
+    cw, ch = w / cols, h / rows
+    size = max(GRID_FONT, min(22, int(min(cw, ch) * 0.36)))
+    widest = font(size).getlength(str(rows * cols))
+    if widest + 6 <= cw and size + 6 <= ch:
+        return GridLayout((0, 0, w, h), (w, h), size, True)
+    f = font(GRID_FONT)
+    row_step = math.ceil((GRID_FONT + 4) / ch)
+    col_step = math.ceil((f.getlength(str(cols - 1)) + 8) / cw)
+    left = _ARROW_STRIP + math.ceil(f.getlength(str(1 + (rows - 1) * cols))) + 10
+    top = _ARROW_STRIP + GRID_FONT + 8
+    return GridLayout((left, top, w, h), (left + w, top + h), GRID_FONT, False, row_step, col_step)
 
 
 def patch_grid(
     image: np.ndarray, grid: tuple[int, int], size: int = DISPLAY_SIZE, mark: tuple[int, int] | None = None
 ) -> Image.Image:
-    """The model's view cut into patches, each numbered in the row-major order the tokens take.
+    """The model's view cut into patches, numbered in the row-major order the tokens take.
 
-    Token 0 is the class token, so patch (r, c) is token 1 + r*cols + c; the
-    numbers shown are those token indices. On fine grids only the first row
-    and column are numbered and an arrow shows the reading order.
+    Token 0 is the class token, so patch (r, c) is token 1 + r*cols + c. Coarse grids
+    carry that number in every cell; fine ones (P = 8, 4 at 224 px) on margins outside
+    the picture, with an arrow in each margin for the reading order (row by row, left
+    to right) that runs beside the numbers, not through them. See :func:`grid_layout`.
     """
     img = _display(image, size).convert("RGB")
     rows, cols = grid
+    layout = grid_layout(grid, img.size)
     draw = ImageDraw.Draw(img, "RGBA")
     cw, ch = img.width / cols, img.height / rows
     line = (255, 255, 255, 200)
@@ -110,26 +193,150 @@ def patch_grid(
         draw.line([(c * cw, 0), (c * cw, img.height)], fill=line, width=1)
     for r in range(1, rows):
         draw.line([(0, r * ch), (img.width, r * ch)], fill=line, width=1)
-    cell = min(cw, ch)
-    label_all = cell >= 22
-    f = font(max(9, min(18, int(cell * 0.38))) if label_all else 11)
-    for r in range(rows):
-        for c in range(cols):
-            if not (label_all or r == 0 or c == 0) or (not label_all and (r % 4 or c % 4)):
-                continue
-            token = 1 + r * cols + c
-            x, y = c * cw + 2, r * ch + 1
-            text = str(token)
-            box = draw.textbbox((x, y), text, font=f)
-            draw.rectangle([box[0] - 1, box[1] - 1, box[2] + 1, box[3] + 1], fill=(0, 0, 0, 150))
-            draw.text((x, y), text, fill=(255, 255, 255, 255), font=f)
-    if not label_all:  # reading order: along the first row, then the next
-        y = ch / 2
-        draw.line([(cw * 0.5, y), (img.width - cw * 0.5, y)], fill=(255, 200, 0, 230), width=3)
-        draw.line([(img.width - cw * 0.5, y), (cw * 0.5, y + ch)], fill=(255, 200, 0, 160), width=2)
+    if layout.in_cells:
+        f = font(layout.font_size)
+        for r in range(rows):
+            for c in range(cols):
+                xy, text = (c * cw + 3, r * ch + 2), str(1 + r * cols + c)
+                box = draw.textbbox(xy, text, font=f)
+                draw.rectangle([box[0] - 2, box[1] - 2, box[2] + 2, box[3] + 2], fill=(0, 0, 0, 160))
+                draw.text(xy, text, fill=(255, 255, 255, 255), font=f)
     if mark is not None:
-        _outline(img, grid, mark)
-    return img
+        mark_patch(img, grid, mark)
+    if layout.in_cells:
+        return img
+    return _with_margins(img, grid, layout)
+
+
+def _with_margins(img: Image.Image, grid: tuple[int, int], layout: GridLayout) -> Image.Image:
+    """The picture on a white sheet with row-start tokens on the left and columns on top."""
+    rows, cols = grid
+    x0, y0, w, h = layout.box
+    sheet = Image.new("RGB", layout.size, "white")
+    sheet.paste(img, (x0, y0))
+    draw = ImageDraw.Draw(sheet)
+    f = font(layout.font_size)
+    cw, ch = w / cols, h / rows
+    ink = (30, 30, 30)
+    for r in range(0, rows, layout.row_step):
+        draw.text((x0 - 5, y0 + (r + 0.5) * ch), str(1 + r * cols), fill=ink, font=f, anchor="rm")
+    for c in range(0, cols, layout.col_step):
+        draw.text((x0 + (c + 0.5) * cw, y0 - 4), str(c), fill=ink, font=f, anchor="md")
+    mid = _ARROW_STRIP / 2  # arrows in their own strips: along the top (a row), down the left (next row)
+    _arrow(draw, (x0 + cw / 2, mid), (x0 + w - cw / 2, mid))
+    _arrow(draw, (mid, y0 + ch / 2), (mid, y0 + h - ch / 2))
+    return sheet
+
+
+def _arrow(draw: ImageDraw.ImageDraw, start: tuple[float, float], end: tuple[float, float]) -> None:
+    (x0, y0), (x1, y1) = start, end
+    draw.line([start, end], fill=ARROW, width=3)
+    dx, dy = (1, 0) if y0 == y1 else (0, 1)
+    head = 7
+    draw.polygon([(x1 + dx * 2, y1 + dy * 2), (x1 - dx * head - dy * head, y1 - dy * head - dx * head),
+                  (x1 - dx * head + dy * head, y1 - dy * head + dx * head)], fill=ARROW)
+
+
+# --------------------------------------------------------------------------- colour bars and text
+
+BAR_FONT = 16  # px: tick labels and legends under the pictures
+_BAR_PAD, _BAR_TOP, _BAR_HEIGHT = 14, 10, 18
+
+
+def colorbar_rect(width: int) -> tuple[int, int, int, int]:
+    """(x0, y0, x1, y1) of the coloured bar inside a colour-bar strip ``width`` px wide (x1, y1 exclusive)."""
+    return _BAR_PAD, _BAR_TOP, width - _BAR_PAD, _BAR_TOP + _BAR_HEIGHT
+
+
+def colorbar(width: int, cmap: str, lo: str, hi: str, label: str) -> Image.Image:
+    """A horizontal colour bar: the colormap from its first entry (left) to its last (right).
+
+    ``lo`` and ``hi`` are written under its ends (the numbers those colours stand for),
+    ``label`` between them when it fits, else on a line of its own.
+    """
+    x0, y0, x1, y1 = colorbar_rect(width)
+    f = font(BAR_FONT, bold=False)
+    lo_w, hi_w, label_w = (f.getlength(t) for t in (lo, hi, label))
+    one_line = lo_w + label_w + hi_w + 40 <= x1 - x0
+    height = y1 + 8 + (BAR_FONT + 6) * (1 if one_line else 2) + 6
+    strip = Image.new("RGB", (width, height), "white")
+    lut = colormap_lut(cmap)
+    ramp = lut[np.round(np.linspace(0, 255, x1 - x0)).astype(int)]  # (x1 - x0, 3): exact ends
+    strip.paste(Image.fromarray(np.repeat(ramp[None], y1 - y0, axis=0)), (x0, y0))
+    draw = ImageDraw.Draw(strip)
+    draw.rectangle([x0 - 1, y0 - 1, x1, y1], outline=(90, 90, 90), width=1)
+    ink = (30, 30, 30)
+    text_y = y1 + 6
+    draw.text((x0, text_y), lo, fill=ink, font=f, anchor="la")
+    draw.text((x1, text_y), hi, fill=ink, font=f, anchor="ra")
+    if one_line:
+        draw.text(((x0 + x1) / 2, text_y), label, fill=ink, font=f, anchor="ma")
+    else:
+        draw.text(((x0 + x1) / 2, text_y + BAR_FONT + 6), fit_text(label, f, x1 - x0), fill=ink, font=f,
+                  anchor="ma")
+    return strip
+
+
+def with_colorbar(img: Image.Image, cmap: str, lo: str, hi: str, label: str) -> Image.Image:
+    """``img`` with :func:`colorbar` below it, as one picture (the picture stays at (0, 0))."""
+    bar = colorbar(img.width, cmap, lo, hi, label)
+    out = Image.new("RGB", (img.width, img.height + bar.height), "white")
+    out.paste(img, (0, 0))
+    out.paste(bar, (0, img.height))
+    return out
+
+
+def fit_text(text: str, f: ImageFont.ImageFont, width: float) -> str:
+    """``text``, cut with an ellipsis "…" to at most ``width`` px in font ``f``."""
+    if f.getlength(text) <= width:
+        return text
+    while text and f.getlength(text + "…") > width:
+        text = text[:-1]
+    return text.rstrip() + "…"
+
+
+def wrap_text(text: str, f: ImageFont.ImageFont, width: float) -> list[str]:
+    """Greedy word wrap to lines of at most ``width`` px (a word longer than a line is cut with "…")."""
+    lines: list[str] = []
+    for paragraph in text.split("\n"):
+        line = ""
+        for word in paragraph.split():
+            trial = f"{line} {word}" if line else word
+            if f.getlength(trial) <= width:
+                line = trial
+                continue
+            if line:
+                lines.append(line)
+            line = fit_text(word, f, width)
+        lines.append(line)
+    return lines
+
+
+def captioned(img: Image.Image, title: str, paragraphs: Sequence[str], width: int | None = None) -> Image.Image:
+    """One picture to keep: a bold title above ``img``, then each paragraph wrapped below it.
+
+    Text is 18 px (title 22 px), wrapped to ``width`` (default: the picture's, at least 640).
+    """
+    width = max(img.width, 640 if width is None else width)
+    pad = 16
+    title_f, body_f = font(22), font(18, bold=False)
+    lines = [wrap_text(p, body_f, width - 2 * pad) for p in paragraphs if p]
+    line_h = 18 + 8
+    title_h = 22 + 2 * pad if title else pad
+    body_h = sum(len(ls) * line_h + 10 for ls in lines) + pad
+    sheet = Image.new("RGB", (width, title_h + img.height + body_h), "white")
+    draw = ImageDraw.Draw(sheet)
+    ink = (20, 20, 20)
+    if title:
+        draw.text((pad, pad), fit_text(title, title_f, width - 2 * pad), fill=ink, font=title_f)
+    sheet.paste(img, ((width - img.width) // 2, title_h))
+    y = title_h + img.height + pad
+    for block in lines:
+        for line in block:
+            draw.text((pad, y), line, fill=ink, font=body_f)
+            y += line_h
+        y += 10
+    return sheet
 
 
 def small_multiples(
@@ -140,8 +347,14 @@ def small_multiples(
     tile: int = 150,
     alpha: float = 0.7,
     cmap: str = "cividis",
+    from_zero: bool = False,
 ) -> Image.Image:
-    """One overlay per map (e.g. per head), each normalised on its own, in a labelled grid."""
+    """One overlay per map (e.g. per head), each normalised on its own, in a labelled grid.
+
+    With ``from_zero`` each tile's colours run from 0 to that tile's max (attention is
+    never negative): a head that attends evenly stays evenly coloured instead of having
+    its small differences stretched to the colormap's full range.
+    """
     n = len(maps)
     columns = min(columns, n)
     rows = -(-n // columns)
@@ -152,9 +365,139 @@ def small_multiples(
     for i, (heat, title) in enumerate(zip(maps, titles)):
         r, c = divmod(i, columns)
         x, y = gap + c * (tile + gap), gap + r * (tile + label_h + gap)
-        draw.text((x + 2, y + 2), title, fill=(20, 20, 20), font=f)
-        sheet.paste(overlay(image, heat, alpha, cmap, size=tile), (x, y + label_h))
+        draw.text((x + 2, y + 2), fit_text(title, f, tile - 4), fill=(20, 20, 20), font=f)
+        scale = (0.0, float(np.max(heat))) if from_zero else None
+        sheet.paste(overlay(image, heat, alpha, cmap, size=tile, scale=scale), (x, y + label_h))
     return sheet
+
+
+# --------------------------------------------------------------------------- the depth plot
+
+BLUE, ORANGE = (0, 114, 178), (230, 159, 0)  # Okabe-Ito: safe for colour-blind viewers
+LABEL_INK = (150, 95, 0)
+_PLOT_MARGINS = (56, 20, 66, 60)  # left, right, top, bottom px around the axes
+_LABEL_MAX_PX = 150  # a class name longer than this is cut with "…"
+
+
+@dataclass(frozen=True)
+class PlotText:
+    """One piece of text of the depth plot: where its anchor is, and the box it covers."""
+
+    xy: tuple[float, float]
+    text: str
+    anchor: str  # PIL's text anchor
+    box: tuple[float, float, float, float]  # (x0, y0, x1, y1)
+    kind: str  # "legend", "axis", "tick" or "label"
+    size: int = 16
+    fill: tuple[int, int, int] = (30, 30, 30)
+
+
+def depth_axes(n: int, size: tuple[int, int]):
+    """x of layer i (0-based) and y of probability p, in pixels."""
+    W, H = size
+    left, right, top, bottom = _PLOT_MARGINS
+
+    def x_at(i: int) -> float:
+        return left + (W - left - right) * (i + 0.5) / n
+
+    def y_at(p: float) -> float:
+        return top + (H - top - bottom) * (1.0 - p)
+
+    return x_at, y_at
+
+
+def _text(xy, text: str, anchor: str, kind: str, size: int = 16, bold: bool = True, fill=(30, 30, 30)) -> PlotText:
+    f = font(size, bold)
+    box = ImageDraw.Draw(Image.new("RGB", (1, 1))).textbbox(xy, text, font=f, anchor=anchor)
+    return PlotText(xy, text, anchor, tuple(float(v) for v in box), kind, size, fill)
+
+
+def _overlaps(a, b, pad: float = 2) -> bool:
+    return a[0] < b[2] + pad and b[0] < a[2] + pad and a[1] < b[3] + pad and b[1] < a[3] + pad
+
+
+def _inside(box, size, margin: float = 2) -> bool:
+    return box[0] >= margin and box[1] >= margin and box[2] <= size[0] - margin and box[3] <= size[1] - margin
+
+
+def depth_texts(layers: Sequence[int], top1_probs: Sequence[float], top1_labels: Sequence[str],
+                final_probs: Sequence[float], final_label: str, size: tuple[int, int] = (720, 360)) -> list[PlotText]:
+    """Every text of the depth plot, laid out so that none overlaps another or leaves the picture.
+
+    Legend, axis titles and ticks first; then the class names of the top-1 points: the
+    last layer's, then each layer where the top-1 class changes (a name holds until the
+    next one; the same name within two layers of where it is written already is left out).
+    A name is cut with "…" past 150 px and put at the first free spot of
+    :func:`_label_spots` around its point; where none is free it is skipped: no name
+    overlaps another text, covers a point or leaves the plot.
+    """
+    W, H = size
+    n = len(layers)
+    left, right, top, bottom = _PLOT_MARGINS
+    x_at, y_at = depth_axes(n, size)
+    texts: list[PlotText] = []
+    f = font(16, bold=False)
+
+    # Legend on one line at the top, the final class name cut to what is left of the width.
+    room = W - left - right - 2 * 22 - 24 - f.getlength("top-1 at this layer")
+    legend = [(BLUE, "final class: " + fit_text(final_label, f, room - f.getlength("final class: "))),
+              (ORANGE, "top-1 at this layer")]
+    x = left
+    for colour, text in legend:
+        texts.append(_text((x + 20, 20), text, "lm", "legend", bold=False))
+        x = texts[-1].box[2] + 24
+    texts.append(_text((8, top - 14), "probability", "ls", "axis"))
+    centre = (left + W - right) / 2
+    title = fit_text("layer (early exit: final norm + head on its class token)", font(16), 2 * (W - centre) - 8)
+    texts.append(_text((centre, H - 10), title, "ms", "axis"))
+    for k in range(6):
+        texts.append(_text((left - 8, y_at(k / 5)), f"{k / 5:.1f}", "rm", "tick", bold=False))
+    step = 1
+    widest = max(f.getlength(str(v)) for v in layers)
+    while (widest + 10) > step * (W - left - right) / n:
+        step += 1
+    for i, layer in enumerate(layers):
+        if i % step == 0:
+            texts.append(_text((x_at(i), H - bottom + 8), str(layer), "mt", "tick", bold=False))
+
+    placed = [t.box for t in texts]
+    for probs in (top1_probs, final_probs):  # the points themselves are never covered
+        placed += [(x_at(i) - 5, y_at(float(p)) - 5, x_at(i) + 5, y_at(float(p)) + 5) for i, p in enumerate(probs)]
+    changes = [i for i in range(n) if i == 0 or top1_labels[i] != top1_labels[i - 1]]
+    named: dict[int, str] = {}  # layer index -> class named there
+    for i in dict.fromkeys([n - 1, *changes]):  # the final layer first, then each change, in order
+        if any(named.get(j) == top1_labels[i] for j in range(i - 2, i + 3)):
+            continue  # the same name a layer or two away says nothing new
+        label = fit_text(top1_labels[i], font(15, bold=False), _LABEL_MAX_PX)
+        x, y = x_at(i), y_at(float(top1_probs[i]))
+        for xy, anchor in _label_spots(x, y):
+            t = _text(xy, label, anchor, "label", 15, bold=False, fill=LABEL_INK)
+            t = _shift_into(t, left, W - right)
+            if _inside(t.box, size) and t.box[3] <= H - bottom and t.box[1] >= top - 10 \
+                    and not any(_overlaps(t.box, b) for b in placed):
+                texts.append(t)
+                placed.append(t.box)
+                named[i] = top1_labels[i]
+                break
+    return texts
+
+
+def _label_spots(x: float, y: float) -> list[tuple[tuple[float, float], str]]:
+    """Where a point's name may go, best first: above it (centred, then starting or ending at it), higher, below."""
+    spots = []
+    for dy, v in ((-9, "d"), (-26, "d"), (9, "a")):
+        spots += [((x, y + dy), "m" + v), ((x - 6, y + dy), "l" + v), ((x + 6, y + dy), "r" + v)]
+    return spots
+
+
+def _shift_into(t: PlotText, x0: float, x1: float) -> PlotText:
+    """The same text moved sideways so that it lies between x0 and x1 (a name near an edge)."""
+    dx = max(0.0, x0 - t.box[0]) - max(0.0, t.box[2] - x1)
+    if not dx:
+        return t
+    xy = (t.xy[0] + dx, t.xy[1])
+    box = (t.box[0] + dx, t.box[1], t.box[2] + dx, t.box[3])
+    return PlotText(xy, t.text, t.anchor, box, t.kind, t.size, t.fill)
 
 
 def depth_plot(layers: Sequence[int], top1_probs: Sequence[float], top1_labels: Sequence[str],
@@ -163,52 +506,34 @@ def depth_plot(layers: Sequence[int], top1_probs: Sequence[float], top1_labels: 
 
     Drawn with PIL (a matplotlib figure costs ~150 ms per request on two cores; this, ~5 ms).
     Blue circles: probability of the final answer after each layer; orange squares:
-    probability of whatever is top-1 at that layer, labelled with its class.
+    probability of whatever is top-1 at that layer, labelled with its class where it
+    changes (:func:`depth_texts` places every text).
     """
     W, H = size
-    left, right, top, bottom = 64, 16, 44, 58
+    left, right, top, bottom = _PLOT_MARGINS
     img = Image.new("RGB", size, "white")
     draw = ImageDraw.Draw(img)
-    small, medium = font(13), font(15)
     n = len(layers)
-
-    def x_at(i: int) -> float:
-        return left + (W - left - right) * (i + 0.5) / n
-
-    def y_at(p: float) -> float:
-        return top + (H - top - bottom) * (1.0 - p)
-
-    for k in range(6):  # horizontal grid and probability axis
-        p = k / 5
-        y = y_at(p)
+    x_at, y_at = depth_axes(n, size)
+    for k in range(6):  # horizontal grid
+        y = y_at(k / 5)
         draw.line([(left, y), (W - right, y)], fill=(225, 225, 225), width=1)
-        draw.text((left - 8, y), f"{p:.1f}", fill=(60, 60, 60), font=small, anchor="rm")
     draw.line([(left, top), (left, H - bottom), (W - right, H - bottom)], fill=(90, 90, 90), width=2)
-    step = max(1, n // 16)
-    for i, layer in enumerate(layers):
-        if i % step == 0 or i == n - 1:
-            draw.text((x_at(i), H - bottom + 6), str(layer), fill=(60, 60, 60), font=small, anchor="mt")
-    draw.text(((left + W - right) / 2, H - 8), "layer (early exit: final norm + head on its class token)",
-              fill=(30, 30, 30), font=medium, anchor="ms")
-    draw.text((14, top - 16), "probability", fill=(30, 30, 30), font=medium, anchor="ls")
-
-    blue, orange = (0, 114, 178), (230, 159, 0)  # Okabe-Ito: safe for colour-blind viewers
-    for probs, colour, marker, width in ((top1_probs, orange, "square", 2), (final_probs, blue, "circle", 3)):
+    for probs, colour, marker, width in ((top1_probs, ORANGE, "square", 2), (final_probs, BLUE, "circle", 3)):
         points = [(x_at(i), y_at(float(p))) for i, p in enumerate(probs)]
         if len(points) > 1:
             draw.line(points, fill=colour, width=width)
         for x, y in points:
             box = [x - 4, y - 4, x + 4, y + 4]
             (draw.ellipse if marker == "circle" else draw.rectangle)(box, fill=colour)
-    label_step = max(1, -(-n // 6))  # at most about six labels
-    for i, (p, label) in enumerate(zip(top1_probs, top1_labels)):
-        if i % label_step == 0 or i == n - 1:
-            draw.text((x_at(i), y_at(float(p)) - 8), label[:14], fill=(150, 95, 0), font=small, anchor="md")
-
-    legend = [(blue, f"final class: {final_label[:28]}"), (orange, "top-1 at this layer")]
-    x = left + 110
-    for colour, text in legend:
-        draw.rectangle([x, 12, x + 14, 26], fill=colour)
-        draw.text((x + 20, 19), text, fill=(30, 30, 30), font=medium, anchor="lm")
-        x += 40 + draw.textlength(text, font=medium)
+    texts = depth_texts(layers, top1_probs, top1_labels, final_probs, final_label, size)
+    legend = [t for t in texts if t.kind == "legend"]
+    for colour, t in zip((BLUE, ORANGE), legend):
+        x, y = t.xy[0] - 20, t.xy[1]
+        draw.rectangle([x, y - 7, x + 14, y + 7], fill=colour)
+    for t in texts:
+        f = font(t.size, bold=t.kind == "axis")
+        if t.kind == "label":  # a white halo keeps a name readable over the grid and the lines
+            draw.rectangle([t.box[0] - 1, t.box[1] - 1, t.box[2] + 1, t.box[3] + 1], fill=(255, 255, 255))
+        draw.text(t.xy, t.text, fill=t.fill, font=f, anchor=t.anchor)
     return img

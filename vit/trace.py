@@ -36,6 +36,31 @@ class Stage:
     notation: str  # the chapter's shape notation
     shape: tuple[int, ...]  # the real shape
     params: int  # parameters of the module that produced it
+    layer: int | None = None  # 1-based encoder block ("layer 1" = encoder.layers.0); None outside the encoder
+
+
+def counted_params(stages: list[Stage]) -> list[int]:
+    """Each stage's parameters not already counted by an earlier stage: they sum to the model's.
+
+    Stages overlap: "patch tokens" (``embedding.patch_embed``) holds the patch conv counted
+    just before it, and a layer's output (``encoder.layers.0``) holds its attention and MLP
+    counted before it. A stage inside or equal to one already counted adds nothing; a stage
+    around earlier ones adds what they did not count (a block's two LayerNorms).
+    """
+
+    def inside(module: str, outer: str) -> bool:
+        return module == outer or module.startswith(outer + ".")
+
+    counted: list[tuple[str, int]] = []  # (module, parameters counted for it)
+    out = []
+    for s in stages:
+        if s.params == 0 or any(inside(s.module, m) for m, _ in counted):
+            out.append(0)
+            continue
+        new = s.params - sum(n for m, n in counted if inside(m, s.module))
+        counted.append((s.module, new))
+        out.append(new)
+    return out
 
 
 @dataclass
@@ -72,9 +97,10 @@ class Tracer:
         self._handles: list = []
 
     # --- hooks -----------------------------------------------------------------
-    def _stage(self, name: str, module_name: str, notation: str, module: nn.Module):
+    def _stage(self, name: str, module_name: str, notation: str, module: nn.Module, layer: int | None = None):
         def hook(_module, _inputs, output):
-            self.record.stages.append(Stage(name, module_name, notation, tuple(output.shape), _params(module)))
+            self.record.stages.append(
+                Stage(name, module_name, notation, tuple(output.shape), _params(module), layer))
 
         return hook
 
@@ -87,7 +113,7 @@ class Tracer:
             out, weights = output  # weights: (B, h, N+1, N+1)
             self.record.stages.append(
                 Stage(f"layer {layer} attention weights", module_name, "(B, h, N+1, N+1)", tuple(weights.shape),
-                      _params(module))
+                      _params(module), layer)
             )
             self.record.cls_attention.append(weights[:, :, 0, :].detach().clone())  # (B, h, N+1)
             if self.record.fused is None:
@@ -105,7 +131,7 @@ class Tracer:
         return hook
 
     def _layer_out(self, layer: int, module_name: str, module: nn.Module):
-        stage = self._stage(f"layer {layer} output", module_name, "(B, N+1, D)", module)
+        stage = self._stage(f"layer {layer} output", module_name, "(B, N+1, D)", module, layer)
 
         def hook(_module, inputs, output):
             stage(_module, inputs, output)
@@ -155,11 +181,12 @@ class Tracer:
                 add(layer.attn.q_proj.register_forward_hook(self._keep(self.record.queries)))
                 add(layer.attn.k_proj.register_forward_hook(self._keep(self.record.keys)))
             add(layer.mlp.net[1].register_forward_hook(
-                self._stage(f"layer {n} MLP hidden", f"{prefix}.mlp.net.1", "(B, N+1, 4D)", layer.mlp)))
+                self._stage(f"layer {n} MLP hidden", f"{prefix}.mlp.net.1", "(B, N+1, 4D)", layer.mlp, n)))
             add(layer.register_forward_hook(self._layer_out(n, prefix, layer)))
         add(m.encoder.norm.register_forward_hook(
             self._stage("final norm", "encoder.norm", "(B, N+1, D)", m.encoder.norm)))
-        add(m.head.head.register_forward_pre_hook(self._class_token("head.head")))
+        # ViTClassificationHead.forward selects the class token (x[:, 0]); head.head only reads it.
+        add(m.head.head.register_forward_pre_hook(self._class_token("head")))
         add(m.head.register_forward_hook(self._logits("head.head", m.head)))
         return self.record
 

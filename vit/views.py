@@ -1,6 +1,19 @@
-"""TEMPORARY shim (replaced by the views branch): the interface the app uses."""
+"""Views of one analysis: each picture with its caption, legend and title (chapter 11.4's notation).
+
+The app, the CLI (``python -m vit analyze --out``) and the benchmark draw through
+these functions, so what a class sees in the browser, what a teacher saves and
+what is timed are the same pictures. Pure and Gradio-free: an :class:`vit.Analysis`
+in, a :class:`View` (PIL picture + markdown text) out; the drawing itself is
+``vit.render``'s. ``layer`` and ``head`` are 1-based and validated by the caller.
+
+Every heatmap carries a colour bar whose ends are the numbers in ``View.scale``,
+and every caption names what was drawn (layer, head, token), so a picture can
+always be read back to the numbers it came from.
+"""
+
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -9,103 +22,344 @@ from PIL import Image
 from . import render
 from .errors import InputError
 
-DISPLAY_SIZE = 640
-TILE_SIZE = 150
-STAGE_HEADERS = ["stage", "module", "notation", "shape", "parameters"]
-WHAT_IS = {k: f"what is {k}" for k in ("rollout", "attention", "heads", "layers", "early_exit", "patches")}
+DISPLAY_SIZE = 640  # px, main pictures: drawn at the size the page shows them (>= 640 at 1080p), never upscaled
+TILE_SIZE = 200  # px, one small-multiples tile: 4 per row make a sheet ~830 px wide
+DEPTH_PLOT_SIZE = (800, 400)  # px (width, height) of the early-exit plot
+HEAT_LABEL = "brighter = more attention"
 
 
 @dataclass(frozen=True)
 class View:
-    image: Image.Image
-    caption: str
-    legend: str = ""
-    title: str = ""
-    scale: tuple[float, float] | None = None
-    note: str = ""
+    """One picture and the words that make it readable."""
+
+    image: Image.Image  # the picture, colour bar included where it is a heatmap
+    caption: str  # markdown: what this picture is, in the chapter's notation
+    legend: str = ""  # one line: what brightness means and how it is scaled
+    title: str = ""  # short, for headers and download file names
+    scale: tuple[float, float] | None = None  # numbers at the colour bar's (left, right) ends; None: no bar / per tile
+    note: str = ""  # honesty about the input (crop, enlargement); "" if nothing to say
 
 
-def query_cell(query, grid):
+STAGE_HEADERS = ["stage", "module", "notation", "shape", "params"]
+STAGE_NOTE = (
+    "Layers count from 1, modules from 0: layer 1 is `encoder.layers.0`. Each parameter is counted once, in the "
+    "first row whose module holds it: a layer's output row adds only what its attention and MLP rows did not "
+    "count (its two LayerNorms), and \"(counted above)\" marks a module already counted; the column sums to the total."
+)
+
+WHAT_IS: dict[str, str] = {
+    "patches": (
+        "A transformer reads a sequence of tokens, not pixels. The H×W image is cut into P×P patches and each "
+        "patch is mapped to a D-dimensional token by one shared linear map (a convolution with kernel = stride = P). "
+        "The N = HW/P² patch tokens are read row by row, left to right, after a learned class token (token 0): "
+        "N+1 tokens in all. A smaller P gives more, finer tokens, and attention's cost grows with (N+1)²."
+    ),
+    "attention": (
+        "One row of softmax(QKᵀ/√d): the chosen patch's query is compared with every token's key, and the "
+        "softmax turns the scores into weights that sum to 1. Bright patches are those whose values this patch "
+        "mixes in most, at this layer and head. It shows where one patch looks at one depth, not what the model "
+        "finally relies on."
+    ),
+    "rollout": (
+        "Attention rollout (Abnar & Zuidema, 2020) follows attention back through the layers. Each layer's "
+        "attention, heads fused and the residual path added (A + I, rows renormalised), says how much each token "
+        "draws from every other; multiplying these from layer 1 up estimates how much of each patch reaches the "
+        "class token, which makes the prediction. It is an estimate of information flow, not a proof of what mattered."
+    ),
+    "heads": (
+        "Each layer has h attention heads working side by side, each with its own query, key and value "
+        "projections. One tile per head shows where the class token looks in that head: heads are free to "
+        "specialise, on the object, the background or neighbouring patches. Each tile is coloured from 0 to its "
+        "own max, so compare where the tiles look, not how strongly."
+    ),
+    "layers": (
+        "One tile per encoder layer: where the class token looks at that depth, heads fused. Early layers often "
+        "look broadly or locally; later ones, after the tokens have exchanged information, often settle on what "
+        "the decision rests on. Each tile is coloured from 0 to its own max."
+    ),
+    "early_exit": (
+        "After every layer the class token is sent through the final LayerNorm and the classification head, as "
+        "if the model stopped there (an early exit). Blue: the probability of the final answer at each depth; "
+        "orange: whichever class would win there. The head was trained on the last layer only, so early readings "
+        "are rough, but they show at what depth the answer forms."
+    ),
+}
+
+
+# --------------------------------------------------------------------------- patches and clicks
+
+
+def query_cell(query: tuple[float, float], grid: tuple[int, int]) -> tuple[int, int]:
+    """(row, col) of the patch under a point given as fractions (x, y) of the picture."""
     fx, fy = query
     rows, cols = grid
     return min(rows - 1, max(0, int(fy * rows))), min(cols - 1, max(0, int(fx * cols)))
 
 
-def token_index(cell, grid):
-    return 1 + cell[0] * grid[1] + cell[1]
+def token_index(cell: tuple[int, int], grid: tuple[int, int]) -> int:
+    """The token of patch (row, col): token 0 is the class token, patches follow row by row (row-major)."""
+    r, c = cell
+    return 1 + r * grid[1] + c
 
 
-def display_size(a, size=DISPLAY_SIZE):
-    h, w = a.image.shape[:2]
-    s = size / max(h, w)
-    return round(w * s), round(h * s)
+def display_size(a, size: int = DISPLAY_SIZE) -> tuple[int, int]:
+    """(width, height) of the model's view as drawn, without margins or colour bar."""
+    return render.fit_size(a.image.shape, size)
 
 
-def picture_box(a, size=DISPLAY_SIZE):
-    w, h = display_size(a, size)
-    return 0, 0, w, h
+def picture_box(a, size: int = DISPLAY_SIZE) -> tuple[int, int, int, int]:
+    """(x0, y0, w, h) of the image inside :func:`grid_view`'s picture (margins carry numbers on fine grids).
+
+    Overlays draw the image at (0, 0) with the colour bar below, so their box is
+    ``(0, 0, *display_size(a, size))``.
+    """
+    return render.grid_layout(a.grid, display_size(a, size)).box
 
 
-def clicked_fraction(index, size):
+def clicked_fraction(index, size: tuple[int, ...]) -> tuple[float, float]:
+    """A click at pixel (x, y) as fractions (x, y) of the image it fell on.
+
+    ``size`` is the image's (w, h) when it fills the picture, or its box (x0, y0, w, h)
+    inside a larger one (:func:`picture_box`). A click on a margin or colour bar
+    clamps to the nearest patch.
+    """
     try:
         x, y = (float(v) for v in index)
+        x0, y0, w, h = (0, 0, *size) if len(size) == 2 else size
     except (TypeError, ValueError):
         raise InputError(f"expected a click position (x, y) on the picture, got {index!r}") from None
-    w, h = size
-    return min(max(x / w, 0.0), 0.999999), min(max(y / h, 0.0), 0.999999)
+    if not (np.isfinite(x) and np.isfinite(y)):
+        raise InputError(f"expected a click position (x, y) on the picture, got {index!r}")
+    return min(max((x - x0) / w, 0.0), 0.999999), min(max((y - y0) / h, 0.0), 0.999999)
 
 
-def grid_view(a, query, size=DISPLAY_SIZE):
-    r, c = query_cell(query, a.grid)
-    return View(render.patch_grid(a.image, a.grid, size=size, mark=(r, c)), f"grid {a.grid}", title="Patch grid")
+# --------------------------------------------------------------------------- honest about the input
+
+_CROP_NOTE_BELOW = 0.6  # a centre crop keeping less of the upload than this is worth a sentence (16:9 keeps 56%)
+_ENLARGED_ABOVE = 2.0  # so is an upload enlarged more than this
 
 
-def query_view(a, query, layer, head, opacity, cmap, size=DISPLAY_SIZE):
-    r, c = query_cell(query, a.grid)
-    t = token_index((r, c), a.grid)
-    heat = a.attention_map(layer, head - 1, t).numpy()
-    return View(render.overlay(a.image, heat, opacity, cmap, size=size, mark=(r, c)),
-                f"Patch (row {r}, col {c}) = token {t}, layer {layer}, head {head}", title="Query",
-                scale=(float(heat.min()), float(heat.max())))
+def fit_note(a) -> str:
+    """A sentence when the model sees much less of the upload than the student thinks, else "".
+
+    Preprocessing resizes the shorter side and cuts the centre square (``vit.preprocess``),
+    so a long strip loses its ends and a tiny image is blown up into blocks. The
+    fraction is that of the centre square; torchvision's crop trims a further thin
+    border from every image (224 of 256 px), which is not this upload's doing.
+    """
+    if a.source_size is None:
+        return ""
+    w, h = a.source_size
+    short, long = min(w, h), max(w, h)
+    side = a.input_size[0]
+    notes = []
+    if short / long < _CROP_NOTE_BELOW:
+        notes.append(f"The model sees only the centre square of this {w}×{h} image, about {short / long:.0%} of it: "
+                     f"the rest is cropped away.")
+    factor = side / short
+    if factor > _ENLARGED_ABOVE:
+        times = f"{factor:.0f}" if factor >= 10 else f"{factor:.1f}".removesuffix(".0")
+        notes.append(f"This {w}×{h} image was enlarged {times}× to {side}×{side}: "
+                     f"the model sees blurred blocks, not detail.")
+    return " ".join(notes)
 
 
-def rollout_view(a, layer, opacity, cmap, size=DISPLAY_SIZE):
-    heat = a.rollout(layer).numpy()
-    return View(render.overlay(a.image, heat, opacity, cmap, size=size), f"Rollout layers 1-{layer}",
-                title="Rollout", scale=(float(heat.min()), float(heat.max())))
+# --------------------------------------------------------------------------- pictures of the model's view
 
 
-def heads_view(a, layer, opacity, cmap, size=DISPLAY_SIZE):
+def _number(x: float) -> str:
+    """A colour-bar number: 0 as "0", else three significant digits ("0.0312")."""
+    return "0" if x == 0 else f"{x:.3g}"
+
+
+def _heat_view(a, heat: np.ndarray, opacity: float, cmap: str, size: int, mark=None):
+    """(picture with colour bar, scale, legend) of a (rows, cols) map scaled min to max."""
+    lo, hi = float(heat.min()), float(heat.max())
+    picture = render.overlay(a.image, heat, opacity, cmap, size, mark=mark)
+    image = render.with_colorbar(picture, cmap, _number(lo), _number(hi), HEAT_LABEL)
+    legend = (f"{HEAT_LABEL}; colours scaled from this picture's min ({_number(lo)}) "
+              f"to its max ({_number(hi)})")
+    return image, (lo, hi), legend
+
+
+def _class_token_share(heat: np.ndarray) -> str:
+    """What a row gives the class token itself, which a map over the patches cannot show."""
+    share = max(0.0, 1.0 - float(heat.sum()))  # rows of softmax and of rollout sum to 1 over N+1 tokens
+    return f"; the remaining {share:.0%} goes to the class token itself (not drawn)" if share >= 0.005 else ""
+
+
+def _every(k: int, what: str) -> str:
+    """"every row", "every 2nd row", "every 3rd row", "every 4th row"."""
+    if k == 1:
+        return f"every {what}"
+    suffix = {2: "nd", 3: "rd"}.get(k, "th")
+    return f"every {k}{suffix} {what}"
+
+
+def grid_view(a, query: tuple[float, float], size: int = DISPLAY_SIZE) -> View:
+    """The patch grid, numbered in token order, with the query patch outlined."""
+    rows, cols = a.grid
+    cell = query_cell(query, a.grid)
+    h, w = a.input_size
+    layout = render.grid_layout(a.grid, display_size(a, size))
+    if layout.in_cells:
+        numbers = f"Numbers are token indices, row by row (row-major): patch (r, c) is token 1 + r·{cols} + c."
+    else:
+        numbers = (f"Left margin: the token of each row's first patch ({_every(layout.row_step, 'row')}); "
+                   f"top: the column c ({_every(layout.col_step, 'column')}), so patch (r, c) is token "
+                   f"(left number) + c = 1 + r·{cols} + c. The arrows show the reading order: row by row, "
+                   f"left to right.")
+    caption = (
+        f"**What the model sees:** {h}×{w} pixels cut into a **{rows}×{cols} grid** of "
+        f"{a.patch_size}×{a.patch_size} patches → **N = {a.num_patches} patch tokens**, plus the class token: "
+        f"N+1 = {a.num_tokens}. {numbers} Outlined: patch (row {cell[0]}, col {cell[1]}) = token "
+        f"{token_index(cell, a.grid)}. **Click a patch** to ask what it attends to."
+    )
+    image = render.patch_grid(a.image, a.grid, size, mark=cell)
+    return View(image, caption, title=f"Patch grid, {rows}x{cols} patches of {a.patch_size} px", note=fit_note(a))
+
+
+def query_view(a, query: tuple[float, float], layer: int, head: int, opacity: float, cmap: str,
+               size: int = DISPLAY_SIZE) -> View:
+    """Where one patch looks: its row of softmax(QKᵀ/√d) at one layer and head, over the patches."""
+    cell = query_cell(query, a.grid)
+    token = token_index(cell, a.grid)
+    heat = a.attention_map(layer, head - 1, token).numpy()  # (rows, cols)
+    image, scale, legend = _heat_view(a, heat, opacity, cmap, size, mark=cell)
+    caption = (
+        f"**Patch (row {cell[0]}, col {cell[1]}) = token {token} as the query:** row {token} of softmax(QKᵀ/√d) "
+        f"at layer {layer}, head {head} — where this patch looks (outlined){_class_token_share(heat)}."
+    )
+    title = f"Token {token} as query, layer {layer}, head {head}"
+    return View(image, caption, legend, title, scale, fit_note(a))
+
+
+def rollout_view(a, layer: int, opacity: float, cmap: str, size: int = DISPLAY_SIZE) -> View:
+    """Attention rollout up to ``layer``: how much of each patch reaches the class token."""
+    heat = a.rollout(layer).numpy()  # (rows, cols)
+    image, scale, legend = _heat_view(a, heat, opacity, cmap, size)
+    discard = f", weakest {a.discard_ratio:.0%} of each row's links dropped" if a.discard_ratio else ""
+    caption = (
+        f"**Attention rollout, layers 1–{layer}:** how much of each patch flows into the class token "
+        f"through attention and the residual path: per layer rownorm(A + I), heads fused by "
+        f"**{a.head_fusion}**{discard}, multiplied from layer 1 to {layer}{_class_token_share(heat)}."
+    )
+    return View(image, caption, legend, f"Attention rollout, layers 1-{layer}", scale, fit_note(a))
+
+
+# --------------------------------------------------------------------------- small multiples
+
+
+def _sheet(n: int, size: int) -> tuple[int, int]:
+    """(columns, tile px) for n tiles: 4 a row up to 16 tiles, then 6 smaller ones; a few tiles drawn larger."""
+    columns = n if n <= 4 else 4 if n <= 16 else 6
+    return columns, min(round(size * 1.6), size * 4 // columns)
+
+
+def _tiles_view(a, maps: np.ndarray, titles: list[str], opacity: float, cmap: str, size: int):
+    """(sheet with its shared colour bar, legend): each tile coloured from 0 to its own max."""
+    columns, tile = _sheet(len(maps), size)
+    sheet = render.small_multiples(a.image, maps, titles, columns, tile, opacity, cmap, from_zero=True)
+    image = render.with_colorbar(sheet, cmap, "0", "each tile's max", HEAT_LABEL)
+    legend = f"{HEAT_LABEL}; each tile coloured from 0 to its own max (compare where tiles look, not how strongly)"
+    return image, legend
+
+
+def heads_view(a, layer: int, opacity: float, cmap: str, size: int = TILE_SIZE) -> View:
+    """Layer ``layer``, one tile per head: the class token's attention in each (``size``: tile px)."""
     titles = [f"head {i + 1}" for i in range(a.num_heads)]
-    return View(render.small_multiples(a.image, a.head_maps(layer).numpy(), titles, alpha=opacity, cmap=cmap),
-                f"Layer {layer} per head", title="Heads")
+    image, legend = _tiles_view(a, a.head_maps(layer).numpy(), titles, opacity, cmap, size)  # (h, rows, cols)
+    caption = (
+        f"**Layer {layer}, one picture per head:** the class token's row of softmax(QKᵀ/√d) in each of "
+        f"the h = {a.num_heads} heads; each head is free to look somewhere else."
+    )
+    return View(image, caption, legend, f"Heads of layer {layer}")
 
 
-def layers_view(a, opacity, cmap, size=DISPLAY_SIZE):
-    maps = np.stack([a.attention_map(n).numpy() for n in range(1, a.depth + 1)])
+def layers_view(a, opacity: float, cmap: str, size: int = TILE_SIZE) -> View:
+    """One tile per layer: the class token's head-fused attention, layer 1 to L (``size``: tile px)."""
+    maps = np.stack([a.attention_map(n).numpy() for n in range(1, a.depth + 1)])  # (L, rows, cols)
     titles = [f"layer {n}" for n in range(1, a.depth + 1)]
-    return View(render.small_multiples(a.image, maps, titles, columns=6, alpha=opacity, cmap=cmap),
-                "per layer", title="Layers")
+    image, legend = _tiles_view(a, maps, titles, opacity, cmap, size)
+    caption = (
+        f"**The class token in every layer** (heads fused by {a.head_fusion}), layer 1 to L = {a.depth}: "
+        f"how its attention moves as the tokens exchange information."
+    )
+    return View(image, caption, legend, f"Class token attention, layers 1-{a.depth}")
 
 
-def depth_view(a, size=None):
+def depth_view(a, size: tuple[int, int] = DEPTH_PLOT_SIZE) -> View:
+    """The early-exit plot: how the prediction forms across depth."""
     lp = a.layer_predictions
-    img = render.depth_plot([p.layer for p in lp], [p.prob for p in lp], [p.label for p in lp],
-                            [p.final_class_prob for p in lp], a.topk[0].label)
-    return View(img, "Early exit", title="Early exit")
+    final = a.topk[0].label
+    image = render.depth_plot([p.layer for p in lp], [p.prob for p in lp], [p.label for p in lp],
+                              [p.final_class_prob for p in lp], final, size)
+    caption = (
+        f"**How the prediction forms across depth:** after each layer 1 to L = {a.depth}, the class token "
+        f"goes through the final norm and the head (an early exit). Blue: the probability of the final "
+        f"answer, **{final}**; orange: the top-1 class at that layer, named where it changes."
+    )
+    legend = "blue circles: probability of the final class after each layer; orange squares: the top-1 at that layer"
+    return View(image, caption, legend, f"Early exit, layers 1-{a.depth}")
 
 
-def stage_rows(a):
-    return [[s.name, s.module, s.notation, str(tuple(s.shape)), f"{s.params:,}"] for s in a.stages]
+# --------------------------------------------------------------------------- tables
 
 
-def top_k(a, k):
-    return {p.label: p.prob for p in a.topk[:k]}
+def stage_rows(a) -> list[list[str]]:
+    """The stage table under :data:`STAGE_HEADERS`, with a total; middle layers fold into one row when L > 3.
+
+    Parameters follow :func:`vit.trace.counted_params`, so the column sums to the
+    model's parameter count (see :data:`STAGE_NOTE`).
+    """
+    from .trace import counted_params  # noqa: PLC0415 - torch is loaded already: the analysis holds tensors
+
+    counted = counted_params(a.stages)
+    layers = sorted({s.layer for s in a.stages if s.layer is not None})
+    middle = layers[1:-1] if len(layers) > 3 else []
+
+    def params(own: int, new: int) -> str:
+        return f"{new:,}" if new else "(counted above)" if own else "–"
+
+    rows = []
+    for s, new in zip(a.stages, counted):
+        if s.layer not in middle:
+            rows.append([s.name, s.module, s.notation, str(tuple(s.shape)), params(s.params, new)])
+        elif s.layer == middle[0] and s.name.endswith("output"):  # one row for the folded blocks
+            total = sum(n for t, n in zip(a.stages, counted) if t.layer in middle)
+            rows.append([f"layers {middle[0]}–{middle[-1]} (same shapes, ×{len(middle)})",
+                         f"encoder.layers.{middle[0] - 1}–{middle[-1] - 1}", s.notation, str(tuple(s.shape)),
+                         f"{total:,}"])
+    rows.append(["total", "", "", "", f"{a.params:,}"])
+    return rows
 
 
-def fit_note(a):
-    return ""
+def top_k(a, k: int) -> dict[str, float]:
+    """{label: probability} of the k most probable classes (a repeated class name gets its index)."""
+    if k <= len(a.topk):
+        pairs = [(p.index, p.label, p.prob) for p in a.topk[:k]]
+    else:
+        from .families import class_names  # noqa: PLC0415 - torchvision's names, read only when asked
+
+        names = class_names(a.model)
+        probs = a.probs.numpy()
+        order = np.argsort(-probs, kind="stable")[:k]
+        pairs = [(int(i), names[int(i)], float(probs[i])) for i in order]
+    out: dict[str, float] = {}
+    for index, label, prob in pairs:  # ImageNet names "crane" and "maillot" twice
+        out[label if label not in out else f"{label} ({index})"] = prob
+    return out
 
 
-def captioned(view, width=None):
-    return view.image
+# --------------------------------------------------------------------------- to keep
+
+
+def plain(markdown: str) -> str:
+    """Caption text without markdown's ** and ` (for text drawn into a picture)."""
+    return re.sub(r"\*\*|`", "", markdown)
+
+
+def captioned(view: View, width: int | None = None) -> Image.Image:
+    """The view as one picture to download: title above, caption, legend and note below (>= 18 px text)."""
+    paragraphs = [plain(view.caption), plain(view.legend), plain(view.note)]
+    return render.captioned(view.image, view.title, paragraphs, width)
