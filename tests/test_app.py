@@ -24,6 +24,8 @@ import app
 from conftest import free_port
 import vit.api
 import vit.cost
+from vit import views
+from vit.ui import events, layout, meter, state
 
 # gradio 6.31 itself calls deprecated pandas options on every request.
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:gradio.queueing")
@@ -31,19 +33,19 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:gradio.queue
 ROOT = Path(__file__).resolve().parents[1]
 CAT = ROOT / "assets" / "cat.jpg"
 
-# Output positions of /analyze (the gr.State is not returned to clients).
+# Output positions of /analyze, by name (the gr.State, last, is not returned to clients).
 BANNER, GRID, GRID_CAP, STAGES, ROLLOUT, ROLLOUT_CAP, HEADS, HEADS_CAP, LAYERS, LAYERS_CAP, QUERY, QUERY_CAP, \
-    LABEL, DEPTH_PLOT, TIMING = range(15)
+    LABEL, DEPTH_PLOT, TIMING = (events.ANALYZE_OUTPUTS.index(n) for n in events.ANALYZE_OUTPUTS[:-1])
 
 
 @pytest.fixture(scope="module")
 def server(torch_home):
-    app._cache = None  # a fresh model cache that reads this TORCH_HOME
+    state.reset()  # a fresh model cache that reads this TORCH_HOME
     demo = app.build_demo()
     _, url, _ = app.launch(demo, port=free_port(), prevent_thread_lock=True, quiet=True)
     yield url
     demo.close()
-    app._cache = None
+    state.reset()
 
 
 @pytest.fixture
@@ -70,8 +72,18 @@ def analyze(client: Client, image=CAT, **params):
     return client.predict(image=handle_file(str(image)), api_name="/analyze", **params)
 
 
+def table(result) -> list[dict[str, str]]:
+    """The stage table's rows as {header: cell}."""
+    import html
+    import re
+
+    rows = re.findall(r"<tr>(.*?)</tr>", result[STAGES])
+    cells = [re.findall(r'<td data-label="([^"]*)">(.*?)</td>', row) for row in rows]
+    return [{html.unescape(h): html.unescape(v) for h, v in row} for row in cells if row]
+
+
 def shapes(result) -> list[str]:
-    return [row[3] for row in result[STAGES]["data"]]
+    return [row["shape"] for row in table(result)]
 
 
 def size(path) -> tuple[int, int]:
@@ -89,7 +101,8 @@ def test_api_names_its_parameters(client):
     assert {"top_k", "head_fusion", "discard_ratio", "layer", "head", "opacity", "colormap"} <= set(params)
     required = [p["parameter_name"] for p in info["/analyze"]["parameters"] if not p["parameter_has_default"]]
     assert required == ["image"]
-    assert {"/show_layer", "/show_head", "/top_k", "/model_settings"} <= set(info)
+    assert {"/redraw", "/top_k", "/model_settings", "/use_trained_model"} <= set(info)
+    assert not any(name.startswith(("/analyze_", "/redraw_", "/click_", "/move_", "/download_")) for name in info)
 
 
 def test_analyze_vit_b16_shapes_predictions_and_pictures(client, model_calls):
@@ -99,10 +112,11 @@ def test_analyze_vit_b16_shapes_predictions_and_pictures(client, model_calls):
     for shape in ["(1, 3, 224, 224)", "(1, 768, 14, 14)", "(1, 196, 768)", "(1, 197, 768)", "(1, 12, 197, 197)",
                   "(1, 197, 3072)", "(1, 768)", "(1, 1000)"]:
         assert shape in got, shape
-    assert got[0] == "(1, 3, 224, 224)" and got[-1] == "(1, 1000)"
-    names = [row[0] for row in result[STAGES]["data"]]
-    assert "layers 2–11 (same shapes, ×10)" in names and "layer 12 output" in names
-    notations = [row[2] for row in result[STAGES]["data"]]
+    assert got[0] == "(1, 3, 224, 224)" and got[-2] == "(1, 1000)"
+    names = [row["stage"] for row in table(result)]
+    assert "layers 2–11 (same shapes, ×10)" in names and "layer 12 output" in names and names[-1] == "total"
+    assert "layer 1 is <code>encoder.layers.0</code>" in result[STAGES] or "layer 1 is encoder.layers.0" in result[STAGES]
+    notations = [row["notation"] for row in table(result)]
     assert notations[:5] == ["(B, C, H, W)", "(B, D, H/P, W/P)", "(B, N, D)", "(B, N+1, D)", "(B, N+1, D)"]
 
     label = result[LABEL]
@@ -116,10 +130,11 @@ def test_analyze_vit_b16_shapes_predictions_and_pictures(client, model_calls):
     assert "layers 1–12" in result[ROLLOUT_CAP]
     assert "token 106" in result[QUERY_CAP]  # the centre patch (7, 7) before any click
     for picture in (GRID, ROLLOUT, QUERY):
-        assert size(result[picture]) == (448, 448)
+        assert size(result[picture])[0] == views.DISPLAY_SIZE  # drawn at the size the page shows
         assert result[picture].endswith(".png")
-    assert size(result[HEADS])[0] > size(result[HEADS])[1]  # 12 heads as 4 x 3 tiles
-    assert size(result[DEPTH_PLOT]) == (720, 360)
+    assert "brighter = more attention" in result[ROLLOUT_CAP] and "brighter" in result[QUERY_CAP]
+    assert size(result[HEADS])[0] > views.DISPLAY_SIZE  # 12 heads as 4 x 3 tiles
+    assert size(result[DEPTH_PLOT]) == views.DEPTH_PLOT_SIZE
 
 
 def test_resized_patch_size_changes_grid_and_tokens(client):
@@ -127,34 +142,43 @@ def test_resized_patch_size_changes_grid_and_tokens(client):
     got = shapes(result)
     assert got[:5] == ["(1, 3, 216, 216)", "(1, 768, 9, 9)", "(1, 81, 768)", "(1, 82, 768)", "(1, 82, 768)"]
     assert "(1, 12, 82, 82)" in got and "(1, 82, 3072)" in got
-    assert [row[0] for row in result[STAGES]["data"]].count("layer 2 output") == 1  # 3 layers: none folded
+    assert [row["stage"] for row in table(result)].count("layer 2 output") == 1  # 3 layers: none folded
     assert "9×9 grid" in result[GRID_CAP] and "N = 81" in result[GRID_CAP]
     assert "PI-resized 32→24" in result[BANNER] and "first 3 of 12 layers" in result[BANNER]
     assert 'class="banner warn"' in result[BANNER]
     assert len(result[LABEL]["confidences"]) == 3
-    assert size(result[ROLLOUT]) == (448, 448)
+    assert size(result[ROLLOUT])[0] == views.DISPLAY_SIZE
+
+
+def redraw(client, **display):
+    """/redraw: every picture of the tab's analysis again; returns {elem_id: value}."""
+    values = client.predict(**{"query": [0.5, 0.5], "layer": 12, "head": 1, "opacity": 0.6, "colormap": "cividis",
+                               "head_fusion": "mean", "discard_ratio": 0.0, **display}, api_name="/redraw")
+    return dict(zip([*events.REDRAW_OUTPUTS[:-2], "timing"], values))
 
 
 def test_display_only_changes_do_not_run_the_model(client, model_calls):
     first = analyze(client, model="ViT-B/32", patch_size=32, depth=12)
-    loads = app.model_cache().loads
-    runs = app.RUNS["model"]
+    loads = state.model_cache().loads
+    runs = state.RUNS["model"]
     assert len(model_calls) == 1
 
-    layer3 = client.predict(layer=3, head=1, opacity=0.6, colormap="cividis", api_name="/show_layer")
-    assert "layers 1–3" in layer3[1] and "Layer 3" in layer3[3]
-    assert Path(layer3[0]).read_bytes() != Path(first[ROLLOUT]).read_bytes()
+    layer3 = redraw(client, layer=3)
+    assert "layers 1–3" in layer3["rollout-view-caption"] and "Layer 3" in layer3["head-views-caption"]
+    assert Path(layer3["rollout-view"]).read_bytes() != Path(first[ROLLOUT]).read_bytes()
 
-    head5 = client.predict(layer=3, head=5, opacity=0.6, colormap="cividis", api_name="/show_head")
-    assert "head 5" in head5[1] and "layer 3" in head5[1]
+    head5 = redraw(client, layer=3, head=5)
+    assert "head 5" in head5["query-view-caption"] and "layer 3" in head5["query-view-caption"]
 
-    magma = client.predict(layer=3, head=5, opacity=0.9, colormap="magma", api_name="/show_colormap")
-    assert Path(magma[0]).read_bytes() != Path(layer3[0]).read_bytes()
+    magma = redraw(client, layer=3, head=5, opacity=0.9, colormap="magma")
+    assert Path(magma["rollout-view"]).read_bytes() != Path(layer3["rollout-view"]).read_bytes()
 
-    fused = client.predict(layer=12, head=1, opacity=0.6, colormap="cividis", head_fusion="max", discard_ratio=0.5,
-                           api_name="/rollout_discard_ratio")
-    assert "fused by **max**" in fused[1] and "weakest 50%" in fused[1]
-    assert Path(fused[0]).read_bytes() != Path(first[ROLLOUT]).read_bytes()
+    fused = redraw(client, head_fusion="max", discard_ratio=0.5)
+    assert "fused by **max**" in fused["rollout-view-caption"] and "weakest 50%" in fused["rollout-view-caption"]
+    assert Path(fused["rollout-view"]).read_bytes() != Path(first[ROLLOUT]).read_bytes()
+
+    corner = redraw(client, query=[0.01, 0.01])
+    assert "token 1 " in corner["query-view-caption"] and "row 0, col 0" in corner["query-view-caption"]
 
     top3 = client.predict(top_k=3, api_name="/top_k")
     assert [c["label"] for c in top3["confidences"]] == [c["label"] for c in first[LABEL]["confidences"][:3]]
@@ -162,24 +186,22 @@ def test_display_only_changes_do_not_run_the_model(client, model_calls):
     assert len(top12["confidences"]) == 12
 
     assert len(model_calls) == 1
-    assert app.model_cache().loads == loads and app.RUNS["model"] == runs
+    assert state.model_cache().loads == loads and state.RUNS["model"] == runs
 
 
-def test_display_only_before_any_analysis_does_nothing(client, model_calls):
-    result = client.predict(layer=3, head=1, opacity=0.6, colormap="cividis", api_name="/show_layer")
-    assert all(value == {"__type__": "update"} for value in result)  # gr.skip(): nothing changes
+def test_display_only_before_any_analysis_asks_for_one(client, model_calls):
+    with pytest.raises(AppError, match="press Analyze"):
+        redraw(client, layer=3)
     assert model_calls == []
 
 
 def test_model_settings_follow_the_model(client):
-    patch, depth, layer, head, meter = client.predict(model="ViT-L/16", head=14, api_name="/model_settings")
+    patch, depth, cost_md = client.predict(model="ViT-L/16", head=14, api_name="/model_settings")
     assert patch["value"] == 16 and "checkpoint's own: 16" in patch["info"]
     assert depth["maximum"] == 24 and depth["value"] == 24
-    assert layer["maximum"] == 24
-    assert head["maximum"] == 16 and head["value"] == 14
-    assert "N+1 = **197 tokens**" in meter
-    _, depth, _, head, _ = client.predict(model="ViT-B/32", head=14, api_name="/model_settings")
-    assert depth["maximum"] == 12 and head["value"] == 12
+    assert "N+1 = **197 tokens**" in cost_md
+    _, depth, _ = client.predict(model="ViT-B/32", head=14, api_name="/model_settings")
+    assert depth["maximum"] == 12
 
 
 # --------------------------------------------------------------------------- errors
@@ -250,39 +272,56 @@ class Click:
 
 
 def test_a_click_selects_the_patch_under_it(b32_analysis):
-    a = b32_analysis  # 7 x 7 grid, pictures 448 x 448: 64 px per patch
-    assert app.display_size(a) == (448, 448)
-    select = app.select_patch.__wrapped__
-    key = app.analysis_store().put(a)  # what the tab holds
-    for (x, y), (row, col) in {(0, 0): (0, 0), (63, 64): (1, 0), (447, 447): (6, 6), (200, 10): (0, 3)}.items():
-        query, grid_image, query_image, caption = select(key, 4, 1, 0.6, "cividis", Click(x, y))
-        assert app.query_cell(query, a.grid) == (row, col)
-        token = 1 + row * 7 + col
-        assert f"row {row}, col {col}" in caption and f"token {token}" in caption
-        expected = app.query_view(a, query, 4, 1, 0.6, "cividis")[0]
-        assert expected.tobytes() == query_image.tobytes()
-    corner = select(key, 4, 1, 0.6, "cividis", Click(0, 0))[2]
-    centre = select(key, 4, 1, 0.6, "cividis", Click(224, 224))[2]
-    assert corner.tobytes() != centre.tobytes()
+    a = b32_analysis  # 7 x 7 grid on 640 px pictures: ~91 px per patch
+    key = state.analysis_store().put(a)  # what the tab holds
+    w, h = views.display_size(a)
+    for which in ("patch-grid", "query-view", "rollout-view"):
+        x0, y0 = views.picture_box(a)[:2] if which == "patch-grid" else (0, 0)
+        for (fx, fy), (row, col) in {(0, 0): (0, 0), (0.1, 0.16): (1, 0), (0.999, 0.999): (6, 6),
+                                     (0.45, 0.02): (0, 3)}.items():
+            query = events.click(key, which, Click(x0 + fx * w, y0 + fy * h))
+            assert views.query_cell(query, a.grid) == (row, col), (which, fx, fy)
+            view = views.query_view(a, query, 4, 1, 0.6, "cividis")
+            token = views.token_index((row, col), a.grid)
+            assert f"row {row}, col {col}" in view.caption and f"token {token}" in view.caption
+
+
+def test_arrow_keys_move_the_query_one_patch(b32_analysis):
+    a = b32_analysis
+    key = state.analysis_store().put(a)
+    query = (0.5, 0.5)  # patch (3, 3)
+    for direction, cell in (("up", (2, 3)), ("left", (2, 2)), ("down", (3, 2)), ("right", (3, 3))):
+        query = events.move(key, query, direction)
+        assert views.query_cell(query, a.grid) == cell
+    corner = (0.01, 0.01)
+    assert views.query_cell(events.move(key, corner, "up"), a.grid) == (0, 0)  # stays on the grid
 
 
 def test_query_view_shows_that_patchs_attention_row(b32_analysis):
     """The query picture is the overlay of row 1 + r*cols + c of the chosen layer and head."""
-    from vit import render
-
     a = b32_analysis
     query = (0.5 / 7, 2.5 / 7)  # patch (2, 0): token 15
-    image, caption = app.query_view(a, query, 2, 3, 0.6, "cividis")
-    expected = render.overlay(a.image, a.attention_map(2, 2, 15).numpy(), 0.6, "cividis", mark=(2, 0))
-    assert image.tobytes() == expected.tobytes()
-    assert "token 15" in caption and "layer 2, head 3" in caption
+    view = views.query_view(a, query, 2, 3, 0.6, "cividis")
+    heat = a.attention_map(2, 2, 15).numpy()
+    assert view.scale == (float(heat.min()), float(heat.max()))
+    assert "token 15" in view.caption and "layer 2, head 3" in view.caption
 
 
 def test_layers_past_the_depth_run_show_the_last_one(b32_analysis):
-    assert app._layer_head(b32_analysis, 12, 2) == (4, 2)
-    assert app._layer_head(b32_analysis, None, 1) == (4, 1)
+    assert events.layer_head(b32_analysis, 12, 2) == (4, 2)
+    assert events.layer_head(b32_analysis, None, 1) == (4, 1)
     with pytest.raises(vit.InputError, match="layer must be an integer from 1 to 12"):
-        app._layer_head(b32_analysis, 13, 1)
+        events.layer_head(b32_analysis, 13, 1)
+
+
+@pytest.mark.parametrize(("typed", "shown"), [(100, 64), (3, 4), (-8, 4), (2.5, 4), ("", 16), (None, 16),
+                                              (float("nan"), 16), (16.4, 16), (24, 24)])
+def test_the_page_runs_what_its_controls_show(typed, shown):
+    """A typed value out of range is clamped, as the browser's number box shows it."""
+    assert events.page_setting("ViT-B/16", typed, 12) == ("vit_b_16", shown, 12)
+    assert events.page_setting("ViT-B/16", 16, 0) == ("vit_b_16", 16, 1)
+    assert events.page_setting("ViT-B/16", 16, 99) == ("vit_b_16", 16, 12)
+    assert events.page_setting("ViT-Tiny shapes, trained here", 100, 1)[1] == 32
 
 
 # --------------------------------------------------------------------------- the weights banner
@@ -295,13 +334,13 @@ def analysis_like(weights: str, status: str, patch_size: int = 16, depth: int = 
 
 
 def test_banner_says_which_weights_run():
-    assert 'class="banner idle"' in app.banner_html(None)
-    ok = app.banner_html(analysis_like("imagenet", "ViT-B/16 ImageNet weights (torchvision)"))
+    assert 'class="banner idle"' in meter.banner_html(None)
+    ok = meter.banner_html(analysis_like("imagenet", "ViT-B/16 ImageNet weights (torchvision)"))
     assert 'class="banner ok"' in ok and "PRETRAINED" in ok and "UNTRAINED" not in ok
-    warn = app.banner_html(analysis_like("imagenet", "ViT-B/16 ImageNet weights (torchvision); first 6 of 12 layers",
+    warn = meter.banner_html(analysis_like("imagenet", "ViT-B/16 ImageNet weights (torchvision); first 6 of 12 layers",
                                          depth=6))
     assert 'class="banner warn"' in warn and "first 6 of 12 layers" in warn
-    bad = app.banner_html(analysis_like(
+    bad = meter.banner_html(analysis_like(
         "random", "UNTRAINED: weights could not be downloaded — predictions are random; run "
         "`python -m vit download vit_b_16` (could not download https://example.org/x.pth: <urlopen error>)"))
     assert 'class="banner bad"' in bad and "UNTRAINED" in bad
@@ -314,23 +353,23 @@ def test_banner_says_which_weights_run():
 
 
 def test_cost_meter_counts_tokens_attention_and_flops(monkeypatch):
-    monkeypatch.setattr(app, "hardware", lambda: ("a 2-core CPU", 2 * app.CPU_GFLOPS_PER_CORE))
-    quick = app.cost_meter("ViT-B/16", 16, 12)
+    monkeypatch.setattr(meter, "hardware", lambda: ("a 2-core CPU", 2 * meter.CPU_GFLOPS_PER_CORE))
+    quick = meter.cost_meter("ViT-B/16", 16, 12)
     assert "grid 14×14 on 224×224 px" in quick and "N+1 = **197 tokens**" in quick
     assert "(N+1)² = **38,809**" in quick and "L·h·(N+1)² = **5,588,496**" in quick  # 12 * 12 * 197^2
     assert "≈ 34.9 GFLOPs" in quick and "on a 2-core CPU" in quick
     assert "Slow" not in quick and "Too big" not in quick
-    resized = app.cost_meter("vit_b_32", 24, 12)
+    resized = meter.cost_meter("vit_b_32", 24, 12)
     assert "checkpoint's own: 32" in resized and "grid 9×9 on 216×216 px" in resized and "82 tokens" in resized
 
 
 def test_cost_meter_warns_when_slow_or_too_big(monkeypatch):
-    monkeypatch.setattr(app, "hardware", lambda: ("a 2-core CPU", 2 * app.CPU_GFLOPS_PER_CORE))
-    slow = app.cost_meter("ViT-H/14", 14, 32)
-    assert "Slow: will take ~4 s on a 2-core CPU" in slow and "press **Analyze**" in slow
+    monkeypatch.setattr(meter, "hardware", lambda: ("a 2-core CPU", 2 * meter.CPU_GFLOPS_PER_CORE))
+    slow = meter.cost_meter("ViT-H/14", 14, 32)
+    assert "Slow: ~4 s on a 2-core CPU" in slow and "press **Analyze**" in slow
     monkeypatch.setattr(vit.cost, "MEMORY_BUDGET_GB", 1.0)
-    assert "Too big for this server" in app.cost_meter("ViT-H/14", 4, 32)
-    assert app.cost_meter("ViT-B/16", 3, 12).startswith("⚠ patch_size must be")
+    assert "Too big for this server" in meter.cost_meter("ViT-H/14", 4, 32)
+    assert meter.cost_meter("ViT-B/16", 3, 12).startswith("⚠ patch_size must be")
 
 
 def tensor_bytes(obj, seen=None, depth=0) -> int:
@@ -359,7 +398,7 @@ def test_kept_bytes_bounds_what_an_analysis_keeps(b32_analysis):
     a = b32_analysis
     a.rollout(2)  # whatever rollout caches counts too
     kept = tensor_bytes(a) - a.probs.numel() * a.probs.element_size()
-    estimate = app.cost("ViT-B/32", 32, 4).kept_bytes
+    estimate = vit.cost.estimate("ViT-B/32", 32, 4).kept_bytes
     assert kept <= estimate <= 2.5 * kept
 
 
@@ -404,9 +443,9 @@ def test_a_dropped_analysis_asks_for_a_new_run():
     import gradio as gr
 
     with pytest.raises(vit.InputError, match="dropped to make room"):
-        app.show_head.__wrapped__("an-evicted-key", app.CENTRE, 1, 1, 0.6, "cividis")
+        events.redraw_all.__wrapped__("an-evicted-key")
     with pytest.raises(gr.Error, match="press Analyze to run it again"):
-        app.show_head("an-evicted-key", app.CENTRE, 1, 1, 0.6, "cividis")
+        events.redraw_all("an-evicted-key")
 
 
 # --------------------------------------------------------------------------- the model trained here
@@ -415,11 +454,10 @@ SHAPES_MODEL = "ViT-Tiny shapes, trained here"
 
 
 def test_model_settings_for_the_model_trained_here(client):
-    patch, depth, layer, head, meter = client.predict(model=SHAPES_MODEL, head=12, api_name="/model_settings")
+    patch, depth, cost_md = client.predict(model=SHAPES_MODEL, head=12, api_name="/model_settings")
     assert patch["value"] == 8 and patch["maximum"] == 32 and "checkpoint's own: 8" in patch["info"]
-    assert depth["maximum"] == depth["value"] == layer["maximum"] == app_config().num_layers
-    assert head["maximum"] == 3 and head["value"] == 3
-    assert "N+1 = **65 tokens**" in meter
+    assert depth["maximum"] == depth["value"] == app_config().num_layers
+    assert "N+1 = **65 tokens**" in cost_md
     patch, *_ = client.predict(model="ViT-B/16", head=1, api_name="/model_settings")
     assert patch["maximum"] == 64 and patch["value"] == 16
 
@@ -458,12 +496,12 @@ def shapes_of(result) -> list[str]:
 
 
 def test_without_imagenet_weights_the_banner_offers_the_model_trained_here(client):
-    bad = app.banner_html(analysis_like(
+    bad = meter.banner_html(analysis_like(
         "random", "UNTRAINED: weights could not be downloaded — predictions are random; run "
         "`python -m vit download vit_b_16` (could not download https://example.org/x.pth: <urlopen error>)"))
-    assert f'data-offer="{SHAPES_MODEL}"' in bad and "runs with no download" in bad
-    assert app.offer_button(bad)["visible"] is True
-    ok = app.banner_html(analysis_like("imagenet", "ViT-B/16 ImageNet weights (torchvision)"))
-    assert app.offer_button(ok)["visible"] is False
+    assert f'data-offer="{SHAPES_MODEL}"' in bad
+    assert events.offer_button(bad)["visible"] is True
+    ok = meter.banner_html(analysis_like("imagenet", "ViT-B/16 ImageNet weights (torchvision)"))
+    assert events.offer_button(ok)["visible"] is False
     assert client.predict(api_name="/use_trained_model") == SHAPES_MODEL
-    assert any(p.name.startswith("shapes-") for p in app.EXAMPLES)
+    assert any(p.name.startswith("shapes-") for p in layout.EXAMPLES)

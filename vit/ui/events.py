@@ -299,8 +299,9 @@ def grid_info(a) -> str:
     """The grid's geometry for the page's hover and arrow keys (read by the page's script)."""
     rows, cols = a.grid
     x0, y0, w, h = views.picture_box(a)
+    ow, oh = views.display_size(a)
     return (f'<div id="grid-geometry" data-rows="{rows}" data-cols="{cols}" data-x0="{x0}" data-y0="{y0}" '
-            f'data-w="{w}" data-h="{h}"></div>')
+            f'data-w="{w}" data-h="{h}" data-overlay-w="{ow}" data-overlay-h="{oh}"></div>')
 
 
 # --------------------------------------------------------------------------- the API's events
@@ -427,8 +428,7 @@ def stage_table(a) -> str:
                         for h, v in zip(views.STAGE_HEADERS, row))
         rows.append(f"<tr>{cells}</tr>")
     return (f'<table class="stages"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
-            '<p class="table-note">Layer n is <code>encoder.layers.(n−1)</code>: the chapter counts from 1, '
-            "PyTorch from 0. B = 1 image.</p>")
+            f'<p class="table-note">{html.escape(views.plain(views.STAGE_NOTE))} B = 1 image.</p>')
 
 
 # --------------------------------------------------------------------------- the page's events
@@ -561,18 +561,19 @@ def page_redraw(key, query, layer, head, opacity, colormap, head_fusion, discard
     return out
 
 
-def click(key, evt: gr.SelectData):
-    """A click on a picture of the model's view: that patch becomes the query (fractions x, y)."""
-    log.info("click %s %s", key, getattr(evt, "index", None))
+def click(key, which: str, evt: gr.SelectData):
+    """A click on a picture of the model's view: that patch becomes the query (fractions x, y).
+
+    The patch grid has margins on fine grids (:func:`vit.views.picture_box`); the overlays start at (0, 0).
+    """
     a = analysis_store().get(key)
     if a is None or evt is None:
         return gr.skip()
-    x0, y0, w, h = views.picture_box(a)
+    box = views.picture_box(a) if which == "patch-grid" else views.display_size(a)
     try:
-        x, y = (float(v) for v in evt.index)
-    except (TypeError, ValueError):
+        return views.clicked_fraction(evt.index, box)
+    except InputError:
         return gr.skip()
-    return views.clicked_fraction((x - x0, y - y0), (w, h))
 
 
 def move(key, query, direction: str):

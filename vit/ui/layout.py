@@ -53,9 +53,9 @@ def _picture(c: dict, name: str, label: str, what_is: str, clickable: bool = Fal
                            buttons=[], elem_id=name, elem_classes="clickable" if clickable else None)
         c[f"{name}-caption"] = gr.Markdown(elem_classes="caption", elem_id=f"{name}-caption")
         with gr.Row(elem_classes="picture-buttons"):
-            c[f"{name}-download"] = gr.Button("⬇ Download PNG", size="sm", elem_id=f"{name}-download")
-            c[f"{name}-pin"] = gr.Button("📌 Pin to compare", size="sm", elem_id=f"{name}-pin")
-            c[f"{name}-fullscreen"] = gr.Button("⛶ Full screen", size="sm", elem_id=f"{name}-fullscreen")
+            c[f"{name}-download"] = gr.Button("⬇ Download", size="sm", min_width=60, elem_id=f"{name}-download")
+            c[f"{name}-pin"] = gr.Button("Pin to compare", size="sm", min_width=60, elem_id=f"{name}-pin")
+            c[f"{name}-fullscreen"] = gr.Button("Full screen", size="sm", min_width=60, elem_id=f"{name}-fullscreen")
         with gr.Accordion("What is this?", open=False, elem_classes="what-is"):
             gr.Markdown(views.WHAT_IS[what_is])
 
@@ -164,11 +164,12 @@ def build_demo() -> gr.Blocks:
                                 c["depth-plot-caption"] = gr.Markdown(elem_classes="caption",
                                                                       elem_id="depth-plot-caption")
                                 with gr.Row(elem_classes="picture-buttons"):
-                                    c["depth-plot-download"] = gr.Button("⬇ Download PNG", size="sm",
-                                                                         elem_id="depth-plot-download")
-                                    c["depth-plot-pin"] = gr.Button("📌 Pin to compare", size="sm",
-                                                                    elem_id="depth-plot-pin")
-                                    c["depth-plot-fullscreen"] = gr.Button("⛶ Full screen", size="sm",
+                                    c["depth-plot-download"] = gr.Button("⬇ Download", size="sm",
+                                                                         min_width=60, elem_id="depth-plot-download")
+                                    c["depth-plot-pin"] = gr.Button("Pin to compare", size="sm",
+                                                                    min_width=60, elem_id="depth-plot-pin")
+                                    c["depth-plot-fullscreen"] = gr.Button("Full screen", size="sm",
+                                                                           min_width=60,
                                                                            elem_id="depth-plot-fullscreen")
                                 with gr.Accordion("What is this?", open=False, elem_classes="what-is"):
                                     gr.Markdown(views.WHAT_IS["early_exit"])
@@ -222,14 +223,14 @@ def _wire(c: dict) -> None:
     c["depth"].release(auto, **run, **private("analyze_new_depth"))
     c["model"].change(events.model_settings, outputs(["model", "head"]),
                       outputs(["patch-size", "depth", "cost-meter"]), preprocess=False, queue=False,
-                      **private("model_settings")).then(auto, **run, **private("analyze_new_model"))
+                      api_name="model_settings").then(auto, **run, **private("analyze_new_model"))
     meter_inputs = outputs(["model", "patch-size", "depth"])
     gr.on([c["patch-size"].change, c["depth"].change], events.settings_changed, meter_inputs,
           outputs(["cost-meter", "notice"]), preprocess=False, queue=False, show_progress="hidden",
           **private("settings_changed"))
     c["banner"].change(events.offer_button, c["banner"], c["offer"], queue=False, show_progress="hidden",
                        **private("offer_button"))
-    c["offer"].click(events.use_trained_model, None, c["model"], queue=False, **private("use_trained_model"))
+    c["offer"].click(events.use_trained_model, None, c["model"], queue=False, api_name="use_trained_model")
 
     # ---------------------------------------------------------------- redraws (no model run)
     # Clicks and arrow keys set the query with queue=False (fast), then redraw: such outputs do not fire .change.
@@ -242,7 +243,7 @@ def _wire(c: dict) -> None:
     c["top-k"].change(events.predictions, outputs(["analysis", "top-k"]), c["predictions"], preprocess=False,
                       trigger_mode="always_last", show_progress="hidden", api_name="top_k")
     for name in ("patch-grid", "query-view", "rollout-view"):
-        c[name].select(events.click, c["analysis"], c["query"], preprocess=False, queue=False,
+        c[name].select(events.click, [c["analysis"], gr.State(name)], c["query"], preprocess=False, queue=False,
                        show_progress="hidden", **private(f"click_{name.replace('-', '_')}")).then(
             **redraw, **private(f"redraw_after_click_{name.replace('-', '_')}"))
     for direction in ("up", "down", "left", "right"):

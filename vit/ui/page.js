@@ -37,10 +37,13 @@
     const d = geometry.dataset;
     const box = img.getBoundingClientRect();
     const scale = box.width / img.naturalWidth;
-    const x = (event.clientX - box.left) / scale - Number(d.x0);
-    const y = (event.clientY - box.top) / scale - Number(d.y0);
+    const grid = Boolean(img.closest("#patch-grid"));  // margins on fine grids; the overlays start at (0, 0)
+    const [x0, y0] = grid ? [Number(d.x0), Number(d.y0)] : [0, 0];
+    const [w, h] = grid ? [Number(d.w), Number(d.h)] : [Number(d.overlayW), Number(d.overlayH)];
+    const x = (event.clientX - box.left) / scale - x0;
+    const y = (event.clientY - box.top) / scale - y0;
     const rows = Number(d.rows), cols = Number(d.cols);
-    const r = Math.floor(y / Number(d.h) * rows), c = Math.floor(x / Number(d.w) * cols);
+    const r = Math.floor(y / h * rows), c = Math.floor(x / w * cols);
     if (r < 0 || c < 0 || r >= rows || c >= cols) {
       tip.style.display = "none";
       return;
