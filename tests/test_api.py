@@ -97,6 +97,26 @@ def test_json_has_the_documented_keys(result):
     np.testing.assert_allclose(np.array(data["rollout"]), result.rollout().numpy(), atol=1e-6)
 
 
+def test_load_model_keeps_its_metadata_beside_the_module(b32, cat_image):
+    import dataclasses
+
+    from vit.model import ViTForImageClassification
+
+    assert isinstance(b32, vit.LoadedModel) and type(b32.module) is ViTForImageClassification
+    bolted = ("name", "weights", "status", "status_detail", "preprocess", "class_names", "lock")
+    assert not any(hasattr(b32.module, attr) for attr in bolted)  # a plain module, as torchvision builds it
+    assert (b32.name, b32.weights, b32.config) == ("vit_b_32", "imagenet", b32.module.config)
+    assert len(b32.class_names) == 1000 and b32.preprocess.crop_size == 224
+    x = torch.zeros(1, 3, 224, 224)
+    with torch.inference_mode():
+        torch.testing.assert_close(b32(x), b32.module(x))
+    assert b32.nbytes == 4 * sum(p.numel() for p in b32.module.parameters()) and b32.device.type == "cpu"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        b32.status = "changed"
+    with pytest.raises(TypeError, match="LoadedModel"):
+        vit.analyze(b32.module, cat_image)
+
+
 def test_resized_patch_and_depth(torch_home, cat_image):
     model = vit.load_model("vit_b_32", patch_size=24, depth=3, device="cpu")
     r = vit.analyze(model, cat_image)

@@ -8,13 +8,15 @@ import numpy as np
 import torch
 
 from vit import cache
+from vit.config import PRESETS
+from vit.loaded import LoadedModel
 
 
-def fake_model(name: str, mb: int):
+def fake_model(name: str, mb: int) -> LoadedModel:
     m = torch.nn.Linear(1, 1)
     m.weight = torch.nn.Parameter(torch.zeros(mb * 2**18))  # mb MB of float32
-    m.name, m.weights = name, "random"
-    return m
+    return LoadedModel(module=m, config=PRESETS[name], name=name, weights="random", status="", status_detail="",
+                       preprocess=None, class_names=[])
 
 
 def test_model_cache_is_lru_and_evicts_big_models_first(monkeypatch):
@@ -35,6 +37,7 @@ def test_model_cache_is_lru_and_evicts_big_models_first(monkeypatch):
     assert ("vit_b_16", "random", 16, 12) in c and len(c) == 3
     c.get("vit_b_16", "random", depth=3)  # 4 models > 3: the least recently used goes
     assert ("vit_b_16", "random", 16, 12) not in c
+    assert [m.nbytes for m in c.models()] == [10 * 2**20 + 4] * 3  # the fake's 10 MB weight and its bias
 
 
 def fake_analysis(mb: int):

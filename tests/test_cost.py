@@ -11,10 +11,10 @@ from vit.errors import InputError
 
 @pytest.mark.parametrize("name,patch,depth", [("vit_b_32", 32, 12), ("vit_b_32", 24, 3), ("vit_b_16", 8, 2)])
 def test_estimate_matches_the_model(name, patch, depth):
-    model = load_model(name, weights="random", patch_size=patch, depth=depth, device="cpu")
+    loaded = load_model(name, weights="random", patch_size=patch, depth=depth, device="cpu")
     c = cost.estimate(name, patch, depth)
-    assert c.input_size == model.config.image_size and c.tokens == model.config.num_tokens
-    assert c.weights_bytes == 4 * sum(p.numel() for p in model.parameters())
+    assert c.input_size == loaded.config.image_size and c.tokens == loaded.config.num_tokens
+    assert c.weights_bytes == loaded.nbytes == 4 * sum(p.numel() for p in loaded.module.parameters())
     assert c.attention_total == depth * 12 * c.tokens**2
 
 
@@ -32,10 +32,10 @@ def test_budget_refuses_with_a_message(cat_image):
 
 
 def test_analyze_refuses_over_budget_before_running(monkeypatch, cat_image):
-    model = load_model("vit_b_32", weights="random", depth=1, device="cpu")
+    loaded = load_model("vit_b_32", weights="random", depth=1, device="cpu")
     monkeypatch.setattr(cost, "MEMORY_BUDGET_GB", 1e-6)
     calls = []
-    model.register_forward_pre_hook(lambda *a: calls.append(1))
+    loaded.module.register_forward_pre_hook(lambda *a: calls.append(1))
     with pytest.raises(InputError, match="allows 1e-06 GB"):
-        analyze(model, cat_image)
+        analyze(loaded, cat_image)
     assert calls == []

@@ -27,7 +27,7 @@ from tests.corpus import (
     raw_png,
 )
 from vit.errors import InputError
-from vit.images import describe_image, load_image
+from vit.images import load_image
 
 
 @pytest.fixture(scope="module")
@@ -429,8 +429,3 @@ def test_random_bytes_never_crash(data):
         load_image(data)
     except InputError:
         pass
-
-
-def test_describe_image():
-    assert describe_image(Image.new("RGB", (640, 480))) == "640x480 RGB"
-    assert describe_image(Image.new("L", (1, 3000))) == "1x3000 L"

@@ -76,7 +76,7 @@ def test_parity_with_torchvision(tmp_path, name, overrides, depth):
 
     x = torch.randn(2, 3, 224, 224, generator=torch.Generator().manual_seed(0))
     tv_logits, tv_maps = torchvision_attention(tv, x)
-    logits, maps = our_attention(ours, x)
+    logits, maps = our_attention(ours.module, x)
     assert logits.shape == (2, 1000)
     assert tv_logits.abs().max() > 0.1  # a zero head would make the comparison vacuous
     torch.testing.assert_close(logits, tv_logits, atol=1e-4, rtol=0)
@@ -87,8 +87,8 @@ def test_parity_with_torchvision(tmp_path, name, overrides, depth):
         torch.testing.assert_close(ours_w, tv_w, atol=1e-5, rtol=1e-4)
 
     # The tracer's streamed summaries equal the full maps they stand for.
-    with Tracer(ours) as record:
-        ours(x)
+    with Tracer(ours.module) as record:
+        ours.module(x)
     for layer, tv_w in enumerate(tv_maps):
         torch.testing.assert_close(record.fused[layer], tv_w.mean(1), atol=1e-5, rtol=1e-4)
         torch.testing.assert_close(record.cls_attention[layer], tv_w[:, :, 0], atol=1e-5, rtol=1e-4)

@@ -6,8 +6,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from vit.config import grid_for_patch_size
 from vit.resample import (
-    grid_for_patch_size,
     pi_resize_patch_embed,
     resample_pos_embed,
     resize_matrix,

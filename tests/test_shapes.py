@@ -151,12 +151,12 @@ def test_training_on_a_miniature_lowers_the_loss():
 
 
 def test_the_flexible_forward_is_what_load_model_does(tmp_path):
-    model = vit.load_model(NAME, weights="random")
+    loaded = vit.load_model(NAME, weights="random")
     path = tmp_path / "random.pth"
-    torch.save(model.state_dict(), path)
+    torch.save(loaded.module.state_dict(), path)
     images, _, _ = shapes.sample(3, seed=4)
-    x = torch.cat([model.preprocess(im) for im in images])
-    forward = train.FlexiForward(model)
+    x = torch.cat([loaded.preprocess(im) for im in images])
+    forward = train.FlexiForward(loaded.module)
     for patch_size in (4, 16, 32):  # grid x P = 64: the same pixels either way
         resized = vit.load_model(NAME, weights=str(path), patch_size=patch_size)
         with torch.no_grad():

@@ -40,14 +40,15 @@ def expected_stages(B, C, H, W, P, D, h, L, K):
     [("vit_b_32", None, None, 7), ("vit_b_32", 24, 3, 9), ("vit_b_16", 56, 1, 4), ("vit_b_16", 16, 2, 14)],
 )
 def test_stage_names_and_shapes(name, patch, depth, grid):
-    model = load_model(name, weights="random", patch_size=patch, depth=depth, device="cpu")
-    P = model.config.patch_size
+    loaded = load_model(name, weights="random", patch_size=patch, depth=depth, device="cpu")
+    model = loaded.module
+    P = loaded.config.patch_size
     S = grid * P
     x = torch.randn(1, 3, S, S)
     with torch.inference_mode(), Tracer(model) as record:
         model(x)
     got = [(s.name, s.shape) for s in record.stages]
-    assert got == expected_stages(1, 3, S, S, P, 768, 12, model.config.num_layers, 1000)
+    assert got == expected_stages(1, 3, S, S, P, 768, 12, loaded.config.num_layers, 1000)
     assert all_hooks(model) == 0
 
 
@@ -96,6 +97,34 @@ def test_traced_logits_equal_untraced():
             traced = model(x)
     torch.testing.assert_close(traced, plain, atol=1e-5, rtol=1e-5)
     torch.testing.assert_close(record.logits, plain, atol=1e-5, rtol=1e-5)
+
+
+def test_stage_module_paths_are_the_models_own_names():
+    """Every stage names a module by its path in named_modules(); the MLP hidden stage is the named GELU."""
+    cfg = ViTConfig(image_size=32, patch_size=16, embed_dim=16, num_heads=2, num_layers=2, num_classes=3)
+    model = ViTForImageClassification(cfg).eval()
+    with torch.inference_mode(), Tracer(model) as record:
+        model(torch.randn(1, 3, 32, 32))
+    paths = dict(model.named_modules())
+    modules = {s.name: s.module for s in record.stages}
+    assert modules["layer 2 MLP hidden"] == "encoder.layers.1.mlp.act"
+    assert paths[modules["layer 2 MLP hidden"]] is model.encoder.layers[1].mlp.net[1]  # one GELU, two names
+    assert modules["layer 1 attention weights"] == "encoder.layers.0.attn"
+    assert modules["layer 1 output"] == "encoder.layers.0" and modules["logits"] == "head.head"
+    assert all(s.module in paths for s in record.stages if s.name != "image")
+    # the named activation adds no state: the checkpoint keys stay those weights.py converts to
+    assert [k for k in model.state_dict() if ".mlp." in k][:4] == [
+        "encoder.layers.0.mlp.net.0.weight", "encoder.layers.0.mlp.net.0.bias",
+        "encoder.layers.0.mlp.net.3.weight", "encoder.layers.0.mlp.net.3.bias"]
+
+
+def test_tracer_takes_the_module_not_the_loaded_model():
+    loaded = load_model("vit_tiny_shapes", weights="random", device="cpu")
+    with pytest.raises(TypeError, match=r"loaded\.module"):
+        Tracer(loaded)
+    with torch.inference_mode(), Tracer(loaded.module) as record:
+        loaded(torch.zeros(1, 3, 64, 64))
+    assert record.logits.shape == (1, 8)
 
 
 def test_tracer_refuses_unknown_fusion():

@@ -122,21 +122,6 @@ def test_head_property(value, num_heads):
 
 
 @FAST
-@given(ANYTHING, ANYTHING, st.integers(1, 30), st.integers(1, 30))
-def test_query_patch_property(row, col, rows, cols):
-    good_row, good_col = integral_value(row), integral_value(col)
-    row_ok = good_row is not None and 0 <= good_row < rows
-    col_ok = good_col is not None and 0 <= good_col < cols
-    if row_ok and col_ok:
-        assert v.query_patch(row, col, (rows, cols)) == (good_row, good_col)
-    else:
-        with pytest.raises(InputError) as caught:
-            v.query_patch(row, col, (rows, cols))
-        name, value = ("row", row) if not row_ok else ("col", col)
-        check_refusal(caught.value, name, value)
-
-
-@FAST
 @given(ANYTHING)
 def test_discard_ratio_property(value):
     check_number(v.discard_ratio, "discard_ratio", value, 0.0, 0.99)
@@ -239,6 +224,58 @@ def test_depth_names_the_models_layer_count():
         v.depth(0, 12)
 
 
+def test_setting_keeps_the_checkpoints_own_for_none():
+    for name, native in PRESETS.items():
+        s = v.setting(DISPLAY_NAMES[name])
+        assert (s.name, s.patch_size, s.depth) == (name, native.patch_size, native.num_layers)
+        assert s.native is native and s.display_name == DISPLAY_NAMES[name]
+        assert s.config == native  # at its own patch size and depth, the family's own model
+
+
+def test_setting_normalises_and_derives_the_config():
+    s = v.setting("ViT-B/16", "24", 6.0)
+    assert s == v.Setting("vit_b_16", 24, 6) and type(s.patch_size) is int and type(s.depth) is int
+    assert s.grid == 9  # round(224 / 24)
+    config = s.config
+    assert (config.patch_size, config.image_size, config.num_layers, config.grid_size) == (24, 216, 6, 9)
+    assert config.embed_dim == PRESETS["vit_b_16"].embed_dim
+    with pytest.raises(AttributeError):
+        s.depth = 1  # frozen: validated once, never changed after
+    assert len({v.setting("vit_b_16", 16, 12), v.setting("ViT-B/16")}) == 1  # one key for every spelling
+
+
+def test_setting_refuses_with_the_parameters_own_messages():
+    """The first bad value is named, in the message its own validator gives."""
+    with pytest.raises(InputError) as caught:
+        v.setting("resnet50", 3, 99)
+    check_refusal(caught.value, "model", "resnet50")
+    with pytest.raises(InputError) as caught:
+        v.setting("vit_b_16", 3.5, 99)
+    assert str(caught.value) == "patch_size must be an integer from 4 to 64, got 3.5"
+    with pytest.raises(InputError) as caught:
+        v.setting("vit_tiny_shapes", 40)
+    assert str(caught.value) == "patch_size must be an integer from 4 to 32 for ViT-Tiny shapes, got 40"
+    with pytest.raises(InputError) as caught:
+        v.setting("vit_l_16", None, 25)
+    assert str(caught.value) == "depth must be an integer from 1 to 24 (the model has L=24 layers), got 25"
+
+
+@FAST
+@given(st.sampled_from(sorted(PRESETS)), ANYTHING, ANYTHING)
+def test_setting_property(name, patch_size, depth):
+    """setting() accepts exactly what model_name, patch_size and depth accept, None meaning the native one."""
+    native = PRESETS[name]
+    try:
+        want = (v.patch_size(patch_size, name) if patch_size is not None else native.patch_size,
+                v.depth(depth, native.num_layers) if depth is not None else native.num_layers)
+    except InputError as err:
+        with pytest.raises(InputError) as caught:
+            v.setting(name, patch_size, depth)
+        assert str(caught.value) == str(err)
+    else:
+        assert v.setting(name, patch_size, depth) == v.Setting(name, *want)
+
+
 def test_top_k_range():
     assert v.top_k(1) == 1
     assert v.top_k(20) == 20
@@ -291,18 +328,6 @@ def test_head_is_one_based():
         v.head(13, 12)
 
 
-def test_query_patch_is_zero_based_row_major():
-    assert v.query_patch(0, 0, (14, 14)) == (0, 0)
-    assert v.query_patch(13, 13, (14, 14)) == (13, 13)
-    assert v.query_patch("1", 4.0, (2, 5)) == (1, 4)
-    with pytest.raises(InputError, match=r"row must be an integer from 0 to 1 \(0-based; the patch grid is 2 x 5\), got 2"):
-        v.query_patch(2, 0, (2, 5))
-    with pytest.raises(InputError, match="col must be an integer from 0 to 4 .*got 5"):
-        v.query_patch(0, 5, (2, 5))
-    with pytest.raises(InputError, match="row"):
-        v.query_patch(-1, 0, (14, 14))
-
-
 def test_opacity():
     assert v.opacity(0) == 0.0
     assert v.opacity(1) == 1.0
@@ -315,7 +340,7 @@ def test_messages_share_one_format():
     pattern = re.compile(r"^\w+ must be (an integer|a number) from \S+ to \S+.*, got .+$")
     calls = [
         lambda: v.patch_size(99), lambda: v.depth(99, 12), lambda: v.top_k(99), lambda: v.layer(99, 12),
-        lambda: v.head(99, 12), lambda: v.query_patch(99, 0, (14, 14)), lambda: v.discard_ratio(9),
+        lambda: v.head(99, 12), lambda: v.discard_ratio(9),
         lambda: v.opacity(9),
     ]
     for call in calls:

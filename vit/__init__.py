@@ -1,6 +1,7 @@
 """ViT Anatomy: the Vision Transformer of chapter 11.4, on real pretrained weights, seen from inside.
 
-Public API: :func:`load_model`, :func:`analyze` and the :class:`Analysis` they return.
+Public API: :func:`load_model` (which returns a :class:`LoadedModel`), :func:`analyze` and the
+:class:`Analysis` it returns.
 Names are imported on first use, so ``python -m vit --help`` and the app's
 first screen do not wait for torch.
 """
@@ -17,6 +18,7 @@ _EXPORTS = {
     "ViTConfig": "config",
     "InputError": "errors",
     "WeightsError": "errors",
+    "LoadedModel": "loaded",
 }
 __all__ = sorted(_EXPORTS)
 

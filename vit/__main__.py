@@ -116,10 +116,9 @@ def _out_folder(value: str) -> Path:
 
 
 def _analyze(args) -> int:
-    name = validate.model_name(args.model)
-    patch_size = None if args.patch_size is None else validate.patch_size(args.patch_size, name)
-    depth = None if args.depth is None else validate.depth(args.depth, PRESETS[name].num_layers)
-    top_k = validate.top_k(args.top_k, PRESETS[name].num_classes)
+    setting = validate.setting(args.model, args.patch_size, args.depth)
+    name = setting.name
+    top_k = validate.top_k(args.top_k, setting.native.num_classes)
     fusion = validate.head_fusion(args.head_fusion)
     discard = validate.discard_ratio(args.discard_ratio)
     named = ("imagenet", "random", "trained") if name in TRAINED_HERE else ("imagenet", "random")
@@ -137,10 +136,11 @@ def _analyze(args) -> int:
     if args.device == "cuda" and not torch.cuda.is_available():
         raise InputError("--device cuda asked for, but no CUDA GPU is available")
 
-    model = load_model(name, args.weights, patch_size, depth, args.device, progress=_progress(name))
-    if model.status.startswith("UNTRAINED:"):
-        print(f"warning: {model.status_detail}", file=sys.stderr)
-    result = analyze(model, image, top_k=top_k, head_fusion=fusion, discard_ratio=discard)
+    loaded = load_model(name, args.weights, setting.patch_size, setting.depth, args.device,
+                        progress=_progress(name))
+    if loaded.status.startswith("UNTRAINED:"):
+        print(f"warning: {loaded.status_detail}", file=sys.stderr)
+    result = analyze(loaded, image, top_k=top_k, head_fusion=fusion, discard_ratio=discard)
 
     written = _write_views(result, out) if out else []
     if args.json:

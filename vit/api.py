@@ -1,17 +1,19 @@
 """The Python API: ``load_model`` and ``analyze``.
 
     >>> import vit
-    >>> model = vit.load_model("vit_b_16", weights="imagenet", patch_size=24, depth=6)
-    >>> model.status
-    'ViT-B/16 ImageNet weights; patch embedding PI-resized 16->24; position embedding 14x14->9x9; first 6 of 12 layers'
-    >>> result = vit.analyze(model, "assets/cat.jpg")
+    >>> loaded = vit.load_model("vit_b_16", weights="imagenet", patch_size=24, depth=6)
+    >>> loaded.status
+    'ViT-B/16 ImageNet weights (torchvision); patch embedding PI-resized 16->24; position embedding 14x14->9x9; first 6 of 12 layers'
+    >>> result = vit.analyze(loaded, "assets/cat.jpg")
     >>> result.topk[0].label, result.rollout().shape
+
+``loaded`` is a :class:`~vit.loaded.LoadedModel`: the plain module (``loaded.module``) and,
+beside it, its config, preprocessing, class names and status.
 """
 
 from __future__ import annotations
 
 import os
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -24,9 +26,10 @@ from .config import DISPLAY_NAMES, PRESETS, TRAINED_HERE
 from .cost import check_budget, estimate
 from .errors import InputError, WeightsError
 from .images import load_image
+from .loaded import LoadedModel
 from .model import ViTForImageClassification
 from .preprocess import as_array, preprocess_for
-from .resample import grid_for_patch_size, pi_resize_patch_embed, resample_pos_embed
+from .resample import pi_resize_patch_embed, resample_pos_embed
 from .trace import Tracer
 from .weights import (
     CHECKPOINTS,
@@ -142,7 +145,7 @@ def load_model(
     depth: int | None = None,
     device: str | torch.device | None = None,
     progress: Progress | None = None,
-) -> ViTForImageClassification:
+) -> LoadedModel:
     """Build one of the six ViT families (five torchvision checkpoints, one trained here) under the chapter's names.
 
     Args:
@@ -161,40 +164,38 @@ def load_model(
         progress: ``progress(bytes_done, bytes_total)`` while downloading.
 
     Returns:
-        The model in eval mode, carrying ``config``, ``preprocess``, ``class_names``,
-        ``status`` (a sentence saying what was loaded and done, without server paths or raw
-        exception text), ``status_detail`` (the same with them, for the CLI and logs),
-        ``weights`` (what was actually loaded: "imagenet", "trained", "random" or the path) and ``name``.
+        A :class:`~vit.loaded.LoadedModel`: the module in eval mode (``.module``) and beside it
+        ``config``, ``preprocess``, ``class_names``, ``status`` (a sentence saying what was loaded
+        and done, without server paths or raw exception text), ``status_detail`` (the same with
+        them, for the CLI and logs), ``weights`` (what was actually loaded: "imagenet", "trained",
+        "random" or the path) and ``name``.
     """
-    name = validate.model_name(name)
-    native = PRESETS[name]
-    patch_size = native.patch_size if patch_size is None else validate.patch_size(patch_size, name)
-    depth = native.num_layers if depth is None else validate.depth(depth, native.num_layers)
-    display = DISPLAY_NAMES[name]
+    setting = validate.setting(name, patch_size, depth)
+    name, patch_size, depth = setting.name, setting.patch_size, setting.depth
+    native, display = setting.native, setting.display_name
 
     notes = []
     detail = ""
     if families.is_trained_here(name) and weights != "random":
-        state, loaded, what, detail = _trained_state(name, weights)
+        state, weights_used, what, detail = _trained_state(name, weights)
     elif weights == "trained":
         raise InputError(f"weights='trained' is for the families trained here ({', '.join(TRAINED_HERE)}); "
                          f"{display} takes 'imagenet', 'random' or a .pth path, got 'trained'")
     elif weights == "random":
-        state, loaded, what = _random_state(name), "random", f"UNTRAINED {display} (random weights, as asked)"
+        state, weights_used, what = _random_state(name), "random", f"UNTRAINED {display} (random weights, as asked)"
     elif weights == "imagenet":
         state, what, detail = _pretrained_state(name, progress)
         if state is None:
-            state, loaded = _random_state(name), "random"
+            state, weights_used = _random_state(name), "random"
         else:
-            loaded, what = "imagenet", f"{display} {CHECKPOINTS[name].source} weights (torchvision)"
+            weights_used, what = "imagenet", f"{display} {CHECKPOINTS[name].source} weights (torchvision)"
     else:
         path = Path(os.path.expanduser(str(weights)))
         state = convert_torchvision(read_state_dict(path))
-        loaded, what = str(path), f"{display} weights from {path.name}"
+        weights_used, what = str(path), f"{display} weights from {path.name}"
 
-    grid = grid_for_patch_size(native.image_size, patch_size)
-    native_grid = native.grid_size
-    config = native.with_(patch_size=patch_size, image_size=grid * patch_size, num_layers=depth)
+    grid, native_grid = setting.grid, native.grid_size
+    config = setting.config
 
     # Drop the layers past ``depth`` (early exit), resample what the patch size changes.
     def kept(key: str) -> bool:
@@ -203,7 +204,7 @@ def load_model(
     state = {k: v for k, v in state.items() if kept(k)}
     # Before anything is resampled: a B/32 file given for B/16 is named as such, not as a resampling error.
     native_shapes = {k: shape for k, shape in _native_shapes(name).items() if kept(k)}
-    check_shapes(native_shapes, state, f"weights for {display} ({Path(loaded).name})")
+    check_shapes(native_shapes, state, f"weights for {display} ({Path(weights_used).name})")
     key = "embedding.patch_embed.proj.weight"
     if patch_size != native.patch_size:
         state[key] = pi_resize_patch_embed(state[key], (patch_size, patch_size))
@@ -218,24 +219,25 @@ def load_model(
     with torch.device("meta"):
         model = ViTForImageClassification(config)
     expected = {k: v.shape for k, v in model.state_dict().items()}
-    check_shapes(expected, state, f"weights for {display} ({loaded})")
+    check_shapes(expected, state, f"weights for {display} ({weights_used})")
     model.load_state_dict(state, strict=True, assign=True)
     model.eval().requires_grad_(False)
     model.to(default_device() if device is None else torch.device(device))
-
-    model.name = name
-    model.weights = loaded
-    model.status = "; ".join([what, *notes])  # for anyone: no server paths, no raw exception text
-    model.status_detail = "; ".join([detail or what, *notes])  # for the CLI and the server's log
-    model.preprocess = preprocess_for(name, config.image_size)
-    model.class_names = families.class_names(name)
-    model.lock = threading.Lock()  # one traced forward at a time: hooks are model state
-    return model
+    return LoadedModel(
+        module=model,
+        config=config,
+        name=name,
+        weights=weights_used,
+        status="; ".join([what, *notes]),  # for anyone: no server paths, no raw exception text
+        status_detail="; ".join([detail or what, *notes]),  # for the CLI and the server's log
+        preprocess=preprocess_for(name, config.image_size),
+        class_names=families.class_names(name),
+    )
 
 
 @torch.inference_mode()
 def analyze(
-    model: ViTForImageClassification,
+    loaded: LoadedModel,
     image,
     top_k: int = 5,
     head_fusion: str = "mean",
@@ -244,7 +246,7 @@ def analyze(
     """Run the model on one image under the tracer and compute every explanation.
 
     Args:
-        model: from :func:`load_model`.
+        loaded: from :func:`load_model`.
         image: a path, bytes, a PIL image or an (H, W[, C]) array (see ``vit.images``).
         top_k: how many predictions to list (1-20).
         head_fusion: "mean", "max" or "min", for rollout and the fused maps.
@@ -253,27 +255,28 @@ def analyze(
     Returns:
         An :class:`Analysis`.
     """
-    cfg = model.config
+    if not isinstance(loaded, LoadedModel):
+        raise TypeError(f"analyze takes what vit.load_model returns (a LoadedModel), got {type(loaded).__name__}")
+    cfg, model = loaded.config, loaded.module
     top_k = validate.top_k(top_k, cfg.num_classes)
     head_fusion = validate.head_fusion(head_fusion)
     discard_ratio = validate.discard_ratio(discard_ratio)
-    check_budget(estimate(model.name, cfg.patch_size, cfg.num_layers))  # refuse before anything runs
+    check_budget(estimate(loaded.name, cfg.patch_size, cfg.num_layers))  # refuse before anything runs
     timings = {}
     t0 = time.perf_counter()
     pil = load_image(image)
-    view = model.preprocess.view(pil)
-    device = next(model.parameters()).device
-    x = model.preprocess.to_tensor(view).to(device)  # (1, C, H, W)
+    view = loaded.preprocess.view(pil)
+    x = loaded.preprocess.to_tensor(view).to(loaded.device)  # (1, C, H, W)
     t1 = time.perf_counter()
     timings["preprocess"] = (t1 - t0) * 1e3
 
-    with model.lock, Tracer(model, head_fusion=head_fusion) as record:
+    with loaded.lock, Tracer(model, head_fusion=head_fusion) as record:
         model(x)
     t2 = time.perf_counter()
     timings["forward_traced"] = (t2 - t1) * 1e3
 
     probs = record.logits[0].float().softmax(-1).cpu()  # (K,)
-    names = model.class_names
+    names = loaded.class_names
     values, indices = probs.topk(top_k)
     topk = [Prediction(int(i), names[i], float(p)) for p, i in zip(values, indices)]
 
@@ -285,10 +288,10 @@ def analyze(
         for l, p in enumerate(layer_probs)
     ]
     result = Analysis(
-        model=model.name,
-        display_name=DISPLAY_NAMES[model.name],
-        weights=model.weights,
-        status=model.status,
+        model=loaded.name,
+        display_name=DISPLAY_NAMES[loaded.name],
+        weights=loaded.weights,
+        status=loaded.status,
         patch_size=cfg.patch_size,
         depth=cfg.num_layers,
         num_heads=cfg.num_heads,

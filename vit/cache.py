@@ -16,8 +16,8 @@ from collections import OrderedDict
 
 from . import validate
 from .api import load_model
-from .config import PRESETS
 from .families import is_trained_here
+from .loaded import LoadedModel
 from .weights import cached_path
 
 MAX_CACHE_BYTES = int(float(os.environ.get("VIT_MODEL_CACHE_GB", "3")) * 1e9)
@@ -25,58 +25,57 @@ MAX_CACHE_MODELS = int(os.environ.get("VIT_MODEL_CACHE_SIZE", "6"))
 _BIG = ("vit_l_", "vit_h_")
 
 
-def model_bytes(model) -> int:
-    return sum(p.numel() * p.element_size() for p in model.parameters())
+def model_bytes(loaded: LoadedModel) -> int:
+    """Bytes a cached model's parameters take (its ``nbytes``)."""
+    return loaded.nbytes
 
 
 class ModelCache:
     def __init__(self, max_bytes: int = MAX_CACHE_BYTES, max_models: int = MAX_CACHE_MODELS):
         self.max_bytes = max_bytes
         self.max_models = max_models
-        self._models: OrderedDict[tuple, object] = OrderedDict()
+        self._models: OrderedDict[tuple, LoadedModel] = OrderedDict()
         self._lock = threading.Lock()
         self._loading: dict[tuple, threading.Lock] = {}
         self.loads = 0  # how many times a model was built (tests count it)
 
     def key(self, name, weights="imagenet", patch_size=None, depth=None) -> tuple:
-        name = validate.model_name(name)
-        native = PRESETS[name]
-        patch_size = native.patch_size if patch_size is None else validate.patch_size(patch_size, name)
-        depth = native.num_layers if depth is None else validate.depth(depth, native.num_layers)
-        return (name, weights, patch_size, depth)
+        """``(name, weights, patch_size, depth)``, validated: every spelling of a setting is one key."""
+        s = validate.setting(name, patch_size, depth)
+        return (s.name, weights, s.patch_size, s.depth)
 
-    def get(self, name, weights="imagenet", patch_size=None, depth=None, progress=None):
-        """The model for these settings, loaded once and kept while it fits."""
+    def get(self, name, weights="imagenet", patch_size=None, depth=None, progress=None) -> LoadedModel:
+        """The model for these settings (a :class:`LoadedModel`), loaded once and kept while it fits."""
         key = self.key(name, weights, patch_size, depth)
         with self._lock:
-            model = self._models.get(key)
-            if model is not None and not self._stale(model, key):
+            loaded = self._models.get(key)
+            if loaded is not None and not self._stale(loaded, key):
                 self._models.move_to_end(key)
-                return model
+                return loaded
             self._models.pop(key, None)
             gate = self._loading.setdefault(key, threading.Lock())
         with gate:
             with self._lock:
                 if key in self._models:
                     return self._models[key]
-            model = load_model(*key, progress=progress)
+            loaded = load_model(*key, progress=progress)
             with self._lock:
                 self.loads += 1
-                self._models[key] = model
+                self._models[key] = loaded
                 self._loading.pop(key, None)
                 self._evict(keep=key)
-            return model
+            return loaded
 
     @staticmethod
-    def _stale(model, key: tuple) -> bool:
+    def _stale(loaded: LoadedModel, key: tuple) -> bool:
         """A random fallback for "imagenet" is stale once the checkpoint has been fetched."""
         if is_trained_here(key[0]):  # its weights ship in assets/: nothing is ever fetched later
             return False
-        return key[1] == "imagenet" and model.weights == "random" and cached_path(key[0]).is_file()
+        return key[1] == "imagenet" and loaded.weights == "random" and cached_path(key[0]).is_file()
 
     def _evict(self, keep: tuple) -> None:
         def total() -> int:
-            return sum(model_bytes(m) for m in self._models.values())
+            return sum(m.nbytes for m in self._models.values())
 
         while len(self._models) > 1 and (len(self._models) > self.max_models or total() > self.max_bytes):
             victims = [k for k in self._models if k != keep]
@@ -87,7 +86,7 @@ class ModelCache:
         with self._lock:
             self._models.clear()
 
-    def models(self) -> list:
+    def models(self) -> list[LoadedModel]:
         """The models held now (a snapshot)."""
         with self._lock:
             return list(self._models.values())

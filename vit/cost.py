@@ -14,7 +14,6 @@ import os
 from dataclasses import dataclass
 
 from . import validate
-from .config import DISPLAY_NAMES, PRESETS, grid_for_patch_size
 from .errors import InputError
 
 # Memory one analysis may take beyond the model's weights (attention summaries kept,
@@ -43,18 +42,11 @@ class Cost:
     peak_bytes: int  # kept + one layer's weights while it runs
     weights_bytes: int  # the model's parameters (float32)
 
-    @property
-    def patches(self) -> int:
-        return self.tokens - 1
-
 
 def estimate(model, patch_size=None, depth=None) -> Cost:
     """The cost of analysing one image with ``model`` at ``patch_size`` and ``depth`` (validated)."""
-    name = validate.model_name(model)
-    native = PRESETS[name]
-    patch_size = native.patch_size if patch_size is None else validate.patch_size(patch_size, name)
-    depth = native.num_layers if depth is None else validate.depth(depth, native.num_layers)
-    grid = grid_for_patch_size(native.image_size, patch_size)
+    setting = validate.setting(model, patch_size, depth)
+    native, patch_size, depth, grid = setting.native, setting.patch_size, setting.depth, setting.grid
     T, D, h = grid * grid + 1, native.embed_dim, native.num_heads
     macs_per_layer = 4 * T * D * D + 2 * T * D * native.mlp_dim + 2 * T * T * D
     kept = 4 * depth * (T * T + 2 * T * D + h * T + D)
@@ -63,7 +55,7 @@ def estimate(model, patch_size=None, depth=None) -> Cost:
     per_layer_params = 4 * D * D + 4 * D + 2 * D * native.mlp_dim + native.mlp_dim + D + 4 * D
     params = depth * per_layer_params + (T + 1) * D + 3 * patch_size**2 * D + D + 2 * D + (D + 1) * native.num_classes
     return Cost(
-        name=name, display_name=DISPLAY_NAMES[name], patch_size=patch_size, native_patch_size=native.patch_size,
+        name=setting.name, display_name=setting.display_name, patch_size=patch_size, native_patch_size=native.patch_size,
         depth=depth, heads=h, dim=D, grid=grid, input_size=grid * patch_size, tokens=T,
         attention_per_head=T * T, attention_total=depth * h * T * T,
         gflops=2 * depth * macs_per_layer / 1e9, kept_bytes=kept, peak_bytes=kept + 4 * h * T * T,

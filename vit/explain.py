@@ -21,7 +21,8 @@ from collections.abc import Callable, Sequence
 import torch
 from torch import Tensor
 
-HEAD_FUSIONS = ("mean", "max", "min")
+from .model import split_heads
+from .validate import HEAD_FUSIONS
 
 
 def fuse_heads(weights: Tensor, mode: str = "mean") -> Tensor:
@@ -112,12 +113,6 @@ def rollout_row_from_fused(fused: Sequence[Tensor] | Tensor, query: int = 0, upt
     return row
 
 
-def split_heads(x: Tensor, num_heads: int) -> Tensor:
-    """(T, D) -> (h, T, D/h), as the attention module splits its projections."""
-    T, D = x.shape
-    return x.reshape(T, num_heads, D // num_heads).transpose(0, 1)
-
-
 def attention_from_qk(queries: Tensor, keys: Tensor, num_heads: int, query: int | None = None) -> Tensor:
     """softmax(q k^T / sqrt(d)) per head from a layer's projected queries and keys.
 
@@ -129,7 +124,7 @@ def attention_from_qk(queries: Tensor, keys: Tensor, num_heads: int, query: int 
     Returns:
         (h, T) for one query token, or (h, T, T).
     """
-    q = split_heads(queries, num_heads)  # (h, T, D/h)
+    q = split_heads(queries, num_heads)  # (T, D) -> (h, T, D/h), as the attention module splits them
     k = split_heads(keys, num_heads)
     if query is not None:
         q = q[:, query : query + 1]  # (h, 1, D/h)

@@ -101,19 +101,6 @@ def load_image(source: ImageSource) -> Image.Image:
     )
 
 
-def describe_image(img: Image.Image) -> str:
-    """Short human description, e.g. ``"640x480 RGB"``.
-
-    Args:
-        img: any PIL image.
-
-    Returns:
-        ``"<width>x<height> <mode>"``.
-    """
-    width, height = img.size
-    return f"{width}x{height} {img.mode}"
-
-
 def to_rgb(img: Image.Image) -> Image.Image:
     """Convert a decoded image of any mode to RGB (rules in the module docstring).
 

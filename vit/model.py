@@ -8,6 +8,8 @@ tokens exchange information; the class token's output is classified:
     (B, C, H, W) -> (B, N, D) -> (B, N+1, D) -> ... -> (B, N+1, D) -> (B, D) -> (B, K)
 
 This file holds the modules and nothing else: no tracing, no weights loading.
+As in nanoGPT, every composite module takes the one :class:`ViTConfig` whole, so
+no module has defaults of its own that could disagree with it.
 """
 
 from __future__ import annotations
@@ -68,13 +70,12 @@ class PositionEmbedding(nn.Module):
 class ViTEmbedding(nn.Module):
     """Image to token sequence (chapter 11.3): (B, C, H, W) -> (B, N+1, D)."""
 
-    def __init__(self, image_size: int, patch_size: int, in_channels: int, embed_dim: int, dropout: float = 0.0):
+    def __init__(self, config: ViTConfig):
         super().__init__()
-        num_patches = (image_size // patch_size) ** 2
-        self.patch_embed = PatchEmbedding(patch_size, in_channels, embed_dim)
-        self.add_cls_token = AddClassToken(embed_dim)
-        self.pos_embed = PositionEmbedding(num_patches + 1, embed_dim)
-        self.dropout = nn.Dropout(dropout)
+        self.patch_embed = PatchEmbedding(config.patch_size, config.in_channels, config.embed_dim)
+        self.add_cls_token = AddClassToken(config.embed_dim)
+        self.pos_embed = PositionEmbedding(config.num_tokens, config.embed_dim)
+        self.dropout = nn.Dropout(config.dropout)
 
     def forward(self, x: Tensor) -> Tensor:
         x = self.patch_embed(x)  # (B, C, H, W) -> (B, N, D)
@@ -105,16 +106,12 @@ class MultiheadAttention(nn.Module):
         self.v_proj = nn.Linear(embed_dim, embed_dim)
         self.out_proj = nn.Linear(embed_dim, embed_dim)
 
-    def _split_heads(self, x: Tensor) -> Tensor:
-        B, T, _ = x.shape
-        return x.view(B, T, self.num_heads, self.head_dim).transpose(1, 2)  # (B, T, D) -> (B, h, T, D/h)
-
     def forward(
         self, query: Tensor, key: Tensor, value: Tensor, need_weights: bool = False
     ) -> tuple[Tensor, Tensor | None]:
-        q = self._split_heads(self.q_proj(query))  # (B, h, N+1, D/h)
-        k = self._split_heads(self.k_proj(key))
-        v = self._split_heads(self.v_proj(value))
+        q = split_heads(self.q_proj(query), self.num_heads)  # (B, N+1, D) -> (B, h, N+1, D/h)
+        k = split_heads(self.k_proj(key), self.num_heads)
+        v = split_heads(self.v_proj(value), self.num_heads)
         dropout = self.dropout if self.training else 0.0
         if need_weights:
             weights = q @ k.transpose(-2, -1)  # (B, h, N+1, N+1)
@@ -129,6 +126,15 @@ class MultiheadAttention(nn.Module):
         return self.out_proj(out), weights
 
 
+def split_heads(x: Tensor, num_heads: int) -> Tensor:
+    """(..., T, D) -> (..., h, T, D/h): each head's slice of a q, k or v projection.
+
+    Head i takes features i*D/h .. (i+1)*D/h - 1, as ``nn.MultiheadAttention`` splits them;
+    ``vit.explain`` splits the queries and keys the tracer kept with this same function.
+    """
+    return x.unflatten(-1, (num_heads, -1)).transpose(-3, -2)
+
+
 def _softmax_(x: Tensor) -> Tensor:
     """Softmax over the last dimension, in place (saves one (B, h, N+1, N+1) buffer)."""
     x.sub_(x.amax(dim=-1, keepdim=True))
@@ -140,15 +146,19 @@ def _softmax_(x: Tensor) -> Tensor:
 class ViTMLP(nn.Module):
     """Per-token MLP: (B, N+1, D) -> (B, N+1, 4D) -> (B, N+1, D)."""
 
-    def __init__(self, embed_dim: int, hidden_dim: int | None = None, dropout: float = 0.0):
+    def __init__(self, config: ViTConfig):
         super().__init__()
-        hidden_dim = hidden_dim or embed_dim * 4
+        # Named so the hidden activations (B, N+1, 4D) can be watched as ``mlp.act``. It is
+        # registered before ``net`` so that is the name ``named_modules()`` gives it; ``net``
+        # holds the same module at index 1, keeping the state-dict keys ``net.0.*`` and
+        # ``net.3.*`` that checkpoints are converted to (a GELU has no parameters of its own).
+        self.act = nn.GELU()
         self.net = nn.Sequential(
-            nn.Linear(embed_dim, hidden_dim),  # (B, N+1, D) -> (B, N+1, 4D)
-            nn.GELU(),
-            nn.Dropout(dropout),
-            nn.Linear(hidden_dim, embed_dim),  # (B, N+1, 4D) -> (B, N+1, D)
-            nn.Dropout(dropout),
+            nn.Linear(config.embed_dim, config.mlp_dim),  # (B, N+1, D) -> (B, N+1, 4D)
+            self.act,
+            nn.Dropout(config.dropout),
+            nn.Linear(config.mlp_dim, config.embed_dim),  # (B, N+1, 4D) -> (B, N+1, D)
+            nn.Dropout(config.dropout),
         )
 
     def forward(self, x: Tensor) -> Tensor:
@@ -158,21 +168,13 @@ class ViTMLP(nn.Module):
 class ViTEncoderLayer(nn.Module):
     """Pre-norm encoder block: H = X + MSA(LN(X)); Y = H + MLP(LN(H))."""
 
-    def __init__(
-        self,
-        embed_dim: int,
-        num_heads: int = 12,
-        hidden_dim: int | None = None,
-        dropout: float = 0.0,
-        attn_dropout: float = 0.0,
-        ln_eps: float = 1e-5,
-    ):
+    def __init__(self, config: ViTConfig):
         super().__init__()
-        self.norm1 = nn.LayerNorm(embed_dim, eps=ln_eps)
-        self.attn = MultiheadAttention(embed_dim, num_heads, dropout=attn_dropout)
-        self.dropout1 = nn.Dropout(dropout)
-        self.norm2 = nn.LayerNorm(embed_dim, eps=ln_eps)
-        self.mlp = ViTMLP(embed_dim, hidden_dim, dropout)
+        self.norm1 = nn.LayerNorm(config.embed_dim, eps=config.ln_eps)
+        self.attn = MultiheadAttention(config.embed_dim, config.num_heads, dropout=config.attn_dropout)
+        self.dropout1 = nn.Dropout(config.dropout)
+        self.norm2 = nn.LayerNorm(config.embed_dim, eps=config.ln_eps)
+        self.mlp = ViTMLP(config)
 
     def forward(self, x: Tensor) -> Tensor:
         attn_input = self.norm1(x)
@@ -184,24 +186,10 @@ class ViTEncoderLayer(nn.Module):
 class ViTEncoder(nn.Module):
     """L encoder layers and a final LayerNorm: (B, N+1, D) -> (B, N+1, D)."""
 
-    def __init__(
-        self,
-        embed_dim: int,
-        num_heads: int = 12,
-        num_layers: int = 12,
-        hidden_dim: int | None = None,
-        dropout: float = 0.0,
-        attn_dropout: float = 0.0,
-        ln_eps: float = 1e-5,
-    ):
+    def __init__(self, config: ViTConfig):
         super().__init__()
-        self.layers = nn.ModuleList(
-            [
-                ViTEncoderLayer(embed_dim, num_heads, hidden_dim, dropout, attn_dropout, ln_eps)
-                for _ in range(num_layers)
-            ]
-        )
-        self.norm = nn.LayerNorm(embed_dim, eps=ln_eps)
+        self.layers = nn.ModuleList([ViTEncoderLayer(config) for _ in range(config.num_layers)])
+        self.norm = nn.LayerNorm(config.embed_dim, eps=config.ln_eps)
 
     def forward(self, x: Tensor) -> Tensor:
         for layer in self.layers:
@@ -212,9 +200,9 @@ class ViTEncoder(nn.Module):
 class ViTClassificationHead(nn.Module):
     """Classifies the class token: (B, N+1, D) -> (B, D) -> (B, K)."""
 
-    def __init__(self, embed_dim: int, num_classes: int):
+    def __init__(self, config: ViTConfig):
         super().__init__()
-        self.head = nn.Linear(embed_dim, num_classes)
+        self.head = nn.Linear(config.embed_dim, config.num_classes)
 
     def forward(self, x: Tensor) -> Tensor:
         cls_token = x[:, 0]  # (B, N+1, D) -> (B, D)
@@ -227,19 +215,9 @@ class ViTForImageClassification(nn.Module):
     def __init__(self, config: ViTConfig):
         super().__init__()
         self.config = config
-        self.embedding = ViTEmbedding(
-            config.image_size, config.patch_size, config.in_channels, config.embed_dim, config.dropout
-        )
-        self.encoder = ViTEncoder(
-            config.embed_dim,
-            config.num_heads,
-            config.num_layers,
-            config.mlp_dim,
-            config.dropout,
-            config.attn_dropout,
-            config.ln_eps,
-        )
-        self.head = ViTClassificationHead(config.embed_dim, config.num_classes)
+        self.embedding = ViTEmbedding(config)
+        self.encoder = ViTEncoder(config)
+        self.head = ViTClassificationHead(config)
 
     def forward(self, x: Tensor) -> Tensor:
         x = self.embedding(x)  # (B, C, H, W) -> (B, N+1, D)

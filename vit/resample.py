@@ -14,8 +14,6 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from .config import grid_for_patch_size  # noqa: F401 - re-exported: the grid a patch size gives
-
 
 def resize_patch(x: Tensor, new_size: tuple[int, int]) -> Tensor:
     """Bilinear resize of a batch of patches (..., P, P) -> (..., p, p); the B of FlexiViT."""

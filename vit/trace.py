@@ -23,8 +23,9 @@ from dataclasses import dataclass, field
 
 from torch import Tensor, nn
 
-from .explain import HEAD_FUSIONS, fuse_heads
+from .explain import fuse_heads
 from .model import ViTForImageClassification
+from .validate import HEAD_FUSIONS
 
 
 @dataclass(frozen=True)
@@ -82,12 +83,15 @@ class Tracer:
     """``with Tracer(model) as record: model(x)`` fills ``record`` (a :class:`TraceRecord`).
 
     Args:
-        model: the chapter's :class:`ViTForImageClassification`.
+        model: the chapter's :class:`ViTForImageClassification` (``loaded.module`` of what
+            ``vit.load_model`` returns).
         head_fusion: how ``record.fused`` fuses the heads: "mean", "max" or "min".
         keep_qk: keep each layer's queries and keys (for query-patch views).
     """
 
     def __init__(self, model: ViTForImageClassification, head_fusion: str = "mean", keep_qk: bool = True):
+        if not isinstance(model, nn.Module):
+            raise TypeError(f"Tracer takes the nn.Module (loaded.module), got {type(model).__name__}")
         if head_fusion not in HEAD_FUSIONS:
             raise ValueError(f"head_fusion must be one of {', '.join(HEAD_FUSIONS)}, got {head_fusion!r}")
         self.model = model
@@ -162,32 +166,32 @@ class Tracer:
     def __enter__(self) -> TraceRecord:
         m = self.model
         emb = m.embedding
+        names = {module: name for name, module in m.named_modules()}  # module -> "encoder.layers.0.attn"
         add = self._handles.append
         add(m.register_forward_pre_hook(self._image))
         add(emb.patch_embed.proj.register_forward_hook(
-            self._stage("patch conv", "embedding.patch_embed.proj", "(B, D, H/P, W/P)", emb.patch_embed.proj)))
+            self._stage("patch conv", names[emb.patch_embed.proj], "(B, D, H/P, W/P)", emb.patch_embed.proj)))
         add(emb.patch_embed.register_forward_hook(
-            self._stage("patch tokens", "embedding.patch_embed", "(B, N, D)", emb.patch_embed)))
+            self._stage("patch tokens", names[emb.patch_embed], "(B, N, D)", emb.patch_embed)))
         add(emb.add_cls_token.register_forward_hook(
-            self._stage("with class token", "embedding.add_cls_token", "(B, N+1, D)", emb.add_cls_token)))
+            self._stage("with class token", names[emb.add_cls_token], "(B, N+1, D)", emb.add_cls_token)))
         add(emb.pos_embed.register_forward_hook(
-            self._stage("with position", "embedding.pos_embed", "(B, N+1, D)", emb.pos_embed)))
+            self._stage("with position", names[emb.pos_embed], "(B, N+1, D)", emb.pos_embed)))
         for i, layer in enumerate(m.encoder.layers):
-            prefix = f"encoder.layers.{i}"
             n = i + 1  # people count layers from 1
             add(layer.attn.register_forward_pre_hook(self._attn_pre, with_kwargs=True))
-            add(layer.attn.register_forward_hook(self._attn_post(n, f"{prefix}.attn", layer.attn)))
+            add(layer.attn.register_forward_hook(self._attn_post(n, names[layer.attn], layer.attn)))
             if self.keep_qk:
                 add(layer.attn.q_proj.register_forward_hook(self._keep(self.record.queries)))
                 add(layer.attn.k_proj.register_forward_hook(self._keep(self.record.keys)))
-            add(layer.mlp.net[1].register_forward_hook(
-                self._stage(f"layer {n} MLP hidden", f"{prefix}.mlp.net.1", "(B, N+1, 4D)", layer.mlp, n)))
-            add(layer.register_forward_hook(self._layer_out(n, prefix, layer)))
+            add(layer.mlp.act.register_forward_hook(
+                self._stage(f"layer {n} MLP hidden", names[layer.mlp.act], "(B, N+1, 4D)", layer.mlp, n)))
+            add(layer.register_forward_hook(self._layer_out(n, names[layer], layer)))
         add(m.encoder.norm.register_forward_hook(
-            self._stage("final norm", "encoder.norm", "(B, N+1, D)", m.encoder.norm)))
+            self._stage("final norm", names[m.encoder.norm], "(B, N+1, D)", m.encoder.norm)))
         # ViTClassificationHead.forward selects the class token (x[:, 0]); head.head only reads it.
-        add(m.head.head.register_forward_pre_hook(self._class_token("head")))
-        add(m.head.register_forward_hook(self._logits("head.head", m.head)))
+        add(m.head.head.register_forward_pre_hook(self._class_token(names[m.head])))
+        add(m.head.register_forward_hook(self._logits(names[m.head.head], m.head)))
         return self.record
 
     def __exit__(self, *exc) -> None:

@@ -277,14 +277,14 @@ def train(
 
 
 @torch.inference_mode()
-def accuracy(model, images, labels, batch_size: int = 250) -> float:
-    """Top-1 accuracy of a loaded model on PIL images, through its own preprocessing."""
-    device = next(model.parameters()).device
+def accuracy(loaded, images, labels, batch_size: int = 250) -> float:
+    """Top-1 accuracy of a :class:`~vit.loaded.LoadedModel` on PIL images, through its own preprocessing."""
+    device = loaded.device
     correct = 0
     for start in range(0, len(images), batch_size):
-        x = torch.cat([model.preprocess(im) for im in images[start:start + batch_size]]).to(device)
+        x = torch.cat([loaded.preprocess(im) for im in images[start:start + batch_size]]).to(device)
         y = torch.as_tensor(labels[start:start + batch_size], device=device)
-        correct += int((model(x).argmax(-1) == y).sum())
+        correct += int((loaded.module(x).argmax(-1) == y).sum())
     return correct / max(1, len(images))
 
 

@@ -14,21 +14,30 @@ Indexing conventions (what a person types):
 
 * ``layer`` and ``head`` are **1-based** (layer 1 is the first block, head 1
   the first head) — subtract 1 to index a tensor.
-* ``query_patch`` is **0-based** (row, col) on the patch grid, row-major:
-  token index ``row * cols + col`` among the patch tokens (add 1 for the class
-  token in front).
+
+A model with its patch size and depth is validated once, by :func:`setting`,
+into a frozen :class:`Setting` that everything further in takes as it is.
 """
 
 from __future__ import annotations
 
 import math
 import numbers
+from dataclasses import dataclass
 from typing import Any
 
-from vit.config import DISPLAY_NAMES, MAX_PATCH_SIZE, MIN_PATCH_SIZE, PRESETS, patch_size_range
+from vit.config import (
+    DISPLAY_NAMES,
+    MAX_PATCH_SIZE,
+    MIN_PATCH_SIZE,
+    PRESETS,
+    ViTConfig,
+    grid_for_patch_size,
+    patch_size_range,
+)
 from vit.errors import InputError
 
-HEAD_FUSIONS = ("mean", "max", "min")
+HEAD_FUSIONS = ("mean", "max", "min")  # how attention rollout and the fused maps combine the heads
 MAX_TOP_K = 20
 MAX_DISCARD_RATIO = 0.99
 _SHOWN_CHARS = 60  # longer values are cut in messages
@@ -196,6 +205,62 @@ def depth(value: Any, num_layers: int) -> int:
     return _integer("depth", value, 1, num_layers, f" (the model has L={num_layers} layers)")
 
 
+@dataclass(frozen=True)
+class Setting:
+    """A model family with the patch size and depth to run it at, all three valid."""
+
+    name: str  # a PRESETS key: "vit_b_16"
+    patch_size: int  # P
+    depth: int  # encoder layers run, 1..L
+
+    @property
+    def native(self) -> ViTConfig:
+        """The family's own config, as its checkpoint was trained."""
+        return PRESETS[self.name]
+
+    @property
+    def display_name(self) -> str:
+        """What people read: ``"ViT-B/16"``."""
+        return DISPLAY_NAMES[self.name]
+
+    @property
+    def grid(self) -> int:
+        """Patches per side at this patch size: round(native resolution / P)."""
+        return grid_for_patch_size(self.native.image_size, self.patch_size)
+
+    @property
+    def config(self) -> ViTConfig:
+        """The config of the model this setting builds: input grid x P, the first ``depth`` layers."""
+        return self.native.with_(patch_size=self.patch_size, image_size=self.grid * self.patch_size,
+                                 num_layers=self.depth)
+
+
+_patch_size, _depth = patch_size, depth  # setting()'s arguments have the same names
+
+
+def setting(model: Any, patch_size: Any = None, depth: Any = None) -> Setting:
+    """Validate a model name with its patch size and depth, once, at the edge.
+
+    Args:
+        model: a model name as :func:`model_name` takes it (``"vit_b_16"``, ``"ViT-B/16"``).
+        patch_size: as :func:`patch_size` takes it; None keeps the checkpoint's own.
+        depth: as :func:`depth` takes it; None runs all of the family's layers.
+
+    Returns:
+        A frozen :class:`Setting`.
+
+    Raises:
+        InputError: from :func:`model_name`, :func:`patch_size` or :func:`depth`, in that order.
+    """
+    name = model_name(model)
+    native = PRESETS[name]
+    return Setting(
+        name=name,
+        patch_size=native.patch_size if patch_size is None else _patch_size(patch_size, name),
+        depth=native.num_layers if depth is None else _depth(depth, native.num_layers),
+    )
+
+
 def top_k(value: Any, num_classes: int = 1000) -> int:
     """Validate how many predictions to show: 1 to ``min(20, num_classes)``.
 
@@ -272,32 +337,6 @@ def head(value: Any, num_heads: int) -> int:
         InputError: outside 1..h.
     """
     return _integer("head", value, 1, num_heads, f" (1-based; the model has h={num_heads} heads)")
-
-
-def query_patch(row: Any, col: Any, grid: tuple[int, int]) -> tuple[int, int]:
-    """Validate a query patch position on the patch grid, **0-based**.
-
-    Patch tokens are flattened row-major, so the patch is token
-    ``row * cols + col`` among the patch tokens (``+ 1`` with the class token
-    in front).
-
-    Args:
-        row: 0 to ``rows - 1``, counted from the top.
-        col: 0 to ``cols - 1``, counted from the left.
-        grid: ``(rows, cols)`` of the patch grid.
-
-    Returns:
-        ``(row, col)`` as ints.
-
-    Raises:
-        InputError: either coordinate outside the grid.
-    """
-    rows, cols = grid
-    note = f" (0-based; the patch grid is {rows} x {cols})"
-    return (
-        _integer("row", row, 0, rows - 1, note),
-        _integer("col", col, 0, cols - 1, note),
-    )
 
 
 def opacity(value: Any) -> float:
