@@ -91,15 +91,16 @@ def cat_image() -> Path:
 def running_app():
     """app.py's demo launched in this process on a free port (a fresh model cache); yields its URL."""
     import app
+    from vit.ui import state
 
-    app._cache = None  # a fresh model cache that reads the current TORCH_HOME
+    state.reset()  # a fresh model cache that reads the current TORCH_HOME
     demo = app.build_demo()
     _, url, _ = app.launch(demo, port=free_port(), prevent_thread_lock=True, quiet=True)
     try:
         yield url
     finally:
         demo.close()
-        app._cache = None
+        state.reset()
 
 
 def start_app_process(env: dict, log: Path, timeout: float = 120.0) -> tuple[subprocess.Popen, str]:

@@ -152,7 +152,7 @@ def test_resized_patch_size_changes_grid_and_tokens(client):
 
 def redraw(client, **display):
     """/redraw: every picture of the tab's analysis again; returns {elem_id: value}."""
-    values = client.predict(**{"query": [0.5, 0.5], "layer": 12, "head": 1, "opacity": 0.6, "colormap": "cividis",
+    values = client.predict(**{"query_x": 0.5, "query_y": 0.5, "layer": 12, "head": 1, "opacity": 0.6, "colormap": "cividis",
                                "head_fusion": "mean", "discard_ratio": 0.0, **display}, api_name="/redraw")
     return dict(zip([*events.REDRAW_OUTPUTS[:-2], "timing"], values))
 
@@ -177,7 +177,7 @@ def test_display_only_changes_do_not_run_the_model(client, model_calls):
     assert "fused by **max**" in fused["rollout-view-caption"] and "weakest 50%" in fused["rollout-view-caption"]
     assert Path(fused["rollout-view"]).read_bytes() != Path(first[ROLLOUT]).read_bytes()
 
-    corner = redraw(client, query=[0.01, 0.01])
+    corner = redraw(client, query_x=0.01, query_y=0.01)
     assert "token 1 " in corner["query-view-caption"] and "row 0, col 0" in corner["query-view-caption"]
 
     top3 = client.predict(top_k=3, api_name="/top_k")

@@ -18,6 +18,7 @@ from gradio_client.exceptions import AppError
 from PIL import Image
 
 import app
+from vit.ui import state
 import vit
 from conftest import ROOT, free_port, write_checkpoint
 from corpus import EXPECTED_ERROR_WORDS, make_corpus
@@ -45,13 +46,13 @@ def peak_rss_gb() -> float:
 
 @pytest.fixture(scope="module")
 def server(torch_home):
-    app._cache = None
+    state.reset()
     demo = app.build_demo()
     _, url, _ = app.launch(demo, port=free_port(), prevent_thread_lock=True, quiet=True)
     assert url.startswith("http://127.0.0.1:")
     yield url
     demo.close()
-    app._cache = None
+    state.reset()
 
 
 def quick(client: Client, image=CAT, **params):
@@ -112,7 +113,7 @@ def test_corrupt_checkpoint_in_the_cache(tmp_path, monkeypatch):
     path = write_checkpoint(home / "hub", "vit_b_32")
     path.write_bytes(path.read_bytes()[:100_000])
     monkeypatch.setenv("TORCH_HOME", str(home))
-    monkeypatch.setattr(app, "_cache", None)
+    monkeypatch.setattr(state, "_cache", None)
     demo = app.build_demo()
     _, url, _ = app.launch(demo, port=free_port(), prevent_thread_lock=True, quiet=True)
     try:

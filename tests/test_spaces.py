@@ -21,7 +21,9 @@ import pytest
 from packaging.requirements import Requirement
 
 import app
+from vit.ui import events, gpu, meter, state
 from conftest import free_port, serve_http
+import vit.cost
 from vit import api
 from vit.prefetch import Prefetch
 from vit.weights import Checkpoint
@@ -84,10 +86,11 @@ sys.modules["spaces"] = None  # `import spaces` raises ImportError, as where the
 for name in ("GRADIO_SERVER_NAME", "GRADIO_SERVER_PORT"):
     os.environ.pop(name, None)
 import app
+from vit.ui import events, gpu, meter, state
 demo = app.build_demo()
 facts = {
-    "spaces": app.spaces is None,
-    "run_model_is_plain": not hasattr(app.run_model, "__wrapped__"),
+    "spaces": gpu.spaces is None,
+    "run_model_is_plain": not hasattr(gpu.run_model, "__wrapped__"),
     "startup_events": [fn.api_name for fn in demo.fns.values() if fn.api_name == "startup_status"],
 }
 # main() as `python app.py` runs it, with the server itself left out.
@@ -98,7 +101,7 @@ launched = {}
 app.build_demo, app._prewarm, app._delete_gradio_files = Demo, lambda: None, lambda demo: None
 app.launch = lambda demo, host, port, share, **kwargs: launched.update(host=host, port=port, share=share)
 app.main([])
-facts.update(launched=launched, prefetch=app._prefetch is not None, torch="torch" in sys.modules)
+facts.update(launched=launched, prefetch=gpu._prefetch is not None, torch="torch" in sys.modules)
 print(json.dumps(facts))
 """
 
@@ -135,6 +138,7 @@ real_url = weights.Checkpoint.url
 weights.Checkpoint.url = property(lambda c: os.environ["CKPT_URL"] if c.name == "vit_b_16" else real_url.fget(c))
 
 import app
+from vit.ui import events, gpu, meter, state
 facts = {"applied": [[a["function"], callable(a["duration"])] for a in spaces.applied]}
 duration = spaces.applied[0]["duration"]
 facts["seconds"] = {f"{name} P={p}": duration(name, p, depth, None, 5, "mean", 0.0)
@@ -143,9 +147,9 @@ facts["seconds"] = {f"{name} P={p}": duration(name, p, depth, None, 5, "mean", 0
 def check():
     try:
         t0 = time.monotonic()
-        while (app._prefetch is None or app._prefetch.done == 0) and time.monotonic() - t0 < 60:
+        while (gpu._prefetch is None or gpu._prefetch.done == 0) and time.monotonic() - t0 < 60:
             time.sleep(0.05)
-        facts["prefetch"] = [app._prefetch.name, app._prefetch.in_flight, app._prefetch.done]
+        facts["prefetch"] = [gpu._prefetch.name, gpu._prefetch.in_flight, gpu._prefetch.done]
         port = os.environ["GRADIO_SERVER_PORT"]
         while time.monotonic() - t0 < 60:
             try:
@@ -157,22 +161,22 @@ def check():
         result = {}
         def first_analysis():
             try:
-                result["out"] = app.analyze(str(app.ASSETS / "cat.jpg"), "ViT-B/16", 16, 12)
+                result["out"] = events.analyze(str(app.ASSETS / "cat.jpg"), "ViT-B/16", 16, 12)
             except Exception as exc:
                 result["error"] = repr(exc)
         first = threading.Thread(target=first_analysis)
         first.start()
         time.sleep(1.0)
         facts["analysis_waits"] = first.is_alive()
-        facts["banner_during"] = app.startup_banner()
-        banner, timer = app.startup_status(None)
+        facts["banner_during"] = gpu.startup_banner()
+        banner, timer = gpu.startup_status(None)
         facts["timer_during"] = timer.active
         urllib.request.urlopen(os.environ["RELEASE_URL"], timeout=5).close()
         first.join(120)
         facts["banner_after_analysis"] = result["out"][0] if "out" in result else result.get("error", "no result")
         facts["calls"] = spaces.calls
-        facts["runs"] = app.RUNS["model"]
-        banner, timer = app.startup_status(None)
+        facts["runs"] = state.RUNS["model"]
+        banner, timer = gpu.startup_status(None)
         facts["banner_after"], facts["timer_after"] = banner, timer.active
         facts["cached"] = weights.cached_path("vit_b_16").is_file()
         facts["cuda_touched_outside"] = touched
@@ -225,23 +229,23 @@ def test_zerogpu_space_decorates_the_run_and_fetches_the_weights_at_startup(b16_
     assert facts["calls"] == [{"function": "run_model", "seconds": seconds["vit_b_16 P=16"]}]
     assert facts["runs"] == 1
     # Once the download is done the timer stops, and a page without an analysis shows the usual banner.
-    assert facts["timer_after"] is False and facts["banner_after"] == app.banner_html()
+    assert facts["timer_after"] is False and facts["banner_after"] == meter.banner_html()
 
 
 # --------------------------------------------------------------------------- in this process
 
 
 def test_duration_grows_with_the_setting_and_the_checkpoint():
-    b16 = [app.gpu_seconds("vit_b_16", p, 12) for p in (32, 16, 8, 4)]
+    b16 = [gpu.gpu_seconds("vit_b_16", p, 12) for p in (32, 16, 8, 4)]
     assert b16 == sorted(b16) and b16[-1] > b16[1], b16
-    native = [app.gpu_seconds(name, p, depth) for name, p, depth in
+    native = [gpu.gpu_seconds(name, p, depth) for name, p, depth in
               [("vit_b_32", 32, 12), ("vit_l_16", 16, 24), ("vit_h_14", 14, 32)]]
     assert native == sorted(native) and native[-1] > native[0], native
-    assert app.gpu_seconds("vit_h_14", 4, 32) > app.gpu_seconds("vit_h_14", 14, 32)
+    assert gpu.gpu_seconds("vit_h_14", 4, 32) > gpu.gpu_seconds("vit_h_14", 14, 32)
     assert all(isinstance(s, int) for s in b16 + native)
     # A duration is a ceiling on the GPU time: never below what the run takes on the GPU (GPU_GFLOPS).
-    c = app.cost("vit_h_14", 4, 32)
-    assert app.zerogpu_seconds(c) > app.ZEROGPU_START_S + c.gflops / app.GPU_GFLOPS
+    c = vit.cost.estimate("vit_h_14", 4, 32)
+    assert gpu.zerogpu_seconds(c) > gpu.ZEROGPU_START_S + c.gflops / gpu.GPU_GFLOPS
 
 
 class Refusing(http.server.BaseHTTPRequestHandler):
@@ -263,16 +267,16 @@ def test_a_failed_startup_download_says_untrained_and_is_not_repeated(tmp_path, 
     monkeypatch.setenv("TORCH_HOME", str(tmp_path / "torch"))
     monkeypatch.setattr(api, "_failed_downloads", {})
     monkeypatch.setattr(Checkpoint, "url", property(lambda c: f"{url}/{c.name}-00000000.pth"))
-    monkeypatch.setattr(app, "_cache", None)
+    monkeypatch.setattr(state, "_cache", None)
     Refusing.requests = 0
     try:
         prefetch = Prefetch("vit_b_32").start()
         assert prefetch.wait() is False
-        monkeypatch.setattr(app, "_prefetch", prefetch)
+        monkeypatch.setattr(gpu, "_prefetch", prefetch)
         assert prefetch.error.startswith("UNTRAINED: weights could not be downloaded")
-        banner = app.startup_banner()
+        banner = gpu.startup_banner()
         assert "UNTRAINED" in banner and "ViT-B/32 weights could not be downloaded" in banner
-        result = app.analyze(str(CAT), "ViT-B/32", 32, 12)
+        result = events.analyze(str(CAT), "ViT-B/32", 32, 12)
     finally:
         httpd.shutdown()
         httpd.server_close()
@@ -289,9 +293,9 @@ def test_a_family_without_a_checkpoint_to_download_is_not_fetched(tmp_path, monk
     monkeypatch.setattr(Checkpoint, "url", property(lambda c: "http://127.0.0.1:9/unused.pth"))
     prefetch = Prefetch("vit_b_32").start()
     assert prefetch.wait() is True and prefetch.error == ""
-    monkeypatch.setattr(app, "_prefetch", prefetch)
-    app.fetch_weights("vit_b_32", lambda done, total: pytest.fail("nothing should be downloaded"))
-    assert app.startup_banner() == app.banner_html()
+    monkeypatch.setattr(gpu, "_prefetch", prefetch)
+    gpu.fetch_weights("vit_b_32", lambda done, total: pytest.fail("nothing should be downloaded"))
+    assert gpu.startup_banner() == meter.banner_html()
     assert not (tmp_path / "torch").exists()
 
 

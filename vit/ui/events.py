@@ -362,9 +362,13 @@ def analyze(image, model, patch_size, depth, top_k=5, head_fusion="mean", discar
 
 
 @handler
-def redraw_all(key, query=CENTRE, layer=None, head=1, opacity=DEFAULT_OPACITY, colormap=DEFAULT_COLORMAP,
-               head_fusion="mean", discard_ratio=0.0):
+def redraw_all(key, query_x=0.5, query_y=0.5, layer=None, head=1, opacity=DEFAULT_OPACITY,
+               colormap=DEFAULT_COLORMAP, head_fusion="mean", discard_ratio=0.0):
     """Every picture of this tab's last analysis again, with other display settings (no model run).
+
+    Args:
+        query_x, query_y: the query patch, as fractions of the picture's width and height (0 to 1).
+        layer, head, opacity, colormap, head_fusion, discard_ratio: as for ``/analyze``.
 
     Returns:
         The five pictures, each followed by its caption: patch grid, query patch, rollout,
@@ -373,7 +377,7 @@ def redraw_all(key, query=CENTRE, layer=None, head=1, opacity=DEFAULT_OPACITY, c
     t0 = time.perf_counter()
     a = _with_options(key, head_fusion, discard_ratio)
     layer, head = layer_head(a, layer, head)
-    q, cmap, alpha = query_fraction(query), colormap_name(colormap), validate.opacity(opacity)
+    q, cmap, alpha = query_fraction((query_x, query_y)), colormap_name(colormap), validate.opacity(opacity)
     out = []
     for which in PICTURES:
         view = draw(a, which, q, layer, head, alpha, cmap)

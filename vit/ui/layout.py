@@ -106,6 +106,8 @@ def build_demo() -> gr.Blocks:
                 c["analyze"] = gr.Button("Analyze", variant="primary", size="lg", elem_id="analyze-btn")
                 c["api-analyze"] = gr.Button("Analyze (API)", visible=False)  # /analyze and /redraw: strict
                 c["api-redraw"] = gr.Button("Redraw (API)", visible=False)
+                c["query-x"] = gr.Number(0.5, visible=False, label="query_x")  # /redraw's query patch, as fractions
+                c["query-y"] = gr.Number(0.5, visible=False, label="query_y")
                 c["cost-meter"] = gr.Markdown(meter.cost_meter(default, native.patch_size, native.num_layers),
                                               elem_id="cost-meter")
                 c["predictions"] = gr.Label(num_top_classes=MAX_TOP_K, label="Top-k predictions: softmax(h_cls W + b)",
@@ -203,7 +205,7 @@ def _wire(c: dict) -> None:
     c["api-analyze"].click(events.analyze, analyze_inputs, outputs(events.ANALYZE_OUTPUTS), api_name="analyze",
                            preprocess=False, concurrency_id="model", concurrency_limit=MODEL_WAITERS)
     display = ["analysis", "query", "layer", "head", "opacity", "colormap", "head-fusion", "discard-ratio"]
-    c["api-redraw"].click(events.redraw_all, outputs(display), outputs([*events.REDRAW_OUTPUTS[:-2], "timing"]),
+    c["api-redraw"].click(events.redraw_all, outputs(["analysis", "query-x", "query-y", *display[2:]]), outputs([*events.REDRAW_OUTPUTS[:-2], "timing"]),
                            api_name="redraw", preprocess=False, concurrency_limit=4)
 
     # ---------------------------------------------------------------- the page's analyses
