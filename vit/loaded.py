@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the record itself needs no torch: it only holds what load_model built
+    import torch
     from torch import Tensor, nn
 
     from .config import ViTConfig
@@ -38,7 +39,8 @@ class LoadedModel:
     status_detail: str  # the same with paths and the reader's own error, for the CLI and logs
     preprocess: Preprocess  # PIL image -> (1, C, S, S) at this config's input size
     class_names: list[str] = field(repr=False)  # K names, index -> label
-    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)  # one traced forward at a time
+    # One traced run at a time: the tracer's hooks are module state.
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def __call__(self, x: Tensor) -> Tensor:
         """The module's forward: (B, C, H, W) -> (B, K) logits."""
@@ -48,7 +50,7 @@ class LoadedModel:
         return self.module.parameters()
 
     @property
-    def device(self):
+    def device(self) -> torch.device:
         """Where the module's parameters are."""
         return next(self.module.parameters()).device
 
