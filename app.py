@@ -47,7 +47,7 @@ class PrivateEventGuard:
     its name, ``api_visibility="private"`` ones too (that setting only hides them from the docs
     and from gradio_client). The page itself calls events by number through the queue, so
     refusing the by-name routes of private events costs it nothing. Every event that takes an
-    image checks it as well (:func:`_image_source`); this is the second lock.
+    image checks it as well (:func:`vit.ui.inputs.image_source`); this is the second lock.
     """
 
     _BY_NAME = re.compile(r"/gradio_api/(?:call/v2|call|run|api)/([^/]+)")

@@ -25,7 +25,7 @@ from conftest import free_port
 import vit.api
 import vit.cost
 from vit import views
-from vit.ui import events, layout, meter, state
+from vit.ui import events, inputs, layout, meter, pictures, state
 
 # gradio 6.31 itself calls deprecated pandas options on every request.
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:gradio.queueing")
@@ -318,10 +318,10 @@ def test_layers_past_the_depth_run_show_the_last_one(b32_analysis):
                                               (float("nan"), 16), (16.4, 16), (24, 24)])
 def test_the_page_runs_what_its_controls_show(typed, shown):
     """A typed value out of range is clamped, as the browser's number box shows it."""
-    assert events.page_setting("ViT-B/16", typed, 12) == ("vit_b_16", shown, 12)
-    assert events.page_setting("ViT-B/16", 16, 0) == ("vit_b_16", 16, 1)
-    assert events.page_setting("ViT-B/16", 16, 99) == ("vit_b_16", 16, 12)
-    assert events.page_setting("ViT-Tiny shapes, trained here", 100, 1)[1] == 32
+    assert inputs.page_setting("ViT-B/16", typed, 12) == ("vit_b_16", shown, 12)
+    assert inputs.page_setting("ViT-B/16", 16, 0) == ("vit_b_16", 16, 1)
+    assert inputs.page_setting("ViT-B/16", 16, 99) == ("vit_b_16", 16, 12)
+    assert inputs.page_setting("ViT-Tiny shapes, trained here", 100, 1)[1] == 32
 
 
 # --------------------------------------------------------------------------- the weights banner
@@ -505,3 +505,70 @@ def test_without_imagenet_weights_the_banner_offers_the_model_trained_here(clien
     assert events.offer_button(ok)["visible"] is False
     assert client.predict(api_name="/use_trained_model") == SHAPES_MODEL
     assert any(p.name.startswith("shapes-") for p in layout.EXAMPLES)
+
+
+# --------------------------------------------------------------------------- the page's rules
+
+
+def contrast(a: str, b: str) -> float:
+    """WCAG 2 contrast ratio of two #rrggbb colours."""
+
+    def luminance(colour: str) -> float:
+        channels = [int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+        linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+    hi, lo = sorted((luminance(a), luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def test_banner_and_notice_text_meet_wcag_aa():
+    import re
+
+    css = layout.CSS
+    colours = dict(re.findall(r"#banner \.banner\.(\w+) \{ background: (#[0-9a-f]{6}); \}", css))
+    assert set(colours) == {"ok", "warn", "bad", "idle"}
+    assert "#banner .banner b, #banner .banner span { color: #fff !important; }" in css  # every word in white
+    for kind, background in colours.items():
+        assert contrast("#ffffff", background) >= 4.5, kind
+    stale = re.search(r"\.stale \{ background: (#[0-9a-f]{6}); color: (#[0-9a-f]{6});", css)
+    assert contrast(stale.group(1), stale.group(2)) >= 4.5
+
+
+class Request:
+    def __init__(self, session):
+        self.session_hash = session
+
+
+def test_a_redraw_overtaken_by_a_newer_one_is_dropped(b32_analysis, monkeypatch):
+    """Two redraws of one tab: the older one, finishing last, sends nothing; the newer one sends everything."""
+    import threading
+
+    key = state.analysis_store().put(b32_analysis)
+    request = Request("stale-redraw-test")
+    state.TABS.get("session:stale-redraw-test").key = key
+    started, release = threading.Event(), threading.Event()
+    real = pictures.draw
+
+    def slow_draw(a, which, *args):  # the first redraw waits inside its drawing until the second has finished
+        if threading.current_thread().name == "older" and which == "rollout-view":
+            started.set()
+            release.wait(30)
+        return real(a, which, *args)
+
+    monkeypatch.setattr(pictures, "draw", slow_draw)
+    results = {}
+    older = threading.Thread(name="older", target=lambda: results.update(
+        older=events.page_redraw(key, (0.5, 0.5), 3, 1, 0.6, "cividis", "mean", 0.0, request=request)))
+    older.start()
+    assert started.wait(30)
+    results["newer"] = events.page_redraw(key, (0.5, 0.5), 2, 1, 0.6, "cividis", "mean", 0.0, request=request)
+    release.set()
+    older.join(30)
+    assert results["older"] == {}
+    assert "layers 1–2" in results["newer"]["rollout-view-caption"]
+    again = events.page_redraw(key, (0.5, 0.5), 2, 1, 0.6, "cividis", "mean", 0.0, request=request)
+    assert again == {}  # nothing changed: nothing is sent
+    moved = events.page_redraw(key, (0.01, 0.01), 2, 1, 0.6, "cividis", "mean", 0.0, request=request)
+    assert set(moved) == {"patch-grid", "patch-grid-caption", "query-view", "query-view-caption", "grid-info",
+                          "timing"}  # a click redraws the grid and the query view only

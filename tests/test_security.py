@@ -201,7 +201,7 @@ def test_every_listed_endpoint_refuses_crafted_paths(server, secrets):
 
 def test_internal_events_cannot_be_called_by_name(server, secrets):
     _, private = events(server)
-    assert {"analyze_new_image", "analyze_new_model", "select_patch_on_grid"} <= set(private)
+    assert {"analyze_new_image", "analyze_new_model", "analyze_now", "click_patch_grid", "redraw_page"} <= set(private)
     for name in private:
         for route in (f"/gradio_api/call/{name}", f"/gradio_api/call/v2/{name}", f"/gradio_api/run/{name}",
                       f"/gradio_api/api/{name}"):
@@ -213,14 +213,17 @@ def test_internal_events_as_the_page_calls_them_refuse_crafted_paths(server, sec
     """The page joins the queue by number; that cannot be closed, so the gate must hold there too."""
     _, private = events(server)
     auto = [private[n] for n in ("analyze_new_image", "analyze_new_patch_size", "analyze_new_depth",
-                                 "analyze_new_model")]
-    query = [0.5, 0.5]
+                                 "analyze_new_model", "analyze_now")]
+    page_settings = SETTINGS[:8]  # the page's analyses take the image, then model ... head
+    success, output = join(server, private["analyze_now"], [{"path": str(ROOT / "assets" / "cat.jpg")},
+                                                            *page_settings])
+    assert success, output  # the control: the harness can tell a refusal from an analysis
     for fn_index in auto:
         for i in range(5):
             results = {}
             for target in TARGETS:
                 crafted = payloads(secrets[target], secrets["links"])[i]
-                success, output = join(server, fn_index, [crafted, *SETTINGS, query])
+                success, output = join(server, fn_index, [crafted, *page_settings])
                 assert not success and not files_in(output), (fn_index, crafted, output)
                 results[target] = ("error", output)
             assert_refused_alike(results, secrets)

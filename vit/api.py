@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import time
+from contextlib import contextmanager
 from collections.abc import Callable
 from pathlib import Path
 
@@ -242,6 +243,7 @@ def analyze(
     top_k: int = 5,
     head_fusion: str = "mean",
     discard_ratio: float = 0.0,
+    on_layer: Callable[[int, int], None] | None = None,
 ) -> Analysis:
     """Run the model on one image under the tracer and compute every explanation.
 
@@ -251,6 +253,8 @@ def analyze(
         top_k: how many predictions to list (1-20).
         head_fusion: "mean", "max" or "min", for rollout and the fused maps.
         discard_ratio: fraction of each row's weakest patch links dropped in rollout, [0, 0.99].
+        on_layer: ``on_layer(layers_done, L)`` after each encoder block (progress); an exception it
+            raises stops the run there (a server drops a run nobody waits for any more).
 
     Returns:
         An :class:`Analysis`.
@@ -270,7 +274,7 @@ def analyze(
     t1 = time.perf_counter()
     timings["preprocess"] = (t1 - t0) * 1e3
 
-    with loaded.lock, Tracer(model, head_fusion=head_fusion) as record:
+    with loaded.lock, Tracer(model, head_fusion=head_fusion) as record, _each_layer(model, on_layer):
         model(x)
     t2 = time.perf_counter()
     timings["forward_traced"] = (t2 - t1) * 1e3
@@ -315,3 +319,16 @@ def analyze(
     timings["total"] = (time.perf_counter() - t0) * 1e3
     result.timings_ms = timings
     return result
+
+
+@contextmanager
+def _each_layer(model, on_layer: Callable[[int, int], None] | None):
+    """Call ``on_layer(n, L)`` after each of the L encoder blocks while the context is open."""
+    layers = list(model.encoder.layers)
+    handles = [] if on_layer is None else [
+        layer.register_forward_hook(lambda *_, n=n: on_layer(n, len(layers))) for n, layer in enumerate(layers, 1)]
+    try:
+        yield
+    finally:
+        for handle in handles:
+            handle.remove()

@@ -71,7 +71,8 @@ def gpu_seconds(name, patch_size, depth, *_, **__) -> int:
 
 
 @gpu(duration=gpu_seconds)
-def run_model(name: str, patch_size: int, depth: int, image, top_k: int, head_fusion: str, discard_ratio: float):
+def run_model(name: str, patch_size: int, depth: int, image, top_k: int, head_fusion: str, discard_ratio: float,
+              on_layer=None):
     """The GPU work of one analysis: the model for the setting from the model cache, then the traced run.
 
     On a ZeroGPU Space ``spaces`` runs this in its GPU worker process: the (validated) arguments
@@ -81,7 +82,8 @@ def run_model(name: str, patch_size: int, depth: int, image, top_k: int, head_fu
     own model cache keeps it while ZeroGPU keeps the worker. The checkpoint is in the disk cache
     already (:func:`fetch_weights`), so no quota is spent waiting on the network. Everywhere else
     this is an ordinary call in the request's thread. It runs inside the fair queue's turn, so
-    one analysis at a time holds the model (and the GPU), as before.
+    one analysis at a time holds the model (and the GPU), as before. ``on_layer`` (progress, and
+    stopping a run nobody waits for) is only passed where this runs in the request's own process.
     """
     from vit import api  # noqa: PLC0415 - imports torch
     from vit.config import DISPLAY_NAMES  # noqa: PLC0415
@@ -89,7 +91,8 @@ def run_model(name: str, patch_size: int, depth: int, image, top_k: int, head_fu
     loaded = state.model_cache().get(name, "imagenet", patch_size, depth)
     if loaded.status != loaded.status_detail:
         log.warning("%s: %s", DISPLAY_NAMES[name], loaded.status_detail)  # the whole reason, for the teacher's log
-    return api.analyze(loaded, image, top_k=top_k, head_fusion=head_fusion, discard_ratio=discard_ratio)
+    return api.analyze(loaded, image, top_k=top_k, head_fusion=head_fusion, discard_ratio=discard_ratio,
+                       on_layer=on_layer)
 
 
 _prefetch = None  # on a Space, the startup download of the default model's checkpoint (vit.prefetch.Prefetch)

@@ -18,7 +18,8 @@ from vit import views
 from vit.config import DISPLAY_NAMES, MAX_PATCH_SIZE, MIN_PATCH_SIZE, PRESETS
 from vit.families import ASSETS
 from vit.ui import events, gpu, meter
-from vit.ui.events import CENTRE, DEFAULT_COLORMAP, DEFAULT_OPACITY
+from vit.ui.events import DEFAULT_COLORMAP, DEFAULT_OPACITY
+from vit.ui.inputs import CENTRE
 from vit.ui.state import STATE_TTL_S
 
 MODEL_WAITERS = 16  # requests admitted to vit.server.FairQueue at once; the rest wait in gradio's queue (64)
@@ -215,17 +216,21 @@ def _wire(c: dict) -> None:
                show_progress_on=[c["banner"]], concurrency_id="model", concurrency_limit=MODEL_WAITERS, trigger_mode="always_last")
     auto = events.named(events.page_analyze, events.PAGE_ANALYZE_OUTPUTS)
     now = events.named(events.page_analyze_now, events.PAGE_ANALYZE_OUTPUTS)
+    # While a run is going the Analyze button is disabled and says so; every trigger goes through it.
     busy, idle = gr.update(interactive=False, value="Analyzing…"), gr.update(interactive=True, value="Analyze")
-    c["analyze"].click(lambda: busy, None, c["analyze"], queue=False, show_progress="hidden",
-                       **private("analyze_button_busy")).then(
-        now, **run, **private("analyze_now")).then(
-        lambda: idle, None, c["analyze"], queue=False, show_progress="hidden", **private("analyze_button_idle"))
-    c["image"].change(auto, **run, **private("analyze_new_image"))
-    c["patch-size"].release(auto, **run, **private("analyze_new_patch_size"))
-    c["depth"].release(auto, **run, **private("analyze_new_depth"))
-    c["model"].change(events.model_settings, outputs(["model", "head"]),
-                      outputs(["patch-size", "depth", "cost-meter"]), preprocess=False, queue=False,
-                      api_name="model_settings").then(auto, **run, **private("analyze_new_model"))
+
+    def analysis(trigger, fn, name: str) -> None:
+        trigger(lambda: busy, None, c["analyze"], queue=False, show_progress="hidden", **private(f"busy_{name}")).then(
+            fn, **run, **private(f"analyze_{name}")).then(
+            lambda: idle, None, c["analyze"], queue=False, show_progress="hidden", **private(f"idle_{name}"))
+
+    analysis(c["analyze"].click, now, "now")
+    analysis(c["image"].change, auto, "new_image")
+    analysis(c["patch-size"].release, auto, "new_patch_size")
+    analysis(c["depth"].release, auto, "new_depth")
+    analysis(c["model"].change(events.model_settings, outputs(["model", "head"]),
+                               outputs(["patch-size", "depth", "cost-meter"]), preprocess=False, queue=False,
+                               api_name="model_settings").then, auto, "new_model")
     meter_inputs = outputs(["model", "patch-size", "depth"])
     gr.on([c["patch-size"].change, c["depth"].change], events.settings_changed, meter_inputs,
           outputs(["cost-meter", "notice"]), preprocess=False, queue=False, show_progress="hidden",

@@ -40,8 +40,11 @@ def over_budget(c: costs.Cost) -> bool:
     return c.peak_bytes > costs.MEMORY_BUDGET_GB * 1e9  # read at call time: tests and admins change it
 
 
-def cost_markdown(c: costs.Cost) -> str:
-    """The cost meter: tokens, attention entries, GFLOPs, and a warning when it will be slow."""
+def cost_markdown(c: costs.Cost, shown: bool = False) -> str:
+    """The cost meter: tokens, attention entries, GFLOPs, and a warning when it will be slow.
+
+    ``shown``: the pictures show this setting already, so a slow one no longer asks for Analyze.
+    """
     where, rate = hardware()
     seconds = c.gflops / rate
     lines = [
@@ -55,15 +58,15 @@ def cost_markdown(c: costs.Cost) -> str:
     if over_budget(c):
         lines.append(f"⚠ **Too big for this server** ({c.peak_bytes / 1e9:.1f} GB of attention; the limit is "
                      f"{costs.MEMORY_BUDGET_GB:g} GB): choose a larger patch size or fewer layers.")
-    elif seconds > SLOW_S:
+    elif seconds > SLOW_S and not shown:
         lines.append(f"⚠ **Slow: ~{seconds:.0f} s on {where}.** It runs when you press **Analyze**.")
     return "\n\n".join(lines)
 
 
-def cost_meter(model, patch_size, depth) -> str:
+def cost_meter(model, patch_size, depth, shown: bool = False) -> str:
     """The cost meter for a setting; a bad setting is described instead of raised."""
     try:
-        return cost_markdown(costs.estimate(model, patch_size, depth))
+        return cost_markdown(costs.estimate(model, patch_size, depth), shown)
     except InputError as exc:
         return f"⚠ {exc}"
 

@@ -1,0 +1,119 @@
+"""Reading a request: the controls as the page shows them, and the one gate for images.
+
+The page's controls are clamped to what they show (a number box accepts 100 in a 4..64
+slider and shows 64); the API's values are validated strictly by ``vit.validate``.
+"""
+
+from __future__ import annotations
+
+import math
+
+from vit import validate
+from vit.config import PRESETS, patch_size_range
+from vit.errors import InputError
+
+CENTRE = (0.5, 0.5)  # the query patch before any click, as a fraction of (width, height)
+NO_IMAGE = "No image yet: upload a photo, take one with the webcam, paste one, or click an example."
+
+
+def clamp(value, lo: int, hi: int, default: int) -> int:
+    """A control's number as the page shows it: rounded and clamped to [lo, hi]; not a number -> default.
+
+    A browser's number box accepts 100 in a 4..64 slider and shows 64; what runs is what it shows.
+    """
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return default
+    if math.isnan(number):
+        return default
+    return int(min(max(round(number), lo), hi))
+
+
+def page_setting(model, patch_size, depth) -> tuple[str, int, int]:
+    """(name, P, depth) from the page's controls, clamped to the model's ranges."""
+    name = validate.model_name(model)
+    native = PRESETS[name]
+    lo, hi = patch_size_range(name)
+    return (name, clamp(patch_size, lo, hi, native.patch_size),
+            clamp(depth, 1, native.num_layers, native.num_layers))
+
+
+def colormap_name(value) -> str:
+    from vit import render  # noqa: PLC0415
+
+    if isinstance(value, str) and value.strip().lower() in render.COLORMAPS:
+        return value.strip().lower()
+    raise InputError(f"colormap must be one of {', '.join(map(repr, render.COLORMAPS))}, got {validate.show(value)}")
+
+
+def query_fraction(value) -> tuple[float, float]:
+    """The query patch as fractions (x, y) of the picture; anything else is the centre."""
+    try:
+        fx, fy = (float(v) for v in value)
+    except (TypeError, ValueError):
+        return CENTRE
+    return (fx, fy) if 0 <= fx < 1 and 0 <= fy < 1 else CENTRE
+
+
+def layer_head(a, layer, head) -> tuple[int, int]:
+    """Strict 1-based (layer, head) for an analysis; a layer past the depth run shows the last one."""
+    native = PRESETS[a.model]
+    layer = a.depth if layer is None else min(validate.layer(layer, native.num_layers), a.depth)
+    return layer, validate.head(head, a.num_heads)
+
+
+def image_source(image):
+    """The one gate for every image that comes with a request, public event or internal.
+
+    A gr.Image payload names a file; only a file that gradio itself received as an
+    upload (or one of the app's own examples) is ever opened: the path is resolved,
+    symlinks followed, and must lie under :func:`upload_roots`. Anything else (another
+    path, a URL, a ``data:`` string, a dict without a path) gets one sentence that says
+    nothing about the path. PIL images and arrays come only from Python callers.
+
+    Returns:
+        (what ``vit.images.load_image`` reads, the name the student knows the file by).
+    """
+    from vit.server import proven_file  # noqa: PLC0415
+
+    if image is None or image == "" or image == {}:
+        raise InputError(NO_IMAGE)
+    if isinstance(image, dict):
+        path, name = image.get("path"), image.get("orig_name")
+    elif isinstance(image, str):
+        path, name = image, None
+    elif hasattr(image, "path"):  # a gradio FileData object
+        path, name = image.path, getattr(image, "orig_name", None)
+    else:
+        return image, None  # a PIL image or an array, from Python: nothing on disk
+    real = proven_file(path, upload_roots())
+    return real, (name if isinstance(name, str) and name else real.name)
+
+
+def upload_roots() -> tuple[str, ...]:
+    """The folders whose files a request may name: gradio's upload folder and the app's assets."""
+    from gradio.utils import get_upload_folder  # noqa: PLC0415
+
+    from vit.families import ASSETS  # noqa: PLC0415
+
+    return get_upload_folder(), str(ASSETS)
+
+
+def load_image(source, name):
+    """Decode the upload; messages name the file as the student knows it, not the server's path."""
+    from vit.images import load_image  # noqa: PLC0415
+
+    try:
+        return load_image(source)
+    except InputError as exc:
+        if name is None:
+            raise
+        raise InputError(str(exc).replace(str(source), repr(name))) from None
+
+
+def image_id(image) -> str:
+    """Which picture a page request is about: gradio names every upload with a fresh path."""
+    if isinstance(image, dict):
+        return str(image.get("path"))
+    return str(getattr(image, "path", id(image)))

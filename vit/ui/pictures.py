@@ -1,0 +1,75 @@
+"""The pictures of a tab and their captions, from a kept analysis (``vit.views`` draws them).
+
+A redraw sends only the pictures whose inputs changed: :func:`signature` says what each depends on.
+"""
+
+from __future__ import annotations
+
+import html
+import time
+
+from vit import validate, views
+from vit.errors import InputError
+
+# The pictures of an analysis, each with its caption (elem_ids; the caption's is "<picture>-caption").
+PICTURES = ("patch-grid", "query-view", "rollout-view", "head-views", "layer-views")
+
+
+def caption(view: views.View) -> str:
+    parts = [view.caption]
+    if view.legend:
+        parts.append(f"*{view.legend}*")
+    if view.note:
+        parts.append(f"⚠ {view.note}")
+    return "\n\n".join(parts)
+
+
+def draw(a, which: str, query, layer: int, head: int, opacity: float, cmap: str) -> views.View:
+    """One of :data:`PICTURES` for an analysis and display settings."""
+    if which == "patch-grid":
+        return views.grid_view(a, query)
+    if which == "query-view":
+        return views.query_view(a, query, layer, head, opacity, cmap)
+    if which == "rollout-view":
+        return views.rollout_view(a, layer, opacity, cmap)
+    if which == "head-views":
+        return views.heads_view(a, layer, opacity, cmap)
+    if which == "layer-views":
+        return views.layers_view(a, opacity, cmap)
+    raise InputError(f"picture must be one of {', '.join(PICTURES)}, got {validate.show(which)}")
+
+
+def signature(key: str, which: str, cell, layer, head, opacity, cmap) -> tuple:
+    """What a picture depends on: it is redrawn only when this changes."""
+    return {
+        "patch-grid": (key, cell),
+        "query-view": (key, cell, layer, head, opacity, cmap),
+        "rollout-view": (key, layer, opacity, cmap),
+        "head-views": (key, layer, opacity, cmap),
+        "layer-views": (key, opacity, cmap),
+    }[which]
+
+
+def grid_info(a) -> str:
+    """The grid's geometry for the page's hover and arrow keys (read by the page's script)."""
+    rows, cols = a.grid
+    x0, y0, w, h = views.picture_box(a)
+    ow, oh = views.display_size(a)
+    return (f'<div id="grid-geometry" data-rows="{rows}" data-cols="{cols}" data-x0="{x0}" data-y0="{y0}" '
+            f'data-w="{w}" data-h="{h}" data-overlay-w="{ow}" data-overlay-h="{oh}"></div>')
+
+
+def stage_table(a) -> str:
+    """The stage table as HTML: on a phone each row stacks instead of scrolling sideways."""
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in views.STAGE_HEADERS)
+    rows = []
+    for row in views.stage_rows(a):
+        cells = "".join(f'<td data-label="{html.escape(h)}">{html.escape(str(v))}</td>'
+                        for h, v in zip(views.STAGE_HEADERS, row))
+        rows.append(f"<tr>{cells}</tr>")
+    return (f'<table class="stages"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+            f'<p class="table-note">{html.escape(views.plain(views.STAGE_NOTE))} B = 1 image.</p>')
+
+
+def redrawn(t0: float) -> str:
+    return f"Time: redrawn in {1e3 * (time.perf_counter() - t0):.0f} ms, without running the model"
