@@ -236,35 +236,40 @@ def page_analyze(image, model, patch_size, depth, top_k, head_fusion, discard_ra
     name, patch_size, depth = setting
     controls = {"patch-size": patch_size, "depth": depth}
     ident = (inputs.image_id(image), *setting)
-    if ident in (tab.running, tab.shown):
-        return {**controls, "notice": ""}
-    c = costs.estimate(*setting)
-    reason = "" if explicit else _auto_reason(c)
-    if reason:
-        shown = tab.shown[1:] if tab.shown else None
-        notice = meter.out_of_date(shown or ("", 0, 0), setting, reason) if shown else (
-            f'<div class="stale" role="status">⚠ {meter.setting_words(*setting)} {reason}: press <b>Analyze</b>.</div>')
-        return {**controls, "notice": notice}
-    source, filename = inputs.image_source(image)
-    number = TABS.next_number()
-    tab.latest, tab.running = number, ident
+    log.debug("page analysis asked for %s (explicit: %s, image %s)", meter.setting_words(*setting), explicit,
+              ident[0])
+    with tab.lock:  # one check-and-claim: two triggers of one change (Enter, then the box losing focus) run once
+        if ident in (tab.running, tab.shown):
+            return {**controls, "notice": ""}
+        reason = "" if explicit else _auto_reason(costs.estimate(*setting))
+        if reason:
+            shown = tab.shown[1:] if tab.shown else None
+            notice = meter.out_of_date(shown, setting, reason) if shown else (
+                f'<div class="stale" role="status">⚠ {meter.setting_words(*setting)} {reason}: '
+                "press <b>Analyze</b>.</div>")
+            return {**controls, "notice": notice}
+        number = TABS.next_number()
+        tab.latest, tab.running = number, ident
     native = PRESETS[name]
     top_k = inputs.clamp(top_k, 1, min(validate.MAX_TOP_K, native.num_classes), 5)
     try:
+        source, filename = inputs.image_source(image)
         a, run_s = runs.run(source, filename, setting, top_k, validate.head_fusion(head_fusion),
-                        validate.discard_ratio(discard_ratio), progress, session_of(request),
-                        still_wanted=lambda: tab.latest == number)
+                            validate.discard_ratio(discard_ratio), progress, session_of(request),
+                            still_wanted=lambda: tab.latest == number)
+        if a is None or tab.latest != number:  # a newer request of this tab: it shows instead
+            return {}
+        t2 = time.perf_counter()
+        same_model = tab.shown is not None and tab.shown[1] == name and tab.shown[3] == depth
+        key = analysis_store().put(a)
+        with tab.lock:
+            tab.shown, tab.key = ident, key
     finally:
-        if tab.latest == number:
-            tab.running = None
-    if a is None or tab.latest != number:  # a newer request of this tab: it shows instead
-        return {}
-    t2 = time.perf_counter()
-    same_model = tab.shown is not None and tab.shown[1] == name and tab.shown[3] == depth
+        with tab.lock:
+            if tab.running == ident and tab.latest == number:
+                tab.running = None
     layer = inputs.clamp(layer, 1, depth, depth) if same_model else depth  # another model or depth: its last layer
     head = inputs.clamp(head, 1, a.num_heads, 1)
-    key = analysis_store().put(a)
-    tab.shown, tab.key = ident, key
     depth_view = views.depth_view(a)
     out = {
         **controls,
@@ -281,9 +286,15 @@ def page_analyze(image, model, patch_size, depth, top_k, head_fusion, discard_ra
     return out
 
 
-def page_analyze_now(*args, **kwargs):
-    """The Analyze button: runs whatever the setting costs (within the server's budget)."""
-    return page_analyze(*args, **kwargs, explicit=True)
+def page_analyze_now(image, model, patch_size, depth, top_k, head_fusion, discard_ratio, layer, head,
+                     progress=gr.Progress(), request: gr.Request = None):
+    """The Analyze button: runs whatever the setting costs (within the server's budget).
+
+    The same parameters as :func:`page_analyze`, spelled out: gradio passes ``progress`` and
+    ``request`` only to a function that names them.
+    """
+    return page_analyze(image, model, patch_size, depth, top_k, head_fusion, discard_ratio, layer, head,
+                        progress=progress, request=request, explicit=True)
 
 
 @handler

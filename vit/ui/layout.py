@@ -213,14 +213,16 @@ def _wire(c: dict) -> None:
     page_inputs = outputs(["image", "model", "patch-size", "depth", "top-k", "head-fusion", "discard-ratio",
                            "layer", "head"])
     run = dict(inputs=page_inputs, outputs=outputs(events.PAGE_ANALYZE_OUTPUTS), preprocess=False,
-               show_progress_on=[c["banner"]], concurrency_id="model", concurrency_limit=MODEL_WAITERS, trigger_mode="always_last")
+               show_progress_on=[c["banner"]], concurrency_id="model", concurrency_limit=MODEL_WAITERS,
+               trigger_mode="always_last")
     auto = events.named(events.page_analyze, events.PAGE_ANALYZE_OUTPUTS)
     now = events.named(events.page_analyze_now, events.PAGE_ANALYZE_OUTPUTS)
     # While a run is going the Analyze button is disabled and says so; every trigger goes through it.
     busy, idle = gr.update(interactive=False, value="Analyzing…"), gr.update(interactive=True, value="Analyze")
 
     def analysis(trigger, fn, name: str) -> None:
-        trigger(lambda: busy, None, c["analyze"], queue=False, show_progress="hidden", **private(f"busy_{name}")).then(
+        trigger(lambda: busy, None, c["analyze"], queue=False, show_progress="hidden", trigger_mode="always_last",
+                **private(f"busy_{name}")).then(
             fn, **run, **private(f"analyze_{name}")).then(
             lambda: idle, None, c["analyze"], queue=False, show_progress="hidden", **private(f"idle_{name}"))
 
