@@ -79,7 +79,7 @@ def table(result) -> list[dict[str, str]]:
 
     rows = re.findall(r"<tr>(.*?)</tr>", result[STAGES])
     cells = [re.findall(r'<td data-label="([^"]*)">(.*?)</td>', row) for row in rows]
-    return [{html.unescape(h): html.unescape(v) for h, v in row} for row in cells if row]
+    return [{html.unescape(h): html.unescape(v.replace("<wbr>", "")) for h, v in row} for row in cells if row]
 
 
 def shapes(result) -> list[str]:

@@ -188,18 +188,24 @@ def test_a_clicked_patch_and_its_answer_are_on_one_screen(browser, url, screen):
     wait_for_text(page, "#query-view-caption", "token 75")
     expect(page.locator("#query-view img").first).not_to_have_attribute("src", before)
     wait_for_picture(page, "#query-view")
-    if screen == "phone":  # one column: the query view comes right under the grid
-        page.locator("#query-view img").first.scroll_into_view_if_needed()
-        assert in_viewport(page, "#query-view img") and page.evaluate("document.documentElement.scrollWidth") <= 390
+    if screen == "phone":  # one column: the query view comes right under the grid, captions after both
+        page.locator("#patch-grid img").first.evaluate("img => img.scrollIntoView({block: 'start'})")
+        for part in ("#patch-grid img", "#query-view img"):
+            assert in_viewport(page, part), f"{part} is off screen on a phone"
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
     else:
         for part in ("#patch-grid img", "#query-view img", "#layer", "#head"):
             assert in_viewport(page, part), f"{part} is off screen at {SCREENS[screen]}"
+        # Hovering names the patch under the pointer.
+        grid.hover(position={"x": box["width"] * 0.5 / 14, "y": box["height"] * 1.5 / 14})
+        wait_for_text(page, "#grid-tip", "row 1, column 0 → token 15")
         # The arrow keys move the query (a presenter's clicker sends them).
         page.locator("#patch-grid-caption").click()
         page.keyboard.press("ArrowRight")
         wait_for_text(page, "#query-view-caption", "token 76")
     assert state.RUNS["model"] == runs  # clicks and keys never run the model
     if screen == "projector":
+        page.evaluate("window.scrollTo(0, 0)")
         assert box["width"] >= 640  # a main picture at least 640 px wide on a 1080p projector
         size = page.evaluate("parseFloat(getComputedStyle(document.querySelector('#query-view-caption p')).fontSize)")
         assert size >= 20

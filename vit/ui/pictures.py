@@ -64,8 +64,10 @@ def stage_table(a) -> str:
     head = "".join(f"<th>{html.escape(h)}</th>" for h in views.STAGE_HEADERS)
     rows = []
     for row in views.stage_rows(a):
-        cells = "".join(f'<td data-label="{html.escape(h)}">{html.escape(str(v))}</td>'
-                        for h, v in zip(views.STAGE_HEADERS, row))
+        # Module paths break only after a dot ("encoder.layers.0.attn"), never inside a word.
+        texts = [html.escape(str(v)).replace(".", ".<wbr>") if i == 1 else html.escape(str(v))
+                 for i, v in enumerate(row)]
+        cells = "".join(f'<td data-label="{html.escape(h)}">{t}</td>' for h, t in zip(views.STAGE_HEADERS, texts))
         rows.append(f"<tr>{cells}</tr>")
     return (f'<table class="stages"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
             f'<p class="table-note">{html.escape(views.plain(views.STAGE_NOTE))} B = 1 image.</p>')
