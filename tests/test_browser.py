@@ -189,7 +189,9 @@ def test_a_clicked_patch_and_its_answer_are_on_one_screen(browser, url, screen):
     expect(page.locator("#query-view img").first).not_to_have_attribute("src", before)
     wait_for_picture(page, "#query-view")
     if screen == "phone":  # one column: the query view comes right under the grid, captions after both
-        page.locator("#patch-grid img").first.evaluate("img => img.scrollIntoView({block: 'start'})")
+        page.locator("#patch-grid img").first.evaluate(
+            "img => window.scrollTo({top: window.scrollY + img.getBoundingClientRect().top - 8, behavior: 'instant'})")
+        page.wait_for_timeout(300)
         for part in ("#patch-grid img", "#query-view img"):
             assert in_viewport(page, part), f"{part} is off screen on a phone"
         assert page.evaluate("document.documentElement.scrollWidth") <= 390

@@ -31,12 +31,13 @@ def clamp(value, lo: int, hi: int, default: int) -> int:
 
 
 def page_setting(model, patch_size, depth) -> tuple[str, int, int]:
-    """(name, P, depth) from the page's controls, clamped to the model's ranges."""
+    """(name, P, depth) from the page's controls, clamped to the model's ranges, then resolved as
+    everywhere else (:func:`vit.validate.setting`)."""
     name = validate.model_name(model)
-    native = PRESETS[name]
-    lo, hi = patch_size_range(name)
-    return (name, clamp(patch_size, lo, hi, native.patch_size),
-            clamp(depth, 1, native.num_layers, native.num_layers))
+    native, (lo, hi) = PRESETS[name], patch_size_range(name)
+    s = validate.setting(name, clamp(patch_size, lo, hi, native.patch_size),
+                         clamp(depth, 1, native.num_layers, native.num_layers))
+    return s.name, s.patch_size, s.depth
 
 
 def colormap_name(value) -> str:

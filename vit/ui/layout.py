@@ -247,7 +247,7 @@ def _wire(c: dict) -> None:
                 c["opacity"].change, c["colormap"].change, c["head-fusion"].change, c["discard-ratio"].change]
     redraw = dict(fn=events.named(events.page_redraw, events.REDRAW_OUTPUTS), inputs=outputs(display),
                   outputs=outputs(events.REDRAW_OUTPUTS), preprocess=False, trigger_mode="always_last",
-                  concurrency_limit=4, show_progress="hidden")
+                  concurrency_limit=4, show_progress="minimal")  # a fusion recompute at P = 4 takes seconds
     gr.on(triggers, **redraw, **private("redraw_page"))
     c["top-k"].change(events.predictions, outputs(["analysis", "top-k"]), c["predictions"], preprocess=False,
                       trigger_mode="always_last", show_progress="hidden", api_name="top_k")
