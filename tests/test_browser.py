@@ -166,7 +166,11 @@ def analysed(page: Page, path: Path = CAT) -> None:
     wait_for_picture(page, "#query-view")
 
 
-def type_number(page: Page, control: str, value: str, key: str = "Enter") -> None:
+def type_number(page: Page, control: str, value: str, key: str = "Enter", wait: bool = True) -> None:
+    """Type into a control's number box, as a student does: once the page has answered the last change
+    (``wait=False``: at once, while a run is going)."""
+    if wait:
+        expect(page.locator("#analyze-btn")).to_be_enabled()
     box = page.locator(f"#{control} input[type=number]")
     box.fill(value)
     box.press(key)
@@ -213,7 +217,7 @@ def test_a_clicked_patch_and_its_answer_are_on_one_screen(browser, url, screen):
         assert size >= 20
         save_screenshot(page, DOCS / "screenshot.png", full_page=False)
     if screen == "phone":
-        save_screenshot(page, DOCS / "screenshot-phone.png")
+        save_screenshot(page, DOCS / "screenshot-phone.png", full_page=False)
     no_error_badges(page)
     page.close()
 
@@ -268,7 +272,7 @@ def test_a_result_that_arrives_after_a_newer_request_is_dropped(browser, url):
     wait_for_text(page, "#notice", "Out of date")
     page.locator("#analyze-btn").click()  # P = 8 runs (seconds) ...
     expect(page.locator("#analyze-btn")).to_be_disabled()
-    type_number(page, "patch-size", "32")  # ... and a newer, quick request comes while it runs
+    type_number(page, "patch-size", "32", wait=False)  # ... and a newer, quick request comes while it runs
     wait_for_text(page, "#banner", "P = 32")
     time.sleep(3)  # the P = 8 run has finished by now: its result must not replace the newer one
     assert "P = 32" in text_of(page, "#banner")

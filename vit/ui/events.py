@@ -233,8 +233,11 @@ def page_analyze(image, model, patch_size, depth, top_k, head_fusion, discard_ra
         return {}
     tab = TABS.get(session_of(request))
     setting = inputs.page_setting(model, patch_size, depth)
+    sent = {"patch-size": patch_size, "depth": depth}
     name, patch_size, depth = setting
-    controls = {"patch-size": patch_size, "depth": depth}
+    # A clamped value goes back to its control, so the control shows what runs; others are left alone
+    # (echoing them could overwrite what the student is typing meanwhile).
+    controls = {k: v for k, v in {"patch-size": patch_size, "depth": depth}.items() if v != sent[k]}
     ident = (inputs.image_id(image), *setting)
     log.debug("page analysis asked for %s (explicit: %s, image %s)", meter.setting_words(*setting), explicit,
               ident[0])
