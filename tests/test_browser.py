@@ -348,6 +348,7 @@ def test_offline_the_banner_offers_the_model_trained_here(browser, url):
     assert lines[0].startswith("Top-k predictions") and lines[1] in shapes.CLASSES  # the top class, a shape
     expect(offer).to_be_hidden(timeout=TIMEOUT_MS)
     wait_for_picture(page, "#query-view")
+    page.evaluate("window.scrollTo(0, 0)")
     save_screenshot(page, DOCS / "screenshot-shapes.png", full_page=False)
     no_error_badges(page)
     page.close()
