@@ -73,7 +73,7 @@ DISPLAY_TARGET_MS = 50.0
 RSS_TARGET_GB = 2.5  # vit.analyze at patch 4 (the peer was measured at 7.0 GB)
 STARTUP_TARGET_S = 10.0
 QUERY, OPACITY, CMAP, TOP_K = (0.5, 0.5), 0.6, "cividis", 5  # the app's defaults
-PNG_LEVEL = 1  # app.png_file's zlib level: the app serves its pictures as PNG files
+PNG_LEVEL = 1  # vit.ui.state.png_file's zlib level: the app serves its pictures as PNG files
 
 
 # --------------------------------------------------------------------------- where we run
@@ -152,7 +152,7 @@ def display_change(a: vit.Analysis, rep: int) -> list:
     ]
 
 
-ENCODING = f"PNG, zlib level {PNG_LEVEL} (as app.png_file; gradio's own encoding uses PIL's default, 6)"
+ENCODING = f"PNG, zlib level {PNG_LEVEL} (as vit.ui.state.png_file; gradio's own encoding uses PIL's default, 6)"
 
 
 def encode_pictures(outputs: list) -> int:

@@ -7,7 +7,7 @@ so no output is ever matched by position; :func:`named` turns that into gradio's
 * the page (private events): controls are clamped to what they show, a setting that is
   slow or needs a large download waits for the Analyze button (the pictures say they are
   out of date), the newest request of a tab wins and older results are dropped, and
-  pictures are redrawn only when what they show changes (:func:`redraw`);
+  pictures are redrawn only when what they show changes (:func:`page_redraw`);
 * the API (``/analyze``, ``/redraw``, ``/top_k``, ...): strict, every bad value named in
   its message, every picture returned.
 """
