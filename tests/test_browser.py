@@ -293,6 +293,13 @@ def test_download_and_pin(browser, url):
     shown = page.evaluate("document.querySelector('#query-view img').naturalHeight")
     assert saved.height > shown  # the picture with its caption under it
 
+    page.locator("#query-view-fullscreen").click()  # full screen: the picture with its caption
+    page.wait_for_function("document.fullscreenElement && document.fullscreenElement.id === 'query-view-block'")
+    assert page.evaluate("!!document.fullscreenElement.querySelector('#query-view img')"
+                         " && !!document.fullscreenElement.querySelector('#query-view-caption')")
+    page.evaluate("document.exitFullscreen()")
+    page.wait_for_function("!document.fullscreenElement")
+
     page.locator("#query-view-pin").click()
     wait_for_picture(page, "#patches-pinned")
     pinned = picture_src(page, "#patches-pinned")
