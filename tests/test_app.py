@@ -279,7 +279,7 @@ def test_a_click_selects_the_patch_under_it(b32_analysis):
         x0, y0 = views.picture_box(a)[:2] if which == "patch-grid" else (0, 0)
         for (fx, fy), (row, col) in {(0, 0): (0, 0), (0.1, 0.16): (1, 0), (0.999, 0.999): (6, 6),
                                      (0.45, 0.02): (0, 3)}.items():
-            query = events.click(key, which, Click(x0 + fx * w, y0 + fy * h))
+            query = events.click(key, which, False, Click(x0 + fx * w, y0 + fy * h))
             assert views.query_cell(query, a.grid) == (row, col), (which, fx, fy)
             view = views.query_view(a, query, 4, 1, 0.6, "cividis")
             token = views.token_index((row, col), a.grid)

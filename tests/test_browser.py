@@ -216,6 +216,12 @@ def test_a_clicked_patch_and_its_answer_are_on_one_screen(browser, url, screen):
         size = page.evaluate("parseFloat(getComputedStyle(document.querySelector('#query-view-caption p')).fontSize)")
         assert size >= 20
         save_screenshot(page, DOCS / "screenshot.png", full_page=False)
+        # Projector mode: larger text, and the pictures drawn larger (not enlarged by the browser).
+        page.locator("#projector input").check()
+        page.wait_for_function("document.querySelector('#patch-grid img').naturalWidth >= 900")
+        assert page.evaluate("document.body.classList.contains('projector')")
+        caption = page.evaluate("parseFloat(getComputedStyle(document.querySelector('#query-view-caption p')).fontSize)")
+        assert caption >= 26
     if screen == "phone":
         save_screenshot(page, DOCS / "screenshot-phone.png", full_page=False)
     no_error_badges(page)

@@ -301,7 +301,7 @@ def page_analyze_now(image, model, patch_size, depth, top_k, head_fusion, discar
 
 
 @handler
-def page_redraw(key, query, layer, head, opacity, colormap, head_fusion, discard_ratio,
+def page_redraw(key, query, layer, head, opacity, colormap, head_fusion, discard_ratio, projector=False,
                 request: gr.Request = None):
     """Any display control, a click or an arrow key, or a new analysis: redraw what changed (no model run).
 
@@ -316,38 +316,41 @@ def page_redraw(key, query, layer, head, opacity, colormap, head_fusion, discard
     a = runs.with_options(key, head_fusion, discard_ratio)
     layer = inputs.clamp(layer, 1, a.depth, a.depth)
     head = inputs.clamp(head, 1, a.num_heads, 1)
-    opacity = inputs.clamp(100 * (opacity if isinstance(opacity, (int, float)) else DEFAULT_OPACITY), 0, 100, 60) / 100
+    opacity = inputs.clamp(100 * (opacity if isinstance(opacity, (int, float)) else DEFAULT_OPACITY), 0, 100,
+                           round(100 * DEFAULT_OPACITY)) / 100
     cmap = inputs.colormap_name(colormap)
     q = inputs.query_fraction(query)
     cell = views.query_cell(q, a.grid)
     variant = f"{key}|{a.head_fusion}|{a.discard_ratio}"
     out, drawn = {}, {}
     for which in pictures.PICTURES:
-        sig = pictures.signature(key if which in ("patch-grid", "query-view", "head-views") else variant,
-                         which, cell, layer, head, opacity, cmap)
+        sig = (pictures.signature(key if which in ("patch-grid", "query-view", "head-views") else variant,
+                                  which, cell, layer, head, opacity, cmap), bool(projector))
         if tab.drawn.get(which) == sig:
             continue
-        view = pictures.draw(a, which, q, layer, head, opacity, cmap)
+        view = pictures.draw(a, which, q, layer, head, opacity, cmap, bool(projector))
         out[which], out[f"{which}-caption"] = view.image, pictures.caption(view)
         drawn[which] = sig
     if not out or tab.redraw != number or tab.key not in (None, key):
         return {}  # nothing changed, or a newer redraw or analysis of this tab shows instead
     tab.drawn.update(drawn)
     if "patch-grid" in out:
-        out["grid-info"] = pictures.grid_info(a)
+        out["grid-info"] = pictures.grid_info(a, bool(projector))
     out["timing"] = pictures.redrawn(t0)
     return out
 
 
-def click(key, which: str, evt: gr.SelectData):
+def click(key, which: str, projector, evt: gr.SelectData):
     """A click on a picture of the model's view: that patch becomes the query (fractions x, y).
 
     The patch grid has margins on fine grids (:func:`vit.views.picture_box`); the overlays start at (0, 0).
+    Pictures are drawn larger in projector mode.
     """
     a = analysis_store().get(key)
     if a is None or evt is None:
         return gr.skip()
-    box = views.picture_box(a) if which == "patch-grid" else views.display_size(a)
+    size = pictures.sizes(bool(projector))[0]
+    box = views.picture_box(a, size) if which == "patch-grid" else views.display_size(a, size)
     try:
         return views.clicked_fraction(evt.index, box)
     except InputError:

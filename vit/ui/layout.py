@@ -243,17 +243,17 @@ def _wire(c: dict) -> None:
 
     # ---------------------------------------------------------------- redraws (no model run)
     # Clicks and arrow keys set the query with queue=False (fast), then redraw: such outputs do not fire .change.
-    triggers = [c["analysis"].change, c["layer"].change, c["head"].change,
+    triggers = [c["analysis"].change, c["projector"].change, c["layer"].change, c["head"].change,
                 c["opacity"].change, c["colormap"].change, c["head-fusion"].change, c["discard-ratio"].change]
-    redraw = dict(fn=events.named(events.page_redraw, events.REDRAW_OUTPUTS), inputs=outputs(display),
-                  outputs=outputs(events.REDRAW_OUTPUTS), preprocess=False, trigger_mode="always_last",
+    redraw = dict(fn=events.named(events.page_redraw, events.REDRAW_OUTPUTS),
+                  inputs=outputs([*display, "projector"]), outputs=outputs(events.REDRAW_OUTPUTS), preprocess=False, trigger_mode="always_last",
                   concurrency_limit=4, show_progress="minimal")  # a fusion recompute at P = 4 takes seconds
     gr.on(triggers, **redraw, **private("redraw_page"))
     c["top-k"].change(events.predictions, outputs(["analysis", "top-k"]), c["predictions"], preprocess=False,
                       trigger_mode="always_last", show_progress="hidden", api_name="top_k")
     for name in ("patch-grid", "query-view", "rollout-view"):
-        c[name].select(events.click, [c["analysis"], gr.State(name)], c["query"], preprocess=False, queue=False,
-                       show_progress="hidden", **private(f"click_{name.replace('-', '_')}")).then(
+        c[name].select(events.click, [c["analysis"], gr.State(name), c["projector"]], c["query"], preprocess=False,
+                       queue=False, show_progress="hidden", **private(f"click_{name.replace('-', '_')}")).then(
             **redraw, **private(f"redraw_after_click_{name.replace('-', '_')}"))
     for direction in ("up", "down", "left", "right"):
         c[f"move-{direction}"].click(lambda key, q, d=direction: events.move(key, q, d),

@@ -24,18 +24,29 @@ def caption(view: views.View) -> str:
     return "\n\n".join(parts)
 
 
-def draw(a, which: str, query, layer: int, head: int, opacity: float, cmap: str) -> views.View:
-    """One of :data:`PICTURES` for an analysis and display settings."""
+PROJECTOR_SIZE = 900  # px: a main picture in projector mode (drawn this large, never enlarged by the browser)
+PROJECTOR_TILE = 280  # px: one small-multiples tile in projector mode
+
+
+def sizes(projector: bool = False) -> tuple[int, int]:
+    """(main picture, small-multiples tile) in pixels, as drawn."""
+    return (PROJECTOR_SIZE, PROJECTOR_TILE) if projector else (views.DISPLAY_SIZE, views.TILE_SIZE)
+
+
+def draw(a, which: str, query, layer: int, head: int, opacity: float, cmap: str,
+         projector: bool = False) -> views.View:
+    """One of :data:`PICTURES` for an analysis and display settings (larger in projector mode)."""
+    size, tile = sizes(projector)
     if which == "patch-grid":
-        return views.grid_view(a, query)
+        return views.grid_view(a, query, size)
     if which == "query-view":
-        return views.query_view(a, query, layer, head, opacity, cmap)
+        return views.query_view(a, query, layer, head, opacity, cmap, size)
     if which == "rollout-view":
-        return views.rollout_view(a, layer, opacity, cmap)
+        return views.rollout_view(a, layer, opacity, cmap, size)
     if which == "head-views":
-        return views.heads_view(a, layer, opacity, cmap)
+        return views.heads_view(a, layer, opacity, cmap, tile)
     if which == "layer-views":
-        return views.layers_view(a, opacity, cmap)
+        return views.layers_view(a, opacity, cmap, tile)
     raise InputError(f"picture must be one of {', '.join(PICTURES)}, got {validate.show(which)}")
 
 
@@ -50,11 +61,12 @@ def signature(key: str, which: str, cell, layer, head, opacity, cmap) -> tuple:
     }[which]
 
 
-def grid_info(a) -> str:
-    """The grid's geometry for the page's hover and arrow keys (read by the page's script)."""
+def grid_info(a, projector: bool = False) -> str:
+    """The grid's geometry for the page's hover (read by the page's script)."""
     rows, cols = a.grid
-    x0, y0, w, h = views.picture_box(a)
-    ow, oh = views.display_size(a)
+    size = sizes(projector)[0]
+    x0, y0, w, h = views.picture_box(a, size)
+    ow, oh = views.display_size(a, size)
     return (f'<div id="grid-geometry" data-rows="{rows}" data-cols="{cols}" data-x0="{x0}" data-y0="{y0}" '
             f'data-w="{w}" data-h="{h}" data-overlay-w="{ow}" data-overlay-h="{oh}"></div>')
 
