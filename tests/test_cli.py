@@ -51,6 +51,10 @@ def test_json_keys_and_values(analyzed):
     rollout = np.array(data["rollout"])
     assert rollout.shape == (9, 9) and (rollout > 0).all() and rollout.sum() < 1
     assert set(data["timings_ms"]) >= {"forward_traced", "total"}
+    assert [r["layer"] for r in data["residual"]] == [1, 2, 3, 4]
+    assert all(r["stream"] > 0 and r["output"] > 0 for r in data["residual"])
+    distance = np.array(data["mean_attention_distance"])  # depth x h, pixels
+    assert distance.shape == (4, 12) and (distance > 0).all() and (distance < 24 * 9 * 2**0.5).all()
 
 
 OUT_FILES = ("patch_grid.png", "rollout.png", "query.png", "heads.png", "layers.png", "depth.png")

@@ -68,7 +68,8 @@ def test_records_only_streamed_summaries():
     assert [tuple(t.shape) for t in record.cls_tokens] == [(2, 32)] * 3
     assert record.logits.shape == (2, 7)
     names = set(vars(record))
-    assert names == {"stages", "fused", "cls_attention", "queries", "keys", "cls_tokens", "logits"}
+    assert names == {"stages", "fused", "cls_attention", "queries", "keys", "cls_tokens", "residual",
+                     "token_norms", "attention_distance", "logits"}
 
 
 def test_hooks_removed_after_an_exception():

@@ -18,6 +18,8 @@ _EXPORTS = {
     "ViTConfig": "config",
     "InputError": "errors",
     "WeightsError": "errors",
+    "patch_filters": "inside",
+    "position_similarity": "inside",
     "LoadedModel": "loaded",
 }
 __all__ = sorted(_EXPORTS)

@@ -16,7 +16,7 @@ from torch import Tensor
 
 from . import explain
 from .cost import KEEP_FACTORS_BYTES
-from .trace import Stage, counted_params
+from .trace import RESIDUAL_PARTS, Stage, counted_params
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,20 @@ class LayerPrediction:
     label: str
     prob: float
     final_class_prob: float  # probability of the final top-1 class at this layer
+
+
+@dataclass(frozen=True)
+class ResidualNorms:
+    """One pre-norm block's equations in numbers: H = X + MSA(LN(X)), Y = H + MLP(LN(H)).
+
+    Each value is a mean over the N+1 tokens of a token's Euclidean norm.
+    """
+
+    layer: int  # 1..depth
+    stream: float  # ||X||_2, the residual stream entering the block
+    attention: float  # ||MSA(LN(X))||_2, the attention branch before it is added
+    mlp: float  # ||MLP(LN(H))||_2, the MLP branch before it is added
+    output: float  # ||Y||_2, the block's output
 
 
 @dataclass
@@ -67,6 +81,9 @@ class Analysis:
     _factors: Tensor | None = field(default=None, repr=False, compare=False)
     _rows: dict = field(default_factory=dict, repr=False, compare=False)  # (layer, query) -> rollout row
     source_size: tuple[int, int] | None = None  # (W, H) of the upload before preprocessing (crop, resize)
+    residual_means: Tensor | None = None  # (L, 4): mean ||X||, ||MSA(LN(X))||, ||MLP(LN(H))||, ||Y|| per block
+    token_norms: Tensor | None = None  # (L, N+1): ||Y_l,i||_2 of every token after every block
+    attention_distance: Tensor | None = None  # (L, h): mean attention distance in pixels
 
     # --- sizes ---------------------------------------------------------------
     @property
@@ -81,6 +98,7 @@ class Analysis:
     def nbytes(self) -> int:
         """Memory this analysis keeps (attention summaries, queries and keys, the picture)."""
         tensors = [self.fused, self.cls_attention, self.probs, *self.queries, *self.keys]
+        tensors += [t for t in (self.residual_means, self.token_norms, self.attention_distance) if t is not None]
         if self._factors is not None:
             tensors.append(self._factors)
         return sum(t.numel() * t.element_size() for t in tensors) + self.image.nbytes
@@ -139,6 +157,33 @@ class Analysis:
             rows = explain.attention_from_qk(self.queries[layer - 1], self.keys[layer - 1], self.num_heads, query)
         return explain.patch_grid(rows, self.grid)
 
+    def attention_matrix(self, layer: int, head: int) -> Tensor:
+        """One head's whole attention map at ``layer`` (1-based), ``head`` (0-based): (N+1, N+1).
+
+        Recomputed from the kept queries and keys: (N+1)^2 floats, 39 MB for ViT-B at patch size 4.
+        """
+        return explain.attention_from_qk(self.queries[layer - 1], self.keys[layer - 1], self.num_heads, head=head)
+
+    def residual(self) -> list[ResidualNorms]:
+        """The residual stream per block, layers 1..depth (see :class:`ResidualNorms`)."""
+        assert self.residual_means is not None, "this analysis was built without the residual norms"
+        return [ResidualNorms(layer, **dict(zip(RESIDUAL_PARTS, map(float, row))))
+                for layer, row in enumerate(self.residual_means, 1)]
+
+    def mean_attention_distance(self) -> Tensor:
+        """Each head's mean attention distance in pixels, (depth, h) (ViT paper, Fig. 7 right).
+
+        Among the patches only (class token dropped, rows renormalised): for query patch i,
+        sum_j A_ij d_ij with d_ij = P times the grid distance of patches i and j, averaged
+        over the N query patches. It is reduced by the tracer from each layer's weights as
+        they stream by (see :func:`vit.explain.mean_attention_distance`), rather than
+        recomputed here from the queries and keys: the weights exist at that moment anyway,
+        so it costs 3 N^2 flops per head and two (N, N) buffers, where recomputing would
+        redo every softmax (h T^2 D/h flops per layer) a second time.
+        """
+        assert self.attention_distance is not None, "this analysis was built without attention distances"
+        return self.attention_distance.clone()
+
     def with_options(self, head_fusion: str | None = None, discard_ratio: float | None = None) -> "Analysis":
         """The same analysis with another head fusion or discard ratio (no model run).
 
@@ -181,6 +226,8 @@ class Analysis:
                 for p in self.layer_predictions
             ],
             "rollout": _unfused_rollout(self).tolist(),
+            "residual": [vars(r) for r in self.residual()],
+            "mean_attention_distance": self.mean_attention_distance().tolist(),  # depth x h, pixels
             "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
         }
 

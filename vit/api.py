@@ -313,6 +313,9 @@ def analyze(
         head_fusion=head_fusion,
         discard_ratio=discard_ratio,
         source_size=pil.size,
+        residual_means=record.residual[:, 0].cpu(),  # (L, 4)
+        token_norms=record.token_norms[:, 0].cpu(),  # (L, N+1)
+        attention_distance=record.attention_distance[:, 0].cpu(),  # (L, h)
     )
     result.rollout()  # checks the rollout once; the views compute it again as they need
     timings["explain"] = (time.perf_counter() - t2) * 1e3

@@ -10,7 +10,14 @@ each layer's weights are streamed into what the views need and dropped:
 * ``cls_attention``: each head's class-token row, (L, B, h, N+1);
 * ``queries``/``keys``: each layer's q_proj/k_proj outputs, (B, N+1, D), from
   which any query patch's attention at any head is recomputed exactly;
-* ``cls_tokens``: each layer's output class token, (B, D), for early exit.
+* ``cls_tokens``: each layer's output class token, (B, D), for early exit;
+* ``residual``: the residual stream's equations in numbers, (L, B, 4): per block the
+  mean over the N+1 tokens of ||X||_2 (stream in), ||MSA(LN(X))||_2 (attention branch),
+  ||MLP(LN(H))||_2 (MLP branch) and ||Y||_2 (block out), for H = X + MSA(LN(X)),
+  Y = H + MLP(LN(H)); reduced inside the hooks, so no (B, N+1, D) tensor is kept;
+* ``token_norms``: ||Y_i||_2 of every token after every block, (L, B, N+1);
+* ``attention_distance``: each head's mean attention distance in pixels, (L, B, h)
+  (Dosovitskiy et al. 2021, Fig. 7 right), reduced from the weights as they stream by.
 
 The model's code knows nothing of this: the attention module is asked for its
 weights by a pre-hook that sets ``need_weights=True``, and the forward hook
@@ -21,9 +28,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import torch
 from torch import Tensor, nn
 
-from .explain import fuse_heads
+from .explain import fuse_heads, mean_attention_distance, patch_distances
 from .model import ViTForImageClassification
 from .validate import HEAD_FUSIONS
 
@@ -72,7 +80,14 @@ class TraceRecord:
     queries: list[Tensor] = field(default_factory=list)  # L x (B, N+1, D)
     keys: list[Tensor] = field(default_factory=list)  # L x (B, N+1, D)
     cls_tokens: list[Tensor] = field(default_factory=list)  # L x (B, D)
+    residual: Tensor | None = None  # (L, B, 4): mean ||X||, ||MSA(LN(X))||, ||MLP(LN(H))||, ||Y|| per block
+    token_norms: Tensor | None = None  # (L, B, N+1): ||Y_i|| of each block's output tokens
+    attention_distance: Tensor | None = None  # (L, B, h): mean attention distance in pixels
     logits: Tensor | None = None  # (B, K)
+
+
+# Columns of TraceRecord.residual, in the order the block computes them.
+RESIDUAL_PARTS = ("stream", "attention", "mlp", "output")
 
 
 def _params(module: nn.Module) -> int:
@@ -99,6 +114,8 @@ class Tracer:
         self.keep_qk = keep_qk
         self.record = TraceRecord()
         self._handles: list = []
+        self._grid: tuple[int, int] | None = None  # (rows, cols), from the patch conv's output
+        self._distances: Tensor | None = None  # (N, N) pixels between patches, built at the first layer
 
     # --- hooks -----------------------------------------------------------------
     def _stage(self, name: str, module_name: str, notation: str, module: nn.Module, layer: int | None = None):
@@ -124,9 +141,44 @@ class Tracer:
                 L = len(self.model.encoder.layers)
                 self.record.fused = weights.new_empty(L, *weights.shape[:1], *weights.shape[2:])
             self.record.fused[layer - 1] = fuse_heads(weights.detach(), self.head_fusion)  # (B, N+1, N+1)
+            if self._distances is None:
+                self._distances = patch_distances(self._grid, self.model.config.patch_size, weights.device)
+            if self.record.attention_distance is None:
+                self.record.attention_distance = weights.new_empty(self._depth, *weights.shape[:2],
+                                                                   dtype=torch.float32)
+            self.record.attention_distance[layer - 1] = mean_attention_distance(weights.detach(),
+                                                                                self._distances)  # (B, h)
+            self._residual(layer, 1, out)  # MSA(LN(X)), before it is added to the stream
             return out, None
 
         return hook
+
+    @property
+    def _depth(self) -> int:
+        return len(self.model.encoder.layers)
+
+    def _residual(self, layer: int, part: int, x: Tensor) -> Tensor:
+        """Record the mean over the tokens of ||x_i||_2 for ``RESIDUAL_PARTS[part]``; returns ||x_i||: (B, N+1)."""
+        norms = torch.linalg.vector_norm(x.detach().float(), dim=-1)  # (B, N+1, D) -> (B, N+1)
+        if self.record.residual is None:
+            self.record.residual = norms.new_zeros(self._depth, norms.shape[0], len(RESIDUAL_PARTS))
+        self.record.residual[layer - 1, :, part] = norms.mean(dim=-1)  # (B,)
+        return norms
+
+    def _block_in(self, layer: int):
+        def hook(_module, args):
+            self._residual(layer, 0, args[0])  # X, the stream entering the block
+
+        return hook
+
+    def _mlp_out(self, layer: int):
+        def hook(_module, _inputs, output):
+            self._residual(layer, 2, output)  # MLP(LN(H))
+
+        return hook
+
+    def _grid_of(self, _module, _inputs, output):
+        self._grid = tuple(output.shape[-2:])  # (B, D, H/P, W/P) -> (H/P, W/P)
 
     def _keep(self, store: list):
         def hook(_module, _inputs, output):
@@ -140,6 +192,10 @@ class Tracer:
         def hook(_module, inputs, output):
             stage(_module, inputs, output)
             self.record.cls_tokens.append(output[:, 0].detach().clone())  # (B, D)
+            norms = self._residual(layer, 3, output)  # Y: (B, N+1)
+            if self.record.token_norms is None:
+                self.record.token_norms = norms.new_empty(self._depth, *norms.shape)
+            self.record.token_norms[layer - 1] = norms
 
         return hook
 
@@ -169,6 +225,7 @@ class Tracer:
         names = {module: name for name, module in m.named_modules()}  # module -> "encoder.layers.0.attn"
         add = self._handles.append
         add(m.register_forward_pre_hook(self._image))
+        add(emb.patch_embed.proj.register_forward_hook(self._grid_of))
         add(emb.patch_embed.proj.register_forward_hook(
             self._stage("patch conv", names[emb.patch_embed.proj], "(B, D, H/P, W/P)", emb.patch_embed.proj)))
         add(emb.patch_embed.register_forward_hook(
@@ -179,11 +236,13 @@ class Tracer:
             self._stage("with position", names[emb.pos_embed], "(B, N+1, D)", emb.pos_embed)))
         for i, layer in enumerate(m.encoder.layers):
             n = i + 1  # people count layers from 1
+            add(layer.register_forward_pre_hook(self._block_in(n)))
             add(layer.attn.register_forward_pre_hook(self._attn_pre, with_kwargs=True))
             add(layer.attn.register_forward_hook(self._attn_post(n, names[layer.attn], layer.attn)))
             if self.keep_qk:
                 add(layer.attn.q_proj.register_forward_hook(self._keep(self.record.queries)))
                 add(layer.attn.k_proj.register_forward_hook(self._keep(self.record.keys)))
+            add(layer.mlp.register_forward_hook(self._mlp_out(n)))
             add(layer.mlp.act.register_forward_hook(
                 self._stage(f"layer {n} MLP hidden", names[layer.mlp.act], "(B, N+1, 4D)", layer.mlp, n)))
             add(layer.register_forward_hook(self._layer_out(n, names[layer], layer)))
