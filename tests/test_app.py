@@ -559,16 +559,29 @@ def test_a_redraw_overtaken_by_a_newer_one_is_dropped(b32_analysis, monkeypatch)
     monkeypatch.setattr(pictures, "draw", slow_draw)
     results = {}
     older = threading.Thread(name="older", target=lambda: results.update(
-        older=events.page_redraw(key, (0.5, 0.5), 3, 1, 0.6, "cividis", "mean", 0.0, request=request)))
+        older=events.page_redraw(key, (0.5, 0.5), 3, 1, 0.6, "cividis", "mean", 0.0, False, "attention",
+                                 request=request)))
     older.start()
     assert started.wait(30)
-    results["newer"] = events.page_redraw(key, (0.5, 0.5), 2, 1, 0.6, "cividis", "mean", 0.0, request=request)
+    results["newer"] = events.page_redraw(key, (0.5, 0.5), 2, 1, 0.6, "cividis", "mean", 0.0, False, "attention",
+                                          request=request)
     release.set()
     older.join(30)
     assert results["older"] == {}
     assert "layers 1–2" in results["newer"]["rollout-view-caption"]
-    again = events.page_redraw(key, (0.5, 0.5), 2, 1, 0.6, "cividis", "mean", 0.0, request=request)
+    again = events.page_redraw(key, (0.5, 0.5), 2, 1, 0.6, "cividis", "mean", 0.0, False, "attention",
+                               request=request)
     assert again == {}  # nothing changed: nothing is sent
-    moved = events.page_redraw(key, (0.01, 0.01), 2, 1, 0.6, "cividis", "mean", 0.0, request=request)
+    assert set(results["newer"]) == {"rollout-view", "rollout-view-caption", "head-views", "head-views-caption",
+                                     "timing"}  # only the pictures of the tab on screen
+    moved = events.page_redraw(key, (0.01, 0.01), 2, 1, 0.6, "cividis", "mean", 0.0, False, "patches",
+                               request=request)
     assert set(moved) == {"patch-grid", "patch-grid-caption", "query-view", "query-view-caption", "grid-info",
-                          "timing"}  # a click redraws the grid and the query view only
+                          "timing"}  # another tab: its pictures
+    clicked = events.page_redraw(key, (0.5, 0.5), 2, 1, 0.6, "cividis", "mean", 0.0, False, "patches",
+                                 request=request)
+    assert set(clicked) == {"patch-grid", "patch-grid-caption", "query-view", "query-view-caption", "grid-info",
+                            "timing"}  # a click: the grid and the query view
+    head = events.page_redraw(key, (0.5, 0.5), 2, 3, 0.6, "cividis", "mean", 0.0, False, "patches",
+                              request=request)
+    assert set(head) == {"query-view", "query-view-caption", "timing"}  # another head: the query view only

@@ -316,6 +316,12 @@ def test_download_and_pin(browser, url):
     expect(page.locator("#query-view img").first).not_to_have_attribute("src", pinned)
     assert picture_src(page, "#patches-pinned") == pinned
     assert page.locator("#tab-patches img").count() >= 3  # grid, live query view, pinned
+
+    # Another tab: its pictures are drawn when it is shown, for the current layer.
+    page.get_by_role("tab", name="Attention").click()
+    wait_for_picture(page, "#rollout-view")
+    wait_for_text(page, "#rollout-view-caption", "layers 1–12")
+    wait_for_picture(page, "#head-views")
     no_error_badges(page)
     page.close()
 

@@ -302,11 +302,12 @@ def page_analyze_now(image, model, patch_size, depth, top_k, head_fusion, discar
 
 @handler
 def page_redraw(key, query, layer, head, opacity, colormap, head_fusion, discard_ratio, projector=False,
-                request: gr.Request = None):
-    """Any display control, a click or an arrow key, or a new analysis: redraw what changed (no model run).
+                tab_on_screen="patches", request: gr.Request = None):
+    """Any display control, a click or an arrow key, a new analysis or another tab: redraw what changed.
 
-    Only the pictures whose inputs changed are sent; a redraw of an analysis the tab no longer
-    shows is dropped.
+    No model run. Only the pictures of the tab on screen whose inputs changed are drawn and sent;
+    a redraw of an analysis the browser tab no longer shows, or one overtaken by a newer redraw,
+    is dropped.
     """
     if key is None:
         return {}
@@ -323,7 +324,7 @@ def page_redraw(key, query, layer, head, opacity, colormap, head_fusion, discard
     cell = views.query_cell(q, a.grid)
     variant = f"{key}|{a.head_fusion}|{a.discard_ratio}"
     out, drawn = {}, {}
-    for which in pictures.PICTURES:
+    for which in pictures.on_tab(tab_on_screen):
         sig = (pictures.signature(key if which in ("patch-grid", "query-view", "head-views") else variant,
                                   which, cell, layer, head, opacity, cmap), bool(projector))
         if tab.drawn.get(which) == sig:

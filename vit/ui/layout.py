@@ -17,7 +17,7 @@ import gradio as gr
 from vit import views
 from vit.config import DISPLAY_NAMES, MAX_PATCH_SIZE, MIN_PATCH_SIZE, PRESETS
 from vit.families import ASSETS
-from vit.ui import events, gpu, meter
+from vit.ui import events, gpu, meter, pictures
 from vit.ui.events import DEFAULT_COLORMAP, DEFAULT_OPACITY
 from vit.ui.inputs import CENTRE
 from vit.ui.state import STATE_TTL_S
@@ -84,6 +84,7 @@ def build_demo() -> gr.Blocks:
     with gr.Blocks(title="ViT Anatomy", analytics_enabled=False, delete_cache=(1800, 3600)) as demo:
         c["analysis"] = gr.State(None, time_to_live=STATE_TTL_S)  # the key of the tab's vit.Analysis in the store
         c["query"] = gr.State(CENTRE)  # the query patch, as fractions (x, y) of the picture
+        c["tab-on-screen"] = gr.State("patches")  # only its pictures are drawn
 
         with gr.Row(equal_height=False):
             with gr.Column(scale=1, min_width=300, elem_id="sidebar"):
@@ -133,7 +134,7 @@ def build_demo() -> gr.Blocks:
                     c["colormap"] = gr.Dropdown(list(COLORMAPS), value=DEFAULT_COLORMAP, label="Colormap",
                                                 elem_id="colormap", min_width=140)
                 with gr.Tabs(elem_id="tabs"):
-                    with gr.Tab("Patches & shapes", id="patches", elem_id="tab-patches"):
+                    with gr.Tab("Patches & shapes", id="patches", elem_id="tab-patches") as c["tab-patches"]:
                         with gr.Row(equal_height=False):
                             _picture(c, "patch-grid", "Patch grid: click a patch, or use ← ↑ → ↓",
                                      "patches", clickable=True)
@@ -141,7 +142,7 @@ def build_demo() -> gr.Blocks:
                                      clickable=True)
                             _pinned(c, "patches")
                         c["stage-table"] = gr.HTML(elem_id="stage-table")
-                    with gr.Tab("Attention", id="attention", elem_id="tab-attention"):
+                    with gr.Tab("Attention", id="attention", elem_id="tab-attention") as c["tab-attention"]:
                         with gr.Row(equal_height=True):
                             c["head-fusion"] = gr.Radio(list(HEAD_FUSIONS), value="mean", label="Head fusion",
                                                         info="how rollout and the per-layer maps merge the h heads",
@@ -155,7 +156,7 @@ def build_demo() -> gr.Blocks:
                                      "rollout", clickable=True)
                             _picture(c, "head-views", "Class token, per head", "heads")
                             _pinned(c, "attention")
-                    with gr.Tab("Across depth", id="depth", elem_id="tab-depth"):
+                    with gr.Tab("Across depth", id="depth", elem_id="tab-depth") as c["tab-depth"]:
                         with gr.Row(equal_height=False):
                             _picture(c, "layer-views", "Class token, per layer", "layers")
                             with gr.Column(min_width=280, elem_classes="picture", elem_id="depth-plot-block"):
@@ -246,9 +247,12 @@ def _wire(c: dict) -> None:
     triggers = [c["analysis"].change, c["projector"].change, c["layer"].change, c["head"].change,
                 c["opacity"].change, c["colormap"].change, c["head-fusion"].change, c["discard-ratio"].change]
     redraw = dict(fn=events.named(events.page_redraw, events.REDRAW_OUTPUTS),
-                  inputs=outputs([*display, "projector"]), outputs=outputs(events.REDRAW_OUTPUTS), preprocess=False, trigger_mode="always_last",
+                  inputs=outputs([*display, "projector", "tab-on-screen"]), outputs=outputs(events.REDRAW_OUTPUTS), preprocess=False, trigger_mode="always_last",
                   concurrency_limit=4, show_progress="minimal")  # a fusion recompute at P = 4 takes seconds
     gr.on(triggers, **redraw, **private("redraw_page"))
+    for tab in pictures.ON_TAB:  # another tab: its pictures are drawn now
+        c[f"tab-{tab}"].select(lambda t=tab: t, None, c["tab-on-screen"], queue=False, show_progress="hidden",
+                               **private(f"show_tab_{tab}")).then(**redraw, **private(f"redraw_tab_{tab}"))
     c["top-k"].change(events.predictions, outputs(["analysis", "top-k"]), c["predictions"], preprocess=False,
                       trigger_mode="always_last", show_progress="hidden", api_name="top_k")
     for name in ("patch-grid", "query-view", "rollout-view"):

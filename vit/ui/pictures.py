@@ -13,6 +13,14 @@ from vit.errors import InputError
 
 # The pictures of an analysis, each with its caption (elem_ids; the caption's is "<picture>-caption").
 PICTURES = ("patch-grid", "query-view", "rollout-view", "head-views", "layer-views")
+# Which tab shows which pictures: a redraw draws and sends only those of the tab on screen.
+ON_TAB = {"patches": ("patch-grid", "query-view"), "attention": ("rollout-view", "head-views"),
+          "depth": ("layer-views",)}
+
+
+def on_tab(tab) -> tuple[str, ...]:
+    """The pictures of the tab on screen (the first tab's for anything else)."""
+    return ON_TAB.get(tab, ON_TAB["patches"])
 
 
 def caption(view: views.View) -> str:
