@@ -220,7 +220,8 @@ def test_a_clicked_patch_and_its_answer_are_on_one_screen(browser, url, screen):
         page.locator("#projector input").check()
         page.wait_for_function("document.querySelector('#patch-grid img').naturalWidth >= 900")
         assert page.evaluate("document.body.classList.contains('projector')")
-        caption = page.evaluate("parseFloat(getComputedStyle(document.querySelector('#query-view-caption p')).fontSize)")
+        caption = page.evaluate(
+            "parseFloat(getComputedStyle(document.querySelector('#query-view-caption p')).fontSize)")
         assert caption >= 26
     if screen == "phone":
         save_screenshot(page, DOCS / "screenshot-phone.png", full_page=False)
@@ -369,5 +370,31 @@ def test_offline_the_banner_offers_the_model_trained_here(browser, url):
     wait_for_picture(page, "#query-view")
     page.evaluate("window.scrollTo(0, 0)")
     save_screenshot(page, DOCS / "screenshot-shapes.png", full_page=False)
+    no_error_badges(page)
+    page.close()
+
+
+def test_inside_the_model_figure_7_and_the_lesson(browser, url):
+    page = open_app(browser, url)
+    analysed(page)
+    page.get_by_role("tab", name="Inside the model").click()
+    for picture in ("#block-view", "#lens-view", "#token-norms", "#matrix-view"):
+        wait_for_picture(page, picture)
+    wait_for_text(page, "#matrix-view-caption", "causal")
+    page.get_by_role("tab", name="Figure 7 (ViT paper)").click()
+    for picture in ("#filters-view", "#position-view", "#distance-view"):
+        wait_for_picture(page, picture)
+
+    page.get_by_role("tab", name="Lesson").click()
+    wait_for_text(page, "#lesson-progress", "Step 1 of")
+    wait_for_text(page, "#lesson-text", "197")  # this image's N+1 at P = 16
+    page.locator("#lesson-progress").click()
+    page.keyboard.press("ArrowRight")  # the arrow keys and a clicker's PageDown/PageUp turn the steps
+    wait_for_text(page, "#lesson-progress", "Step 2 of")
+    page.locator("#lesson-next").click()
+    wait_for_text(page, "#lesson-progress", "Step 3 of")
+    page.keyboard.press("PageUp")
+    wait_for_text(page, "#lesson-progress", "Step 2 of")
+    save_screenshot(page, DOCS / "screenshot-lesson.png", full_page=False)
     no_error_badges(page)
     page.close()

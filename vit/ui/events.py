@@ -41,7 +41,9 @@ ANALYZE_OUTPUTS = ("banner", "patch-grid", "patch-grid-caption", "stage-table", 
                    "rollout-view-caption", "head-views", "head-views-caption", "layer-views",
                    "layer-views-caption", "query-view", "query-view-caption", "predictions", "depth-plot",
                    "timing", "analysis")
-REDRAW_OUTPUTS = tuple(n for p in PICTURES for n in (p, f"{p}-caption")) + ("grid-info", "timing")
+REDRAW_OUTPUTS = tuple(n for p in pictures.ALL_PICTURES for n in (p, f"{p}-caption")) + ("grid-info", "timing")
+# /redraw's outputs (the API's five pictures, each followed by its caption, then the timing).
+API_REDRAW_OUTPUTS = tuple(n for p in PICTURES for n in (p, f"{p}-caption")) + ("timing",)
 PAGE_ANALYZE_OUTPUTS = ("banner", "stage-table", "predictions", "depth-plot", "depth-plot-caption", "timing",
                         "analysis", "notice", "patch-size", "depth", "layer", "head", "cost-meter")
 
@@ -169,7 +171,8 @@ def redraw_all(key, query_x=0.5, query_y=0.5, layer=None, head=1, opacity=DEFAUL
     t0 = time.perf_counter()
     a = runs.with_options(key, head_fusion, discard_ratio)
     layer, head = layer_head(a, layer, head)
-    q, cmap, alpha = inputs.query_fraction((query_x, query_y)), inputs.colormap_name(colormap), validate.opacity(opacity)
+    q, cmap = inputs.query_fraction((query_x, query_y)), inputs.colormap_name(colormap)
+    alpha = validate.opacity(opacity)
     out = []
     for which in pictures.PICTURES:
         view = pictures.draw(a, which, q, layer, head, alpha, cmap)
@@ -415,7 +418,8 @@ def download(key, which, query, layer, head, opacity, colormap, head_fusion, dis
     if which == "depth-plot":
         view = views.depth_view(a)
     else:
-        view = pictures.draw(a, which, inputs.query_fraction(query), layer, head, validate.opacity(opacity), inputs.colormap_name(colormap))
+        view = pictures.draw(a, which, inputs.query_fraction(query), layer, head, validate.opacity(opacity),
+                             inputs.colormap_name(colormap))
     from vit.ui.state import picture_folder  # noqa: PLC0415
 
     unique = picture_folder().new_path(".png")
@@ -423,3 +427,37 @@ def download(key, which, query, layer, head, opacity, colormap, head_fusion, dis
     views.captioned(view).save(path, format="PNG", compress_level=1)
     return str(path)
 
+
+LESSON_OUTPUTS = ("lesson-step", "lesson-progress", "lesson-text", "lesson-picture", "lesson-table")
+_LESSON_VIEWS = {"block": "block-view", "matrix": "matrix-view", "lens": "lens-view"}
+
+
+@handler
+def lesson(key, step, delta, layer, head, opacity, colormap, projector=False, tab_on_screen="lesson"):
+    """The guided lesson (11.4.1 → 11.4.7): one step per screen, this image's numbers, the view that shows it.
+
+    ``delta`` is -1, 0 or +1 (Previous, the same step again, Next). Drawn only while the lesson is on screen.
+    """
+    if tab_on_screen != "lesson":
+        return {}
+    steps = views.LESSON
+    step = min(max(inputs.clamp(step, 0, len(steps) - 1, 0) + inputs.clamp(delta, -1, 1, 0), 0), len(steps) - 1)
+    out = {"lesson-step": step, "lesson-progress": f"**Step {step + 1} of {len(steps)}** · {steps[step].section} "
+                                                   f"{steps[step].title}"}
+    a = analysis_store().get(key) if key is not None else None
+    if a is None:
+        out["lesson-text"] = "Analyse an image first (an example, or your own): the lesson uses its numbers."
+        return out
+    item = steps[step]
+    out["lesson-text"] = views.lesson_text(item, a)
+    which = _LESSON_VIEWS.get(item.view, item.view)
+    if which == "stage-table":
+        out["lesson-picture"], out["lesson-table"] = None, pictures.stage_table(a)
+        return out
+    layer = inputs.clamp(layer, 1, a.depth, a.depth)
+    head = inputs.clamp(head, 1, a.num_heads, 1)
+    opacity = validate.opacity(opacity if isinstance(opacity, (int, float)) else DEFAULT_OPACITY)
+    view = (views.depth_view(a) if which == "depth-plot" else
+            pictures.draw(a, which, CENTRE, layer, head, opacity, inputs.colormap_name(colormap), bool(projector)))
+    out["lesson-picture"], out["lesson-table"] = view.image, ""
+    return out

@@ -58,7 +58,33 @@ def _picture(c: dict, name: str, label: str, what_is: str, clickable: bool = Fal
             c[f"{name}-pin"] = gr.Button("Pin to compare", size="sm", min_width=60, elem_id=f"{name}-pin")
             c[f"{name}-fullscreen"] = gr.Button("Full screen", size="sm", min_width=60, elem_id=f"{name}-fullscreen")
         with gr.Accordion("What is this?", open=False, elem_classes="what-is"):
-            gr.Markdown(views.WHAT_IS[what_is])
+            gr.Markdown(views.WHAT_IS.get(what_is) or WHAT_IS[what_is])
+
+
+# "What is this?" for the pictures beyond the chapter's first views.
+WHAT_IS = {
+    "block": "Each encoder block is pre-norm: H = X + MSA(LN(X)), then Y = H + MLP(LN(H)). The chart gives, per "
+             "layer, the average length ||·||₂ of the tokens entering the block (the residual stream), of what "
+             "attention adds, of what the MLP adds, and of the tokens leaving it. The shape never changes; the "
+             "content does (11.4.1).",
+    "lens": "The final norm and the classification head applied to every patch token after this layer, not only "
+            "to the class token: which class each patch would vote for on its own. Early layers vote noise; "
+            "later, patches on the object agree with the final answer.",
+    "norms": "How long each patch token's vector is after this layer. On large trained models a few background "
+             "patches grow very long: they are used as scratch space (Darcet et al. 2024, 'Vision Transformers "
+             "Need Registers').",
+    "matrix": "The whole softmax(QKᵀ/√d) of one head: row i is where token i looks, column j who looks at token j; "
+              "row 0 is the class token. Beside it, the same matrix under a causal mask, as a decoder would see "
+              "it: each token only sees those before it. The ViT encoder has no such mask (11.4.2).",
+    "filters": "The first principal components of the patch-embedding kernels (the D filters of the patch "
+               "convolution), as in the ViT paper's Figure 7 (left): what the first layer looks for in a patch.",
+    "position": "Cosine similarity between the learned position embeddings: one small map per patch position, "
+                "bright where another position's embedding is similar. Trained models learn rows and columns "
+                "(ViT paper, Figure 7, centre); after a patch-size change these are the resampled embeddings.",
+    "distance": "For each head and layer, how far (in pixels) the patches look on average: the attention-weighted "
+                "distance between a patch and the patches it attends to (ViT paper, Figure 7, right). Some heads "
+                "look far from the first layer; others stay local until late.",
+}
 
 
 def _pinned(c: dict, tab: str) -> None:
@@ -178,6 +204,42 @@ def build_demo() -> gr.Blocks:
                                 with gr.Accordion("What is this?", open=False, elem_classes="what-is"):
                                     gr.Markdown(views.WHAT_IS["early_exit"])
                             _pinned(c, "depth")
+                    with gr.Tab("Inside the model", id="inside", elem_id="tab-inside") as c["tab-inside"]:
+                        with gr.Row(equal_height=False):
+                            _picture(c, "block-view", "Inside a block: what attention and the MLP add", "block")
+                            _picture(c, "lens-view", "Token content: each patch's own vote (chosen layer)",
+                                     "lens")
+                        with gr.Row(equal_height=False):
+                            _picture(c, "token-norms", "Token lengths ||Y|| after the chosen layer", "norms")
+                            _picture(c, "matrix-view", "The whole matrix of the chosen layer and head, and "
+                                     "under a causal mask", "matrix")
+                            _pinned(c, "inside")
+                    with gr.Tab("Figure 7 (ViT paper)", id="figure7", elem_id="tab-figure7") as c["tab-figure7"]:
+                        with gr.Row(equal_height=False):
+                            _picture(c, "filters-view", "Patch-embedding filters: principal components",
+                                     "filters")
+                            _picture(c, "position-view", "Position-embedding similarity", "position")
+                            _picture(c, "distance-view", "Mean attention distance per head", "distance")
+                            _pinned(c, "figure7")
+                    with gr.Tab("Lesson", id="lesson", elem_id="tab-lesson") as c["tab-lesson"]:
+                        c["lesson-step"] = gr.State(0)
+                        with gr.Row(elem_id="lesson-nav"):
+                            c["lesson-prev"] = gr.Button("← Previous", elem_id="lesson-prev", scale=0,
+                                                         min_width=140)
+                            c["lesson-progress"] = gr.Markdown("", elem_id="lesson-progress")
+                            c["lesson-next"] = gr.Button("Next →", elem_id="lesson-next", variant="primary",
+                                                         scale=0, min_width=140)
+                        with gr.Row(equal_height=False):
+                            with gr.Column(scale=1, min_width=280):
+                                c["lesson-text"] = gr.Markdown(
+                                    "Analyse an image, then walk through 11.4.1 → 11.4.7 with its numbers. "
+                                    "Next/Previous, or the arrow keys (a presenter's clicker).",
+                                    elem_id="lesson-text", elem_classes="caption")
+                            with gr.Column(scale=1, min_width=280, elem_classes="picture"):
+                                c["lesson-picture"] = gr.Image(type="pil", format="png", interactive=False,
+                                                               show_label=False, buttons=[],
+                                                               elem_id="lesson-picture")
+                                c["lesson-table"] = gr.HTML("", elem_id="lesson-table")
                 c["grid-info"] = gr.HTML("", elem_id="grid-info", elem_classes="hidden-helper")
                 c["download-file"] = gr.File(label="Download", elem_id="download-file",
                                              elem_classes="hidden-helper", interactive=False)
@@ -207,8 +269,9 @@ def _wire(c: dict) -> None:
     c["api-analyze"].click(events.analyze, analyze_inputs, outputs(events.ANALYZE_OUTPUTS), api_name="analyze",
                            preprocess=False, concurrency_id="model", concurrency_limit=MODEL_WAITERS)
     display = ["analysis", "query", "layer", "head", "opacity", "colormap", "head-fusion", "discard-ratio"]
-    c["api-redraw"].click(events.redraw_all, outputs(["analysis", "query-x", "query-y", *display[2:]]), outputs([*events.REDRAW_OUTPUTS[:-2], "timing"]),
-                           api_name="redraw", preprocess=False, concurrency_limit=4)
+    c["api-redraw"].click(events.redraw_all, outputs(["analysis", "query-x", "query-y", *display[2:]]),
+                          outputs(events.API_REDRAW_OUTPUTS), api_name="redraw", preprocess=False,
+                          concurrency_limit=4)
 
     # ---------------------------------------------------------------- the page's analyses
     page_inputs = outputs(["image", "model", "patch-size", "depth", "top-k", "head-fusion", "discard-ratio",
@@ -247,12 +310,27 @@ def _wire(c: dict) -> None:
     triggers = [c["analysis"].change, c["projector"].change, c["layer"].change, c["head"].change,
                 c["opacity"].change, c["colormap"].change, c["head-fusion"].change, c["discard-ratio"].change]
     redraw = dict(fn=events.named(events.page_redraw, events.REDRAW_OUTPUTS),
-                  inputs=outputs([*display, "projector", "tab-on-screen"]), outputs=outputs(events.REDRAW_OUTPUTS), preprocess=False, trigger_mode="always_last",
-                  concurrency_limit=4, show_progress="minimal")  # a fusion recompute at P = 4 takes seconds
+                  inputs=outputs([*display, "projector", "tab-on-screen"]), outputs=outputs(events.REDRAW_OUTPUTS),
+                  preprocess=False, trigger_mode="always_last", concurrency_limit=4,
+                  show_progress="minimal")  # a fusion recompute at P = 4 takes seconds
     gr.on(triggers, **redraw, **private("redraw_page"))
-    for tab in pictures.ON_TAB:  # another tab: its pictures are drawn now
-        c[f"tab-{tab}"].select(lambda t=tab: t, None, c["tab-on-screen"], queue=False, show_progress="hidden",
-                               **private(f"show_tab_{tab}")).then(**redraw, **private(f"redraw_tab_{tab}"))
+    lesson = dict(fn=events.named(events.lesson, events.LESSON_OUTPUTS), outputs=outputs(events.LESSON_OUTPUTS),
+                  preprocess=False, trigger_mode="always_last", show_progress="hidden")
+    lesson_inputs = ["analysis", "lesson-step", "layer", "head", "opacity", "colormap", "projector", "tab-on-screen"]
+
+    def lesson_moves(delta: int) -> list:
+        return [c["analysis"], c["lesson-step"], gr.State(delta), *outputs(lesson_inputs[2:])]
+
+    for tab in (*pictures.ON_TAB, "lesson"):  # another tab: its pictures are drawn now
+        shown = c[f"tab-{tab}"].select(lambda t=tab: t, None, c["tab-on-screen"], queue=False,
+                                       show_progress="hidden", **private(f"show_tab_{tab}"))
+        if tab == "lesson":
+            shown.then(inputs=lesson_moves(0), **lesson, **private("lesson_shown"))
+        else:
+            shown.then(**redraw, **private(f"redraw_tab_{tab}"))
+    c["lesson-next"].click(inputs=lesson_moves(1), **lesson, **private("lesson_next"))
+    c["lesson-prev"].click(inputs=lesson_moves(-1), **lesson, **private("lesson_previous"))
+    c["analysis"].change(inputs=lesson_moves(0), **lesson, **private("lesson_new_analysis"))
     c["top-k"].change(events.predictions, outputs(["analysis", "top-k"]), c["predictions"], preprocess=False,
                       trigger_mode="always_last", show_progress="hidden", api_name="top_k")
     for name in ("patch-grid", "query-view", "rollout-view"):
@@ -266,8 +344,8 @@ def _wire(c: dict) -> None:
             **redraw, **private(f"redraw_after_move_{direction}"))
 
     # ---------------------------------------------------------------- save, compare, full screen
-    for name, tab in (("patch-grid", "patches"), ("query-view", "patches"), ("rollout-view", "attention"),
-                      ("head-views", "attention"), ("layer-views", "depth"), ("depth-plot", "depth")):
+    tabs_of = {name: tab for tab, names in pictures.ON_TAB.items() for name in names}
+    for name, tab in (*tabs_of.items(), ("depth-plot", "depth")):
         which = gr.State(name)
         c[f"{name}-download"].click(events.download, [c["analysis"], which, *outputs(display[1:])],
                                     c["download-file"], preprocess=False, show_progress="hidden",

@@ -12,6 +12,17 @@
       el.blur();
       return;
     }
+    // In the lesson, the arrow keys and a presenter's clicker (PageDown/PageUp) turn the steps.
+    const lesson = document.getElementById("tab-lesson");
+    const steps = {ArrowRight: "lesson-next", PageDown: "lesson-next", ArrowLeft: "lesson-prev", PageUp: "lesson-prev"};
+    if (lesson && lesson.offsetParent !== null && event.key in steps && !typing(el)) {
+      const step = document.getElementById(steps[event.key]);
+      if (step) {
+        event.preventDefault();
+        step.click();
+      }
+      return;
+    }
     // Arrow keys (and a presenter's clicker) move the query patch, unless the student is typing
     // or a slider has the focus (its own arrows move it).
     const arrows = {ArrowUp: "up", ArrowDown: "down", ArrowLeft: "left", ArrowRight: "right"};

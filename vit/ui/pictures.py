@@ -13,9 +13,13 @@ from vit.errors import InputError
 
 # The pictures of an analysis, each with its caption (elem_ids; the caption's is "<picture>-caption").
 PICTURES = ("patch-grid", "query-view", "rollout-view", "head-views", "layer-views")
+# ... and those of the tabs beyond the chapter's first views (the page only: /analyze returns the five above).
+INSIDE = ("block-view", "lens-view", "token-norms", "matrix-view")
+FIGURE7 = ("filters-view", "position-view", "distance-view")
 # Which tab shows which pictures: a redraw draws and sends only those of the tab on screen.
 ON_TAB = {"patches": ("patch-grid", "query-view"), "attention": ("rollout-view", "head-views"),
-          "depth": ("layer-views",)}
+          "depth": ("layer-views",), "inside": INSIDE, "figure7": FIGURE7}
+ALL_PICTURES = PICTURES + INSIDE + FIGURE7
 
 
 def on_tab(tab) -> tuple[str, ...]:
@@ -55,7 +59,31 @@ def draw(a, which: str, query, layer: int, head: int, opacity: float, cmap: str,
         return views.heads_view(a, layer, opacity, cmap, tile)
     if which == "layer-views":
         return views.layers_view(a, opacity, cmap, tile)
-    raise InputError(f"picture must be one of {', '.join(PICTURES)}, got {validate.show(which)}")
+    if which == "block-view":
+        return views.block_view(a)
+    if which == "lens-view":
+        return views.lens_view(a, layer, size)
+    if which == "token-norms":
+        return views.token_norm_view(a, layer, opacity, cmap, size)
+    if which == "matrix-view":
+        return views.matrix_view(a, layer, head)
+    if which == "distance-view":
+        return views.distance_view(a)
+    if which in ("filters-view", "position-view"):  # properties of the weights: from the loaded model
+        return _weights_view(a, which)
+    raise InputError(f"picture must be one of {', '.join(ALL_PICTURES)}, got {validate.show(which)}")
+
+
+def _weights_view(a, which: str) -> views.View:
+    """Figure 7's weight pictures for the model the analysis ran (the server's model cache has it)."""
+    import vit  # noqa: PLC0415 - torch
+
+    from vit.ui.state import model_cache  # noqa: PLC0415
+
+    loaded = model_cache().get(a.model, "imagenet", a.patch_size, a.depth)
+    if which == "filters-view":
+        return views.filters_view(vit.patch_filters(loaded))
+    return views.position_view(vit.position_similarity(loaded), a.grid)
 
 
 def signature(key: str, which: str, cell, layer, head, opacity, cmap) -> tuple:
@@ -66,6 +94,13 @@ def signature(key: str, which: str, cell, layer, head, opacity, cmap) -> tuple:
         "rollout-view": (key, layer, opacity, cmap),
         "head-views": (key, layer, opacity, cmap),
         "layer-views": (key, opacity, cmap),
+        "block-view": (key,),
+        "lens-view": (key, layer),
+        "token-norms": (key, layer, opacity, cmap),
+        "matrix-view": (key, layer, head),
+        "distance-view": (key,),
+        "filters-view": (key,),
+        "position-view": (key,),
     }[which]
 
 
