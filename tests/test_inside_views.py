@@ -7,7 +7,8 @@ import pytest
 import torch
 
 import vit
-from vit import views
+from vit import explain, render, views
+from vit.inside import cosine_similarity_matrix
 
 CAT = "assets/cat.jpg"
 OPACITY, CMAP = 0.6, "cividis"
@@ -63,3 +64,117 @@ def test_patch_lens_counts_in_nbytes(a):
     assert a.lens_index.shape == (a.depth, a.num_patches)
     without = vit.Analysis(**{**a.__dict__, "lens_index": None, "lens_prob": None})
     assert a.nbytes - without.nbytes == lens
+
+
+# --------------------------------------------------------------------------- the views
+
+
+def test_block_view_states_the_last_layers_numbers(a):
+    v = views.block_view(a)
+    assert v.image.size == views.DEPTH_PLOT_SIZE
+    last = a.residual()[-1]
+    for number in (last.stream, last.attention, last.mlp, last.output):
+        assert f"{number:.1f}" in v.caption
+    assert "H = X + MSA(LN(X))" in v.caption and "Y = H + MLP(LN(H))" in v.caption
+
+
+def test_lens_colours_are_the_legend_classes_at_each_patch_centre(a):
+    layer = 2
+    v = views.lens_view(a, layer, size=views.DISPLAY_SIZE)
+    indices = a.patch_lens(layer)[0].numpy()
+    top = views.lens_classes(indices)
+    counts = dict(zip(*np.unique(indices, return_counts=True)))
+    assert [n for _, n in top] == sorted((n for n in counts.values()), reverse=True)[:len(top)]
+    w, h = views.display_size(a)
+    assert v.image.width == w and v.image.height > h  # the legend is drawn under the picture
+    expected = views.lens_colours(indices, [c for c, _ in top])
+    assert {tuple(expected[i]) for i in np.ndindex(indices.shape) if indices[i] == top[0][0]} == {render.PALETTE[0]}
+    px = np.asarray(v.image, dtype=float)
+    photo = np.asarray(render._display(a.image, views.DISPLAY_SIZE), dtype=float)
+    rows, cols = a.grid
+    for r in range(rows):
+        for c in range(cols):
+            y, x = int((r + 0.5) * h / rows), int((c + 0.5) * w / cols)
+            drawn = 0.3 * photo[y, x] + 0.7 * expected[r, c]  # the photo shows through 30 %
+            assert np.abs(px[y, x] - drawn).max() <= 1
+    final = a.topk[0]
+    assert f"{int((indices == final.index).sum())} of {a.num_patches} patches" in v.caption
+    assert f"layer {layer}" in v.caption
+
+
+def test_token_norm_view_scale_is_the_patch_norms_range(a):
+    v = views.token_norm_view(a, 1, OPACITY, CMAP)
+    patches = a.token_norms[0, 1:]
+    assert v.scale == (float(patches.min()), float(patches.max()))
+    assert f"{float(a.token_norms[0, 0]):.1f}" in v.caption and "Darcet" in v.caption
+    assert v.image.width == views.display_size(a)[0]
+
+
+def test_causal_zeroes_above_the_diagonal_and_renormalises_rows():
+    m = torch.rand(6, 6).softmax(-1)
+    c = explain.causal(m)
+    assert torch.equal(torch.triu(c, 1), torch.zeros(6, 6))
+    torch.testing.assert_close(c.sum(-1), torch.ones(6))
+    torch.testing.assert_close(c[3, :4], m[3, :4] / m[3, :4].sum())
+    assert c[0, 0] == 1 and torch.equal(m, m.clone())  # input untouched
+
+
+def test_downsampling_keeps_the_class_row_and_column():
+    m = torch.rand(1 + 10, 1 + 10)
+    d = explain.downsample_matrix(m, 4)  # 10 patches -> 3 blocks (the last one short)
+    assert d.shape == (4, 4) and d[0, 0] == m[0, 0]
+    torch.testing.assert_close(d[0, 1:], torch.stack([m[0, 1:5].max(), m[0, 5:9].max(), m[0, 9:].max()]))
+    torch.testing.assert_close(d[1:, 0], torch.stack([m[1:5, 0].max(), m[5:9, 0].max(), m[9:, 0].max()]))
+    assert d[3, 3] == m[9:, 9:].max()
+    assert torch.equal(explain.downsample_matrix(m, 1), m)
+
+
+def test_matrix_view_draws_both_halves_on_the_data_scale(a):
+    v = views.matrix_view(a, 2, 3)
+    full = a.attention_matrix(2, 2)
+    assert v.scale == (0.0, float(torch.maximum(full.max(), explain.causal(full).max())))
+    assert f"{a.num_tokens}×{a.num_tokens}" in v.caption and "11.4.2" in v.caption
+    assert abs(v.image.width - views.DISPLAY_SIZE) <= 2
+    assert views.matrix_factor(3137, 314) == 10 and views.matrix_factor(50, 314) == 1
+
+
+def test_filters_view_has_one_tile_per_filter():
+    filters = torch.randn(28, 3, 4, 4)
+    tiles = views.filter_tiles(filters)
+    assert len(tiles) == 28 and all(t.min() == 0 and t.max() == 255 for t in tiles)  # each on its own range
+    v = views.filters_view(filters)
+    tile = (views.DISPLAY_SIZE - 4) // 7 - 4
+    assert v.image.size == (7 * (tile + 4) + 4, 4 * (tile + 4) + 4)
+    px = np.asarray(v.image)
+    for i in (0, 27):
+        x, y = render.tile_origin(i, 7, tile)
+        assert tuple(px[y + 1, x + 1]) == tuple(tiles[i][0, 0])  # tile i's top-left filter pixel
+    assert "first 28 principal components" in v.caption and "own range" in v.caption
+
+
+def test_position_view_one_map_per_position_on_the_data_scale():
+    rows, cols = 3, 4
+    pos = torch.randn(rows * cols, 16)
+    sim = cosine_similarity_matrix(pos)
+    v = views.position_view(sim, (rows, cols))
+    assert v.scale == (float(sim.min()), float(sim.max()))
+    assert views.position_step((56, 56)) == 4 and views.position_step((7, 7)) == 1
+    big = views.position_view(torch.eye(30 * 30), (30, 30))
+    assert "every 3rd row and column" in big.caption
+
+
+def test_distance_view_one_dot_per_head_per_layer(a):
+    xs, ys = views.distance_points(a)
+    assert len(xs) == len(ys) == a.depth * a.num_heads
+    assert ys == a.mean_attention_distance().flatten().tolist()
+    v = views.distance_view(a)
+    assert v.image.size == views.DEPTH_PLOT_SIZE and f"h = {a.num_heads}" in v.caption
+
+
+def test_every_inside_view_works_at_depth_one(shallow):
+    loaded = vit.load_model("vit_tiny_shapes", weights="random", depth=1, device="cpu")
+    for v in (views.block_view(shallow), views.lens_view(shallow, 1), views.token_norm_view(shallow, 1, OPACITY, CMAP),
+              views.matrix_view(shallow, 1, 1), views.distance_view(shallow),
+              views.filters_view(vit.patch_filters(loaded)),
+              views.position_view(vit.position_similarity(loaded), shallow.grid)):
+        assert v.image.width > 0 and v.caption
