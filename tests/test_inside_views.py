@@ -178,3 +178,24 @@ def test_every_inside_view_works_at_depth_one(shallow):
               views.filters_view(vit.patch_filters(loaded)),
               views.position_view(vit.position_similarity(loaded), shallow.grid)):
         assert v.image.width > 0 and v.caption
+
+
+# --------------------------------------------------------------------------- the lesson
+
+
+def test_every_lesson_step_names_a_view_and_fills_in_the_real_shapes(a):
+    from vit.lesson import LESSON, LESSON_VIEWS, lesson_text
+
+    assert 7 <= len(LESSON) <= 9
+    assert {s.section[:6] for s in LESSON} >= {"11.4.1", "11.4.2", "11.4.3", "11.4.5", "11.4.6", "11.4.7"}
+    texts = []
+    for step in LESSON:
+        assert step.view in LESSON_VIEWS
+        texts.append(lesson_text(step, a))
+        assert step.section in texts[-1] and step.chapter in texts[-1]
+    text = "\n".join(texts)
+    D = a.queries[0].shape[-1]
+    assert f"(1, {a.num_tokens}, {D})" in text  # (1, 50, 768)
+    for fact in (f"N = {a.num_patches}", f"D = {D}", f"h = {a.num_heads}", f"L = {a.depth}", a.topk[0].label,
+                 f"{a.topk[0].prob:.1%}", f"(1, {a.probs.shape[0]})", f"{a.residual()[-1].output:.1f}"):
+        assert fact in text

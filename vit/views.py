@@ -21,6 +21,7 @@ from PIL import Image
 
 from . import render
 from .errors import InputError
+from .lesson import LESSON, LESSON_VIEWS, LessonStep, lesson_text  # noqa: F401 - the guided walk, re-exported
 
 DISPLAY_SIZE = 640  # px, main pictures: drawn at the size the page shows them (>= 640 at 1080p), never upscaled
 TILE_SIZE = 200  # px, one small-multiples tile: 4 per row make a sheet ~830 px wide
