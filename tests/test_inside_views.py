@@ -199,3 +199,22 @@ def test_every_lesson_step_names_a_view_and_fills_in_the_real_shapes(a):
     for fact in (f"N = {a.num_patches}", f"D = {D}", f"h = {a.num_heads}", f"L = {a.depth}", a.topk[0].label,
                  f"{a.topk[0].prob:.1%}", f"(1, {a.probs.shape[0]})", f"{a.residual()[-1].output:.1f}"):
         assert fact in text
+
+
+def test_block_bars_are_drawn_in_the_series_colours(a):
+    px = {tuple(p) for p in np.asarray(views.block_view(a).image).reshape(-1, 3)}
+    assert set(render.SERIES_COLOURS) <= px
+
+
+def test_matrix_view_on_a_fine_grid_is_block_maxed_to_the_display():
+    fine = vit.analyze(vit.load_model("vit_b_32", weights="random", patch_size=8, depth=1, device="cpu"), CAT)
+    T = fine.num_tokens  # 785
+    factor = views.matrix_factor(T, (views.DISPLAY_SIZE - 12) // 2)
+    assert factor == 3
+    v = views.matrix_view(fine, 1, 1)
+    n = 1 + -(-(T - 1) // factor)
+    assert f"Drawn at {n}×{n}" in v.caption and "block max" in v.caption
+    full = fine.attention_matrix(1, 0)
+    assert v.scale == (0.0, float(max(explain.downsample_matrix(full, factor).max(),
+                                      explain.downsample_matrix(explain.causal(full), factor).max())))
+    assert abs(v.image.width - views.DISPLAY_SIZE) <= 2

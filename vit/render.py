@@ -616,6 +616,9 @@ def _x_ticks(draw, xs: Sequence[float], labels: Sequence[str], y: float) -> None
             draw.text((x, y + 6), t, fill=INK, font=f, anchor="mt")
 
 
+SERIES_COLOURS = tuple(PALETTE[i] for i in (4, 0, 2, 5))  # grouped_bars' colours, series by series
+
+
 def grouped_bars(values: np.ndarray, series: Sequence[str], x_labels: Sequence[str], x_label: str, y_label: str,
                  size: tuple[int, int] = (800, 400)) -> Image.Image:
     """One group of bars per row of ``values`` (n, s), one colour per series, legend on top."""
@@ -633,18 +636,15 @@ def grouped_bars(values: np.ndarray, series: Sequence[str], x_labels: Sequence[s
         centres.append(start + bar * s / 2)
         for j in range(s):
             draw.rectangle([start + j * bar, y_at(values[i, j]), start + (j + 1) * bar - 1, y_at(0)],
-                           fill=PALETTE[[4, 0, 2, 5][j % 4]])
+                           fill=SERIES_COLOURS[j % 4])
     _x_ticks(draw, centres, x_labels, y_at(0))
     f = font(BAR_FONT, bold=False)
     x = x0
     for j, name in enumerate(series):
-        draw.rectangle([x, 12, x + 14, 26], fill=PALETTE[[4, 0, 2, 5][j % 4]])
+        draw.rectangle([x, 12, x + 14, 26], fill=SERIES_COLOURS[j % 4])
         draw.text((x + 20, 19), name, fill=INK, font=f, anchor="lm")
         x += 20 + f.getlength(name) + 22
     return img
-
-
-SERIES_COLOURS = tuple(PALETTE[i] for i in (4, 0, 2, 5))  # grouped_bars' colours, series by series
 
 
 def dot_plot(xs: Sequence[float], ys: Sequence[float], x_ticks: Sequence[int], x_label: str, y_label: str,
