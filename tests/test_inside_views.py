@@ -218,3 +218,7 @@ def test_matrix_view_on_a_fine_grid_is_block_maxed_to_the_display():
     assert v.scale == (0.0, float(max(explain.downsample_matrix(full, factor).max(),
                                       explain.downsample_matrix(explain.causal(full), factor).max())))
     assert abs(v.image.width - views.DISPLAY_SIZE) <= 2
+
+
+def test_axes_end_on_round_numbers():
+    assert [render.nice_ceiling(v) for v in (45.25, 15.4, 1.0, 0.03, 101, 0)] == [50, 20, 1, 0.05, 200, 1]

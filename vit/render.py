@@ -585,9 +585,18 @@ def swatch_legend(width: int, entries: Sequence[tuple[tuple[int, int, int], str]
     return strip
 
 
+def nice_ceiling(value: float) -> float:
+    """The smallest of 1, 2, 2.5, 5 times a power of ten that is >= ``value`` (an axis end with round ticks)."""
+    if value <= 0:
+        return 1.0
+    power = 10.0 ** math.floor(math.log10(value))
+    return next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= value * (1 - 1e-9))
+
+
 def _axes(draw: ImageDraw.ImageDraw, size: tuple[int, int], y_max: float, y_label: str, x_label: str,
           margins=(64, 20, 50, 56)):
-    """Draw axes, a y grid with 5 ticks from 0 to ``y_max``; return (x0, x1, y_at)."""
+    """Draw axes, a y grid with 5 ticks from 0 to ``y_max`` rounded up to a round number; return (x0, x1, y_at)."""
+    y_max = nice_ceiling(y_max)
     W, H = size
     left, right, top, bottom = margins
     f = font(BAR_FONT, bold=False)
@@ -626,7 +635,7 @@ def grouped_bars(values: np.ndarray, series: Sequence[str], x_labels: Sequence[s
     n, s = values.shape
     img = Image.new("RGB", size, "white")
     draw = ImageDraw.Draw(img)
-    y_max = float(values.max()) * 1.05 if values.size and values.max() > 0 else 1.0
+    y_max = float(values.max()) if values.size else 1.0
     x0, x1, y_at = _axes(draw, size, y_max, y_label, x_label)
     group = (x1 - x0) / n
     bar = max(1.0, group * 0.8 / s)
