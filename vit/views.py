@@ -535,7 +535,7 @@ def position_step(grid: tuple[int, int]) -> int:
     return max(1, -(-max(grid) // POSITION_TILES))
 
 
-def position_view(similarity, grid: tuple[int, int], cmap: str = "viridis", size: int = DISPLAY_SIZE) -> View:
+def position_view(similarity, grid: tuple[int, int], size: int = DISPLAY_SIZE, cmap: str = "viridis") -> View:
     """ViT Fig. 7 centre: per patch position, its position embedding's cosine similarity to every other.
 
     ``similarity``: (N, N) from ``vit.position_similarity(loaded)``; ``grid``: (rows, cols).
