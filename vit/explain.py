@@ -11,6 +11,8 @@
   class token (the "logit lens" of a ViT).
 * Mean attention distance: Dosovitskiy et al. 2021, "An Image is Worth 16x16
   Words", Fig. 7 right: how far, in pixels, each head looks on average.
+* A whole attention matrix under a decoder's causal mask (chapter 11.4.2), and a
+  block-max downsampling that keeps the class token's row and column, for display.
 
 Token 0 is the class token; tokens 1..N are the patches in row-major order.
 """
