@@ -69,7 +69,9 @@ def test_records_only_streamed_summaries():
     assert record.logits.shape == (2, 7)
     names = set(vars(record))
     assert names == {"stages", "fused", "cls_attention", "queries", "keys", "cls_tokens", "residual",
-                     "token_norms", "attention_distance", "logits"}
+                     "token_norms", "attention_distance", "lens_index", "lens_prob", "logits"}
+    assert record.lens_index.shape == record.lens_prob.shape == (3, 2, cfg.num_patches)  # (L, B, N): no tokens
+    assert record.lens_index.dtype == torch.int64 and record.lens_prob.dtype == torch.float32
 
 
 def test_hooks_removed_after_an_exception():

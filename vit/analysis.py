@@ -84,6 +84,8 @@ class Analysis:
     residual_means: Tensor | None = None  # (L, 4): mean ||X||, ||MSA(LN(X))||, ||MLP(LN(H))||, ||Y|| per block
     token_norms: Tensor | None = None  # (L, N+1): ||Y_l,i||_2 of every token after every block
     attention_distance: Tensor | None = None  # (L, h): mean attention distance in pixels
+    lens_index: Tensor | None = None  # (L, N) int64: each patch token's early-exit top-1 class per layer
+    lens_prob: Tensor | None = None  # (L, N) float32: its probability
 
     # --- sizes ---------------------------------------------------------------
     @property
@@ -98,7 +100,8 @@ class Analysis:
     def nbytes(self) -> int:
         """Memory this analysis keeps (attention summaries, queries and keys, the picture)."""
         tensors = [self.fused, self.cls_attention, self.probs, *self.queries, *self.keys]
-        tensors += [t for t in (self.residual_means, self.token_norms, self.attention_distance) if t is not None]
+        tensors += [t for t in (self.residual_means, self.token_norms, self.attention_distance, self.lens_index,
+                                self.lens_prob) if t is not None]
         if self._factors is not None:
             tensors.append(self._factors)
         return sum(t.numel() * t.element_size() for t in tensors) + self.image.nbytes
@@ -183,6 +186,20 @@ class Analysis:
         """
         assert self.attention_distance is not None, "this analysis was built without attention distances"
         return self.attention_distance.clone()
+
+    def patch_lens(self, layer: int) -> tuple[Tensor, Tensor]:
+        """Where each patch thinks it is: the early exit of every patch token at ``layer`` (1-based).
+
+        The final norm and the classification head, trained on the class token of the last
+        layer, applied to each patch token of the block's output Y_l,i (i = 1..N).
+
+        Returns:
+            (indices, probs), each (rows, cols): the top-1 class index (int64) and its probability.
+        """
+        assert self.lens_index is not None, "this analysis was built without the patch lens"
+        rows, cols = self.grid
+        return (self.lens_index[layer - 1].reshape(rows, cols).clone(),
+                self.lens_prob[layer - 1].reshape(rows, cols).clone())
 
     def with_options(self, head_fusion: str | None = None, discard_ratio: float | None = None) -> "Analysis":
         """The same analysis with another head fusion or discard ratio (no model run).

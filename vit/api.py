@@ -316,6 +316,8 @@ def analyze(
         residual_means=record.residual[:, 0].cpu(),  # (L, 4)
         token_norms=record.token_norms[:, 0].cpu(),  # (L, N+1)
         attention_distance=record.attention_distance[:, 0].cpu(),  # (L, h)
+        lens_index=record.lens_index[:, 0].cpu(),  # (L, N)
+        lens_prob=record.lens_prob[:, 0].cpu(),  # (L, N)
     )
     result.rollout()  # checks the rollout once; the views compute it again as they need
     timings["explain"] = (time.perf_counter() - t2) * 1e3

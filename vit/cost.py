@@ -50,6 +50,7 @@ def estimate(model, patch_size=None, depth=None) -> Cost:
     T, D, h = grid * grid + 1, native.embed_dim, native.num_heads
     macs_per_layer = 4 * T * D * D + 2 * T * D * native.mlp_dim + 2 * T * T * D
     kept = 4 * depth * (T * T + 2 * T * D + h * T + D)
+    kept += depth * (4 * 4 + 4 * T + 4 * h + 12 * (T - 1))  # residual means, token norms, distances, patch lens
     if 4 * depth * T * T <= KEEP_FACTORS_BYTES:
         kept += 4 * depth * T * T  # the rollout matrices, kept when small
     per_layer_params = 4 * D * D + 4 * D + 2 * D * native.mlp_dim + native.mlp_dim + D + 4 * D

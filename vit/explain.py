@@ -11,6 +11,8 @@
   class token (the "logit lens" of a ViT).
 * Mean attention distance: Dosovitskiy et al. 2021, "An Image is Worth 16x16
   Words", Fig. 7 right: how far, in pixels, each head looks on average.
+* A whole attention matrix under a decoder's causal mask (chapter 11.4.2), and a
+  block-max downsampling that keeps the class token's row and column, for display.
 
 Token 0 is the class token; tokens 1..N are the patches in row-major order.
 """
@@ -199,3 +201,36 @@ def patch_grid(row: Tensor, grid: tuple[int, int]) -> Tensor:
     if row.shape[-1] != rows * cols + 1:
         raise ValueError(f"expected {rows * cols + 1} tokens for a {rows}x{cols} grid, got {row.shape[-1]}")
     return row[..., 1:].reshape(*row.shape[:-1], rows, cols)
+
+
+def causal(matrix: Tensor) -> Tensor:
+    """What a decoder's causal mask leaves of an attention map: (..., T, T) -> (..., T, T), a new tensor.
+
+    Entries above the diagonal (token i looking at a later token j > i) are zeroed and each
+    row renormalised to sum to 1 over what remains: softmax over j <= i is exactly the
+    encoder's row restricted to j <= i and renormalised.
+    """
+    kept = torch.tril(matrix)
+    return kept / kept.sum(dim=-1, keepdim=True).clamp_min(1e-12)
+
+
+def downsample_matrix(matrix: Tensor, factor: int) -> Tensor:
+    """Block max of a (T, T) attention map over ``factor`` x ``factor`` blocks of patch tokens.
+
+    Token 0 (the class token) keeps its own row and column: the result is (1 + n, 1 + n)
+    with n = ceil((T - 1) / factor); row 0 is the class token's row, its patch columns
+    block-maxed, and entry (0, 0) unchanged. The max keeps a single strong link visible.
+    """
+    if factor <= 1:
+        return matrix.clone()
+    T = matrix.shape[-1]
+    n = -(-(T - 1) // factor)
+    pad = n * factor - (T - 1)
+    padded = torch.nn.functional.pad(matrix, (0, pad, 0, pad), value=float("-inf"))  # (T + pad, T + pad)
+    patches = padded[1:, 1:].reshape(n, factor, n, factor).amax(dim=(1, 3))  # (n, n)
+    cls_row = padded[0, 1:].reshape(n, factor).amax(dim=-1)  # (n,)
+    cls_col = padded[1:, 0].reshape(n, factor).amax(dim=-1)  # (n,)
+    out = matrix.new_empty(1 + n, 1 + n)
+    out[0, 0] = matrix[0, 0]
+    out[0, 1:], out[1:, 0], out[1:, 1:] = cls_row, cls_col, patches
+    return out

@@ -537,3 +537,179 @@ def depth_plot(layers: Sequence[int], top1_probs: Sequence[float], top1_labels: 
             draw.rectangle([t.box[0] - 1, t.box[1] - 1, t.box[2] + 1, t.box[3] + 1], fill=(255, 255, 255))
         draw.text(t.xy, t.text, fill=t.fill, font=f, anchor=t.anchor)
     return img
+
+
+# --------------------------------------------------------------------------- inside the encoder
+
+PALETTE = ((230, 159, 0), (86, 180, 233), (0, 158, 115), (240, 228, 66), (0, 114, 178), (213, 94, 0),
+           (204, 121, 167))  # Okabe-Ito: the classes of the lens, safe for colour-blind viewers
+OTHER = (150, 150, 150)  # grey: a class outside the legend
+INK = (30, 30, 30)
+
+
+def stack(top: Image.Image, bottom: Image.Image) -> Image.Image:
+    """``top`` above ``bottom`` on white, left-aligned (``top`` stays at (0, 0))."""
+    out = Image.new("RGB", (max(top.width, bottom.width), top.height + bottom.height), "white")
+    out.paste(top, (0, 0))
+    out.paste(bottom, (0, top.height))
+    return out
+
+
+def category_overlay(image: np.ndarray, colours: np.ndarray, alpha: float = 0.7,
+                     size: int = DISPLAY_SIZE) -> Image.Image:
+    """Blend a (rows, cols, 3) uint8 colour per patch over the image, one flat block per patch."""
+    base = _display(image, size)
+    blocks = np.asarray(Image.fromarray(np.ascontiguousarray(colours, dtype=np.uint8)).resize(
+        base.size, Image.Resampling.NEAREST), dtype=np.float32)
+    blended = (1 - alpha) * np.asarray(base, dtype=np.float32) + alpha * blocks
+    return Image.fromarray(blended.round().astype(np.uint8))
+
+
+def swatch_legend(width: int, entries: Sequence[tuple[tuple[int, int, int], str]]) -> Image.Image:
+    """A legend strip: a colour square and its text per entry, as many a line as fit in ``width``."""
+    f = font(BAR_FONT, bold=False)
+    pad, box, line_h = 14, 16, BAR_FONT + 10
+    placed, x, y = [], pad, 8
+    for colour, text in entries:
+        text = fit_text(text, f, width - 2 * pad - box - 8)
+        w = box + 8 + f.getlength(text) + 18
+        if x > pad and x + w > width - pad:
+            x, y = pad, y + line_h
+        placed.append((x, y, colour, text))
+        x += w
+    strip = Image.new("RGB", (width, y + line_h + 6), "white")
+    draw = ImageDraw.Draw(strip)
+    for x, y, colour, text in placed:
+        draw.rectangle([x, y + 2, x + box, y + 2 + box], fill=colour, outline=(90, 90, 90))
+        draw.text((x + box + 8, y + 2 + box / 2), text, fill=INK, font=f, anchor="lm")
+    return strip
+
+
+def nice_ceiling(value: float) -> float:
+    """The smallest of 1, 2, 2.5, 5 times a power of ten that is >= ``value`` (an axis end with round ticks)."""
+    if value <= 0:
+        return 1.0
+    power = 10.0 ** math.floor(math.log10(value))
+    return next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= value * (1 - 1e-9))
+
+
+def _axes(draw: ImageDraw.ImageDraw, size: tuple[int, int], y_max: float, y_label: str, x_label: str,
+          margins=(64, 20, 50, 56)):
+    """Draw axes, a y grid with 5 ticks from 0 to ``y_max`` rounded up to a round number; return (x0, x1, y_at)."""
+    y_max = nice_ceiling(y_max)
+    W, H = size
+    left, right, top, bottom = margins
+    f = font(BAR_FONT, bold=False)
+
+    def y_at(v: float) -> float:
+        return H - bottom - (H - top - bottom) * (v / y_max if y_max > 0 else 0.0)
+
+    for k in range(6):
+        y = y_at(y_max * k / 5)
+        draw.line([(left, y), (W - right, y)], fill=(225, 225, 225), width=1)
+        draw.text((left - 6, y), f"{y_max * k / 5:.3g}", fill=INK, font=f, anchor="rm")
+    draw.line([(left, top), (left, H - bottom), (W - right, H - bottom)], fill=(90, 90, 90), width=2)
+    draw.text((8, top - 4), y_label, fill=INK, font=font(BAR_FONT), anchor="ls")
+    draw.text(((left + W - right) / 2, H - 8), x_label, fill=INK, font=font(BAR_FONT), anchor="ms")
+    return left, W - right, y_at
+
+
+def _x_ticks(draw, xs: Sequence[float], labels: Sequence[str], y: float) -> None:
+    f = font(BAR_FONT, bold=False)
+    step = 1
+    widest = max((f.getlength(t) for t in labels), default=0)
+    while len(xs) > 1 and (widest + 10) > step * (xs[1] - xs[0]):
+        step += 1
+    for i, (x, t) in enumerate(zip(xs, labels)):
+        if i % step == 0:
+            draw.text((x, y + 6), t, fill=INK, font=f, anchor="mt")
+
+
+SERIES_COLOURS = tuple(PALETTE[i] for i in (4, 0, 2, 5))  # grouped_bars' colours, series by series
+
+
+def grouped_bars(values: np.ndarray, series: Sequence[str], x_labels: Sequence[str], x_label: str, y_label: str,
+                 size: tuple[int, int] = (800, 400)) -> Image.Image:
+    """One group of bars per row of ``values`` (n, s), one colour per series, legend on top."""
+    values = np.asarray(values, dtype=np.float64)
+    n, s = values.shape
+    img = Image.new("RGB", size, "white")
+    draw = ImageDraw.Draw(img)
+    y_max = float(values.max()) if values.size else 1.0
+    x0, x1, y_at = _axes(draw, size, y_max, y_label, x_label)
+    group = (x1 - x0) / n
+    bar = max(1.0, group * 0.8 / s)
+    centres = []
+    for i in range(n):
+        start = x0 + group * i + group * 0.1
+        centres.append(start + bar * s / 2)
+        for j in range(s):
+            draw.rectangle([start + j * bar, y_at(values[i, j]), start + (j + 1) * bar - 1, y_at(0)],
+                           fill=SERIES_COLOURS[j % 4])
+    _x_ticks(draw, centres, x_labels, y_at(0))
+    f = font(BAR_FONT, bold=False)
+    x = x0
+    for j, name in enumerate(series):
+        draw.rectangle([x, 12, x + 14, 26], fill=SERIES_COLOURS[j % 4])
+        draw.text((x + 20, 19), name, fill=INK, font=f, anchor="lm")
+        x += 20 + f.getlength(name) + 22
+    return img
+
+
+def dot_plot(xs: Sequence[float], ys: Sequence[float], x_ticks: Sequence[int], x_label: str, y_label: str,
+             y_max: float, size: tuple[int, int] = (800, 400)) -> Image.Image:
+    """One dot per (x, y), x among ``x_ticks`` (categories, e.g. layers), y from 0 to ``y_max``."""
+    img = Image.new("RGB", size, "white")
+    draw = ImageDraw.Draw(img)
+    x0, x1, y_at = _axes(draw, size, y_max, y_label, x_label)
+    n = len(x_ticks)
+    x_of = {t: x0 + (x1 - x0) * (i + 0.5) / n for i, t in enumerate(x_ticks)}
+    for x, y in zip(xs, ys):
+        cx, cy = x_of[x], y_at(float(y))
+        draw.ellipse([cx - 5, cy - 5, cx + 5, cy + 5], fill=BLUE, outline=(255, 255, 255))
+    _x_ticks(draw, list(x_of.values()), [str(t) for t in x_ticks], y_at(0))
+    return img
+
+
+def heat_image(heat: np.ndarray, size: tuple[int, int], cmap: str = "cividis",
+               scale: tuple[float, float] | None = None) -> Image.Image:
+    """A (rows, cols) map alone, as colours drawn (width, height) px (no photo under it)."""
+    return Image.fromarray(heat_rgb(heat, size, cmap, scale))
+
+
+def panels(pictures: Sequence[Image.Image], titles: Sequence[str], gap: int = 12) -> Image.Image:
+    """Pictures side by side, each with a bold title above it."""
+    title_h = BAR_FONT + 12
+    width = sum(p.width for p in pictures) + gap * (len(pictures) - 1)
+    sheet = Image.new("RGB", (width, title_h + max(p.height for p in pictures)), "white")
+    draw = ImageDraw.Draw(sheet)
+    x = 0
+    for p, t in zip(pictures, titles):
+        draw.text((x + 2, 4), fit_text(t, font(BAR_FONT), p.width - 4), fill=INK, font=font(BAR_FONT))
+        sheet.paste(p, (x, title_h))
+        x += p.width + gap
+    return sheet
+
+
+def outline_row(img: Image.Image, rows: int, row: int = 0, colour=(255, 64, 160)) -> None:
+    """Outline row ``row`` of a picture cut into ``rows`` equal rows (the class token's row of a matrix)."""
+    h = img.height / rows
+    draw = ImageDraw.Draw(img)
+    draw.rectangle([0, row * h, img.width - 1, max(row * h + 2, (row + 1) * h - 1)], outline=colour, width=2)
+
+
+def tile_sheet(tiles: Sequence[np.ndarray], columns: int, tile: int, gap: int = 4) -> Image.Image:
+    """(h, w, 3) uint8 tiles in a grid, each drawn ``tile`` px square (nearest neighbour: pixels stay blocks)."""
+    rows = -(-len(tiles) // columns)
+    sheet = Image.new("RGB", (columns * (tile + gap) + gap, rows * (tile + gap) + gap), "white")
+    for i, t in enumerate(tiles):
+        r, c = divmod(i, columns)
+        img = Image.fromarray(np.ascontiguousarray(t, dtype=np.uint8)).resize((tile, tile), Image.Resampling.NEAREST)
+        sheet.paste(img, (gap + c * (tile + gap), gap + r * (tile + gap)))
+    return sheet
+
+
+def tile_origin(i: int, columns: int, tile: int, gap: int = 4) -> tuple[int, int]:
+    """(x, y) of tile ``i``'s top-left corner in :func:`tile_sheet`."""
+    r, c = divmod(i, columns)
+    return gap + c * (tile + gap), gap + r * (tile + gap)

@@ -16,6 +16,10 @@ each layer's weights are streamed into what the views need and dropped:
   ||MLP(LN(H))||_2 (MLP branch) and ||Y||_2 (block out), for H = X + MSA(LN(X)),
   Y = H + MLP(LN(H)); reduced inside the hooks, so no (B, N+1, D) tensor is kept;
 * ``token_norms``: ||Y_i||_2 of every token after every block, (L, B, N+1);
+* ``lens_index``/``lens_prob``: the early exit of every *patch* token, (L, B, N) each:
+  the final norm and head applied to each patch token of each block's output, its
+  top-1 class (int64) and that class's probability (float32); the (N+1, D) tokens
+  themselves are not kept;
 * ``attention_distance``: each head's mean attention distance in pixels, (L, B, h)
   (Dosovitskiy et al. 2021, Fig. 7 right), reduced from the weights as they stream by.
 
@@ -82,6 +86,8 @@ class TraceRecord:
     cls_tokens: list[Tensor] = field(default_factory=list)  # L x (B, D)
     residual: Tensor | None = None  # (L, B, 4): mean ||X||, ||MSA(LN(X))||, ||MLP(LN(H))||, ||Y|| per block
     token_norms: Tensor | None = None  # (L, B, N+1): ||Y_i|| of each block's output tokens
+    lens_index: Tensor | None = None  # (L, B, N) int64: top-1 class of head(norm(Y_i)) for each patch token
+    lens_prob: Tensor | None = None  # (L, B, N) float32: its probability
     attention_distance: Tensor | None = None  # (L, B, h): mean attention distance in pixels
     logits: Tensor | None = None  # (B, K)
 
@@ -196,8 +202,24 @@ class Tracer:
             if self.record.token_norms is None:
                 self.record.token_norms = norms.new_empty(self._depth, *norms.shape)
             self.record.token_norms[layer - 1] = norms
+            self._lens(layer, output)
 
         return hook
+
+    @torch.no_grad()
+    def _lens(self, layer: int, output: Tensor) -> None:
+        """The early exit of every patch token: top-1 of softmax(head(norm(Y_i))), i = 1..N.
+
+        One layer at a time: the (B, N, K) logits are a temporary (12 MB at P = 4, K = 1000).
+        """
+        m = self.model  # .forward, not __call__: the norm's and head's own hooks (stages, logits) must not fire
+        logits = m.head.head.forward(m.encoder.norm.forward(output[:, 1:].detach()))  # (B, N, D) -> (B, N, K)
+        prob, index = logits.float().softmax(dim=-1).max(dim=-1)  # (B, N) each
+        if self.record.lens_index is None:
+            self.record.lens_index = index.new_empty(self._depth, *index.shape)
+            self.record.lens_prob = prob.new_empty(self._depth, *prob.shape)
+        self.record.lens_index[layer - 1] = index
+        self.record.lens_prob[layer - 1] = prob
 
     def _image(self, _module, args):
         x = args[0]

@@ -21,6 +21,7 @@ from PIL import Image
 
 from . import render
 from .errors import InputError
+from .lesson import LESSON, LESSON_VIEWS, LessonStep, lesson_text  # noqa: F401 - the guided walk, re-exported
 
 DISPLAY_SIZE = 640  # px, main pictures: drawn at the size the page shows them (>= 640 at 1080p), never upscaled
 TILE_SIZE = 200  # px, one small-multiples tile: 4 per row make a sheet ~830 px wide
@@ -363,3 +364,225 @@ def captioned(view: View, width: int | None = None) -> Image.Image:
     """The view as one picture to download: title above, caption, legend and note below (>= 18 px text)."""
     paragraphs = [plain(view.caption), plain(view.legend), plain(view.note)]
     return render.captioned(view.image, view.title, paragraphs, width)
+
+
+# --------------------------------------------------------------------------- inside the encoder (11.4.3-11.4.6)
+
+BLOCK_SERIES = ("‖X‖ stream in", "‖MSA(LN(X))‖ attention", "‖MLP(LN(H))‖ MLP", "‖Y‖ block out")
+
+
+def block_view(a, size: tuple[int, int] = DEPTH_PLOT_SIZE) -> View:
+    """Inside a block: H = X + MSA(LN(X)), Y = H + MLP(LN(H)) in this image's numbers, per layer."""
+    res = a.residual()
+    values = np.array([[r.stream, r.attention, r.mlp, r.output] for r in res])  # (L, 4)
+    image = render.grouped_bars(values, BLOCK_SERIES, [str(r.layer) for r in res], "layer",
+                                "mean ‖·‖₂ over the N+1 tokens", size)
+    last = res[-1]
+    caption = (
+        f"**Inside a block:** each pre-norm block computes **H = X + MSA(LN(X))** and **Y = H + MLP(LN(H))**: "
+        f"attention and the MLP each *add* to the residual stream X. Bars: the mean over the "
+        f"N+1 = {a.num_tokens} tokens of each vector's length, per layer 1 to L = {a.depth}. "
+        f"Layer {last.layer}: ‖X‖ {last.stream:.1f} → attention adds {last.attention:.1f}, "
+        f"MLP adds {last.mlp:.1f} → ‖Y‖ {last.output:.1f}. The branches are added as vectors, so ‖Y‖ is "
+        f"at most, not equal to, the sum of the three."
+    )
+    legend = "bars per layer: " + ", ".join(BLOCK_SERIES)
+    return View(image, caption, legend, f"Inside a block, layers 1-{a.depth}")
+
+
+LENS_CLASSES = len(render.PALETTE)  # the most frequent classes get a colour; the rest are grey
+
+
+def lens_classes(indices: np.ndarray, k: int = LENS_CLASSES) -> list[tuple[int, int]]:
+    """(class index, patch count) of the ``k`` most frequent classes, most frequent first (ties: lower index)."""
+    values, counts = np.unique(np.asarray(indices).ravel(), return_counts=True)
+    order = sorted(zip(values.tolist(), counts.tolist()), key=lambda vc: (-vc[1], vc[0]))
+    return order[:k]
+
+
+def lens_colours(indices: np.ndarray, classes: list[int]) -> np.ndarray:
+    """(rows, cols) class indices -> (rows, cols, 3) uint8: the palette's colour of each legend class, else grey."""
+    indices = np.asarray(indices)
+    out = np.empty((*indices.shape, 3), dtype=np.uint8)
+    out[:] = render.OTHER
+    for colour, c in zip(render.PALETTE, classes):
+        out[indices == c] = colour
+    return out
+
+
+def lens_view(a, layer: int, size: int = DISPLAY_SIZE, opacity: float = 0.7) -> View:
+    """Token content: the final norm and head applied to every patch token at ``layer``, top-1 class per patch."""
+    from .families import class_names  # noqa: PLC0415 - torchvision's names, read only when drawn
+
+    names = class_names(a.model)
+    indices, probs = (t.numpy() for t in a.patch_lens(layer))
+    top = lens_classes(indices)
+    classes = [c for c, _ in top]
+    picture = render.category_overlay(a.image, lens_colours(indices, classes), opacity, size)
+    entries = [(colour, f"{names[c]} ({n})") for colour, (c, n) in zip(render.PALETTE, top)]
+    others = int(indices.size - sum(n for _, n in top))
+    if others:
+        entries.append((render.OTHER, f"other classes ({others})"))
+    image = render.stack(picture, render.swatch_legend(picture.width, entries))
+    final = a.topk[0]
+    agree = int((indices == final.index).sum())
+    caption = (
+        f"**Token content at layer {layer}:** the final LayerNorm and the classification head — the same "
+        f"ones that read the class token at the end — applied to **every patch token** Y_{layer},i, as if each "
+        f"patch were the class token (an early exit per patch). Each patch is coloured by its top-1 class "
+        f"(mean probability {float(probs.mean()):.2f}). **{agree} of {indices.size} patches** agree with the "
+        f"final answer, {final.label}. The head was trained on the class token of the last layer only, so "
+        f"this reads what each patch token carries, roughly."
+    )
+    legend = "colour = a patch token's top-1 class; the legend counts patches per class; grey: other classes"
+    return View(image, caption, legend, f"Token content, layer {layer}", note=fit_note(a))
+
+
+def token_norm_view(a, layer: int, opacity: float, cmap: str, size: int = DISPLAY_SIZE) -> View:
+    """‖Y_l,i‖ of every patch token after block ``layer``, as a heatmap; the class token's in the caption."""
+    norms = a.token_norms[layer - 1].numpy()  # (N+1,)
+    heat = norms[1:].reshape(a.grid)  # (rows, cols): patches in row-major order
+    lo, hi = float(heat.min()), float(heat.max())
+    label = "brighter = longer token vector"
+    image = render.with_colorbar(render.overlay(a.image, heat, opacity, cmap, size), cmap, _number(lo),
+                                 _number(hi), label)
+    median = float(np.median(heat))
+    caption = (
+        f"**Token norms after layer {layer}:** the length ‖Y_{layer},i‖₂ of each patch token's "
+        f"D = {a.queries[0].shape[-1]} numbers, from {lo:.1f} to {hi:.1f} (median {median:.1f}); the class "
+        f"token's is {float(norms[0]):.1f}. On large trained models a few patch tokens, often in plain "
+        f"background, grow far longer than the rest: the \"artifact\" tokens of Darcet et al. 2024 "
+        f"(\"Vision Transformers Need Registers\"), which the model uses as scratch space for global information."
+    )
+    legend = f"{label}; colours scaled from this picture's min ({_number(lo)}) to its max ({_number(hi)})"
+    return View(image, caption, legend, f"Token norms, layer {layer}", (lo, hi), fit_note(a))
+
+
+MATRIX_CMAP = "magma"
+
+
+def matrix_factor(tokens: int, panel: int) -> int:
+    """Patch tokens per displayed row/column so that a matrix of ``tokens`` fits ``panel`` px at >= 1 px each."""
+    return max(1, -(-(tokens - 1) // panel))
+
+
+def matrix_view(a, layer: int, head: int, size: int = DISPLAY_SIZE) -> View:
+    """One head's whole (N+1)x(N+1) attention matrix beside the same under a causal mask (11.4.2)."""
+    from . import explain as ex  # noqa: PLC0415
+
+    full = a.attention_matrix(layer, head - 1)  # (N+1, N+1)
+    masked = ex.causal(full)
+    panel = (size - 12) // 2
+    factor = matrix_factor(a.num_tokens, panel)
+    shown = [ex.downsample_matrix(m, factor).numpy() for m in (full, masked)]
+    lo, hi = float(min(m.min() for m in shown)), float(max(m.max() for m in shown))
+    pictures = []
+    for m in shown:
+        p = render.heat_image(m, (panel, panel), MATRIX_CMAP, (lo, hi))
+        render.outline_row(p, m.shape[0])
+        pictures.append(p)
+    sheet = render.panels(pictures, ["encoder: every token sees all", "causal mask: only earlier tokens"])
+    label = "brighter = more attention (row = query, column = key)"
+    image = render.with_colorbar(sheet, MATRIX_CMAP, _number(lo), _number(hi), label)
+    T = a.num_tokens
+    shrink = (f" Drawn at {shown[0].shape[0]}×{shown[0].shape[0]}: each cell is the **block max** of "
+              f"{factor}×{factor} patch tokens (the class token keeps its own row and column)."
+              if factor > 1 else "")
+    caption = (
+        f"**The whole matrix, layer {layer}, head {head}:** softmax(QKᵀ/√d) over all N+1 = {T} tokens, "
+        f"{T}×{T}; row i is where token i looks, row 0 (outlined) the class token. Left, the encoder's: "
+        f"bidirectional, every patch sees every other (11.4.2). Right, the same scores under a decoder's causal "
+        f"mask (upper triangle removed, rows renormalised): a patch could no longer see the patches to its "
+        f"right and below, and the class token, first in line, would see only itself.{shrink}"
+    )
+    legend = f"{label}; both halves coloured from {_number(lo)} to {_number(hi)}"
+    return View(image, caption, legend, f"Attention matrix, layer {layer}, head {head}", (lo, hi))
+
+
+# --------------------------------------------------------------------------- the weights themselves (ViT Fig. 7)
+
+FILTER_COLUMNS = 7  # 28 filters in 4 rows of 7, as in the paper
+
+
+def filter_tiles(filters) -> list[np.ndarray]:
+    """(k, 3, P, P) filters -> k (P, P, 3) uint8 RGB tiles, each min-max normalised to its own range."""
+    arr = np.asarray(filters, dtype=np.float64).transpose(0, 2, 3, 1)  # (k, P, P, 3)
+    return [(render.normalize(t) * 255).round().astype(np.uint8) for t in arr]
+
+
+def filters_view(filters, size: int = DISPLAY_SIZE) -> View:
+    """ViT Fig. 7 left: the principal components of the patch embedding's kernels (``vit.patch_filters(loaded)``)."""
+    tiles = filter_tiles(filters)
+    k, _, P, _ = tuple(filters.shape)
+    columns = min(FILTER_COLUMNS, k)
+    tile = max(8, (size - 4) // columns - 4)
+    image = render.tile_sheet(tiles, columns, tile)
+    caption = (
+        f"**What the patch embedding looks for:** the first {k} principal components of the D kernels "
+        f"({P}×{P}×3) of the patch embedding, the linear map each patch is projected with (ViT paper, Fig. 7 "
+        f"left). Strongest first, row by row. Each tile is stretched to its own range (min black, max white, "
+        f"per channel together), so compare patterns, not brightness. Trained models show smooth stripes and blobs "
+        f"like a CNN's first layer; random weights show noise."
+    )
+    return View(image, caption, "each tile normalised to its own min and max", f"Patch-embedding filters, {k}")
+
+
+POSITION_TILES = 14  # at most this many positions a side; larger grids show every k-th position
+
+
+def position_step(grid: tuple[int, int]) -> int:
+    """Every k-th row and column of positions shown, so that at most 14 a side are drawn."""
+    return max(1, -(-max(grid) // POSITION_TILES))
+
+
+def position_view(similarity, grid: tuple[int, int], size: int = DISPLAY_SIZE, cmap: str = "viridis") -> View:
+    """ViT Fig. 7 centre: per patch position, its position embedding's cosine similarity to every other.
+
+    ``similarity``: (N, N) from ``vit.position_similarity(loaded)``; ``grid``: (rows, cols).
+    """
+    sim = np.asarray(similarity, dtype=np.float64)
+    rows, cols = grid
+    step = position_step(grid)
+    picks = [(r, c) for r in range(0, rows, step) for c in range(0, cols, step)]
+    shown = np.stack([sim[r * cols + c].reshape(rows, cols) for r, c in picks])  # (n, rows, cols)
+    lo, hi = float(shown.min()), float(shown.max())
+    columns = len(range(0, cols, step))
+    tile = max(4, (size - 2) // columns - 2)
+    tiles = [render.heat_rgb(m, (tile, tile), cmap, (lo, hi)) for m in shown]
+    sheet = render.tile_sheet(tiles, columns, tile, gap=2)
+    label = "cosine similarity"
+    image = render.with_colorbar(sheet, cmap, _number(lo), _number(hi), label)
+    every = "" if step == 1 else (f" Only {_every(step, 'row and column')} of positions is drawn "
+                                  f"({len(range(0, rows, step))}×{columns} of {rows}×{cols}).")
+    caption = (
+        f"**What the position embeddings learned:** tile (r, c) shows how similar position (r, c)'s embedding "
+        f"is to every other position's (cosine similarity), one {rows}×{cols} map per patch position, laid out "
+        f"as the patches are (ViT paper, Fig. 7 centre).{every} A trained model's tiles light up their own row "
+        f"and column: it has learned the 2-D grid from 1-D positions."
+    )
+    legend = f"brighter = more similar; all tiles coloured from {_number(lo)} to {_number(hi)}"
+    return View(image, caption, legend, f"Position embedding similarity, {rows}x{cols}", (lo, hi))
+
+
+def distance_points(a) -> tuple[list[int], list[float]]:
+    """(layer, pixels) of every head's mean attention distance: L·h points."""
+    d = a.mean_attention_distance().numpy()  # (L, h)
+    return [l + 1 for l in range(d.shape[0]) for _ in range(d.shape[1])], d.ravel().tolist()
+
+
+def distance_view(a, size: tuple[int, int] = DEPTH_PLOT_SIZE) -> View:
+    """ViT Fig. 7 right: each head's mean attention distance against depth."""
+    xs, ys = distance_points(a)
+    h, w = a.input_size
+    y_max = max(float(np.hypot(h, w)) / 2, max(ys, default=0.0))
+    image = render.dot_plot(xs, ys, list(range(1, a.depth + 1)), "layer (one dot per head)",
+                            "mean attention distance (px)", y_max, size)
+    d = a.mean_attention_distance()
+    caption = (
+        f"**How far each head looks:** for each of the h = {a.num_heads} heads of each layer 1 to L = {a.depth}, "
+        f"the mean distance in pixels between a query patch and the patches it attends to, weighted by attention "
+        f"(ViT paper, Fig. 7 right; like a CNN's receptive field). Layer 1 ranges {float(d[0].min()):.0f}–"
+        f"{float(d[0].max()):.0f} px, layer {a.depth} {float(d[-1].min()):.0f}–{float(d[-1].max()):.0f} px. "
+        f"In trained models some early heads already look far, others stay local, and deeper heads all look far."
+    )
+    return View(image, caption, "one dot per head per layer", f"Mean attention distance, layers 1-{a.depth}")

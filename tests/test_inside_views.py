@@ -1,0 +1,224 @@
+"""Inside the encoder: the per-patch lens against a direct computation, and the views drawn from the numbers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import vit
+from vit import explain, render, views
+from vit.inside import cosine_similarity_matrix
+
+CAT = "assets/cat.jpg"
+OPACITY, CMAP = 0.6, "cividis"
+
+
+@pytest.fixture(scope="module")
+def loaded():
+    """ViT-B/32, random weights, 2 layers: a 7 x 7 grid of 32-px patches."""
+    return vit.load_model("vit_b_32", weights="random", depth=2, device="cpu")
+
+
+@pytest.fixture(scope="module")
+def a(loaded):
+    return vit.analyze(loaded, CAT)
+
+
+@pytest.fixture(scope="module")
+def shallow():
+    """The tiny shapes model cut to depth 1."""
+    return vit.analyze(vit.load_model("vit_tiny_shapes", weights="random", depth=1, device="cpu"), CAT)
+
+
+# --------------------------------------------------------------------------- the patch lens
+
+
+def test_patch_lens_is_norm_and_head_on_every_patch_token(loaded, a):
+    model = loaded.module
+    outputs = []
+    handles = [layer.register_forward_hook(lambda _m, _i, out: outputs.append(out.detach()))
+               for layer in model.encoder.layers]
+    x = loaded.preprocess.to_tensor(loaded.preprocess.view(vit.images.load_image(CAT)))
+    try:
+        with torch.no_grad():
+            model(x)
+    finally:
+        for h in handles:
+            h.remove()
+    rows, cols = a.grid
+    for layer, out in enumerate(outputs, 1):
+        probs = model.head.head(model.encoder.norm(out[0])).softmax(-1)  # (N+1, K)
+        top, index = probs.max(-1)
+        got_index, got_prob = a.patch_lens(layer)
+        assert got_index.shape == got_prob.shape == (rows, cols)
+        assert torch.equal(got_index.flatten(), index[1:])
+        torch.testing.assert_close(got_prob.flatten(), top[1:])
+        cls = a.layer_predictions[layer - 1]  # the class token's own early exit still matches
+        assert cls.index == int(index[0]) and cls.prob == pytest.approx(float(top[0]), rel=1e-5)
+    assert len(set(a.patch_lens(2)[0].flatten().tolist())) > 1  # random weights: patches disagree
+
+
+def test_patch_lens_counts_in_nbytes(a):
+    lens = a.lens_index.numel() * a.lens_index.element_size() + a.lens_prob.numel() * a.lens_prob.element_size()
+    assert a.lens_index.shape == (a.depth, a.num_patches)
+    without = vit.Analysis(**{**a.__dict__, "lens_index": None, "lens_prob": None})
+    assert a.nbytes - without.nbytes == lens
+
+
+# --------------------------------------------------------------------------- the views
+
+
+def test_block_view_states_the_last_layers_numbers(a):
+    v = views.block_view(a)
+    assert v.image.size == views.DEPTH_PLOT_SIZE
+    last = a.residual()[-1]
+    for number in (last.stream, last.attention, last.mlp, last.output):
+        assert f"{number:.1f}" in v.caption
+    assert "H = X + MSA(LN(X))" in v.caption and "Y = H + MLP(LN(H))" in v.caption
+
+
+def test_lens_colours_are_the_legend_classes_at_each_patch_centre(a):
+    layer = 2
+    v = views.lens_view(a, layer, size=views.DISPLAY_SIZE)
+    indices = a.patch_lens(layer)[0].numpy()
+    top = views.lens_classes(indices)
+    counts = dict(zip(*np.unique(indices, return_counts=True)))
+    assert [n for _, n in top] == sorted((n for n in counts.values()), reverse=True)[:len(top)]
+    w, h = views.display_size(a)
+    assert v.image.width == w and v.image.height > h  # the legend is drawn under the picture
+    expected = views.lens_colours(indices, [c for c, _ in top])
+    assert {tuple(expected[i]) for i in np.ndindex(indices.shape) if indices[i] == top[0][0]} == {render.PALETTE[0]}
+    px = np.asarray(v.image, dtype=float)
+    photo = np.asarray(render._display(a.image, views.DISPLAY_SIZE), dtype=float)
+    rows, cols = a.grid
+    for r in range(rows):
+        for c in range(cols):
+            y, x = int((r + 0.5) * h / rows), int((c + 0.5) * w / cols)
+            drawn = 0.3 * photo[y, x] + 0.7 * expected[r, c]  # the photo shows through 30 %
+            assert np.abs(px[y, x] - drawn).max() <= 1
+    final = a.topk[0]
+    assert f"{int((indices == final.index).sum())} of {a.num_patches} patches" in v.caption
+    assert f"layer {layer}" in v.caption
+
+
+def test_token_norm_view_scale_is_the_patch_norms_range(a):
+    v = views.token_norm_view(a, 1, OPACITY, CMAP)
+    patches = a.token_norms[0, 1:]
+    assert v.scale == (float(patches.min()), float(patches.max()))
+    assert f"{float(a.token_norms[0, 0]):.1f}" in v.caption and "Darcet" in v.caption
+    assert v.image.width == views.display_size(a)[0]
+
+
+def test_causal_zeroes_above_the_diagonal_and_renormalises_rows():
+    m = torch.rand(6, 6).softmax(-1)
+    c = explain.causal(m)
+    assert torch.equal(torch.triu(c, 1), torch.zeros(6, 6))
+    torch.testing.assert_close(c.sum(-1), torch.ones(6))
+    torch.testing.assert_close(c[3, :4], m[3, :4] / m[3, :4].sum())
+    assert c[0, 0] == 1 and torch.equal(m, m.clone())  # input untouched
+
+
+def test_downsampling_keeps_the_class_row_and_column():
+    m = torch.rand(1 + 10, 1 + 10)
+    d = explain.downsample_matrix(m, 4)  # 10 patches -> 3 blocks (the last one short)
+    assert d.shape == (4, 4) and d[0, 0] == m[0, 0]
+    torch.testing.assert_close(d[0, 1:], torch.stack([m[0, 1:5].max(), m[0, 5:9].max(), m[0, 9:].max()]))
+    torch.testing.assert_close(d[1:, 0], torch.stack([m[1:5, 0].max(), m[5:9, 0].max(), m[9:, 0].max()]))
+    assert d[3, 3] == m[9:, 9:].max()
+    assert torch.equal(explain.downsample_matrix(m, 1), m)
+
+
+def test_matrix_view_draws_both_halves_on_the_data_scale(a):
+    v = views.matrix_view(a, 2, 3)
+    full = a.attention_matrix(2, 2)
+    assert v.scale == (0.0, float(torch.maximum(full.max(), explain.causal(full).max())))
+    assert f"{a.num_tokens}×{a.num_tokens}" in v.caption and "11.4.2" in v.caption
+    assert abs(v.image.width - views.DISPLAY_SIZE) <= 2
+    assert views.matrix_factor(3137, 314) == 10 and views.matrix_factor(50, 314) == 1
+
+
+def test_filters_view_has_one_tile_per_filter():
+    filters = torch.randn(28, 3, 4, 4)
+    tiles = views.filter_tiles(filters)
+    assert len(tiles) == 28 and all(t.min() == 0 and t.max() == 255 for t in tiles)  # each on its own range
+    v = views.filters_view(filters)
+    tile = (views.DISPLAY_SIZE - 4) // 7 - 4
+    assert v.image.size == (7 * (tile + 4) + 4, 4 * (tile + 4) + 4)
+    px = np.asarray(v.image)
+    for i in (0, 27):
+        x, y = render.tile_origin(i, 7, tile)
+        assert tuple(px[y + 1, x + 1]) == tuple(tiles[i][0, 0])  # tile i's top-left filter pixel
+    assert "first 28 principal components" in v.caption and "own range" in v.caption
+
+
+def test_position_view_one_map_per_position_on_the_data_scale():
+    rows, cols = 3, 4
+    pos = torch.randn(rows * cols, 16)
+    sim = cosine_similarity_matrix(pos)
+    v = views.position_view(sim, (rows, cols))
+    assert v.scale == (float(sim.min()), float(sim.max()))
+    assert views.position_step((56, 56)) == 4 and views.position_step((7, 7)) == 1
+    big = views.position_view(torch.eye(30 * 30), (30, 30))
+    assert "every 3rd row and column" in big.caption
+
+
+def test_distance_view_one_dot_per_head_per_layer(a):
+    xs, ys = views.distance_points(a)
+    assert len(xs) == len(ys) == a.depth * a.num_heads
+    assert ys == a.mean_attention_distance().flatten().tolist()
+    v = views.distance_view(a)
+    assert v.image.size == views.DEPTH_PLOT_SIZE and f"h = {a.num_heads}" in v.caption
+
+
+def test_every_inside_view_works_at_depth_one(shallow):
+    loaded = vit.load_model("vit_tiny_shapes", weights="random", depth=1, device="cpu")
+    for v in (views.block_view(shallow), views.lens_view(shallow, 1), views.token_norm_view(shallow, 1, OPACITY, CMAP),
+              views.matrix_view(shallow, 1, 1), views.distance_view(shallow),
+              views.filters_view(vit.patch_filters(loaded)),
+              views.position_view(vit.position_similarity(loaded), shallow.grid)):
+        assert v.image.width > 0 and v.caption
+
+
+# --------------------------------------------------------------------------- the lesson
+
+
+def test_every_lesson_step_names_a_view_and_fills_in_the_real_shapes(a):
+    from vit.lesson import LESSON, LESSON_VIEWS, lesson_text
+
+    assert 7 <= len(LESSON) <= 9
+    assert {s.section[:6] for s in LESSON} >= {"11.4.1", "11.4.2", "11.4.3", "11.4.5", "11.4.6", "11.4.7"}
+    texts = []
+    for step in LESSON:
+        assert step.view in LESSON_VIEWS
+        texts.append(lesson_text(step, a))
+        assert step.section in texts[-1] and step.chapter in texts[-1]
+    text = "\n".join(texts)
+    D = a.queries[0].shape[-1]
+    assert f"(1, {a.num_tokens}, {D})" in text  # (1, 50, 768)
+    for fact in (f"N = {a.num_patches}", f"D = {D}", f"h = {a.num_heads}", f"L = {a.depth}", a.topk[0].label,
+                 f"{a.topk[0].prob:.1%}", f"(1, {a.probs.shape[0]})", f"{a.residual()[-1].output:.1f}"):
+        assert fact in text
+
+
+def test_block_bars_are_drawn_in_the_series_colours(a):
+    px = {tuple(p) for p in np.asarray(views.block_view(a).image).reshape(-1, 3)}
+    assert set(render.SERIES_COLOURS) <= px
+
+
+def test_matrix_view_on_a_fine_grid_is_block_maxed_to_the_display():
+    fine = vit.analyze(vit.load_model("vit_b_32", weights="random", patch_size=8, depth=1, device="cpu"), CAT)
+    T = fine.num_tokens  # 785
+    factor = views.matrix_factor(T, (views.DISPLAY_SIZE - 12) // 2)
+    assert factor == 3
+    v = views.matrix_view(fine, 1, 1)
+    n = 1 + -(-(T - 1) // factor)
+    assert f"Drawn at {n}×{n}" in v.caption and "block max" in v.caption
+    full = fine.attention_matrix(1, 0)
+    assert v.scale == (0.0, float(max(explain.downsample_matrix(full, factor).max(),
+                                      explain.downsample_matrix(explain.causal(full), factor).max())))
+    assert abs(v.image.width - views.DISPLAY_SIZE) <= 2
+
+
+def test_axes_end_on_round_numbers():
+    assert [render.nice_ceiling(v) for v in (45.25, 15.4, 1.0, 0.03, 101, 0)] == [50, 20, 1, 0.05, 200, 1]
