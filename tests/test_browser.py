@@ -377,11 +377,11 @@ def test_offline_the_banner_offers_the_model_trained_here(browser, url):
 def test_inside_the_model_figure_7_and_the_lesson(browser, url):
     page = open_app(browser, url)
     analysed(page)
-    page.get_by_role("tab", name="Inside the model").click()
+    page.get_by_role("tab", name="Inside").click()
     for picture in ("#block-view", "#lens-view", "#token-norms", "#matrix-view"):
         wait_for_picture(page, picture)
     wait_for_text(page, "#matrix-view-caption", "causal")
-    page.get_by_role("tab", name="Figure 7 (ViT paper)").click()
+    page.get_by_role("tab", name="Figure 7").click()
     for picture in ("#filters-view", "#position-view", "#distance-view"):
         wait_for_picture(page, picture)
 

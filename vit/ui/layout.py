@@ -204,7 +204,7 @@ def build_demo() -> gr.Blocks:
                                 with gr.Accordion("What is this?", open=False, elem_classes="what-is"):
                                     gr.Markdown(views.WHAT_IS["early_exit"])
                             _pinned(c, "depth")
-                    with gr.Tab("Inside the model", id="inside", elem_id="tab-inside") as c["tab-inside"]:
+                    with gr.Tab("Inside", id="inside", elem_id="tab-inside") as c["tab-inside"]:
                         with gr.Row(equal_height=False):
                             _picture(c, "block-view", "Inside a block: what attention and the MLP add", "block")
                             _picture(c, "lens-view", "Token content: each patch's own vote (chosen layer)",
@@ -214,7 +214,7 @@ def build_demo() -> gr.Blocks:
                             _picture(c, "matrix-view", "The whole matrix of the chosen layer and head, and "
                                      "under a causal mask", "matrix")
                             _pinned(c, "inside")
-                    with gr.Tab("Figure 7 (ViT paper)", id="figure7", elem_id="tab-figure7") as c["tab-figure7"]:
+                    with gr.Tab("Figure 7", id="figure7", elem_id="tab-figure7") as c["tab-figure7"]:
                         with gr.Row(equal_height=False):
                             _picture(c, "filters-view", "Patch-embedding filters: principal components",
                                      "filters")

@@ -5,6 +5,7 @@ A redraw sends only the pictures whose inputs changed: :func:`signature` says wh
 
 from __future__ import annotations
 
+import functools
 import html
 import time
 
@@ -76,14 +77,30 @@ def draw(a, which: str, query, layer: int, head: int, opacity: float, cmap: str,
 
 def _weights_view(a, which: str) -> views.View:
     """Figure 7's weight pictures for the model the analysis ran (the server's model cache has it)."""
+    if which == "filters-view":
+        return views.filters_view(_filters(a.model, a.weights, a.patch_size, a.depth))
+    return views.position_view(_similarity(a.model, a.weights, a.patch_size, a.depth), a.grid)
+
+
+@functools.lru_cache(maxsize=8)
+def _filters(name: str, weights: str, patch_size: int, depth: int):
+    """The principal patch filters of a model as loaded (an SVD: seconds on 2 cores, so kept per model)."""
     import vit  # noqa: PLC0415 - torch
 
+    return vit.patch_filters(_loaded(name, patch_size, depth))
+
+
+@functools.lru_cache(maxsize=8)
+def _similarity(name: str, weights: str, patch_size: int, depth: int):
+    import vit  # noqa: PLC0415 - torch
+
+    return vit.position_similarity(_loaded(name, patch_size, depth))
+
+
+def _loaded(name: str, patch_size: int, depth: int):
     from vit.ui.state import model_cache  # noqa: PLC0415
 
-    loaded = model_cache().get(a.model, "imagenet", a.patch_size, a.depth)
-    if which == "filters-view":
-        return views.filters_view(vit.patch_filters(loaded))
-    return views.position_view(vit.position_similarity(loaded), a.grid)
+    return model_cache().get(name, "imagenet", patch_size, depth)
 
 
 def signature(key: str, which: str, cell, layer, head, opacity, cmap) -> tuple:
