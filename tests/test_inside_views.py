@@ -71,7 +71,10 @@ def test_patch_lens_counts_in_nbytes(a):
 
 def test_block_view_states_the_last_layers_numbers(a):
     v = views.block_view(a)
-    assert v.image.size == views.DEPTH_PLOT_SIZE
+    assert v.image.width == views.DEPTH_PLOT_SIZE[0] and v.image.height > views.DEPTH_PLOT_SIZE[1]  # diagram + chart
+    first = views.block_view(a, 1)  # the drawn block carries the chosen layer's numbers
+    assert first.image.size == v.image.size and first.image.tobytes() != v.image.tobytes()
+    assert views.block_view(a, 99).image.tobytes() == v.image.tobytes()  # past the depth: the last layer
     last = a.residual()[-1]
     for number in (last.stream, last.attention, last.mlp, last.output):
         assert f"{number:.1f}" in v.caption

@@ -713,3 +713,45 @@ def tile_origin(i: int, columns: int, tile: int, gap: int = 4) -> tuple[int, int
     """(x, y) of tile ``i``'s top-left corner in :func:`tile_sheet`."""
     r, c = divmod(i, columns)
     return gap + c * (tile + gap), gap + r * (tile + gap)
+
+
+def block_diagram(stream: str, attention: str, mlp: str, output: str, title: str,
+                  width: int = 800) -> Image.Image:
+    """The pre-norm block as the chapter writes it, numbers on its arrows.
+
+    H = X + MSA(LN(X)) on the first row, Y = H + MLP(LN(H)) on the second; the residual
+    path of each row is drawn over it. The four strings are put where those vectors flow:
+    ``stream`` under X, ``attention`` on MSA's output, ``mlp`` on the MLP's, ``output`` under Y.
+    """
+    height = 250
+    img = Image.new("RGB", (width, height), "white")
+    draw = ImageDraw.Draw(img)
+    f, small, big = font(16), font(14, bold=False), font(17)
+    ink, grey = (30, 30, 30), (90, 90, 90)
+    draw.text((10, 8), title, fill=ink, font=big)
+    boxes = ["LayerNorm", "MSA", "+"], ["LayerNorm", "MLP", "+"]
+    x_in, x_out = 14, width - 14
+    step = (x_out - x_in - 70) / 4
+    for row, (names, start, end, branch, colour) in enumerate(
+            ((boxes[0], "X", "H", attention, SERIES_COLOURS[1]), (boxes[1], "H", "Y", mlp, SERIES_COLOURS[2]))):
+        y = 90 + row * 100
+        xs = [x_in + 40 + step * (i + 1) for i in range(3)]
+        draw.text((x_in, y), start, fill=ink, font=big, anchor="lm")
+        draw.text((x_out, y), end, fill=ink, font=big, anchor="rm")
+        draw.line([(x_in + 22, y), (x_out - 24, y)], fill=grey, width=2)
+        for x, name in zip(xs, names):
+            if name == "+":
+                draw.ellipse([x - 13, y - 13, x + 13, y + 13], fill="white", outline=ink, width=2)
+                draw.text((x, y), "+", fill=ink, font=big, anchor="mm")
+            else:
+                w = draw.textlength(name, font=f) / 2 + 10
+                draw.rounded_rectangle([x - w, y - 15, x + w, y + 15], radius=6, fill=(238, 242, 248), outline=ink)
+                draw.text((x, y), name, fill=ink, font=f, anchor="mm")
+        # The residual path: from the row's input over the boxes into the "+".
+        top = y - 34
+        draw.line([(x_in + 30, y - 8), (x_in + 30, top), (xs[2], top), (xs[2], y - 14)], fill=grey, width=2)
+        draw.text(((x_in + 30 + xs[2]) / 2, top - 3), "residual path", fill=grey, font=small, anchor="md")
+        draw.text(((xs[1] + xs[2]) / 2, y + 20), branch, fill=colour, font=f, anchor="ma")
+    draw.text((x_in, 90 + 22), stream, fill=SERIES_COLOURS[0], font=f, anchor="la")
+    draw.text((x_out, 190 + 22), output, fill=SERIES_COLOURS[3], font=f, anchor="ra")
+    return img

@@ -371,12 +371,22 @@ def captioned(view: View, width: int | None = None) -> Image.Image:
 BLOCK_SERIES = ("‖X‖ stream in", "‖MSA(LN(X))‖ attention", "‖MLP(LN(H))‖ MLP", "‖Y‖ block out")
 
 
-def block_view(a, size: tuple[int, int] = DEPTH_PLOT_SIZE) -> View:
-    """Inside a block: H = X + MSA(LN(X)), Y = H + MLP(LN(H)) in this image's numbers, per layer."""
+def block_view(a, layer: int | None = None, size: tuple[int, int] = DEPTH_PLOT_SIZE) -> View:
+    """Inside a block: H = X + MSA(LN(X)), Y = H + MLP(LN(H)) in this image's numbers.
+
+    On top, the chosen layer's block as the chapter draws it, its norms on the arrows; under it,
+    the same four norms for every layer.
+    """
     res = a.residual()
     values = np.array([[r.stream, r.attention, r.mlp, r.output] for r in res])  # (L, 4)
-    image = render.grouped_bars(values, BLOCK_SERIES, [str(r.layer) for r in res], "layer",
+    chart = render.grouped_bars(values, BLOCK_SERIES, [str(r.layer) for r in res], "layer",
                                 "mean ‖·‖₂ over the N+1 tokens", size)
+    r = res[(a.depth if layer is None else min(max(layer, 1), a.depth)) - 1]
+    diagram = render.block_diagram(f"‖X‖ = {r.stream:.1f}", f"adds ‖·‖ = {r.attention:.1f}",
+                                   f"adds ‖·‖ = {r.mlp:.1f}", f"‖Y‖ = {r.output:.1f}",
+                                   f"Layer {r.layer} (encoder.layers.{r.layer - 1}), means over the N+1 tokens",
+                                   chart.width)
+    image = render.stack(diagram, chart)
     last = res[-1]
     caption = (
         f"**Inside a block:** each pre-norm block computes **H = X + MSA(LN(X))** and **Y = H + MLP(LN(H))**: "

@@ -61,7 +61,7 @@ def draw(a, which: str, query, layer: int, head: int, opacity: float, cmap: str,
     if which == "layer-views":
         return views.layers_view(a, opacity, cmap, tile)
     if which == "block-view":
-        return views.block_view(a)
+        return views.block_view(a, layer)
     if which == "lens-view":
         return views.lens_view(a, layer, size)
     if which == "token-norms":
@@ -111,7 +111,7 @@ def signature(key: str, which: str, cell, layer, head, opacity, cmap) -> tuple:
         "rollout-view": (key, layer, opacity, cmap),
         "head-views": (key, layer, opacity, cmap),
         "layer-views": (key, opacity, cmap),
-        "block-view": (key,),
+        "block-view": (key, layer),
         "lens-view": (key, layer),
         "token-norms": (key, layer, opacity, cmap),
         "matrix-view": (key, layer, head),
