@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-LESSON_VIEWS = ("patch-grid", "stage-table", "block", "matrix", "rollout-view", "head-views", "layer-views",
-                "depth-plot", "lens")  # the app's elem ids a step may show
+LESSON_VIEWS = ("patch-grid", "stage-table", "block-view", "matrix-view", "rollout-view", "head-views",
+                "layer-views", "depth-plot", "lens-view")  # the app's elem ids a step may show
 
 
 @dataclass(frozen=True)
@@ -30,10 +30,10 @@ LESSON: list[LessonStep] = [
                "(B, N+1, D) → (B, N+1, D). What it changes is the content of each token.", "stage-table"),
     LessonStep("11.4.2", "An encoder, not a decoder",
                "Classification is not autoregressive: every patch may attend to every other, "
-               "so no causal mask is needed.", "matrix"),
+               "so no causal mask is needed.", "matrix-view"),
     LessonStep("11.4.3", "One block: H = X + MSA(LN(X)), Y = H + MLP(LN(H))",
                "Pre-norm: layer norm before attention and before the MLP; each adds to the stream. "
-               "Attention mixes along the tokens, the MLP along the features.", "block"),
+               "Attention mixes along the tokens, the MLP along the features.", "block-view"),
     LessonStep("11.4.3.1", "Self-attention: patches interact directly",
                "Each head compares queries with keys, softmax(QKᵀ/√d), and mixes the values.", "head-views"),
     LessonStep("11.4.5", "Stacking blocks",
@@ -41,7 +41,7 @@ LESSON: list[LessonStep] = [
                "layer-views"),
     LessonStep("11.4.5", "What the tokens now contain",
                "After several layers each token fuses information from other patches and becomes a "
-               "context-aware representation.", "lens"),
+               "context-aware representation.", "lens-view"),
     LessonStep("11.4.6", "From the class token to the class",
                "z_cls = Z_L[:, 0, :], logits = Linear(z_cls): shape (B, K).", "depth-plot"),
     LessonStep("11.4.7", "Input module, encoder, head: the whole path",
@@ -68,10 +68,10 @@ def _detail(step: LessonStep, a, n: dict) -> str:
     if step.view == "stage-table":
         return (f"Read the table: every layer's output is **{shape}**, from layer 1 to L = {n['L']}; only the MLP's "
                 f"hidden layer is wider, {n['hidden']} (4D = {4 * n['D']}), and back to D inside the block.")
-    if step.view == "matrix":
+    if step.view == "matrix-view":
         return (f"One head's attention here is a {n['T']}×{n['T']} matrix: all {n['T']} tokens look at all "
                 f"{n['T']}. A decoder's causal mask would remove the upper triangle.")
-    if step.view == "block":
+    if step.view == "block-view":
         r = a.residual()[-1]
         return (f"In numbers, layer {r.layer}: ‖X‖ {r.stream:.1f} → attention adds {r.attention:.1f}, "
                 f"MLP adds {r.mlp:.1f} → ‖Y‖ {r.output:.1f} (means over the {n['T']} tokens).")
@@ -81,7 +81,7 @@ def _detail(step: LessonStep, a, n: dict) -> str:
     if step.view == "layer-views":
         return (f"L = {n['L']} blocks, each {shape} → {shape}; the tiles show where the class token looks at "
                 f"each depth.")
-    if step.view == "lens":
+    if step.view == "lens-view":
         agree = int((a.lens_index[-1] == top.index).sum()) if a.lens_index is not None else 0
         return (f"Applying the final norm and head to every patch token of layer {n['L']}: "
                 f"{agree} of {n['N']} patches already read as **{top.label}**.")

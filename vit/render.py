@@ -17,7 +17,7 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
 COLORMAPS = ("cividis", "viridis", "magma", "gray")
-DISPLAY_SIZE = 448  # pixels: large enough for a projector, small enough to render fast
+DISPLAY_SIZE = 640  # px, a main picture: drawn at the size the page shows it (>= 640 at 1080p), never upscaled
 
 
 @functools.lru_cache(maxsize=8)

@@ -23,7 +23,7 @@ from . import render
 from .errors import InputError
 from .lesson import LESSON, LESSON_VIEWS, LessonStep, lesson_text  # noqa: F401 - the guided walk, re-exported
 
-DISPLAY_SIZE = 640  # px, main pictures: drawn at the size the page shows them (>= 640 at 1080p), never upscaled
+DISPLAY_SIZE = render.DISPLAY_SIZE  # px, main pictures: drawn at the size the page shows them
 TILE_SIZE = 200  # px, one small-multiples tile: 4 per row make a sheet ~830 px wide
 DEPTH_PLOT_SIZE = (800, 400)  # px (width, height) of the early-exit plot
 HEAT_LABEL = "brighter = more attention"
@@ -84,6 +84,7 @@ WHAT_IS: dict[str, str] = {
         "orange: whichever class would win there. The head was trained on the last layer only, so early readings "
         "are rough, but they show at what depth the answer forms."
     ),
+
 }
 
 

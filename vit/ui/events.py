@@ -429,7 +429,6 @@ def download(key, which, query, layer, head, opacity, colormap, head_fusion, dis
 
 
 LESSON_OUTPUTS = ("lesson-step", "lesson-progress", "lesson-text", "lesson-picture", "lesson-table")
-_LESSON_VIEWS = {"block": "block-view", "matrix": "matrix-view", "lens": "lens-view"}
 
 
 @handler
@@ -450,7 +449,7 @@ def lesson(key, step, delta, layer, head, opacity, colormap, projector=False, ta
         return out
     item = steps[step]
     out["lesson-text"] = views.lesson_text(item, a)
-    which = _LESSON_VIEWS.get(item.view, item.view)
+    which = item.view  # an elem id of the page (vit.lesson.LESSON_VIEWS)
     if which == "stage-table":
         out["lesson-picture"], out["lesson-table"] = None, pictures.stage_table(a)
         return out
