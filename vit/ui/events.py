@@ -320,8 +320,7 @@ def page_redraw(key, query, layer, head, opacity, colormap, head_fusion, discard
     a = runs.with_options(key, head_fusion, discard_ratio)
     layer = inputs.clamp(layer, 1, a.depth, a.depth)
     head = inputs.clamp(head, 1, a.num_heads, 1)
-    opacity = inputs.clamp(100 * (opacity if isinstance(opacity, (int, float)) else DEFAULT_OPACITY), 0, 100,
-                           round(100 * DEFAULT_OPACITY)) / 100
+    opacity = inputs.opacity(opacity, DEFAULT_OPACITY)
     cmap = inputs.colormap_name(colormap)
     q = inputs.query_fraction(query)
     cell = views.query_cell(q, a.grid)
@@ -455,7 +454,7 @@ def lesson(key, step, delta, layer, head, opacity, colormap, projector=False, ta
         return out
     layer = inputs.clamp(layer, 1, a.depth, a.depth)
     head = inputs.clamp(head, 1, a.num_heads, 1)
-    opacity = validate.opacity(opacity if isinstance(opacity, (int, float)) else DEFAULT_OPACITY)
+    opacity = inputs.opacity(opacity, DEFAULT_OPACITY)
     view = (views.depth_view(a) if which == "depth-plot" else
             pictures.draw(a, which, CENTRE, layer, head, opacity, inputs.colormap_name(colormap), bool(projector)))
     out["lesson-picture"], out["lesson-table"] = view.image, ""

@@ -30,6 +30,15 @@ def clamp(value, lo: int, hi: int, default: int) -> int:
     return int(min(max(round(number), lo), hi))
 
 
+def opacity(value, default: float) -> float:
+    """The opacity slider as the page shows it: a number clamped to [0, 1]; not a number -> default."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return default
+    return default if math.isnan(number) else min(max(number, 0.0), 1.0)
+
+
 def page_setting(model, patch_size, depth) -> tuple[str, int, int]:
     """(name, P, depth) from the page's controls, clamped to the model's ranges, then resolved as
     everywhere else (:func:`vit.validate.setting`)."""
