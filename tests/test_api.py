@@ -11,7 +11,7 @@ from PIL import Image
 import vit
 from test_model import torchvision_attention
 from conftest import random_torchvision_vit
-from vit import explain
+from vit import rollout
 from vit.errors import InputError
 
 
@@ -53,9 +53,9 @@ def test_sizes_and_image(result):
 
 def test_rollout_equals_reference(result, reference):
     _, maps = reference
-    full = explain.attention_rollout([w[0].mean(0) for w in maps])  # (T, T), direct O(L T^3)
+    full = rollout.attention_rollout([w[0].mean(0) for w in maps])  # (T, T), direct O(L T^3)
     torch.testing.assert_close(result.rollout(), full[0, 1:].reshape(7, 7), atol=1e-5, rtol=1e-4)
-    part = explain.attention_rollout([w[0].mean(0) for w in maps[:4]])
+    part = rollout.attention_rollout([w[0].mean(0) for w in maps[:4]])
     torch.testing.assert_close(result.rollout(layer=4, query=10), part[10, 1:].reshape(7, 7), atol=1e-5, rtol=1e-4)
     torch.testing.assert_close(result.rollout_matrix_row().sum(), torch.tensor(1.0))
 
@@ -75,7 +75,7 @@ def test_other_fusion_and_discard_without_the_model(result, reference):
     _, maps = reference
     other = result.with_options(head_fusion="max", discard_ratio=0.5)
     assert other is not result and result.head_fusion == "mean"
-    ref = explain.attention_rollout([w[0].amax(0) for w in maps], 0.5)
+    ref = rollout.attention_rollout([w[0].amax(0) for w in maps], 0.5)
     torch.testing.assert_close(other.rollout(), ref[0, 1:].reshape(7, 7), atol=1e-5, rtol=1e-4)
     assert result.with_options() is result
 

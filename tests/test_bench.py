@@ -18,7 +18,7 @@ import pytest
 import torch
 
 import vit
-from vit import explain
+from vit import rollout
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "benchmarks" / "bench.py"
@@ -66,7 +66,7 @@ def test_peer_keeps_every_attention_map_and_rolls_out_like_ours(bench):
     assert [tuple(a.shape) for a in kept] == [(1, 12, 50, 50)] * 3  # every layer, every head
     torch.testing.assert_close(kept[0].sum(-1), torch.ones(1, 12, 50))  # softmax rows
     with torch.inference_mode():
-        reference = explain.attention_rollout([a[0].mean(0) for a in kept])[0, 1:]
+        reference = rollout.attention_rollout([a[0].mean(0) for a in kept])[0, 1:]
         torch.testing.assert_close(bench.peer_rollout(kept), reference)
         # The hooks do not change the model's output.
         logits2, mask = bench.run_peer(model, kept, x)

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import vit
-from vit import explain, render, views
+from vit import render, rollout, views
 from vit.inside import cosine_similarity_matrix
 
 CAT = "assets/cat.jpg"
@@ -115,7 +115,7 @@ def test_token_norm_view_scale_is_the_patch_norms_range(a):
 
 def test_causal_zeroes_above_the_diagonal_and_renormalises_rows():
     m = torch.rand(6, 6).softmax(-1)
-    c = explain.causal(m)
+    c = rollout.causal(m)
     assert torch.equal(torch.triu(c, 1), torch.zeros(6, 6))
     torch.testing.assert_close(c.sum(-1), torch.ones(6))
     torch.testing.assert_close(c[3, :4], m[3, :4] / m[3, :4].sum())
@@ -124,18 +124,18 @@ def test_causal_zeroes_above_the_diagonal_and_renormalises_rows():
 
 def test_downsampling_keeps_the_class_row_and_column():
     m = torch.rand(1 + 10, 1 + 10)
-    d = explain.downsample_matrix(m, 4)  # 10 patches -> 3 blocks (the last one short)
+    d = rollout.downsample_matrix(m, 4)  # 10 patches -> 3 blocks (the last one short)
     assert d.shape == (4, 4) and d[0, 0] == m[0, 0]
     torch.testing.assert_close(d[0, 1:], torch.stack([m[0, 1:5].max(), m[0, 5:9].max(), m[0, 9:].max()]))
     torch.testing.assert_close(d[1:, 0], torch.stack([m[1:5, 0].max(), m[5:9, 0].max(), m[9:, 0].max()]))
     assert d[3, 3] == m[9:, 9:].max()
-    assert torch.equal(explain.downsample_matrix(m, 1), m)
+    assert torch.equal(rollout.downsample_matrix(m, 1), m)
 
 
 def test_matrix_view_draws_both_halves_on_the_data_scale(a):
     v = views.matrix_view(a, 2, 3)
     full = a.attention_matrix(2, 2)
-    assert v.scale == (0.0, float(torch.maximum(full.max(), explain.causal(full).max())))
+    assert v.scale == (0.0, float(torch.maximum(full.max(), rollout.causal(full).max())))
     assert f"{a.num_tokens}×{a.num_tokens}" in v.caption and "11.4.2" in v.caption
     assert abs(v.image.width - views.DISPLAY_SIZE) <= 2
     assert views.matrix_factor(3137, 314) == 10 and views.matrix_factor(50, 314) == 1
@@ -218,8 +218,8 @@ def test_matrix_view_on_a_fine_grid_is_block_maxed_to_the_display():
     n = 1 + -(-(T - 1) // factor)
     assert f"Drawn at {n}×{n}" in v.caption and "block max" in v.caption
     full = fine.attention_matrix(1, 0)
-    assert v.scale == (0.0, float(max(explain.downsample_matrix(full, factor).max(),
-                                      explain.downsample_matrix(explain.causal(full), factor).max())))
+    assert v.scale == (0.0, float(max(rollout.downsample_matrix(full, factor).max(),
+                                      rollout.downsample_matrix(rollout.causal(full), factor).max())))
     assert abs(v.image.width - views.DISPLAY_SIZE) <= 2
 
 

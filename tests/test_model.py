@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from conftest import random_torchvision_vit
-from vit import explain
+from vit import rollout
 from vit.api import load_model
 from vit.config import PRESETS, ViTConfig
 from vit.model import MultiheadAttention, ViTForImageClassification
@@ -92,7 +92,7 @@ def test_parity_with_torchvision(tmp_path, name, overrides, depth):
     for layer, tv_w in enumerate(tv_maps):
         torch.testing.assert_close(record.fused[layer], tv_w.mean(1), atol=1e-5, rtol=1e-4)
         torch.testing.assert_close(record.cls_attention[layer], tv_w[:, :, 0], atol=1e-5, rtol=1e-4)
-        recomputed = explain.attention_from_qk(record.queries[layer][1], record.keys[layer][1], ours.config.num_heads)
+        recomputed = rollout.attention_from_qk(record.queries[layer][1], record.keys[layer][1], ours.config.num_heads)
         torch.testing.assert_close(recomputed, tv_w[1], atol=1e-5, rtol=1e-4)
     torch.testing.assert_close(record.logits, tv_logits, atol=1e-4, rtol=0)
 

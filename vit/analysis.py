@@ -14,7 +14,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from . import explain
+from . import rollout
 from .cost import KEEP_FACTORS_BYTES
 from .trace import RESIDUAL_PARTS, Stage, counted_params
 
@@ -122,9 +122,9 @@ class Analysis:
         key = (self.depth if layer is None else layer, query)
         if key not in self._rows:
             if self.discard_ratio == 0:
-                self._rows[key] = explain.rollout_row_from_fused(self.fused, query, key[0])
+                self._rows[key] = rollout.rollout_row_from_fused(self.fused, query, key[0])
             else:
-                self._rows[key] = explain.rollout_row(self._rollout_factors(), query, key[0])
+                self._rows[key] = rollout.rollout_row(self._rollout_factors(), query, key[0])
         return self._rows[key].clone()
 
     def _rollout_factors(self):
@@ -133,12 +133,12 @@ class Analysis:
             return self._factors
         if self.fused.numel() * 4 > KEEP_FACTORS_BYTES:  # B/16: 1.9 MB at patch 16, 472 MB at patch 4
             return _LazyFactors(self.fused, self.discard_ratio)
-        self._factors = explain.rollout_factors(self.fused, self.discard_ratio)  # (L, N+1, N+1)
+        self._factors = rollout.rollout_factors(self.fused, self.discard_ratio)  # (L, N+1, N+1)
         return self._factors
 
     def rollout(self, layer: int | None = None, query: int = 0) -> Tensor:
         """:meth:`rollout_matrix_row` over the patches: (rows, cols)."""
-        return explain.patch_grid(self.rollout_matrix_row(layer, query), self.grid)
+        return rollout.patch_grid(self.rollout_matrix_row(layer, query), self.grid)
 
     def attention(self, layer: int, head: int | None = None, query: int = 0) -> Tensor:
         """Raw attention of ``query`` at ``layer`` (1-based) and ``head`` (0-based; None = fused): (N+1,)."""
@@ -146,26 +146,26 @@ class Analysis:
             return self.fused[layer - 1, query].clone()
         if query == 0:
             return self.cls_attention[layer - 1, head].clone()
-        return explain.attention_from_qk(self.queries[layer - 1], self.keys[layer - 1], self.num_heads, query)[head]
+        return rollout.attention_from_qk(self.queries[layer - 1], self.keys[layer - 1], self.num_heads, query)[head]
 
     def attention_map(self, layer: int, head: int | None = None, query: int = 0) -> Tensor:
         """:meth:`attention` over the patches: (rows, cols)."""
-        return explain.patch_grid(self.attention(layer, head, query), self.grid)
+        return rollout.patch_grid(self.attention(layer, head, query), self.grid)
 
     def head_maps(self, layer: int, query: int = 0) -> Tensor:
         """Every head's attention of ``query`` at ``layer`` over the patches: (h, rows, cols)."""
         if query == 0:
             rows = self.cls_attention[layer - 1]
         else:
-            rows = explain.attention_from_qk(self.queries[layer - 1], self.keys[layer - 1], self.num_heads, query)
-        return explain.patch_grid(rows, self.grid)
+            rows = rollout.attention_from_qk(self.queries[layer - 1], self.keys[layer - 1], self.num_heads, query)
+        return rollout.patch_grid(rows, self.grid)
 
     def attention_matrix(self, layer: int, head: int) -> Tensor:
         """One head's whole attention map at ``layer`` (1-based), ``head`` (0-based): (N+1, N+1).
 
         Recomputed from the kept queries and keys: (N+1)^2 floats, 39 MB for ViT-B at patch size 4.
         """
-        return explain.attention_from_qk(self.queries[layer - 1], self.keys[layer - 1], self.num_heads, head=head)
+        return rollout.attention_from_qk(self.queries[layer - 1], self.keys[layer - 1], self.num_heads, head=head)
 
     def residual(self) -> list[ResidualNorms]:
         """The residual stream per block, layers 1..depth (see :class:`ResidualNorms`)."""
@@ -179,7 +179,7 @@ class Analysis:
         Among the patches only (class token dropped, rows renormalised): for query patch i,
         sum_j A_ij d_ij with d_ij = P times the grid distance of patches i and j, averaged
         over the N query patches. It is reduced by the tracer from each layer's weights as
-        they stream by (see :func:`vit.explain.mean_attention_distance`), rather than
+        they stream by (see :func:`vit.rollout.mean_attention_distance`), rather than
         recomputed here from the queries and keys: the weights exist at that moment anyway,
         so it costs 3 N^2 flops per head and two (N, N) buffers, where recomputing would
         redo every softmax (h T^2 D/h flops per layer) a second time.
@@ -214,7 +214,7 @@ class Analysis:
         if fusion != self.head_fusion:
             fused = torch.stack(
                 [
-                    explain.fuse_heads(explain.attention_from_qk(q, k, self.num_heads), fusion)
+                    rollout.fuse_heads(rollout.attention_from_qk(q, k, self.num_heads), fusion)
                     for q, k in zip(self.queries, self.keys)
                 ]
             )
@@ -259,7 +259,7 @@ class _LazyFactors:
         return len(self.fused)
 
     def __getitem__(self, layer: int) -> Tensor:
-        return explain.rollout_factors(self.fused[layer], self.discard_ratio)
+        return rollout.rollout_factors(self.fused[layer], self.discard_ratio)
 
 
 def _unfused_rollout(a: Analysis) -> np.ndarray:

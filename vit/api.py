@@ -21,7 +21,7 @@ from pathlib import Path
 
 import torch
 
-from . import explain, families, validate
+from . import families, rollout, validate
 from .analysis import Analysis, LayerPrediction, Prediction
 from .config import DISPLAY_NAMES, PRESETS, TRAINED_HERE
 from .cost import check_budget, estimate
@@ -285,7 +285,7 @@ def analyze(
     topk = [Prediction(int(i), names[i], float(p)) for p, i in zip(values, indices)]
 
     cls_tokens = torch.stack([t[0] for t in record.cls_tokens])  # (L, D)
-    layer_probs = explain.early_exit_logits(cls_tokens, model.encoder.norm, model.head.head).softmax(-1).cpu()
+    layer_probs = rollout.early_exit_logits(cls_tokens, model.encoder.norm, model.head.head).softmax(-1).cpu()
     final = topk[0].index
     layer_predictions = [
         LayerPrediction(l + 1, int(p.argmax()), names[int(p.argmax())], float(p.max()), float(p[final]))

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor, nn
 
-from .explain import fuse_heads, mean_attention_distance, patch_distances
+from .rollout import fuse_heads, mean_attention_distance, patch_distances
 from .model import ViTForImageClassification
 from .validate import HEAD_FUSIONS
 

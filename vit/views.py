@@ -479,7 +479,7 @@ def matrix_factor(tokens: int, panel: int) -> int:
 
 def matrix_view(a, layer: int, head: int, size: int = DISPLAY_SIZE) -> View:
     """One head's whole (N+1)x(N+1) attention matrix beside the same under a causal mask (11.4.2)."""
-    from . import explain as ex  # noqa: PLC0415
+    from . import rollout as ex  # noqa: PLC0415
 
     full = a.attention_matrix(layer, head - 1)  # (N+1, N+1)
     masked = ex.causal(full)

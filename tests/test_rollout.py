@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from vit import explain
+from vit import rollout
 
 
 def random_attention(L=4, h=3, T=10, seed=0) -> torch.Tensor:
@@ -33,26 +33,26 @@ def reference_rollout(weights: torch.Tensor, fusion="mean", discard=0.0) -> torc
     return result
 
 
-@pytest.mark.parametrize("fusion", explain.HEAD_FUSIONS)
+@pytest.mark.parametrize("fusion", rollout.HEAD_FUSIONS)
 @pytest.mark.parametrize("discard", [0.0, 0.3, 0.9])
 def test_rollout_equals_direct_product(fusion, discard):
     w = random_attention()
-    fused = explain.fuse_heads(w.double(), fusion)
-    ours = explain.attention_rollout(fused, discard)
+    fused = rollout.fuse_heads(w.double(), fusion)
+    ours = rollout.attention_rollout(fused, discard)
     ref = reference_rollout(w, fusion, discard)
     torch.testing.assert_close(ours, ref)
-    factors = explain.rollout_factors(fused, discard)
+    factors = rollout.rollout_factors(fused, discard)
     for layer in range(1, 5):
         partial = reference_rollout(w[:layer], fusion, discard)
         for query in (0, 3):
-            torch.testing.assert_close(explain.rollout_row(factors, query, layer), partial[query])
+            torch.testing.assert_close(rollout.rollout_row(factors, query, layer), partial[query])
 
 
 def test_rows_sum_to_one():
     w = random_attention(L=6, T=17)
-    for fusion in explain.HEAD_FUSIONS:
+    for fusion in rollout.HEAD_FUSIONS:
         for discard in (0.0, 0.5, 0.99):
-            r = explain.attention_rollout(explain.fuse_heads(w, fusion), discard)
+            r = rollout.attention_rollout(rollout.fuse_heads(w, fusion), discard)
             torch.testing.assert_close(r.sum(-1), torch.ones(17))
             assert (r >= 0).all()
 
@@ -60,7 +60,7 @@ def test_rows_sum_to_one():
 def test_discard_never_drops_class_column():
     a = torch.full((5, 5), 0.01)
     a[:, 1:] = torch.arange(1, 5).float()  # the class column is the smallest everywhere
-    out = explain.discard_lowest(a, 0.99)
+    out = rollout.discard_lowest(a, 0.99)
     assert torch.equal(out[:, 0], a[:, 0])
     assert (out[:, 1:4] == 0).all() and (out[:, 4] == 4).all()
     assert torch.equal(a[:, 1], torch.ones(5))  # input untouched
@@ -68,59 +68,59 @@ def test_discard_never_drops_class_column():
 
 def test_discard_is_per_row():
     a = torch.tensor([[0.0, 1.0, 2.0, 3.0], [0.0, 3.0, 2.0, 1.0]])
-    out = explain.discard_lowest(a, 0.34)  # one of three patch columns per row
+    out = rollout.discard_lowest(a, 0.34)  # one of three patch columns per row
     assert out.tolist() == [[0.0, 0.0, 2.0, 3.0], [0.0, 3.0, 2.0, 0.0]]
 
 
 def test_fuse_heads_modes_and_error():
     w = torch.tensor([[[1.0, 3.0]], [[3.0, 1.0]]])  # (h=2, 1, 2)
-    assert explain.fuse_heads(w, "mean").tolist() == [[2.0, 2.0]]
-    assert explain.fuse_heads(w, "max").tolist() == [[3.0, 3.0]]
-    assert explain.fuse_heads(w, "min").tolist() == [[1.0, 1.0]]
+    assert rollout.fuse_heads(w, "mean").tolist() == [[2.0, 2.0]]
+    assert rollout.fuse_heads(w, "max").tolist() == [[3.0, 3.0]]
+    assert rollout.fuse_heads(w, "min").tolist() == [[1.0, 1.0]]
     with pytest.raises(ValueError, match="head_fusion"):
-        explain.fuse_heads(w, "median")
+        rollout.fuse_heads(w, "median")
 
 
 def test_non_square_grid():
     rows, cols = 3, 5
     T = rows * cols + 1
     w = random_attention(L=3, T=T)
-    factors = explain.rollout_factors(explain.fuse_heads(w))
-    grid = explain.patch_grid(explain.rollout_row(factors), (rows, cols))
+    factors = rollout.rollout_factors(rollout.fuse_heads(w))
+    grid = rollout.patch_grid(rollout.rollout_row(factors), (rows, cols))
     assert grid.shape == (3, 5)
     full = reference_rollout(w)[0, 1:].reshape(3, 5)
     torch.testing.assert_close(grid.double(), full, atol=1e-6, rtol=1e-5)
     # row-major: patch (r, c) is token 1 + r*cols + c
     row = torch.arange(T).float()
-    assert explain.patch_grid(row, (rows, cols))[2, 1] == 1 + 2 * cols + 1
+    assert rollout.patch_grid(row, (rows, cols))[2, 1] == 1 + 2 * cols + 1
     with pytest.raises(ValueError, match="3x4 grid"):
-        explain.patch_grid(row, (3, 4))
+        rollout.patch_grid(row, (3, 4))
 
 
 def test_attention_from_qk_matches_softmax():
     torch.manual_seed(0)
     q, k = torch.randn(7, 12), torch.randn(7, 12)
-    full = explain.attention_from_qk(q, k, num_heads=3)
+    full = rollout.attention_from_qk(q, k, num_heads=3)
     assert full.shape == (3, 7, 7)
     qh, kh = q.reshape(7, 3, 4).transpose(0, 1), k.reshape(7, 3, 4).transpose(0, 1)
     ref = torch.softmax(qh @ kh.transpose(1, 2) / 2.0, -1)
     torch.testing.assert_close(full, ref)
-    torch.testing.assert_close(explain.attention_from_qk(q, k, 3, query=4), ref[:, 4])
+    torch.testing.assert_close(rollout.attention_from_qk(q, k, 3, query=4), ref[:, 4])
 
 
 def test_early_exit_applies_norm_then_head():
     norm = torch.nn.LayerNorm(8)
     head = torch.nn.Linear(8, 3)
     cls = torch.randn(4, 8)
-    torch.testing.assert_close(explain.early_exit_logits(cls, norm, head), head(norm(cls)))
+    torch.testing.assert_close(rollout.early_exit_logits(cls, norm, head), head(norm(cls)))
 
 
-@pytest.mark.parametrize("fusion", explain.HEAD_FUSIONS)
+@pytest.mark.parametrize("fusion", rollout.HEAD_FUSIONS)
 def test_rollout_row_from_fused_equals_factors(fusion):
     w = random_attention(L=5, T=13)
-    fused = explain.fuse_heads(w.double(), fusion)
-    factors = explain.rollout_factors(fused)
+    fused = rollout.fuse_heads(w.double(), fusion)
+    factors = rollout.rollout_factors(fused)
     for upto in range(1, 6):
         for query in (0, 7):
-            torch.testing.assert_close(explain.rollout_row_from_fused(fused, query, upto),
-                                       explain.rollout_row(factors, query, upto))
+            torch.testing.assert_close(rollout.rollout_row_from_fused(fused, query, upto),
+                                       rollout.rollout_row(factors, query, upto))

@@ -1,4 +1,4 @@
-"""Explanations as pure functions of attention (tensors in, new tensors out).
+"""Attention rollout and the other maps read off attention: pure functions (tensors in, new tensors out).
 
 * Attention rollout: Abnar & Zuidema 2020, "Quantifying Attention Flow in
   Transformers". Per layer the heads are fused (mean, max or min), optionally
