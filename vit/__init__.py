@@ -1,7 +1,8 @@
 """ViT Anatomy: the Vision Transformer of chapter 11.4, on real pretrained weights, seen from inside.
 
 Public API: :func:`load_model` (which returns a :class:`LoadedModel`), :func:`analyze` and the
-:class:`Analysis` it returns.
+:class:`Analysis` it returns; :func:`explain` (an :class:`Explanation` for any class) and
+:func:`perturbation_curve` (a :class:`Curve`: is that explanation right?).
 Names are imported on first use, so ``python -m vit --help`` and the app's
 first screen do not wait for torch.
 """
@@ -17,10 +18,15 @@ _EXPORTS = {
     "PRESETS": "config",
     "ViTConfig": "config",
     "InputError": "errors",
+    "Explanation": "explanations",
+    "explain": "explanations",
     "WeightsError": "errors",
     "patch_filters": "inside",
     "position_similarity": "inside",
     "LoadedModel": "loaded",
+    "Curve": "perturb",
+    "perturbation_curve": "perturb",
+    "perturbation_curves": "perturb",
 }
 __all__ = sorted(_EXPORTS)
 

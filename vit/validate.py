@@ -39,6 +39,7 @@ from vit.errors import InputError
 
 HEAD_FUSIONS = ("mean", "max", "min")  # how attention rollout and the fused maps combine the heads
 MAX_TOP_K = 20
+MAX_CURVE_STEPS = 100  # perturbation curves: fractions 0, 1/steps, ..., 1
 MAX_DISCARD_RATIO = 0.99
 _SHOWN_CHARS = 60  # longer values are cut in messages
 
@@ -126,7 +127,7 @@ def _as_integer(value: Any) -> int | None:
     return int(number)
 
 
-def _choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
+def choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
     """Validate a case-insensitive string choice; returns it lower-cased."""
     if isinstance(value, str) and value.strip().lower() in choices:
         return value.strip().lower()
@@ -277,6 +278,16 @@ def top_k(value: Any, num_classes: int = 1000) -> int:
     return _integer("top_k", value, 1, min(MAX_TOP_K, num_classes))
 
 
+def class_index(value: Any, num_classes: int, name: str = "target") -> int:
+    """Validate a class index 0..K-1 (the class an explanation or a curve is about)."""
+    return _integer(name, value, 0, num_classes - 1)
+
+
+def steps(value: Any) -> int:
+    """Validate the number of steps of a perturbation curve: 1 to 100 (the fractions 0, 1/steps, ..., 1)."""
+    return _integer("steps", value, 1, MAX_CURVE_STEPS)
+
+
 def head_fusion(value: Any) -> str:
     """Validate how attention rollout fuses heads: ``"mean"``, ``"max"`` or ``"min"``.
 
@@ -289,7 +300,7 @@ def head_fusion(value: Any) -> str:
     Raises:
         InputError: anything else.
     """
-    return _choice("head_fusion", value, HEAD_FUSIONS)
+    return choice("head_fusion", value, HEAD_FUSIONS)
 
 
 def discard_ratio(value: Any) -> float:

@@ -1,0 +1,193 @@
+"""Why this class? Each explanation against an independent reference on torchvision's own ViT.
+
+The reference runs torchvision's ``VisionTransformer`` (same random weights) block by block with
+its attention written out from ``self_attention.in_proj_weight`` so that the probabilities A_l are
+tensors of the graph; ``retain_grad()`` on them and on the last block's ``ln_1`` output gives
+dA_l and the Grad-CAM activations' gradients after one ``backward()`` of the target's logit.
+Then Chefer's R, the rollout and Grad-CAM are computed in float64 with full matrices, as the
+papers write them. At the native patch size 32 and at 24 (torchvision rebuilt at 216 px with our
+resampled embeddings), and for both of our gradient paths (whole graph and one block at a time).
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import vit
+from conftest import ROOT
+from test_inside import DEPTH, checkpoint, torchvision_twin  # noqa: F401  (checkpoint is a fixture)
+from vit import cost, explanations
+from vit.api import load_model
+from vit.errors import InputError
+
+CAT = ROOT / "assets" / "cat.jpg"
+
+
+def torchvision_explicit(tv, x: torch.Tensor):
+    """torchvision's forward with each block's attention explicit: (logits, A_l list, last ln_1 output).
+
+    Every A_l (B, h, T, T) and the last block's ln_1 output retain their gradients.
+    """
+    B = x.shape[0]
+    tokens = tv._process_input(x)  # (B, N, D): conv_proj, flattened, as torchvision's forward does
+    tokens = torch.cat([tv.class_token.expand(B, -1, -1), tokens], dim=1) + tv.encoder.pos_embedding
+    weights, ln_out = [], None
+    for block in tv.encoder.layers:
+        mha = block.self_attention
+        h = mha.num_heads
+        a = block.ln_1(tokens)
+        ln_out = a
+        q, k, v = F.linear(a, mha.in_proj_weight, mha.in_proj_bias).chunk(3, dim=-1)
+        q, k, v = (t.reshape(B, -1, h, t.shape[-1] // h).transpose(1, 2) for t in (q, k, v))  # (B, h, T, d)
+        A = (q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])).softmax(dim=-1)
+        if A.requires_grad:
+            A.retain_grad()
+        weights.append(A)
+        out = mha.out_proj((A @ v).transpose(1, 2).reshape(B, -1, h * q.shape[-1]))
+        tokens = tokens + out
+        tokens = tokens + block.mlp(block.ln_2(tokens))
+    if ln_out.requires_grad:
+        ln_out.retain_grad()
+    logits = tv.heads(tv.encoder.ln(tokens)[:, 0])
+    return logits, weights, ln_out
+
+
+def reference(tv, x: torch.Tensor, target: int | None) -> dict[str, torch.Tensor]:
+    """Every method's (N,) map for image 0, as the papers write them, in float64."""
+    with torch.enable_grad():
+        logits, weights, ln_out = torchvision_explicit(tv, x)
+        target = int(logits[0].argmax()) if target is None else target
+        logits[0, target].backward()
+    T = weights[0].shape[-1]
+    eye = torch.eye(T, dtype=torch.float64)
+    R = eye.clone()  # Chefer et al.: R <- R + mean_h[(dA * A)^+] R, layer 1 first
+    roll = eye.clone()  # Abnar & Zuidema: R <- rownorm(mean_h A + I) R
+    for A in weights:
+        a, g = A[0].detach().double(), A.grad[0].double()
+        R = R + (g * a).clamp(min=0).mean(0) @ R
+        m = a.mean(0) + eye
+        roll = (m / m.sum(-1, keepdim=True)) @ roll
+    act, grad = ln_out[0, 1:].detach().double(), ln_out.grad[0, 1:].double()  # patch tokens only
+    return {
+        "grad_rollout": R[0, 1:],
+        "rollout": roll[0, 1:],
+        "attention": weights[-1][0, :, 0, 1:].detach().double().mean(0),
+        "gradcam": (act @ grad.mean(0)).clamp(min=0),
+        "logits": logits.detach()[0],
+        "target": torch.tensor(target),
+    }
+
+
+@pytest.fixture(scope="module", params=[None, 24], ids=["P32", "P24"])
+def case(request, checkpoint):  # noqa: F811
+    tv, path = checkpoint
+    loaded = load_model("vit_b_32", weights=str(path), patch_size=request.param, depth=DEPTH, device="cpu")
+    x = loaded.preprocess.to_tensor(loaded.preprocess.view(vit.images.load_image(CAT)))
+    return loaded, torchvision_twin(tv, loaded), x
+
+
+def test_the_reference_is_torchvisions_forward(case):
+    loaded, tv, x = case
+    with torch.no_grad():
+        logits, _, _ = torchvision_explicit(tv, x)
+        torch.testing.assert_close(logits, tv(x), atol=1e-4, rtol=1e-4)
+        torch.testing.assert_close(logits, loaded.module(x), atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("method", list(explanations.METHODS))
+@pytest.mark.parametrize("target", [None, 7], ids=["top1", "class7"])
+def test_each_method_matches_the_torchvision_reference(case, method, target):
+    loaded, tv, x = case
+    ref = reference(tv, x, target)
+    e = vit.explain(loaded, CAT, method=method, target=target)
+    assert e.method == method and e.target == int(ref["target"])
+    assert e.label == loaded.class_names[e.target]
+    assert e.prob == pytest.approx(float(ref["logits"].softmax(-1)[e.target]), abs=1e-5)
+    rows = x.shape[-1] // loaded.config.patch_size
+    assert e.map.shape == (rows, rows) and e.grid == (rows, rows)
+    expected = ref[method].float().reshape(rows, rows)
+    assert expected.abs().max() > 0  # the comparison below is not between two zero maps
+    torch.testing.assert_close(e.map, expected, rtol=2e-3, atol=1e-5 * float(expected.abs().max()))
+
+
+@pytest.mark.parametrize("target", [None, 3])
+def test_both_gradient_paths_agree(case, target):
+    loaded, _, x = case
+    whole = explanations._grad_rollout(loaded.module, x, target, recompute=False)
+    blocks = explanations._grad_rollout(loaded.module, x, target, recompute=True)
+    assert whole[2] == blocks[2]
+    torch.testing.assert_close(whole[1], blocks[1], rtol=1e-4, atol=1e-7)
+    torch.testing.assert_close(whole[0], blocks[0])
+
+
+def test_class_specific_methods_change_with_the_class_and_the_others_do_not(case):
+    loaded = case[0]
+    for name, method in explanations.METHODS.items():
+        a = vit.explain(loaded, CAT, method=name, target=1).map
+        b = vit.explain(loaded, CAT, method=name, target=2).map
+        assert torch.equal(a, b) != method.class_specific, name
+
+
+def test_explain_names_a_class_by_its_name_and_leaves_the_model_as_it_was(case):
+    loaded = case[0]
+    e = vit.explain(loaded, CAT, method="grad_rollout", target=loaded.class_names[5])
+    assert e.target == 5
+    assert not any(p.requires_grad for p in loaded.parameters())
+    assert all(not m._forward_hooks and not m._forward_pre_hooks for m in loaded.module.modules())
+    assert e.image.shape == (*[x.shape[-1] for x in [case[2]]] * 2, 3)
+    assert set(e.timings_ms) == {"preprocess", "explain"}
+
+
+@pytest.mark.parametrize(
+    "kwargs,names",
+    [
+        ({"method": "lime"}, "method"),
+        ({"method": 3}, "method"),
+        ({"target": 1000}, "target"),
+        ({"target": -1}, "target"),
+        ({"target": 2.5}, "target"),
+        ({"target": "not a class"}, "target"),
+        ({"target": True}, "target"),
+    ],
+)
+def test_bad_method_or_target_is_refused_naming_the_parameter(case, kwargs, names):
+    with pytest.raises(InputError, match=rf"^{names} must be"):
+        vit.explain(case[0], CAT, **kwargs)
+
+
+def test_a_bad_image_is_refused(case):
+    with pytest.raises(InputError):
+        vit.explain(case[0], b"not an image", method="gradcam")
+
+
+def test_over_the_memory_budget_the_smallest_patch_size_that_fits_is_named(case, monkeypatch):
+    loaded = case[0]
+    need = explanations.grad_memory(loaded.config)
+    monkeypatch.setattr(cost, "MEMORY_BUDGET_GB", need / 1e9 / 2)
+    with pytest.raises(InputError, match=r"smallest patch size that fits is (\d+)") as info:
+        vit.explain(loaded, CAT, method="grad_rollout")
+    p = int(info.value.args[0].split("fits is ")[1].split(".")[0])
+    setting = vit.validate.setting("vit_b_32", p, DEPTH)
+    assert explanations.grad_memory(setting.config) <= need / 2
+    smaller = vit.validate.setting("vit_b_32", p - 1, DEPTH)
+    assert p - 1 == loaded.config.patch_size or explanations.grad_memory(smaller.config) > need / 2
+
+
+def test_relevance_row_is_a_row_of_the_product():
+    g = torch.Generator().manual_seed(0)
+    terms = [torch.rand(6, 6, generator=g, dtype=torch.float64) / 6 for _ in range(3)]
+    R = torch.eye(6, dtype=torch.float64)
+    for c in terms:
+        R = R + c @ R
+    for q in (0, 4):
+        torch.testing.assert_close(explanations.relevance_row(terms, q), R[q])
+
+
+def test_gradcam_map_is_relu_of_the_weighted_sum():
+    a = torch.tensor([[9.0, 9.0], [1.0, 2.0], [3.0, -4.0]])  # row 0: the class token, ignored
+    g = torch.tensor([[5.0, 5.0], [1.0, 0.0], [1.0, 2.0]])  # w = mean of rows 1-2 = (1, 1)
+    assert explanations.gradcam_map(a, g).tolist() == [3.0, 0.0]  # (1 + 2, relu(3 - 4))

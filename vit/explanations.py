@@ -1,0 +1,371 @@
+"""Why this class? Explanation maps for a chosen class, and the class-agnostic ones they are compared with.
+
+One registry, :data:`METHODS`; every map is over the patch grid, (rows, cols), raw values:
+
+* ``"rollout"`` — Abnar & Zuidema 2020, "Quantifying Attention Flow in Transformers": heads fused by
+  the mean, no discarding, R = rownorm(A_L + I) ... rownorm(A_1 + I); the map is the class token's
+  row, R[0, 1:]. The same map whatever class is asked about.
+* ``"attention"`` — the last layer's class-token attention, mean over the heads. Class-agnostic too.
+* ``"grad_rollout"`` — Chefer, Gur & Wolf 2021, "Generic Attention-model Explainability for
+  Interpreting Bi-Modal and Encoder-Decoder Transformers" (ICCV): R = I, (N+1) x (N+1); for
+  l = 1..L in order, R <- R + mean_h[(dA_l * A_l)^+] R, where A_l (h, N+1, N+1) are the layer's
+  attention probabilities and dA_l the gradient of the target class's logit (before the softmax)
+  with respect to them. The map is R[0, 1:], not normalised further.
+* ``"gradcam"`` — Selvaraju et al. 2017, "Grad-CAM" (ICCV), on the tokens a_t (t = 1..N, D each)
+  the last encoder layer's first LayerNorm (``norm1``) puts out: w_d = mean_t d(logit_c)/d(a_td),
+  map_t = ReLU(sum_d w_d a_td).
+
+Memory. A gradient through every layer's attention keeps, for the backward pass, every layer's
+(h, N+1, N+1) probabilities and then their gradients: at patch size 4 on ViT-B, 12 x 2 x 0.47 GB.
+So when that whole graph is large the forward pass keeps only each block's input (N+1, D) and
+the backward pass recomputes one block at a time with its attention made explicit, walking the
+layers from L down to 1; the row e_0^T (I + C_L) ... (I + C_1) of Chefer's R is accumulated in
+that same order (``row <- row + row C_l``), so no (N+1) x (N+1) matrix outlives its layer. Peak:
+about four (h, N+1, N+1) tensors. A setting that still does not fit the server's budget is
+refused with a sentence naming the smallest patch size that fits.
+
+Token 0 is the class token; tokens 1..N are the patches in row-major order.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+
+from . import cost, rollout, validate
+from .errors import InputError
+from .images import load_image
+from .loaded import LoadedModel
+from .preprocess import as_array
+
+
+@dataclass(frozen=True)
+class Method:
+    """One way to answer "which patches made the model say this class?"."""
+
+    name: str  # the registry key: "grad_rollout"
+    title: str  # what people read: "Gradient-weighted rollout"
+    paper: str  # where it comes from
+    class_specific: bool  # does the map change with the class asked about?
+    gradient: bool  # does it need a backward pass?
+
+
+METHODS: dict[str, Method] = {
+    m.name: m
+    for m in (
+        Method("rollout", "Attention rollout", "Abnar & Zuidema 2020, Quantifying Attention Flow in Transformers",
+               False, False),
+        Method("attention", "Last layer's attention", "the class token's attention in the last layer, mean of the "
+               "heads", False, False),
+        Method("grad_rollout", "Gradient-weighted rollout", "Chefer, Gur & Wolf 2021, Generic Attention-model "
+               "Explainability for Interpreting Bi-Modal and Encoder-Decoder Transformers (ICCV)", True, True),
+        Method("gradcam", "Grad-CAM", "Selvaraju et al. 2017, Grad-CAM: Visual Explanations from Deep Networks "
+               "via Gradient-based Localization (ICCV)", True, True),
+    )
+}
+
+# Below this estimate the gradient methods keep the whole autograd graph (one forward, one backward);
+# above it they recompute one block at a time during the backward pass (see the module docstring).
+WHOLE_GRAPH_BYTES = 256 * 2**20
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """An explanation map for one class of one image."""
+
+    method: str  # a METHODS key
+    target: int  # the class explained (an index into the model's classes)
+    label: str  # its name
+    prob: float  # its softmax probability on the unperturbed image
+    map: Tensor = field(repr=False)  # (rows, cols) over the patches, raw values (see METHODS)
+    timings_ms: dict[str, float] = field(repr=False)
+    patch_size: int  # P: each map cell covers P x P input pixels
+    image: np.ndarray = field(repr=False)  # (H, W, 3) uint8: the image as the model saw it
+    probs: Tensor = field(repr=False)  # (K,) the softmax over every class, for the top-k beside the map
+
+    @property
+    def grid(self) -> tuple[int, int]:
+        """(rows, cols) of patches."""
+        return tuple(self.map.shape)
+
+
+# --------------------------------------------------------------------------- pure functions of tensors
+
+
+def attention_contribution(weights: Tensor, grads: Tensor) -> Tensor:
+    """Chefer's per-layer term mean_h[(dA * A)^+]: (..., h, T, T) twice -> (..., T, T)."""
+    return (grads * weights).clamp(min=0).mean(dim=-3)
+
+
+def relevance_step(row: Tensor, contribution: Tensor) -> Tensor:
+    """One factor of e_q^T (I + C_L) ... (I + C_1), taken from the left: row (I + C) = row + row C."""
+    return row + row @ contribution
+
+
+def relevance_row(contributions: list[Tensor] | Tensor, query: int = 0) -> Tensor:
+    """Row ``query`` of Chefer's R = (I + C_L) ... (I + C_1) from the L per-layer terms (each (T, T)) -> (T,).
+
+    R starts as I and each layer l = 1..L does R <- R + C_l R = (I + C_l) R; a row of the
+    product is taken from the left, layer L first, in O(L T^2).
+    """
+    row = torch.zeros(contributions[0].shape[-1], dtype=contributions[0].dtype, device=contributions[0].device)
+    row[query] = 1.0
+    for contribution in reversed(list(contributions)):
+        row = relevance_step(row, contribution)
+    return row
+
+
+def gradcam_map(activations: Tensor, grads: Tensor) -> Tensor:
+    """Grad-CAM over the patch tokens: (N+1, D) activations and their gradients -> (N,).
+
+    w_d = mean over the patch tokens of d(logit)/d(a_td); map_t = ReLU(sum_d w_d a_td). The
+    class token (row 0) takes part in neither.
+    """
+    weights = grads[1:].mean(dim=0)  # (D,)
+    return (activations[1:] @ weights).clamp(min=0)  # (N, D) @ (D,) -> (N,)
+
+
+# --------------------------------------------------------------------------- forward and backward passes
+
+
+@contextmanager
+def _attention_kept(layers: list[nn.Module]) -> Iterator[dict[int, Tensor]]:
+    """While open, each block's attention module computes its weights explicitly and they are kept.
+
+    Yields a dict filled as the blocks run: layer index (0-based) -> (B, h, N+1, N+1), still in
+    the autograd graph when gradients are on. The blocks themselves are not changed.
+    """
+    kept: dict[int, Tensor] = {}
+
+    def ask(_module, args, kwargs):
+        kwargs["need_weights"] = True
+        return args, kwargs
+
+    def keep(index: int):
+        def hook(_module, _inputs, output):
+            kept[index] = output[1]
+
+        return hook
+
+    handles = []
+    try:
+        for i, layer in enumerate(layers):
+            handles.append(layer.attn.register_forward_pre_hook(ask, with_kwargs=True))
+            handles.append(layer.attn.register_forward_hook(keep(i)))
+        yield kept
+    finally:
+        for handle in handles:
+            handle.remove()
+
+
+@contextmanager
+def _output_kept(module: nn.Module) -> Iterator[list[Tensor]]:
+    """While open, every output of ``module`` is appended to the yielded list (graph kept)."""
+    kept: list[Tensor] = []
+    handle = module.register_forward_hook(lambda _m, _i, output: kept.append(output))
+    try:
+        yield kept
+    finally:
+        handle.remove()
+
+
+def _top1(logits: Tensor, target: int | None) -> int:
+    """The class asked about, or the model's top-1 when none was asked."""
+    return int(logits[0].argmax()) if target is None else target
+
+
+def _block_inputs(model: nn.Module, x: Tensor) -> list[Tensor]:
+    """A forward pass without gradients that keeps each block's input: L x (B, N+1, D), then the last output."""
+    kept = []
+    with torch.no_grad():
+        tokens = model.embedding(x)  # (B, C, H, W) -> (B, N+1, D)
+        for layer in model.encoder.layers:
+            kept.append(tokens)
+            tokens = layer(tokens)  # fused attention: nothing (h, N+1, N+1) is kept
+    return [*kept, tokens]
+
+
+def _rollout(model: nn.Module, x: Tensor, target: int | None) -> tuple[Tensor, Tensor, int]:
+    """Class token's row of the mean-fused rollout: (logits (1, K), (N+1,), target)."""
+    layers = list(model.encoder.layers)
+    fused = []
+    with torch.no_grad(), _attention_kept(layers) as kept:
+        tokens = model.embedding(x)
+        for i, layer in enumerate(layers):
+            tokens = layer(tokens)
+            fused.append(rollout.fuse_heads(kept.pop(i)[0], "mean"))  # (h, T, T) -> (T, T); the weights go
+        logits = model.head(model.encoder.norm(tokens))
+    return logits, rollout.rollout_row_from_fused(fused), _top1(logits, target)
+
+
+def _attention(model: nn.Module, x: Tensor, target: int | None) -> tuple[Tensor, Tensor, int]:
+    """The last layer's class-token attention, mean over heads: (logits (1, K), (N+1,), target)."""
+    last = model.encoder.layers[-1]
+    with torch.no_grad(), _attention_kept([last]) as kept:
+        logits = model(x)
+    return logits, kept[0][0, :, 0].mean(dim=0), _top1(logits, target)  # (h, T) -> (T,)
+
+
+def _grad_rollout(model: nn.Module, x: Tensor, target: int | None,
+                  recompute: bool | None = None) -> tuple[Tensor, Tensor, int]:
+    """Chefer et al.'s relevance row of the class token: (logits (1, K), (N+1,), target).
+
+    ``recompute``: None chooses by :func:`grad_memory`; True recomputes one block at a time in the
+    backward pass; False keeps the whole graph. Both give the same numbers.
+    """
+    layers = list(model.encoder.layers)
+    if recompute is None:
+        recompute = grad_memory(model.config, recompute=False) > WHOLE_GRAPH_BYTES
+    if not recompute:
+        with torch.enable_grad(), _attention_kept(layers) as kept:
+            tokens = model.embedding(x).detach().requires_grad_()  # a leaf, so the graph is built from here
+            logits = model.head(model.encoder(tokens))  # (B, N+1, D) -> (B, K)
+            target = _top1(logits, target)
+            weights = [kept[i] for i in range(len(layers))]  # L x (B, h, N+1, N+1)
+            grads = torch.autograd.grad(logits[0, target], weights)
+        contributions = [attention_contribution(w[0].detach(), g[0]) for w, g in zip(weights, grads)]
+        return logits.detach(), relevance_row(contributions), target
+    *inputs, tokens = _block_inputs(model, x)
+    with torch.enable_grad():
+        tokens.requires_grad_()
+        logits = model.head(model.encoder.norm(tokens))  # (B, N+1, D) -> (B, K)
+        target = _top1(logits, target)
+        (grad,) = torch.autograd.grad(logits[0, target], tokens)  # d logit / d Y_L: (B, N+1, D)
+    row = torch.zeros(tokens.shape[1], dtype=tokens.dtype, device=tokens.device)
+    row[0] = 1.0
+    for i in range(len(layers) - 1, -1, -1):  # layer L first: the row is taken from the left
+        block_in = inputs[i].requires_grad_()
+        with torch.enable_grad(), _attention_kept([layers[i]]) as kept:
+            block_out = layers[i](block_in)
+            grad, weights_grad = torch.autograd.grad(block_out, [block_in, kept[0]], grad_outputs=grad)
+        row = relevance_step(row, attention_contribution(kept.pop(0)[0].detach(), weights_grad[0]))
+        del block_out, weights_grad
+        inputs[i] = None  # this block's input is no longer needed
+    return logits.detach(), row, target
+
+
+def _gradcam(model: nn.Module, x: Tensor, target: int | None) -> tuple[Tensor, Tensor, int]:
+    """Grad-CAM on the last block's ``norm1`` output: (logits (1, K), (N+1,) with 0 for the class token, target)."""
+    *inputs, _ = _block_inputs(model, x)
+    last = model.encoder.layers[-1]
+    with torch.enable_grad(), _output_kept(last.norm1) as kept:
+        block_in = inputs[-1].requires_grad_()
+        logits = model.head(model.encoder.norm(last(block_in)))
+        target = _top1(logits, target)
+        (grads,) = torch.autograd.grad(logits[0, target], kept[0])
+    cam = gradcam_map(kept[0][0].detach(), grads[0])  # (N,)
+    return logits.detach(), torch.cat([cam.new_zeros(1), cam]), target  # (N+1,): the layout of the other rows
+
+
+_RUN: dict[str, Callable[..., tuple[Tensor, Tensor, int]]] = {
+    "rollout": _rollout,
+    "attention": _attention,
+    "grad_rollout": _grad_rollout,
+    "gradcam": _gradcam,
+}
+
+
+# --------------------------------------------------------------------------- memory
+
+
+def grad_memory(config, recompute: bool = True) -> int:
+    """Bytes a gradient explanation takes beyond the weights, at this config (an estimate, float32).
+
+    Whole graph: per layer autograd keeps the (h, T, T) probabilities and about 16 (T, D) activations,
+    and the backward pass returns one (h, T, T) gradient per layer. Recomputing: L block inputs (T, D),
+    and one block at a time: the probabilities, their gradient, the softmax's gradient and the product
+    (four (h, T, T)) and about 20 (T, D) activations.
+    """
+    T, D, h, L = config.num_tokens, config.embed_dim, config.num_heads, config.num_layers
+    if recompute:
+        return 4 * (L * T * D + 4 * h * T * T + 20 * T * D)
+    return 4 * L * (2 * h * T * T + 16 * T * D)
+
+
+def check_memory(loaded: LoadedModel, method: str) -> None:
+    """Refuse, naming the smallest patch size that fits, a method over the server's memory budget."""
+    if not METHODS[method].gradient:
+        cost.check_budget(cost.estimate(loaded.name, loaded.config.patch_size, loaded.config.num_layers))
+        return
+    budget = cost.MEMORY_BUDGET_GB * 1e9
+    need = grad_memory(loaded.config)
+    if need <= budget:
+        return
+    fits = [p for p in range(loaded.config.patch_size + 1, validate.patch_size_range(loaded.name)[1] + 1)
+            if grad_memory(validate.setting(loaded.name, p, loaded.config.num_layers).config) <= budget]
+    where = f"the smallest patch size that fits is {fits[0]}" if fits else "no patch size fits"
+    raise InputError(f"{METHODS[method].title} at patch size {loaded.config.patch_size} needs about "
+                     f"{need / 1e9:.1f} GB for one layer's attention and its gradient; this server allows "
+                     f"{cost.MEMORY_BUDGET_GB:g} GB, so {where}.")
+
+
+# --------------------------------------------------------------------------- the API
+
+
+def method_name(value) -> str:
+    """A METHODS key, or an InputError naming the parameter and the choices."""
+    return validate.choice("method", value.replace("-", "_") if isinstance(value, str) else value, tuple(METHODS))
+
+
+def target_index(value, class_names: list[str]) -> int | None:
+    """None (the top-1), a class index 0..K-1, or a class name; anything else is an InputError naming `target`."""
+    if value is None:
+        return None
+    if isinstance(value, str) and value.strip() in class_names:
+        return class_names.index(value.strip())
+    if isinstance(value, str) and not value.strip().lstrip("-").isdigit():
+        raise InputError(f"target must be a class index from 0 to {len(class_names) - 1} or one of the model's "
+                         f"class names, got {validate.show(value)}")
+    return validate.class_index(value, len(class_names), "target")
+
+
+def model_input(loaded: LoadedModel, image) -> tuple[Tensor, np.ndarray]:
+    """The model's input for an image: (1, C, H, W) on the model's device, and the view (H, W, 3) uint8."""
+    pil = load_image(image)
+    view = loaded.preprocess.view(pil)
+    x = loaded.preprocess.to_tensor(view).to(loaded.device)
+    return x, as_array(view)
+
+
+def explain(loaded: LoadedModel, image, method: str = "grad_rollout", target=None) -> Explanation:
+    """Which patches made the model say ``target``? One explanation map, by one of :data:`METHODS`.
+
+        >>> e = vit.explain(loaded, "assets/cat.jpg", method="grad_rollout")
+        >>> e.label, e.prob, e.map.shape        # the top-1 class, its probability, (rows, cols)
+        >>> vit.explain(loaded, "assets/cat.jpg", target="tiger").map   # why not tiger?
+
+    Args:
+        loaded: from :func:`vit.load_model`.
+        image: a path, bytes, a PIL image or an (H, W[, C]) array (see ``vit.images``).
+        method: "rollout", "attention", "grad_rollout" or "gradcam".
+        target: the class to explain: an index 0..K-1, a class name, or None for the top-1.
+
+    Returns:
+        An :class:`Explanation`; ``map`` is (rows, cols), raw values as the method defines them.
+    """
+    if not isinstance(loaded, LoadedModel):
+        raise TypeError(f"explain takes what vit.load_model returns (a LoadedModel), got {type(loaded).__name__}")
+    method = method_name(method)
+    target = target_index(target, loaded.class_names)
+    check_memory(loaded, method)
+    t0 = time.perf_counter()
+    x, view = model_input(loaded, image)
+    t1 = time.perf_counter()
+    model = loaded.module
+    with loaded.lock, torch.inference_mode(False):
+        logits, row, target = _RUN[method](model, x, target)  # (1, K), (N+1,), the class explained
+    t2 = time.perf_counter()
+    probs = logits[0].float().softmax(-1).cpu()  # (K,)
+    grid = x.shape[-2] // loaded.config.patch_size, x.shape[-1] // loaded.config.patch_size
+    return Explanation(
+        method=method, target=target, label=loaded.class_names[target], prob=float(probs[target]),
+        map=rollout.patch_grid(row.detach().float().cpu(), grid),
+        timings_ms={"preprocess": (t1 - t0) * 1e3, "explain": (t2 - t1) * 1e3},
+        patch_size=loaded.config.patch_size, image=view, probs=probs,
+    )
