@@ -1,4 +1,5 @@
-"""The command line: ``python -m vit analyze IMAGE``, ``python -m vit download [MODEL ...]`` and
+"""The command line: ``python -m vit analyze IMAGE``, ``python -m vit explain IMAGE`` (why this class, and
+is that right?), ``python -m vit download [MODEL ...]`` and
 ``python -m vit train-shapes`` (trains ``vit_tiny_shapes`` from scratch, see ``vit.train``).
 
 Errors in what was asked (a missing image, a bad option) print one line on
@@ -43,19 +44,24 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     a = sub.add_parser("analyze", help="analyse one image")
     a.add_argument("image", help="path of a JPEG/PNG/WebP/GIF/BMP/TIFF image")
-    a.add_argument("--model", default="vit_b_16", help=f"one of {', '.join(PRESETS)} (default vit_b_16)")
-    a.add_argument("--weights", default="imagenet",
-                   help="imagenet (default), random, or a .pth file path; vit_tiny_shapes: trained (its default)")
-    a.add_argument("--patch-size", default=None, help="P from 4 to 64, to 32 for vit_tiny_shapes "
-                                                      "(default: the checkpoint's)")
-    a.add_argument("--depth", default=None, help="keep the first D layers (default: all)")
+    _model_options(a)
     a.add_argument("--top-k", default=5, help="how many predictions (1-20, default 5)")
     a.add_argument("--head-fusion", default="mean", help="mean, max or min (rollout)")
     a.add_argument("--discard-ratio", default=0.0, help="rollout discard ratio, 0 to 0.99")
-    a.add_argument("--device", default=None, help="cpu or cuda (default: cuda if available)")
     a.add_argument("--json", action="store_true", help="print one JSON object")
     a.add_argument("--out", default=None, help="folder for captioned PNGs of every view: patch grid, rollout, "
                                                "query patch, heads, layers, early exit")
+    e = sub.add_parser("explain", help="why this class? an explanation map for any class, and a test of it")
+    e.add_argument("image", help="path of a JPEG/PNG/WebP/GIF/BMP/TIFF image")
+    _model_options(e)
+    e.add_argument("--method", default="grad_rollout",
+                   help="rollout, attention, grad_rollout (default) or gradcam")
+    e.add_argument("--target", default=None, help="the class to explain: an index or a class name (default: top-1)")
+    e.add_argument("--curves", action="store_true", help="also the deletion and insertion curves (and random order)")
+    e.add_argument("--steps", default=10, help="curve steps: fractions 0, 1/steps, ..., 1 (default 10)")
+    e.add_argument("--baseline", default="mean", help="what replaces a patch in the curves: mean (default) or blur")
+    e.add_argument("--json", action="store_true", help="print one JSON object")
+    e.add_argument("--out", default=None, help="folder for explanation.png (and curves.png with --curves)")
     d = sub.add_parser("download", help="fetch pretrained weights into the torch hub cache for offline use")
     d.add_argument("models", nargs="*", help=f"models (default: all of {', '.join(_DOWNLOADABLE)})")
     _train_parser(sub)
@@ -63,6 +69,17 @@ def _parser() -> argparse.ArgumentParser:
 
 
 _DOWNLOADABLE = [name for name in PRESETS if name not in TRAINED_HERE]
+
+
+def _model_options(p) -> None:
+    """The options that choose the model: the same for analyze and explain."""
+    p.add_argument("--model", default="vit_b_16", help=f"one of {', '.join(PRESETS)} (default vit_b_16)")
+    p.add_argument("--weights", default="imagenet",
+                   help="imagenet (default), random, or a .pth file path; vit_tiny_shapes: trained (its default)")
+    p.add_argument("--patch-size", default=None, help="P from 4 to 64, to 32 for vit_tiny_shapes "
+                                                      "(default: the checkpoint's)")
+    p.add_argument("--depth", default=None, help="keep the first D layers (default: all)")
+    p.add_argument("--device", default=None, help="cpu or cuda (default: cuda if available)")
 
 
 def _train_parser(sub) -> None:
@@ -115,31 +132,96 @@ def _out_folder(value: str) -> Path:
     return out
 
 
-def _analyze(args) -> int:
+def _model_setting(args):
+    """The model options checked (no torch yet): a bad option fails fast."""
     setting = validate.setting(args.model, args.patch_size, args.depth)
-    name = setting.name
-    top_k = validate.top_k(args.top_k, setting.native.num_classes)
-    fusion = validate.head_fusion(args.head_fusion)
-    discard = validate.discard_ratio(args.discard_ratio)
-    named = ("imagenet", "random", "trained") if name in TRAINED_HERE else ("imagenet", "random")
+    named = ("imagenet", "random", "trained") if setting.name in TRAINED_HERE else ("imagenet", "random")
     if args.weights not in named and not Path(args.weights).is_file():
         raise InputError(f"--weights must be {', '.join(named)} or an existing .pth file, got {args.weights!r}")
     if args.device is not None and args.device not in ("cpu", "cuda"):
         raise InputError(f"--device must be cpu or cuda, got {args.device!r}")
-    out = None if args.out is None else _out_folder(args.out)  # before the analysis, not after it
+    return setting
+
+
+def _image_and_model(args, setting):
+    """The image (a bad one fails before torch is even imported), then the model, with a warning if untrained."""
     from .images import load_image  # noqa: PLC0415
 
-    image = load_image(args.image)  # a bad image fails before torch is even imported
+    image = load_image(args.image)
     import torch  # noqa: PLC0415 - after the checks: bad input fails fast
 
-    from .api import analyze, load_model  # noqa: PLC0415
+    from .api import load_model  # noqa: PLC0415
     if args.device == "cuda" and not torch.cuda.is_available():
         raise InputError("--device cuda asked for, but no CUDA GPU is available")
-
-    loaded = load_model(name, args.weights, setting.patch_size, setting.depth, args.device,
-                        progress=_progress(name))
+    loaded = load_model(setting.name, args.weights, setting.patch_size, setting.depth, args.device,
+                        progress=_progress(setting.name))
     if loaded.status.startswith("UNTRAINED:"):
         print(f"warning: {loaded.status_detail}", file=sys.stderr)
+    return image, loaded
+
+
+def _explain(args) -> int:
+    from .explanations import method_name  # noqa: PLC0415 - torch is imported, but only after the checks below
+
+    setting = _model_setting(args)
+    method = method_name(args.method)
+    steps = validate.steps(args.steps)
+    from .perturb import BASELINES, perturbation_curves  # noqa: PLC0415
+
+    baseline = validate.choice("baseline", args.baseline, BASELINES)
+    out = None if args.out is None else _out_folder(args.out)
+    image, loaded = _image_and_model(args, setting)
+    from .explanations import explain  # noqa: PLC0415
+
+    e = explain(loaded, image, method=method, target=args.target)
+    curves = perturbation_curves(loaded, image, e.map, e.target, steps, baseline) if args.curves else {}
+    written = []
+    if out:
+        from . import views  # noqa: PLC0415
+
+        views.captioned(views.explanation_view(e, OUT_OPACITY, OUT_COLORMAP)).save(out / "explanation.png")
+        written.append(out / "explanation.png")
+        if curves:
+            views.captioned(views.curves_view(e, curves)).save(out / "curves.png")
+            written.append(out / "curves.png")
+    if args.json:
+        doc = {"model": loaded.name, "weights": loaded.weights, "status": loaded.status, "patch_size": e.patch_size,
+               "grid": list(e.grid), "method": e.method, "target": e.target, "label": e.label, "prob": e.prob,
+               "map": e.map.tolist(), "timings_ms": e.timings_ms}
+        for mode in ("deletion", "insertion"):
+            if curves:
+                c = curves[mode, "saliency"]
+                r = curves[mode, "random"]
+                doc[mode] = {"fractions": c.fractions, "probs": c.probs, "auc": c.auc, "baseline": c.baseline,
+                             "random": {"probs": r.probs, "auc": r.auc}}
+        print(json.dumps(doc))
+    else:
+        from .explanations import METHODS  # noqa: PLC0415
+
+        print(loaded.status)
+        print(f"{METHODS[e.method].title} for {e.label!r} (class {e.target}, p = {e.prob:.2%}) on a "
+              f"{e.grid[0]}x{e.grid[1]} grid of {e.patch_size}-px patches:")
+        top = e.map.flatten().topk(min(5, e.map.numel()))
+        for value, index in zip(top.values.tolist(), top.indices.tolist()):
+            r, c = divmod(index, e.grid[1])
+            print(f"  patch (row {r}, col {c}) = token {index + 1}: {value:.4g}")
+        for (mode, order), c in curves.items():
+            print(f"{mode:<9} {order + ' order':<15} AUC {c.auc:.3f} ({c.better})  "
+                  + " ".join(f"{p:.2f}" for p in c.probs))
+    for path in written:
+        print(f"wrote {path}", file=sys.stderr if args.json else sys.stdout)
+    return 0
+
+
+def _analyze(args) -> int:
+    setting = _model_setting(args)
+    top_k = validate.top_k(args.top_k, setting.native.num_classes)
+    fusion = validate.head_fusion(args.head_fusion)
+    discard = validate.discard_ratio(args.discard_ratio)
+    out = None if args.out is None else _out_folder(args.out)  # before the analysis, not after it
+    image, loaded = _image_and_model(args, setting)
+    from .api import analyze  # noqa: PLC0415
+
     result = analyze(loaded, image, top_k=top_k, head_fusion=fusion, discard_ratio=discard)
 
     written = _write_views(result, out) if out else []
@@ -205,7 +287,7 @@ def _download(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     try:
         args = _parser().parse_args(argv)
-        commands = {"analyze": _analyze, "download": _download, "train-shapes": _train_shapes}
+        commands = {"analyze": _analyze, "explain": _explain, "download": _download, "train-shapes": _train_shapes}
         return commands[args.command](args)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -755,3 +755,64 @@ def block_diagram(stream: str, attention: str, mlp: str, output: str, title: str
     draw.text((x_in, 90 + 22), stream, fill=SERIES_COLOURS[0], font=f, anchor="la")
     draw.text((x_out, 190 + 22), output, fill=SERIES_COLOURS[3], font=f, anchor="ra")
     return img
+
+
+def _dashed(draw: ImageDraw.ImageDraw, points: Sequence[tuple[float, float]], fill, width: int, dash: float = 9) -> None:
+    """A polyline drawn in dashes of ``dash`` px (gaps as long), continuing across its corners."""
+    on, left = True, dash
+    for (x0, y0), (x1, y1) in zip(points, points[1:]):
+        length = math.hypot(x1 - x0, y1 - y0)
+        t = 0.0
+        while t < length:
+            step = min(left, length - t)
+            if on:
+                a, b = t / length, (t + step) / length
+                draw.line([(x0 + (x1 - x0) * a, y0 + (y1 - y0) * a), (x0 + (x1 - x0) * b, y0 + (y1 - y0) * b)],
+                          fill=fill, width=width)
+            t += step
+            left -= step
+            if left <= 0:
+                on, left = not on, dash
+
+
+@dataclass(frozen=True)
+class Series:
+    """One line of :func:`line_plot`."""
+
+    name: str  # in the legend
+    xs: Sequence[float]  # in [0, 1]
+    ys: Sequence[float]
+    colour: tuple[int, int, int]
+    dashed: bool = False  # a reference line (e.g. random order), drawn in dashes with hollow markers
+
+
+def line_plot(series: Sequence[Series], x_label: str, y_label: str, y_max: float = 1.0,
+              size: tuple[int, int] = (800, 400)) -> Image.Image:
+    """Lines over x in [0, 1] (ticks in per cent), y from 0 to ``y_max``, legend on top."""
+    img = Image.new("RGB", size, "white")
+    draw = ImageDraw.Draw(img)
+    x0, x1, y_at = _axes(draw, size, y_max, y_label, x_label, margins=(64, 24, 66, 56))
+    ticks = [i / 5 for i in range(6)]
+    _x_ticks(draw, [x0 + (x1 - x0) * t for t in ticks], [f"{t:.0%}" for t in ticks], y_at(0))
+    for s in series:
+        points = [(x0 + (x1 - x0) * float(x), y_at(float(y))) for x, y in zip(s.xs, s.ys)]
+        if s.dashed:
+            _dashed(draw, points, s.colour, 2)
+        elif len(points) > 1:
+            draw.line(points, fill=s.colour, width=3)
+        for x, y in points:
+            draw.ellipse([x - 4, y - 4, x + 4, y + 4], fill="white" if s.dashed else s.colour, outline=s.colour,
+                         width=2)
+    f = font(BAR_FONT, bold=False)
+    x, y = x0, 14
+    for s in series:  # the legend, wrapped onto a second line when it does not fit
+        width = 34 + f.getlength(s.name) + 18
+        if x + width > size[0] - 8 and x > x0:
+            x, y = x0, y + 24
+        if s.dashed:
+            _dashed(draw, [(x, y), (x + 26, y)], s.colour, 2, dash=5)
+        else:
+            draw.line([(x, y), (x + 26, y)], fill=s.colour, width=3)
+        draw.text((x + 32, y), s.name, fill=INK, font=f, anchor="lm")
+        x += width
+    return img

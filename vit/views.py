@@ -84,7 +84,20 @@ WHAT_IS: dict[str, str] = {
         "orange: whichever class would win there. The head was trained on the last layer only, so early readings "
         "are rough, but they show at what depth the answer forms."
     ),
-
+    "explanation": (
+        "An explanation map answers \"which patches made the model say this class?\". Rollout and the last "
+        "layer's attention follow attention only, so they draw the same map whatever class you ask about. "
+        "Gradient-weighted rollout (Chefer et al., 2021) weighs each layer's attention by how much it moves the "
+        "chosen class's score, and Grad-CAM weighs the last layer's token features the same way: ask about "
+        "another class and the map changes. A map is a claim, not a fact: test it."
+    ),
+    "curves": (
+        "The test (deletion and insertion, Petsiuk et al., 2018): grey out the patches the map ranks first, "
+        "10% at a time, and watch the class's probability. If the map is right it falls fast (deletion: lower "
+        "area is better) and, starting from a grey image and putting those patches back first, it rises fast "
+        "(insertion: higher area is better). The dashed lines do the same in a random order: a map worth "
+        "believing beats them."
+    ),
 }
 
 
@@ -174,12 +187,12 @@ def _number(x: float) -> str:
     return "0" if x == 0 else f"{x:.3g}"
 
 
-def _heat_view(a, heat: np.ndarray, opacity: float, cmap: str, size: int, mark=None):
+def _heat_view(a, heat: np.ndarray, opacity: float, cmap: str, size: int, mark=None, label: str = HEAT_LABEL):
     """(picture with colour bar, scale, legend) of a (rows, cols) map scaled min to max."""
     lo, hi = float(heat.min()), float(heat.max())
     picture = render.overlay(a.image, heat, opacity, cmap, size, mark=mark)
-    image = render.with_colorbar(picture, cmap, _number(lo), _number(hi), HEAT_LABEL)
-    legend = (f"{HEAT_LABEL}; colours scaled from this picture's min ({_number(lo)}) "
+    image = render.with_colorbar(picture, cmap, _number(lo), _number(hi), label)
+    legend = (f"{label}; colours scaled from this picture's min ({_number(lo)}) "
               f"to its max ({_number(hi)})")
     return image, (lo, hi), legend
 
@@ -597,3 +610,74 @@ def distance_view(a, size: tuple[int, int] = DEPTH_PLOT_SIZE) -> View:
         f"In trained models some early heads already look far, others stay local, and deeper heads all look far."
     )
     return View(image, caption, "one dot per head per layer", f"Mean attention distance, layers 1-{a.depth}")
+
+
+# --------------------------------------------------------------------------- why this class?
+
+
+def explanation_view(e, opacity: float, cmap: str, size: int = DISPLAY_SIZE) -> View:
+    """An :class:`~vit.explanations.Explanation`'s map over the image, with its colour bar."""
+    from .explanations import METHODS  # noqa: PLC0415  (torch-free until an explanation exists)
+
+    method = METHODS[e.method]
+    heat = e.map.numpy()  # (rows, cols)
+    image, scale, legend = _heat_view(e, heat, opacity, cmap, size, label="brighter = more relevant to this class")
+    same = ("" if method.class_specific else
+            " This method does not depend on the class: every class gets this same map.")
+    caption = (f"**{method.title} for “{e.label}” ({e.prob:.1%}):** the {e.grid[0]}×{e.grid[1]} patches, "
+               f"brighter where the method puts more of the reason ({method.paper}).{same}")
+    return View(image, caption, legend, f"{method.title}, {e.label}", scale)
+
+
+CURVE_COLOURS = {"deletion": render.BLUE, "insertion": render.ORANGE}
+
+
+def curves_view(e, curves: dict, size: tuple[int, int] = DEPTH_PLOT_SIZE) -> View:
+    """Deletion and insertion curves of an explanation, beside the same in a random order.
+
+    Args:
+        e: the :class:`~vit.explanations.Explanation` tested.
+        curves: ``{(mode, order): Curve}`` from :func:`vit.perturb.perturbation_curves`.
+    """
+    from .explanations import METHODS  # noqa: PLC0415
+
+    title = METHODS[e.method].title
+    series = []
+    for (mode, order), c in sorted(curves.items(), key=lambda kv: (kv[0][0], kv[0][1] != "saliency")):
+        name = f"{mode}, {'map order' if order == 'saliency' else 'random order'} (AUC {c.auc:.3f})"
+        series.append(render.Series(name, c.fractions, c.probs, CURVE_COLOURS[mode], dashed=order == "random"))
+    image = render.line_plot(series, "patches perturbed (most relevant first)", f"p({e.label})", 1.0, size)
+    verdicts = []
+    for mode in ("deletion", "insertion"):
+        ours, rand = curves.get((mode, "saliency")), curves.get((mode, "random"))
+        if ours is None or rand is None:
+            continue
+        beats = ours.auc < rand.auc if mode == "deletion" else ours.auc > rand.auc
+        verdicts.append(f"{mode} AUC {ours.auc:.3f} against {rand.auc:.3f} for random ({ours.better}: "
+                        f"{'better than' if beats else 'no better than'} random)")
+    base = next(iter(curves.values())).baseline
+    caption = (f"**Is the {title} map right for “{e.label}”?** Patches replaced by the "
+               f"{'normalisation mean (grey)' if base == 'mean' else 'blurred image'} in the order the map ranks "
+               f"them: " + "; ".join(verdicts) + ".")
+    legend = "solid: the map's order; dashed: a random order; deletion: lower is better; insertion: higher is better"
+    return View(image, caption, legend, f"Deletion and insertion, {title}, {e.label}")
+
+
+COMPARISON_HEADERS = ["method", "depends on the class", "deletion AUC (lower is better)",
+                      "insertion AUC (higher is better)", "time (ms)"]
+
+
+def comparison_rows(results: list) -> list[list[str]]:
+    """One table row per (Explanation, curves) pair, and a last row for the random order."""
+    from .explanations import METHODS  # noqa: PLC0415
+
+    rows = []
+    for e, curves in results:
+        m = METHODS[e.method]
+        rows.append([m.title, "yes" if m.class_specific else "no", f"{curves['deletion', 'saliency'].auc:.3f}",
+                     f"{curves['insertion', 'saliency'].auc:.3f}", f"{e.timings_ms['explain']:.0f}"])
+    if results:
+        curves = results[0][1]
+        rows.append(["random order (chance)", "—", f"{curves['deletion', 'random'].auc:.3f}",
+                     f"{curves['insertion', 'random'].auc:.3f}", "—"])
+    return rows

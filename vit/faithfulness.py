@@ -1,0 +1,119 @@
+"""Are the explanations right? Scores against ground truth on drawn shapes, and against the model itself.
+
+On ``vit.shapes`` drawings the object's pixels are known, so each map can be scored by
+
+* **pointing game** (Zhang et al. 2016, "Top-down Neural Attention by Excitation Backprop"): is the
+  map's maximum (first by token index among ties) on a patch that holds any pixel of the target's mask?
+* **mask share**: the share of the map's mass on the target's pixels, each patch's value spread evenly
+  over its P x P pixels: sum_p map_p coverage_p / sum_p map_p (coverage_p: the mask's share of patch p);
+* **deletion / insertion AUC** (:mod:`vit.perturb`): does the model's probability for the target follow
+  the map? These need no ground truth: they test the map against the model.
+
+Two kinds of images: one shape (explaining its class), and two shapes of different classes in two
+halves, each class explained in turn with its own mask. A class-agnostic map (rollout, attention)
+is the same for both classes, so at best it points at one of the two: about half the pointing game.
+A "random" row (a seeded uniform map, random patch order) is the chance level.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from . import shapes
+from .explanations import METHODS, explain
+from .loaded import LoadedModel
+from .perturb import perturbation_curves
+
+EVAL_SEED = 20_000  # drawings never trained on (training used seed 0, its tables seed 10,000)
+RANDOM = "random"  # the chance row
+
+
+def patch_coverage(mask: np.ndarray, patch_size: int) -> Tensor:
+    """The mask's share of each patch: (H, W) bool -> (rows, cols) float in [0, 1]."""
+    rows, cols = mask.shape[0] // patch_size, mask.shape[1] // patch_size
+    m = torch.from_numpy(np.ascontiguousarray(mask[: rows * patch_size, : cols * patch_size])).float()
+    return m.reshape(rows, patch_size, cols, patch_size).mean(dim=(1, 3))
+
+
+def pointing_hit(saliency: Tensor, coverage: Tensor) -> bool:
+    """Is the map's maximum (first by token index among ties) on a patch holding part of the mask?"""
+    return bool(coverage.flatten()[int(saliency.flatten().argmax())] > 0)
+
+
+def mask_share(saliency: Tensor, coverage: Tensor) -> float:
+    """Share of the map's mass on the mask's pixels (0 for an all-zero map)."""
+    total = float(saliency.sum())
+    return float((saliency * coverage).sum()) / total if total > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class Score:
+    """One method's scores over one kind of image (means over the explanations)."""
+
+    method: str  # a METHODS key or "random"
+    images: str  # "one shape" or "two shapes"
+    explained: int  # how many (image, class) pairs
+    pointing: float  # pointing game hit rate
+    share: float  # mean mask share
+    deletion: float  # mean deletion AUC (lower = more faithful)
+    insertion: float  # mean insertion AUC (higher = more faithful)
+
+
+def evaluate_shapes(
+    loaded: LoadedModel,
+    single: int = 200,
+    two: int = 200,
+    methods: tuple[str, ...] = tuple(METHODS),
+    steps: int = 10,
+    baseline: str = "mean",
+    seed: int = EVAL_SEED,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[Score]:
+    """Every method (and the random row) over ``single`` one-shape and ``two`` two-shape drawings.
+
+    Each class is explained as the drawing's true class (not the model's top-1); on two-shape
+    drawings both classes are explained, each against its own mask.
+    """
+    size, P = loaded.config.image_size, loaded.config.patch_size
+    sets = {"one shape": shapes.sample(single, seed, size), "two shapes": shapes.sample(two, seed + 1, size, two=True)}
+    names = (*methods, RANDOM)
+    jobs = [(kind, image, label, mask)
+            for kind, (images, labels, masks) in sets.items()
+            for image, label, mask in zip(images, labels, masks)
+            for label, mask in (zip(label, mask) if isinstance(label, tuple) else [(label, mask)])]
+    raw = {(name, kind): [] for kind in sets for name in names}  # -> [(hit, share, deletion, insertion)]
+    generator = torch.Generator().manual_seed(seed)
+    for done, (kind, image, label, mask) in enumerate(jobs):
+        coverage = patch_coverage(mask, P)
+        maps = {m: explain(loaded, image, method=m, target=label).map for m in methods}
+        maps[RANDOM] = torch.rand(coverage.shape, generator=generator)
+        for name, saliency in maps.items():
+            curves = perturbation_curves(loaded, image, saliency, label, steps, baseline,
+                                         orders=("random",) if name == RANDOM else ("saliency",), seed=done)
+            order = "random" if name == RANDOM else "saliency"
+            raw[name, kind].append((pointing_hit(saliency, coverage), mask_share(saliency, coverage),
+                                    curves["deletion", order].auc, curves["insertion", order].auc))
+        if progress:
+            progress(done + 1, len(jobs))
+    out = []
+    for (name, kind), rows in raw.items():
+        a = np.asarray(rows, dtype=float).reshape(-1, 4)
+        out.append(Score(name, kind, len(rows), *(float(v) for v in a.mean(axis=0))) if len(rows) else
+                   Score(name, kind, 0, *([float("nan")] * 4)))
+    return out
+
+
+def markdown(scores: list[Score]) -> str:
+    """The scores as a Markdown table, one row per method and kind of image."""
+    lines = ["| method | images | explained | pointing game ↑ | mask share ↑ | deletion AUC ↓ | insertion AUC ↑ |",
+             "|---|---|---:|---:|---:|---:|---:|"]
+    for s in scores:
+        title = METHODS[s.method].title if s.method in METHODS else "random (chance)"
+        lines.append(f"| {title} (`{s.method}`) | {s.images} | {s.explained} | {s.pointing:.1%} | {s.share:.1%} | "
+                     f"{s.deletion:.3f} | {s.insertion:.3f} |")
+    return "\n".join(lines)
