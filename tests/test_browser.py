@@ -406,3 +406,33 @@ def test_inside_the_model_figure_7_and_the_lesson(browser, url):
     save_screenshot(page, DOCS / "screenshot-lesson.png", full_page=False)
     no_error_badges(page)
     page.close()
+
+
+def test_why_this_class_and_its_test(browser, url):
+    """Click a prediction: its map; another method; "Test it" draws the curves; "Compare" fills the table."""
+    page = open_app(browser, url, "projector")
+    upload(page, ROOT / "assets" / "shapes-star.png")
+    wait_for_text(page, "#banner", "UNTRAINED")
+    page.locator("#offer-trained").click()
+    wait_for_text(page, "#banner", "TRAINED HERE")
+    wait_for_text(page, "#stage-table", "(1, 65, 96)")
+    runner_up = page.locator("#predictions button.confidence-set").nth(1)  # gradio's Label: one button per class
+    name = runner_up.locator("dt").inner_text().strip()
+    assert name in shapes.CLASSES
+    runner_up.click()
+    expect(page.get_by_role("tab", name="Why this class?")).to_have_attribute("aria-selected", "true")
+    wait_for_picture(page, "#why-map")
+    wait_for_text(page, "#why-map-caption", f"Gradient-weighted rollout for “{name}”")
+    page.locator("#why-method").get_by_text("Attention rollout").click()
+    wait_for_text(page, "#why-map-caption", "does not depend on the class")
+    page.locator("#why-test").click()
+    wait_for_picture(page, "#why-curves")
+    wait_for_text(page, "#why-curves-caption", "deletion AUC")
+    page.locator("#why-compare").click()
+    wait_for_text(page, "#why-table", "random order (chance)")
+    rows = page.locator("#why-table tbody tr")
+    expect(rows).to_have_count(5)
+    page.locator("#tabs").evaluate("tabs => window.scrollTo(0, window.scrollY + tabs.getBoundingClientRect().top)")
+    save_screenshot(page, DOCS / "screenshot-why.png", full_page=False)
+    no_error_badges(page)
+    page.close()

@@ -646,7 +646,8 @@ def curves_view(e, curves: dict, size: tuple[int, int] = DEPTH_PLOT_SIZE) -> Vie
     for (mode, order), c in sorted(curves.items(), key=lambda kv: (kv[0][0], kv[0][1] != "saliency")):
         name = f"{mode}, {'map order' if order == 'saliency' else 'random order'} (AUC {c.auc:.3f})"
         series.append(render.Series(name, c.fractions, c.probs, CURVE_COLOURS[mode], dashed=order == "random"))
-    image = render.line_plot(series, "patches perturbed (most relevant first)", f"p({e.label})", 1.0, size)
+    top = max(max(c.probs) for c in curves.values())
+    image = render.line_plot(series, "patches perturbed (most relevant first)", f"p({e.label})", top, size)
     verdicts = []
     for mode in ("deletion", "insertion"):
         ours, rand = curves.get((mode, "saliency")), curves.get((mode, "random"))

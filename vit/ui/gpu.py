@@ -95,6 +95,32 @@ def run_model(name: str, patch_size: int, depth: int, image, top_k: int, head_fu
                        on_layer=on_layer)
 
 
+# An explanation's backward pass and a curve's batch of perturbed images, against one forward pass.
+EXPLAIN_FACTOR, CURVES_FACTOR = 3.5, 8.0
+
+
+def explain_seconds(name, patch_size, depth, *_, **__) -> int:
+    """:func:`run_explanation`'s ZeroGPU duration: an analysis' allowance, the model work made 3.5x + 8x larger."""
+    c = costs.estimate(name, patch_size, depth)
+    return zerogpu_seconds(c) + math.ceil(ZEROGPU_MARGIN * (EXPLAIN_FACTOR + CURVES_FACTOR) * c.gflops / GPU_GFLOPS)
+
+
+@gpu(duration=explain_seconds)
+def run_explanation(name: str, patch_size: int, depth: int, image, method: str, target: int,
+                    curves: bool = False, baseline: str = "mean"):
+    """The GPU work of "Why this class?": (Explanation, {(mode, order): Curve} or {}).
+
+    Like :func:`run_model`: the model from the model cache, in the GPU worker on ZeroGPU, an ordinary
+    call elsewhere; inside the fair queue's turn.
+    """
+    from vit.explanations import explain  # noqa: PLC0415 - imports torch
+    from vit.perturb import perturbation_curves  # noqa: PLC0415
+
+    loaded = state.model_cache().get(name, "imagenet", patch_size, depth)
+    e = explain(loaded, image, method=method, target=target)
+    return e, (perturbation_curves(loaded, image, e.map, e.target, baseline=baseline) if curves else {})
+
+
 _prefetch = None  # on a Space, the startup download of the default model's checkpoint (vit.prefetch.Prefetch)
 
 

@@ -17,11 +17,12 @@ import gradio as gr
 from vit import views
 from vit.config import DISPLAY_NAMES, MAX_PATCH_SIZE, MIN_PATCH_SIZE, PRESETS
 from vit.families import ASSETS
-from vit.ui import events, gpu, meter, pictures
+from vit.ui import events, gpu, meter, pictures, why
 from vit.ui.events import DEFAULT_COLORMAP, DEFAULT_OPACITY
 from vit.ui.inputs import CENTRE
 from vit.ui.state import STATE_TTL_S
 
+TAB_WHY = why.TAB
 MODEL_WAITERS = 16  # requests admitted to vit.server.FairQueue at once; the rest wait in gradio's queue (64)
 EXAMPLES = sorted(p for p in ASSETS.glob("*") if p.suffix.lower() in (".jpg", ".jpeg", ".png"))
 HERE = Path(__file__).resolve().parent
@@ -46,7 +47,7 @@ def _example_name(path: Path) -> str:
     return path.stem.replace("shapes-", "drawn ").replace("_", " ")
 
 
-def _picture(c: dict, name: str, label: str, what_is: str, clickable: bool = False) -> None:
+def _picture(c: dict, name: str, label: str, what_is: str, clickable: bool = False, download: bool = True) -> None:
     """A picture with its caption, its buttons (download, pin, full screen) and "what is this?"."""
     with gr.Column(min_width=280, elem_classes="picture", elem_id=f"{name}-block"):
         gr.Markdown(f"**{label}**", elem_classes="picture-title")
@@ -54,7 +55,8 @@ def _picture(c: dict, name: str, label: str, what_is: str, clickable: bool = Fal
                            buttons=[], elem_id=name, elem_classes="clickable" if clickable else None)
         c[f"{name}-caption"] = gr.Markdown(elem_classes="caption", elem_id=f"{name}-caption")
         with gr.Row(elem_classes="picture-buttons"):
-            c[f"{name}-download"] = gr.Button("⬇ Download", size="sm", min_width=60, elem_id=f"{name}-download")
+            if download:
+                c[f"{name}-download"] = gr.Button("⬇ Download", size="sm", min_width=60, elem_id=f"{name}-download")
             c[f"{name}-pin"] = gr.Button("Pin to compare", size="sm", min_width=60, elem_id=f"{name}-pin")
             c[f"{name}-fullscreen"] = gr.Button("Full screen", size="sm", min_width=60, elem_id=f"{name}-fullscreen")
         with gr.Accordion("What is this?", open=False, elem_classes="what-is"):
@@ -159,7 +161,7 @@ def build_demo() -> gr.Blocks:
                                              elem_id="opacity")
                     c["colormap"] = gr.Dropdown(list(COLORMAPS), value=DEFAULT_COLORMAP, label="Colormap",
                                                 elem_id="colormap", min_width=140)
-                with gr.Tabs(elem_id="tabs"):
+                with gr.Tabs(elem_id="tabs") as c["tabs"]:
                     with gr.Tab("Patches & shapes", id="patches", elem_id="tab-patches") as c["tab-patches"]:
                         with gr.Row(equal_height=False):
                             _picture(c, "patch-grid", "Patch grid: click a patch, or use ← ↑ → ↓",
@@ -204,6 +206,26 @@ def build_demo() -> gr.Blocks:
                                 with gr.Accordion("What is this?", open=False, elem_classes="what-is"):
                                     gr.Markdown(views.WHAT_IS["early_exit"])
                             _pinned(c, "depth")
+                    with gr.Tab("Why this class?", id="why", elem_id="tab-why") as c["tab-why"]:
+                        with gr.Row(equal_height=True):
+                            c["why-target"] = gr.Dropdown([], label="Class to explain (or click a prediction)",
+                                                          elem_id="why-target", min_width=220)
+                            c["why-method"] = gr.Radio(why.methods(), value="grad_rollout", label="Method",
+                                                       elem_id="why-method")
+                            c["why-baseline"] = gr.Radio([("grey (the mean)", "mean"), ("blurred", "blur")],
+                                                         value="mean", label="Test: replace patches with",
+                                                         elem_id="why-baseline", min_width=200)
+                        with gr.Row(equal_height=False):
+                            _picture(c, "why-map", "Why this class? The map for the chosen class", "explanation",
+                                     download=False)
+                            with gr.Column(min_width=280):
+                                c["why-test"] = gr.Button("Test it: delete and insert patches in the map's order",
+                                                          variant="primary", elem_id="why-test")
+                                _picture(c, "why-curves", "Is it right? Deletion and insertion", "curves",
+                                         download=False)
+                            _pinned(c, TAB_WHY)
+                        c["why-compare"] = gr.Button("Compare all methods on this class", elem_id="why-compare")
+                        c["why-table"] = gr.HTML("", elem_id="why-table")
                     with gr.Tab("Inside", id="inside", elem_id="tab-inside") as c["tab-inside"]:
                         with gr.Row(equal_height=False):
                             _picture(c, "block-view", "Inside a block: what attention and the MLP add", "block")
@@ -342,6 +364,36 @@ def _wire(c: dict) -> None:
                                      outputs(["analysis", "query"]), c["query"], queue=False,
                                      show_progress="hidden", **private(f"move_{direction}")).then(
             **redraw, **private(f"redraw_after_move_{direction}"))
+
+    # ---------------------------------------------------------------- why this class?
+    model_run = dict(preprocess=False, concurrency_id="model", concurrency_limit=MODEL_WAITERS,
+                     trigger_mode="always_last")
+    explain = dict(fn=events.named(why.explain_page, why.MAP_OUTPUTS),
+                   inputs=outputs(["image", "analysis", "why-target", "why-method", "opacity", "colormap",
+                                   "projector", "tab-on-screen"]),
+                   outputs=outputs(why.MAP_OUTPUTS), show_progress_on=[c["why-map"]], **model_run)
+    c["analysis"].change(events.named(why.targets, why.TARGET_OUTPUTS), c["analysis"], outputs(why.TARGET_OUTPUTS),
+                         preprocess=False, show_progress="hidden", **private("why_targets")).then(
+        **explain, **private("why_new_analysis"))
+    c["tab-why"].select(lambda: TAB_WHY, None, c["tab-on-screen"], queue=False, show_progress="hidden",
+                        **private("show_tab_why")).then(**explain, **private("why_shown"))
+    c["predictions"].select(events.named(why.pick, why.PICK_OUTPUTS), c["analysis"], outputs(why.PICK_OUTPUTS),
+                            preprocess=False, queue=False, show_progress="hidden", **private("why_pick")).then(
+        **explain, **private("why_picked"))
+    gr.on([c["why-target"].input, c["why-method"].change, c["opacity"].change, c["colormap"].change,
+           c["projector"].change], **explain, **private("why_map"))
+    c["why-test"].click(events.named(why.test_page, why.CURVE_OUTPUTS),
+                        outputs(["image", "analysis", "why-target", "why-method", "why-baseline"]),
+                        outputs(why.CURVE_OUTPUTS), show_progress_on=[c["why-curves"]], **model_run,
+                        **private("why_test"))
+    c["why-compare"].click(events.named(why.compare_page, ("why-table",)),
+                           outputs(["image", "analysis", "why-target", "why-baseline"]), c["why-table"],
+                           show_progress_on=[c["why-table"]], **model_run, **private("why_compare"))
+    for name in ("why-map", "why-curves"):
+        c[f"{name}-pin"].click(None, outputs([name, f"{name}-caption"]),
+                               outputs([f"{TAB_WHY}-pinned", f"{TAB_WHY}-pinned-caption"]),
+                               js="(picture, caption) => [picture, '**Pinned:** ' + (caption || '')]")
+        c[f"{name}-fullscreen"].click(None, js=f"() => window.vitAnatomy && window.vitAnatomy.fullscreen('{name}')")
 
     # ---------------------------------------------------------------- save, compare, full screen
     tabs_of = {name: tab for tab, names in pictures.ON_TAB.items() for name in names}

@@ -23,9 +23,12 @@ ON_TAB = {"patches": ("patch-grid", "query-view"), "attention": ("rollout-view",
 ALL_PICTURES = PICTURES + INSIDE + FIGURE7
 
 
+OWN_PICTURES = ("why",)  # tabs that draw their own pictures (vit.ui.why): a redraw draws none of these
+
+
 def on_tab(tab) -> tuple[str, ...]:
     """The pictures of the tab on screen (the first tab's for anything else)."""
-    return ON_TAB.get(tab, ON_TAB["patches"])
+    return () if tab in OWN_PICTURES else ON_TAB.get(tab, ON_TAB["patches"])
 
 
 def caption(view: views.View) -> str:

@@ -1,0 +1,201 @@
+"""The "Why this class?" tab: an explanation for the class the student picks, and a live test of it.
+
+The class comes from the top-k (a click on a prediction opens this tab with it) or the list
+here; the method from :data:`vit.explanations.METHODS`. "Test it" draws the deletion and
+insertion curves of the map beside a random order; "Compare all methods" fills a table.
+Explanations and curves are kept per (analysis, method, class), so a new opacity or
+colormap redraws without running the model; every model run takes its turn in the
+server's fair queue like an analysis.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import threading
+import time
+from collections import OrderedDict
+
+import gradio as gr
+
+from vit import cost as costs
+from vit import validate, views
+from vit.errors import InputError
+from vit.ui import gpu, inputs, meter
+from vit.ui.events import DEFAULT_OPACITY, handler
+from vit.ui.pictures import caption, sizes
+from vit.ui.state import RUNS, TABS, fair_queue, kept, session_of
+
+TAB = "why"
+TARGETS_SHOWN = 10  # classes offered in the list: the top 10 (a click on a prediction adds it if it is not there)
+MAP_OUTPUTS = ("why-map", "why-map-caption")
+CURVE_OUTPUTS = ("why-curves", "why-curves-caption")
+TARGET_OUTPUTS = ("why-target", "why-curves", "why-curves-caption", "why-table")
+PICK_OUTPUTS = ("why-target", "tabs", "tab-on-screen")
+PATIENCE_S = 120.0  # how long a request waits for this tab's own analysis to finish before giving up
+KEPT = 256  # explanations and curve sets remembered (each ~0.2 MB at P = 16)
+
+_kept: OrderedDict[tuple, tuple] = OrderedDict()  # (key, method, target, baseline or None) -> (Explanation, curves)
+_kept_lock = threading.Lock()
+
+
+def methods() -> list[tuple[str, str]]:
+    """(title, key) pairs for the method radio, torch-free."""
+    return [("Gradient-weighted rollout", "grad_rollout"), ("Grad-CAM", "gradcam"),
+            ("Attention rollout", "rollout"), ("Last layer's attention", "attention")]
+
+
+def _class_names(a) -> list[str]:
+    from vit.families import class_names  # noqa: PLC0415
+
+    return class_names(a.model)
+
+
+def target_choices(a, shown: int = TARGETS_SHOWN) -> list[tuple[str, int]]:
+    """The analysis' top classes as (label with probability, class index), most probable first."""
+    names = _class_names(a)
+    order = a.probs.argsort(descending=True, stable=True)[:shown].tolist()
+    return [(f"{names[i]} ({float(a.probs[i]):.1%})", int(i)) for i in order]
+
+
+def targets(key):
+    """A new analysis: its top classes in the list, the top-1 chosen, old curves and table cleared."""
+    if key is None:
+        return {}
+    a = kept(key)
+    choices = target_choices(a)
+    return {"why-target": gr.update(choices=choices, value=choices[0][1]), "why-curves": None,
+            "why-curves-caption": "", "why-table": ""}
+
+
+def pick(key, evt: gr.SelectData):
+    """A click on a prediction of the top-k: this tab opens with that class."""
+    if key is None or evt is None:
+        return {}
+    a = kept(key)
+    label = str(evt.value if not isinstance(evt.value, dict) else evt.value.get("label", ""))
+    names = _class_names(a)
+    numbered = re.fullmatch(r"(.*) \((\d+)\)", label)  # "crane (517)": ImageNet names two classes "crane"
+    if numbered and int(numbered[2]) < len(names) and names[int(numbered[2])] == numbered[1]:
+        index = int(numbered[2])
+    elif label in names:
+        index = names.index(label)
+    else:
+        return {}
+    choices = target_choices(a)
+    if index not in [i for _, i in choices]:
+        choices.append((f"{names[index]} ({float(a.probs[index]):.1%})", index))
+    return {"why-target": gr.update(choices=choices, value=index), "tabs": gr.Tabs(selected=TAB),
+            "tab-on-screen": TAB}
+
+
+def _target(a, target) -> int:
+    return validate.class_index(target, len(a.probs), "target")
+
+
+def _explained(image, key, method, target, baseline, request, progress):
+    """(Explanation, curves) for this analysis, from what is kept or by running the model in its turn."""
+    from vit.explanations import METHODS, method_name  # noqa: PLC0415
+    from vit.server import Busy  # noqa: PLC0415
+
+    a = kept(key)
+    method, target = method_name(method), _target(a, target)
+    wanted = (key, method, target, baseline)
+    with _kept_lock:  # a map alone (baseline None) is also in any entry that has curves
+        found = wanted if wanted in _kept else None
+        if found is None and baseline is None:
+            found = next((k for k in _kept if k[:3] == wanted[:3]), None)
+        if found is not None:
+            _kept.move_to_end(found)
+            return _kept[found]
+    tab = TABS.get(session_of(request))
+    if image is None or tab.shown is None or tab.key != key or tab.shown[0] != inputs.image_id(image):
+        raise InputError("The image or the setting changed since the last analysis: press Analyze first, "
+                         "then ask why.")
+    source, filename = inputs.image_source(image)
+    pil = inputs.load_image(source, filename)
+    c = costs.estimate(a.model, a.patch_size, a.depth)
+    seconds = meter.estimated_seconds(c) * (gpu.EXPLAIN_FACTOR + (gpu.CURVES_FACTOR if baseline else 0))
+    what = METHODS[method].title + (": explaining and testing" if baseline else "")
+    progress(0.05, desc=f"{what}: waiting for the model (one run at a time)")
+    deadline = time.monotonic() + PATIENCE_S
+    while True:
+        try:
+            with fair_queue().turn(session_of(request), seconds):
+                progress(0.3, desc=f"{what} (~{seconds:.0f} s)")
+                result = gpu.run_explanation(a.model, a.patch_size, a.depth, pil, method, target,
+                                             curves=baseline is not None, baseline=baseline or "mean")
+                RUNS["explain"] += 1
+                break
+        except Busy:  # this tab's analysis is finishing
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+    with _kept_lock:
+        _kept[wanted] = result
+        while len(_kept) > KEPT:
+            _kept.popitem(last=False)
+    return result
+
+
+@handler
+def explain_page(image, key, target, method, opacity, colormap, projector=False, tab_on_screen=TAB,
+                 progress=gr.Progress(), request: gr.Request = None):
+    """The map for the chosen class and method, over the image (drawn only while this tab is on screen)."""
+    if tab_on_screen != TAB or key is None or target is None:
+        return {}
+    e, _ = _explained(image, key, method, target, None, request, progress)
+    view = views.explanation_view(e, inputs.opacity(opacity, DEFAULT_OPACITY), inputs.colormap_name(colormap),
+                                  sizes(bool(projector))[0])
+    return {"why-map": view.image, "why-map-caption": caption(view)}
+
+
+@handler
+def test_page(image, key, target, method, baseline, progress=gr.Progress(), request: gr.Request = None):
+    """"Test it": the deletion and insertion curves of the map, beside a random order."""
+    if key is None or target is None:
+        raise InputError("Analyse an image first, then pick a class to explain.")
+    from vit.perturb import BASELINES  # noqa: PLC0415
+
+    baseline = validate.choice("baseline", baseline, BASELINES)
+    e, curves = _explained(image, key, method, target, baseline, request, progress)
+    view = views.curves_view(e, curves)
+    return {"why-curves": view.image, "why-curves-caption": caption(view)}
+
+
+@handler
+def compare_page(image, key, target, baseline, progress=gr.Progress(), request: gr.Request = None):
+    """"Compare all methods": every method explained and tested on this class, as a table."""
+    if key is None or target is None:
+        raise InputError("Analyse an image first, then pick a class to explain.")
+    from vit.explanations import METHODS  # noqa: PLC0415
+    from vit.perturb import BASELINES  # noqa: PLC0415
+
+    baseline = validate.choice("baseline", baseline, BASELINES)
+    results = []
+    for i, method in enumerate(METHODS):
+        progress(i / len(METHODS), desc=f"{METHODS[method].title} ({i + 1} of {len(METHODS)})")
+        results.append(_explained(image, key, method, target, baseline, request, gr.Progress()))
+    return {"why-table": comparison_html(results, baseline)}
+
+
+def comparison_html(results: list, baseline: str) -> str:
+    """The comparison as an HTML table, the best value of each curve column in bold."""
+    rows = views.comparison_rows(results)
+    scored = rows[:-1]
+    best_deletion = min(float(r[2]) for r in scored)
+    best_insertion = max(float(r[3]) for r in scored)
+    e = results[0][0]
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in views.COMPARISON_HEADERS)
+    body = []
+    for r in rows:
+        cells = []
+        for j, v in enumerate(r):
+            bold = r in scored and ((j == 2 and float(v) == best_deletion) or (j == 3 and float(v) == best_insertion))
+            cells.append(f"<td>{'<b>' if bold else ''}{html.escape(v)}{'</b>' if bold else ''}</td>")
+        body.append(f"<tr>{''.join(cells)}</tr>")
+    replaced = "the normalisation mean (grey)" if baseline == "mean" else "a blur of the image"
+    return (f'<div class="why-table"><p><b>Every method on “{html.escape(e.label)}”</b> ({e.prob:.1%}): patches '
+            f"replaced by {replaced}, 10 steps. Deletion: lower is better; insertion: higher is better; "
+            f"the best of each in bold.</p><table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}"
+            f"</tbody></table></div>")
