@@ -607,6 +607,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--json", default=str(ROOT / "benchmarks" / "results.json"), help="where to write the results")
     p.add_argument("--no-app", action="store_true", help="skip the running app's startup and concurrency measurements")
     p.add_argument("--no-rss", action="store_true", help="skip the peak-RSS subprocesses")
+    p.add_argument("--no-explain", action="store_true", help="skip the explanations' costs (bench_explain.py)")
     p.add_argument("--tiny", action="store_true", help="smoke test: b32 at depth 1, repeat 1, no app")
     p.add_argument("--_rss", nargs=2, metavar=("MODE", "CONFIG"), help=argparse.SUPPRESS)
     args = p.parse_args(argv)
@@ -661,11 +662,24 @@ def main(argv: list[str] | None = None) -> int:
                     results[key] = None
                     results[f"{key}_error"] = repr(exc)
 
+    if not args.no_explain:  # issue 11: "Why this class?" against the bare forward, at P = 16 (B/32 when tiny)
+        import bench_explain  # noqa: PLC0415 - beside this file
+
+        family, patch_size = ("vit_b_32", 32) if args.tiny else ("vit_b_16", 16)
+        results["explanations"] = bench_explain.run(family, patch_size, args.depth, args.repeat or 5, device())
+
     results["targets"] = check_targets(results)
     print()
     print(f"Device: {results['device']}; torch {results['torch']}; {results['date']}")
     print()
     print(table(results))
+    if results.get("explanations"):
+        import bench_explain  # noqa: PLC0415
+
+        print()
+        print("Why this class? (vit.explain and a 10-step deletion curve, × the bare forward):")
+        print()
+        print(bench_explain.table(results["explanations"]))
     more = extras(results)
     if more:
         print()

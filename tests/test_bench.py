@@ -55,6 +55,13 @@ def test_tiny_run_prints_the_table_and_writes_json(tmp_path):
     assert all(v > 0 for v in c["parts_median_ms"].values())
     for mode in ("bare", "analyze", "peer"):
         assert c["rss"][mode]["rss_gb"] >= c["rss"][mode]["rss_before_gb"] > 0
+    e = r["explanations"]  # issue 11's costs, at B/32 depth 1 here
+    assert (e["model"], e["patch_size"], e["depth"]) == ("vit_b_32", 32, 1)
+    for method in ("rollout", "attention", "grad_rollout", "gradcam", "curve"):
+        assert e["median_ratio"][method] == pytest.approx(e["median_ms"][method] / e["median_ms"]["bare"])
+        assert len(e["raw_ms"][method]) == 1 and e["raw_ms"][method][0] > 0
+    assert set(e["targets"]) == {"grad_rollout", "gradcam", "curve"}
+    assert "| vit_b_32 P=32 (T=50, L=1) |" in proc.stdout and "target curve × bare at P=32" in proc.stdout
 
 
 def test_peer_keeps_every_attention_map_and_rolls_out_like_ours(bench):

@@ -28,12 +28,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor
 
 from . import validate
 from .errors import InputError
 from .explanations import Explanation, model_input, target_index
 from .loaded import LoadedModel
+from .model import split_heads
 
 MODES = ("deletion", "insertion")
 BASELINES = ("mean", "blur")
@@ -129,12 +131,34 @@ def trapezoid(fractions: list[float], probs: list[float]) -> float:
 # --------------------------------------------------------------------------- the model
 
 
+def class_logits(model, x: Tensor) -> Tensor:
+    """The model's logits, computing in the last block only what reaches the class token: (B, C, H, W) -> (B, K).
+
+    Equal to ``model(x)``. The head reads the class token alone, so in the last block only its
+    query, its row of attention, its output projection and its MLP are needed (the keys and
+    values still come from every token): ~83 % of the last block's work is skipped, 7 % of
+    ViT-B's forward pass, 21 % of the 4-layer shapes model's.
+    """
+    *layers, last = model.encoder.layers
+    tokens = model.embedding(x)  # (B, N+1, D)
+    for layer in layers:
+        tokens = layer(tokens)
+    attn = last.attn
+    a = last.norm1(tokens)  # (B, N+1, D)
+    q = split_heads(attn.q_proj(a[:, :1]), attn.num_heads)  # (B, h, 1, D/h): the class token's query only
+    k, v = split_heads(attn.k_proj(a), attn.num_heads), split_heads(attn.v_proj(a), attn.num_heads)
+    out = F.scaled_dot_product_attention(q, k, v)  # (B, h, 1, D/h)
+    cls = tokens[:, :1] + last.dropout1(attn.out_proj(out.transpose(1, 2).reshape(x.shape[0], 1, -1)))  # (B, 1, D)
+    cls = cls + last.mlp(last.norm2(cls))
+    return model.head(model.encoder.norm(cls))  # (B, 1, D) -> (B, K)
+
+
 @torch.inference_mode()
 def _probs(loaded: LoadedModel, images: Tensor, target: int) -> Tensor:
     """The target's softmax probability for each image, in batches: (S, C, H, W) -> (S,)."""
     per_batch = max(1, BATCH_TOKENS // loaded.config.num_tokens)
     with loaded.lock:
-        out = [loaded.module(chunk).float().softmax(-1)[:, target] for chunk in images.split(per_batch)]
+        out = [class_logits(loaded.module, chunk).float().softmax(-1)[:, target] for chunk in images.split(per_batch)]
     return torch.cat(out).cpu()
 
 
