@@ -170,3 +170,47 @@ def test_another_familys_weights_file_is_one_line(tmp_path):
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
     assert "embedding.patch_embed.proj.weight has shape (768, 3, 32, 32)" in proc.stderr
     assert proc.stderr.count("\n") == 1
+
+
+STAR = ROOT / "assets" / "shapes-star.png"
+
+
+def test_explain_json_with_curves_and_pictures(tmp_path):
+    proc = run("explain", str(STAR), "--model", "vit_tiny_shapes", "--method", "grad_rollout", "--target", "cross",
+               "--curves", "--steps", "5", "--json", "--out", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    d = json.loads(proc.stdout)
+    assert {"method", "target", "label", "prob", "map", "deletion", "insertion"} <= d.keys()
+    assert (d["method"], d["target"], d["label"], d["grid"]) == ("grad_rollout", 4, "cross", [8, 8])
+    assert np.asarray(d["map"]).shape == (8, 8) and 0 < d["prob"] < 1
+    for mode in ("deletion", "insertion"):
+        c = d[mode]
+        assert c["fractions"] == [0.0, 0.2, 0.4, 0.6, 0.8, 1.0] and len(c["probs"]) == 6
+        assert c["auc"] == pytest.approx(np.trapezoid(c["probs"], c["fractions"]))
+        assert len(c["random"]["probs"]) == 6
+    assert d["deletion"]["probs"][0] == pytest.approx(d["prob"], abs=1e-5)  # nothing deleted yet
+    assert d["deletion"]["probs"][-1] == pytest.approx(d["insertion"]["probs"][0], abs=1e-6)  # all baseline
+    for name in ("explanation.png", "curves.png"):
+        with Image.open(tmp_path / name) as img:
+            assert img.width >= 640
+    assert "wrote" in proc.stderr
+
+
+def test_explain_text_names_the_class_and_its_patches():
+    proc = run("explain", str(STAR), "--model", "vit_tiny_shapes", "--method", "gradcam")
+    assert proc.returncode == 0, proc.stderr
+    assert "Grad-CAM for 'star' (class 3" in proc.stdout and "patch (row" in proc.stdout
+    assert "deletion" not in proc.stdout  # no curves unless asked
+
+
+@pytest.mark.parametrize("args,words", [
+    (["--method", "lime"], "method must be one of"),
+    (["--target", "tiger"], "target must be a class index from 0 to 7 or one of the model's class names"),
+    (["--target", "8"], "target must be an integer from 0 to 7"),
+    (["--steps", "0"], "steps must be an integer from 1 to 100"),
+    (["--baseline", "black"], "baseline must be one of"),
+])
+def test_explain_refuses_bad_options_in_one_line(args, words):
+    proc = run("explain", str(STAR), "--model", "vit_tiny_shapes", *args)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.startswith("error: ") and words in proc.stderr and "Traceback" not in proc.stderr

@@ -123,3 +123,25 @@ def test_bad_parameters_are_refused_naming_them(shapes, kwargs, name):
     args = {"saliency": torch.zeros(8, 8), "target": 3, **kwargs}
     with pytest.raises(InputError, match=rf"^{name} must"):
         vit.perturbation_curve(shapes, STAR, **args)
+
+
+def test_each_distinct_image_runs_once_and_the_all_mean_image_once_per_model(shapes, monkeypatch):
+    seen = []
+    real = perturb._probs
+
+    def counting(loaded, images, target):
+        seen.append(len(images))
+        return real(loaded, images, target)
+
+    monkeypatch.setattr(perturb, "_probs", counting)
+    perturb._all_mean.pop(shapes.module, None)
+    saliency = torch.rand(8, 8, generator=torch.Generator().manual_seed(3))
+    vit.perturbation_curve(shapes, STAR, saliency, 3, mode="deletion", steps=10)
+    assert seen == [10]  # fractions 0 .. 0.9; the all-mean image at 1 comes from the model's own cache
+    assert shapes.module in perturb._all_mean
+    seen.clear()
+    vit.perturbation_curves(shapes, STAR, saliency, 3, steps=10)  # 4 curves: 9 + 9 + 9 + 9 inner points + the photo
+    assert seen == [37]
+    seen.clear()
+    vit.perturbation_curve(shapes, STAR, saliency, 3, mode="insertion", steps=10, baseline="blur")
+    assert seen == [11]  # a blurred photo is this photo's own

@@ -18,12 +18,13 @@ deletion at 0 is the unperturbed probability, and deletion at 1 equals insertion
 all-baseline image's.
 
 Every distinct perturbed image is run once, in batches: the curves of both modes and both
-orders share their end points.
+orders share their end points, and the all-"mean" image (the same for every photo) once per model.
 """
 
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -159,7 +160,21 @@ def _probs(loaded: LoadedModel, images: Tensor, target: int) -> Tensor:
     per_batch = max(1, BATCH_TOKENS // loaded.config.num_tokens)
     with loaded.lock:
         out = [class_logits(loaded.module, chunk).float().softmax(-1)[:, target] for chunk in images.split(per_batch)]
-    return torch.cat(out).cpu()
+    return torch.cat(out).cpu() if out else torch.zeros(0)
+
+
+# The all-"mean" image is zero after normalising whatever the photo: its probabilities are the model's own,
+# computed once per model (a curve then runs 10 images, not 11).
+_all_mean: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # module -> (K,) softmax of the all-mean image
+
+
+def _all_mean_probs(loaded: LoadedModel, x: Tensor) -> Tensor:
+    probs = _all_mean.get(loaded.module)
+    if probs is None or probs.device.type != "cpu":
+        with torch.inference_mode(), loaded.lock:
+            probs = class_logits(loaded.module, torch.zeros_like(x))[0].float().softmax(-1).cpu()
+        _all_mean[loaded.module] = probs
+    return probs
 
 
 def _validated(loaded: LoadedModel, saliency, target, steps, baseline, grid) -> tuple[Tensor, int | None, int, str]:
@@ -205,7 +220,11 @@ def perturbation_curves(
     if target is None:  # the top-1 on the unperturbed image
         with torch.inference_mode(), loaded.lock:
             target = int(loaded.module(x)[0].argmax())
-    probs = _probs(loaded, compose(x, base, unique, grid, P), target)[where]  # (S,)
+    probs = torch.empty(len(unique))
+    blank = ~unique.any(dim=1) if baseline == "mean" else torch.zeros(len(unique), dtype=torch.bool)
+    probs[blank] = _all_mean_probs(loaded, x)[target] if blank.any() else probs[blank]
+    probs[~blank] = _probs(loaded, compose(x, base, unique[~blank], grid, P), target)
+    probs = probs[where]  # (S,)
     fractions = [s / steps for s in range(steps + 1)]
     out = {}
     for i, (mode, order) in enumerate(keeps):

@@ -1,0 +1,69 @@
+"""Ground-truth scores of explanation maps on drawn shapes (the README's faithfulness table)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import vit
+from conftest import ROOT
+from vit import faithfulness, perturb
+from vit.explanations import METHODS
+
+
+def test_patch_coverage_pointing_and_share_on_a_hand_made_mask():
+    mask = np.zeros((4, 4), bool)
+    mask[0:2, 2:4] = True  # the top-right 2x2 patch, wholly
+    mask[2, 0] = True  # a quarter of the bottom-left patch
+    cov = faithfulness.patch_coverage(mask, 2)
+    assert cov.tolist() == [[0.0, 1.0], [0.25, 0.0]]
+    assert faithfulness.pointing_hit(torch.tensor([[0.0, 5.0], [1.0, 1.0]]), cov)
+    assert faithfulness.pointing_hit(torch.tensor([[0.0, 1.0], [5.0, 1.0]]), cov)  # a quarter is on the mask
+    assert not faithfulness.pointing_hit(torch.tensor([[0.0, 1.0], [1.0, 5.0]]), cov)
+    assert not faithfulness.pointing_hit(torch.ones(2, 2), cov)  # a tie: the first patch (0, 0), off the mask
+    assert faithfulness.mask_share(torch.tensor([[1.0, 2.0], [4.0, 1.0]]), cov) == pytest.approx((2 + 1) / 8)
+    assert faithfulness.mask_share(torch.zeros(2, 2), cov) == 0.0
+
+
+def test_the_table_has_every_method_and_the_chance_row():
+    loaded = vit.load_model("vit_tiny_shapes")
+    scores = faithfulness.evaluate_shapes(loaded, single=3, two=2, steps=4)
+    names = [*METHODS, faithfulness.RANDOM]
+    assert [(s.method, s.images) for s in scores] == [(m, k) for k in ("one shape", "two shapes") for m in names]
+    for s in scores:
+        assert s.explained == (3 if s.images == "one shape" else 4)  # two classes explained per two-shape drawing
+        assert 0 <= s.pointing <= 1 and 0 <= s.share <= 1 and 0 <= s.deletion <= 1 and 0 <= s.insertion <= 1
+    table = faithfulness.markdown(scores)
+    assert table.count("\n") == len(scores) + 1 and "Gradient-weighted rollout (`grad_rollout`)" in table
+
+
+def test_one_drawing_scored_by_hand():
+    """The first one-shape drawing: every number of its row recomputed from the definitions."""
+    loaded = vit.load_model("vit_tiny_shapes")
+    images, labels, masks = vit.shapes.sample(1, faithfulness.EVAL_SEED, 64)
+    row = next(s for s in faithfulness.evaluate_shapes(loaded, single=1, two=0, steps=5) if s.method == "grad_rollout")
+    e = vit.explain(loaded, images[0], method="grad_rollout", target=labels[0])
+    cov = faithfulness.patch_coverage(masks[0], 8)
+    top = int(e.map.flatten().argmax())
+    assert row.pointing == float(cov.flatten()[top] > 0)
+    assert row.share == pytest.approx(float((e.map * cov).sum() / e.map.sum()))
+    curves = vit.perturbation_curves(loaded, images[0], e.map, labels[0], steps=5, orders=("saliency",))
+    assert row.deletion == pytest.approx(curves["deletion", "saliency"].auc)
+    assert row.insertion == pytest.approx(curves["insertion", "saliency"].auc)
+
+
+def test_the_readme_shows_the_table():
+    readme = (ROOT / "README.md").read_text()
+    assert "| method | images | explained | pointing game ↑ | mask share ↑ | deletion AUC ↓ | insertion AUC ↑ |" in readme
+    for m in METHODS.values():
+        assert f"| {m.title} (`{m.name}`) | one shape | 200 |" in readme
+        assert f"| {m.title} (`{m.name}`) | two shapes | 400 |" in readme
+
+
+def test_class_logits_equal_the_model():
+    for name, weights in (("vit_tiny_shapes", "trained"), ("vit_b_32", "random")):
+        loaded = vit.load_model(name, weights=weights, depth=2 if name == "vit_b_32" else None)
+        x = torch.randn(3, 3, loaded.config.image_size, loaded.config.image_size, generator=torch.Generator().manual_seed(0))
+        with torch.no_grad():
+            torch.testing.assert_close(perturb.class_logits(loaded.module, x), loaded.module(x), atol=1e-5, rtol=1e-5)
