@@ -1,0 +1,110 @@
+"""The app's "Why this class?" tab, its functions called as gradio calls them (the browser test drives the page)."""
+
+from __future__ import annotations
+
+import re
+from types import SimpleNamespace
+
+import gradio as gr
+import pytest
+import torch
+
+import vit
+from conftest import ROOT
+from vit.ui import events, inputs, state, why
+
+STAR = ROOT / "assets" / "shapes-star.png"
+
+
+class Request:
+    def __init__(self, session):
+        self.session_hash = session
+
+
+class Progress:
+    def __call__(self, *args, **kwargs):
+        pass
+
+
+@pytest.fixture
+def shown():
+    """A tab showing the star analysed on the model trained here: (key, image as the page sends it, request)."""
+    state.reset()
+    image = {"path": str(STAR), "orig_name": "star.png"}
+    a = vit.analyze(vit.load_model("vit_tiny_shapes"), STAR)
+    key = state.analysis_store().put(a)
+    request = Request("why-tab-test")
+    tab = state.TABS.get("session:why-tab-test")
+    tab.key, tab.shown = key, (inputs.image_id(image), a.model, a.patch_size, a.depth)
+    yield key, image, request, a
+    state.reset()
+    why._kept.clear()
+
+
+def test_a_new_analysis_offers_its_top_classes_top_1_chosen(shown):
+    key, _, _, a = shown
+    out = why.targets(key)
+    choices, value = out["why-target"]["choices"], out["why-target"]["value"]
+    assert value == a.topk[0].index and choices[0][1] == a.topk[0].index
+    assert [c[1] for c in choices] == a.probs.argsort(descending=True, stable=True)[:8].tolist()
+    assert choices[0][0] == f"star ({a.topk[0].prob:.1%})"
+    assert out["why-table"] == "" and out["why-curves"] is None
+
+
+def test_a_click_on_a_prediction_opens_the_tab_with_that_class(shown):
+    key, _, _, a = shown
+    out = why.pick(key, SimpleNamespace(value="cross", index=1))
+    assert out["why-target"]["value"] == 4 and out["tab-on-screen"] == why.TAB
+    assert out["tabs"].selected == why.TAB
+    assert why.pick(key, SimpleNamespace(value="not a class", index=0)) == {}
+
+
+def test_imagenet_names_shown_twice_are_told_apart_by_their_index(monkeypatch):
+    names = ["crane"] * 2 + ["cat"]
+    a = SimpleNamespace(model="x", probs=torch.tensor([0.2, 0.5, 0.3]))
+    monkeypatch.setattr(why, "_class_names", lambda _a: names)
+    monkeypatch.setattr(why, "kept", lambda _k: a)
+    assert why.pick("k", SimpleNamespace(value="crane (1)", index=1))["why-target"]["value"] == 1
+    assert why.pick("k", SimpleNamespace(value="crane", index=0))["why-target"]["value"] == 0
+
+
+def test_the_map_is_computed_once_and_redrawn_from_what_is_kept(shown):
+    key, image, request, _ = shown
+    explain = events.named(why.explain_page, why.MAP_OUTPUTS)
+    before = state.RUNS["explain"]
+    first = explain(image, key, 4, "grad_rollout", 0.6, "cividis", False, why.TAB, Progress(), request)
+    assert state.RUNS["explain"] == before + 1
+    caption = first[why.MAP_OUTPUTS.index("why-map-caption")]
+    assert caption.startswith("**Gradient-weighted rollout for “cross”")
+    again = explain(image, key, 4, "grad_rollout", 0.2, "magma", True, why.TAB, Progress(), request)  # display only
+    assert state.RUNS["explain"] == before + 1
+    assert again[0] != first[0]  # another picture (a new file)
+    hidden = explain(image, key, 5, "gradcam", 0.6, "cividis", False, "patches", Progress(), request)
+    assert hidden == (gr.skip(), gr.skip())  # nothing sent
+    assert state.RUNS["explain"] == before + 1  # another tab on screen: nothing runs
+
+
+def test_test_it_and_compare(shown):
+    key, image, request, _ = shown
+    test = events.named(why.test_page, why.CURVE_OUTPUTS)
+    picture, caption = test(image, key, 3, "grad_rollout", "mean", Progress(), request)
+    assert "deletion AUC" in caption and "insertion AUC" in caption and "for random" in caption
+    table = events.named(why.compare_page, ("why-table",))(image, key, 3, "blur", Progress(), request)[0]
+    rows = re.findall(r"<tr>(.*?)</tr>", table)
+    assert len(rows) == 1 + 5  # header, four methods, random
+    assert "blur of the image" in table and "random order (chance)" in table
+    deletion = [float(re.findall(r"<td>(?:<b>)?([^<]*)", r)[2]) for r in rows[1:-1]]
+    bold = re.findall(r"<td><b>([^<]*)</b></td>", table)
+    assert f"{min(deletion):.3f}" in bold  # the best deletion area in bold
+
+
+def test_a_changed_image_is_not_explained_with_the_old_analysis(shown):
+    key, _, request, _ = shown
+    other = {"path": str(ROOT / "assets" / "shapes-cross.png"), "orig_name": "cross.png"}
+    explain = events.named(why.explain_page, why.MAP_OUTPUTS)
+    with pytest.raises(gr.Error, match="press Analyze first"):
+        explain(other, key, 3, "grad_rollout", 0.6, "cividis", False, why.TAB, Progress(), request)
+    with pytest.raises(gr.Error, match="method must be one of"):
+        explain(shown[1], key, 3, "lime", 0.6, "cividis", False, why.TAB, Progress(), request)
+    with pytest.raises(gr.Error, match="target must be an integer from 0 to 7"):
+        explain(shown[1], key, 8, "gradcam", 0.6, "cividis", False, why.TAB, Progress(), request)
