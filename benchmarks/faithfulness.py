@@ -49,20 +49,20 @@ def shapes_table(args) -> str:
 
 
 def photos_table(args) -> str:
-    loaded = vit.load_model("vit_b_16")
+    loaded = vit.load_model(args.photo_model)
     if loaded.weights != "imagenet":
-        return ("Photos: skipped, ImageNet weights for ViT-B/16 are not in the torch hub cache "
-                "(`python -m vit download vit_b_16` where there is a network).")
+        return (f"Photos: skipped, ImageNet weights for {args.photo_model} are not in the torch hub cache "
+                f"(`python -m vit download {args.photo_model}` where there is a network).")
     lines = ["| photo | class | method | deletion AUC ↓ | insertion AUC ↑ | random deletion | random insertion |",
              "|---|---|---|---:|---:|---:|---:|"]
-    for photo in PHOTOS:
+    for photo in args.photo or PHOTOS:
         for method in METHODS:
             e = vit.explain(loaded, photo, method=method)
             c = perturbation_curves(loaded, photo, e.map, e.target, args.steps, args.baseline)
             lines.append(f"| {photo.name} | {e.label} ({e.prob:.0%}) | `{method}` | {c['deletion', 'saliency'].auc:.3f} | "
                          f"{c['insertion', 'saliency'].auc:.3f} | {c['deletion', 'random'].auc:.3f} | "
                          f"{c['insertion', 'random'].auc:.3f} |")
-    return "ViT-B/16, ImageNet weights, each photo's top-1:\n\n" + "\n".join(lines)
+    return f"{loaded.status}; each photo's top-1:\n\n" + "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -72,6 +72,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--steps", type=int, default=10)
     p.add_argument("--baseline", choices=("mean", "blur"), default="mean")
     p.add_argument("--photos", action="store_true", help="also the example photos on ViT-B/16 (ImageNet weights)")
+    p.add_argument("--photo-model", default="vit_b_16", help="the model for --photos (default vit_b_16)")
+    p.add_argument("--photo", type=Path, action="append", help="a photo for --photos (default: assets/*.jpg)")
     p.add_argument("--threads", type=int, default=1,
                    help="torch threads (default 1: the shapes model is small, more threads only wait on each other)")
     p.add_argument("--out", type=Path, help="also write the tables to this Markdown file")

@@ -432,6 +432,11 @@ def test_why_this_class_and_its_test(browser, url):
     wait_for_text(page, "#why-table", "random order (chance)")
     rows = page.locator("#why-table tbody tr")
     expect(rows).to_have_count(5)
+    page.locator("#projector input").check()  # projector mode: the map drawn larger, not enlarged by the browser
+    page.wait_for_function("document.querySelector('#why-map img').naturalWidth >= 900")
+    assert page.evaluate("document.body.classList.contains('projector')")
+    page.locator("#projector input").uncheck()
+    page.wait_for_function("document.querySelector('#why-map img').naturalWidth < 900")
     page.locator("#tabs").evaluate("tabs => window.scrollTo(0, window.scrollY + tabs.getBoundingClientRect().top)")
     save_screenshot(page, DOCS / "screenshot-why.png", full_page=False)
     no_error_badges(page)

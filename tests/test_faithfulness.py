@@ -67,3 +67,20 @@ def test_class_logits_equal_the_model():
         x = torch.randn(3, 3, loaded.config.image_size, loaded.config.image_size, generator=torch.Generator().manual_seed(0))
         with torch.no_grad():
             torch.testing.assert_close(perturb.class_logits(loaded.module, x), loaded.module(x), atol=1e-5, rtol=1e-5)
+
+
+def test_the_script_prints_both_tables(torch_home, tmp_path):
+    """benchmarks/faithfulness.py: the shapes table, and the photos' curves where ImageNet weights are cached."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "tables.md"
+    proc = subprocess.run([sys.executable, "benchmarks/faithfulness.py", "--single", "2", "--two", "1", "--steps", "4",
+                           "--photos", "--photo-model", "vit_b_32", "--photo", "assets/cat.jpg", "--out", str(out)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    text = out.read_text()
+    assert text.strip() == proc.stdout.strip()
+    assert "| Gradient-weighted rollout (`grad_rollout`) | two shapes | 2 |" in text
+    rows = [line for line in text.splitlines() if line.startswith("| cat.jpg |")]
+    assert [r.split(" | ")[2] for r in rows] == [f"`{m}`" for m in METHODS]  # the photo's top-1, every method

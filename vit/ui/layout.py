@@ -380,8 +380,8 @@ def _wire(c: dict) -> None:
     c["predictions"].select(events.named(why.pick, why.PICK_OUTPUTS), c["analysis"], outputs(why.PICK_OUTPUTS),
                             preprocess=False, queue=False, show_progress="hidden", **private("why_pick")).then(
         **explain, **private("why_picked"))
-    gr.on([c["why-target"].input, c["why-method"].change, c["opacity"].change, c["colormap"].change,
-           c["projector"].change], **explain, **private("why_map"))
+    gr.on([c["why-target"].input, c["why-method"].change, c["opacity"].change, c["colormap"].change],
+          **explain, **private("why_map"))
     c["why-test"].click(events.named(why.test_page, why.CURVE_OUTPUTS),
                         outputs(["image", "analysis", "why-target", "why-method", "why-baseline"]),
                         outputs(why.CURVE_OUTPUTS), show_progress_on=[c["why-curves"]], **model_run,
@@ -395,7 +395,7 @@ def _wire(c: dict) -> None:
                                js="(picture, caption) => [picture, '**Pinned:** ' + (caption || '')]")
         c[f"{name}-fullscreen"].click(None, js=f"() => window.vitAnatomy && window.vitAnatomy.fullscreen('{name}')")
 
-    # ---------------------------------------------------------------- save, compare, full screen
+    # ---------------------------------------------------------------- save, compare, full screen, projector
     tabs_of = {name: tab for tab, names in pictures.ON_TAB.items() for name in names}
     for name, tab in (*tabs_of.items(), ("depth-plot", "depth")):
         which = gr.State(name)
@@ -409,4 +409,5 @@ def _wire(c: dict) -> None:
                                js="(picture, caption) => [picture, '**Pinned:** ' + (caption || '')]")
         c[f"{name}-fullscreen"].click(None, js=f"() => window.vitAnatomy && window.vitAnatomy.fullscreen('{name}')")
     c["projector"].change(None, c["projector"], None,
-                          js="(on) => window.vitAnatomy && window.vitAnatomy.projector(on)")
+                          js="(on) => window.vitAnatomy && window.vitAnatomy.projector(on)").then(
+        **explain, **private("why_projector"))  # a listener of its own on .change would stop the js one

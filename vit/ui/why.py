@@ -58,6 +58,7 @@ def target_choices(a, shown: int = TARGETS_SHOWN) -> list[tuple[str, int]]:
     return [(f"{names[i]} ({float(a.probs[i]):.1%})", int(i)) for i in order]
 
 
+@handler
 def targets(key):
     """A new analysis: its top classes in the list, the top-1 chosen, old curves and table cleared."""
     if key is None:
@@ -68,6 +69,7 @@ def targets(key):
             "why-curves-caption": "", "why-table": ""}
 
 
+@handler
 def pick(key, evt: gr.SelectData):
     """A click on a prediction of the top-k: this tab opens with that class."""
     if key is None or evt is None:
