@@ -441,3 +441,12 @@ def test_why_this_class_and_its_test(browser, url):
     save_screenshot(page, DOCS / "screenshot-why.png", full_page=False)
     no_error_badges(page)
     page.close()
+
+
+def test_every_tab_is_on_the_tab_row_of_a_laptop(browser, url):
+    """At 1280x720 the seven tabs fit on one row: none hides in gradio's "More tabs" menu."""
+    page = open_app(browser, url, "laptop")
+    expect(page.locator("#tabs [role=tab]")).to_have_count(7)
+    for name in ("Patches & shapes", "Attention", "Across depth", "Why this class?", "Inside", "Figure 7", "Lesson"):
+        expect(page.get_by_role("tab", name=name)).to_be_visible()
+    page.close()

@@ -143,6 +143,7 @@ facts = {"applied": [[a["function"], callable(a["duration"])] for a in spaces.ap
 duration = spaces.applied[0]["duration"]
 facts["seconds"] = {f"{name} P={p}": duration(name, p, depth, None, 5, "mean", 0.0)
                     for name, p, depth in [("vit_b_16", 16, 12), ("vit_b_16", 4, 12), ("vit_h_14", 14, 32)]}
+facts["explain_seconds"] = spaces.applied[1]["duration"]("vit_b_16", 16, 12, None, "grad_rollout", 0, curves=True)
 
 def check():
     try:
@@ -210,11 +211,13 @@ def test_zerogpu_space_decorates_the_run_and_fetches_the_weights_at_startup(b16_
     finally:
         server.close()
     assert "error" not in facts, facts["error"]
-    # The model run, and only it, is decorated, with a duration computed per call.
-    assert facts["applied"] == [["run_model", True]]
+    # The model runs, and only they, are decorated (an analysis; an explanation with its curves), each with a
+    # duration computed per call.
+    assert facts["applied"] == [["run_model", True], ["run_explanation", True]]
     seconds = facts["seconds"]
     assert seconds["vit_b_16 P=4"] > seconds["vit_b_16 P=16"], seconds
     assert seconds["vit_h_14 P=14"] > seconds["vit_b_16 P=16"], seconds
+    assert facts["explain_seconds"] > seconds["vit_b_16 P=16"]  # a backward pass and a batch of curves more
     # At startup the default model's checkpoint downloads; the page is served meanwhile.
     assert facts["prefetch"][:2] == ["vit_b_16", True] and facts["prefetch"][2] >= FIRST_CHUNK
     assert facts["page"] == 200

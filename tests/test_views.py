@@ -11,6 +11,7 @@ from PIL import Image
 import vit
 from vit import render, views
 from vit.errors import InputError
+from conftest import ROOT
 
 CAT = "assets/cat.jpg"
 OPACITY, CMAP = 0.6, "cividis"
@@ -286,6 +287,28 @@ def test_wrapped_text_fits_its_width():
 
 
 def test_what_is_explains_every_view():
-    assert set(views.WHAT_IS) == {"rollout", "attention", "heads", "layers", "early_exit", "patches"}
+    assert set(views.WHAT_IS) == {"rollout", "attention", "heads", "layers", "early_exit", "patches", "explanation",
+                                  "curves"}
     for text in views.WHAT_IS.values():
         assert 2 <= text.count(". ") + 1 <= 5
+
+
+def test_explanation_and_curve_views_carry_their_numbers():
+    loaded = vit.load_model("vit_tiny_shapes")
+    star = ROOT / "assets" / "shapes-star.png"
+    e = vit.explain(loaded, star, method="grad_rollout", target=4)
+    v = views.explanation_view(e, 0.6, "cividis")
+    assert v.scale == (float(e.map.min()), float(e.map.max()))
+    assert v.image.width == views.DISPLAY_SIZE and "“cross”" in v.caption and "does not depend" not in v.caption
+    r = views.explanation_view(vit.explain(loaded, star, method="rollout", target=4), 0.6, "cividis")
+    assert "does not depend on the class" in r.caption
+    curves = vit.perturbation_curves(loaded, star, e.map, e.target, steps=4)
+    c = views.curves_view(e, curves)
+    for mode in ("deletion", "insertion"):
+        ours, rand = curves[mode, "saliency"].auc, curves[mode, "random"].auc
+        assert f"{mode} AUC {ours:.3f} against {rand:.3f} for random" in c.caption
+    assert "lower is better" in c.legend and "higher is better" in c.legend
+    rows = views.comparison_rows([(e, curves)])
+    assert rows[0][:4] == ["Gradient-weighted rollout", "yes", f"{curves['deletion', 'saliency'].auc:.3f}",
+                           f"{curves['insertion', 'saliency'].auc:.3f}"]
+    assert rows[-1][0] == "random order (chance)"
