@@ -229,7 +229,7 @@ def _with_margins(img: Image.Image, grid: tuple[int, int], layout: GridLayout) -
 
 
 def _arrow(draw: ImageDraw.ImageDraw, start: tuple[float, float], end: tuple[float, float]) -> None:
-    (x0, y0), (x1, y1) = start, end
+    (_, y0), (x1, y1) = start, end
     draw.line([start, end], fill=ARROW, width=3)
     dx, dy = (1, 0) if y0 == y1 else (0, 1)
     head = 7

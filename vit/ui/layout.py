@@ -3,7 +3,8 @@
 Every main part has a stable ``elem_id`` (README, "Embedding and styling"): ``banner``,
 ``model``, ``patch-size``, ``depth``, ``cost-meter``, ``predictions``, ``layer``, ``head``,
 ``patch-grid``, ``query-view``, ``rollout-view``, ``head-views``, ``layer-views``,
-``depth-plot``, ``stage-table``; each picture's caption is ``<picture>-caption``.
+``depth-plot``, ``stage-table``, ``why-map``, ``why-curves``, ``why-table``; each picture's caption is
+``<picture>-caption``.
 Components live in one dict by elem_id, and handlers (:mod:`vit.ui.events`) return
 their outputs by the same names.
 """
