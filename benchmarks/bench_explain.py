@@ -9,8 +9,9 @@ method the median over repetitions of its ratio to the bare forward of the same 
 * ``bare``: ``model(x)`` under ``torch.inference_mode()``, fused attention: the floor;
 * ``rollout``, ``attention``, ``grad_rollout``, ``gradcam``: ``vit.explain(model, image, method)``,
   the image's preprocessing included (as ``analyze`` in bench.py);
-* ``curve``: ``vit.perturbation_curve(model, image, map, target, steps=10)``: one deletion curve,
-  11 images (the unperturbed one included) in one batch.
+* ``curve``: ``vit.perturbation_curve(model, image, map, target, steps=10)`` after the explanation, as
+  "Test it" follows the map: one deletion curve of 11 points, of which 9 images run in one batch (the
+  unperturbed photo's probability is the explanation's own, the all-mean image's the model's own).
 
 Targets (issue 11): grad_rollout and gradcam at most 3.5x the bare forward, a 10-step curve at most 8x.
 """

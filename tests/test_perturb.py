@@ -8,7 +8,7 @@ import torch
 
 import vit
 from conftest import ROOT
-from vit import perturb
+from vit import explanations, perturb
 from vit.errors import InputError
 from vit.explanations import model_input
 
@@ -135,6 +135,7 @@ def test_each_distinct_image_runs_once_and_the_all_mean_image_once_per_model(sha
 
     monkeypatch.setattr(perturb, "_probs", counting)
     perturb._all_mean.pop(shapes.module, None)
+    explanations._seen.pop(shapes.module, None)
     saliency = torch.rand(8, 8, generator=torch.Generator().manual_seed(3))
     vit.perturbation_curve(shapes, STAR, saliency, 3, mode="deletion", steps=10)
     assert seen == [10]  # fractions 0 .. 0.9; the all-mean image at 1 comes from the model's own cache
@@ -145,3 +146,7 @@ def test_each_distinct_image_runs_once_and_the_all_mean_image_once_per_model(sha
     seen.clear()
     vit.perturbation_curve(shapes, STAR, saliency, 3, mode="insertion", steps=10, baseline="blur")
     assert seen == [11]  # a blurred photo is this photo's own
+    e = vit.explain(shapes, STAR, method="gradcam", target=3)  # now the model has seen the photo
+    seen.clear()
+    c = vit.perturbation_curve(shapes, STAR, saliency, 3, mode="deletion", steps=10)
+    assert seen == [9] and c.probs[0] == e.prob  # the curve starts at the explanation's own probability

@@ -29,7 +29,10 @@ Token 0 is the class token; tokens 1..N are the patches in row-major order.
 
 from __future__ import annotations
 
+import hashlib
 import time
+import weakref
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -325,6 +328,30 @@ def target_index(value, class_names: list[str]) -> int | None:
     return validate.class_index(value, len(class_names), "target")
 
 
+# The softmax of the last few inputs each model explained, by the input's bytes: a perturbation curve's
+# unperturbed point is then the explanation's own probability, not a second forward pass.
+_seen: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # module -> OrderedDict(digest -> (K,) probs)
+SEEN_PER_MODEL = 8
+
+
+def _digest(x: Tensor) -> str:
+    return hashlib.blake2b(x.detach().cpu().contiguous().numpy().tobytes(), digest_size=16).hexdigest()
+
+
+def remember_probs(loaded: LoadedModel, x: Tensor, probs: Tensor) -> None:
+    """Keep the (K,) softmax the model gave input ``x`` (1, C, H, W)."""
+    seen = _seen.setdefault(loaded.module, OrderedDict())
+    seen[_digest(x)] = probs.detach().float().cpu()
+    while len(seen) > SEEN_PER_MODEL:
+        seen.popitem(last=False)
+
+
+def recalled_probs(loaded: LoadedModel, x: Tensor) -> Tensor | None:
+    """The (K,) softmax this model gave exactly this input, if it is one of the last it explained."""
+    seen = _seen.get(loaded.module)
+    return None if seen is None else seen.get(_digest(x))
+
+
 def model_input(loaded: LoadedModel, image) -> tuple[Tensor, np.ndarray]:
     """The model's input for an image: (1, C, H, W) on the model's device, and the view (H, W, 3) uint8."""
     pil = load_image(image)
@@ -362,6 +389,7 @@ def explain(loaded: LoadedModel, image, method: str = "grad_rollout", target=Non
         logits, row, target = _RUN[method](model, x, target)  # (1, K), (N+1,), the class explained
     t2 = time.perf_counter()
     probs = logits[0].float().softmax(-1).cpu()  # (K,)
+    remember_probs(loaded, x, probs)
     grid = x.shape[-2] // loaded.config.patch_size, x.shape[-1] // loaded.config.patch_size
     return Explanation(
         method=method, target=target, label=loaded.class_names[target], prob=float(probs[target]),

@@ -18,7 +18,9 @@ deletion at 0 is the unperturbed probability, and deletion at 1 equals insertion
 all-baseline image's.
 
 Every distinct perturbed image is run once, in batches: the curves of both modes and both
-orders share their end points, and the all-"mean" image (the same for every photo) once per model.
+orders share their end points; the all-"mean" image (the same for every photo) runs once per
+model, and the unperturbed photo not at all when the model has just explained it
+(:func:`vit.explanations.recalled_probs`).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from torch import Tensor
 
 from . import validate
 from .errors import InputError
-from .explanations import Explanation, model_input, target_index
+from .explanations import Explanation, model_input, recalled_probs, target_index
 from .loaded import LoadedModel
 from .model import split_heads
 
@@ -221,9 +223,13 @@ def perturbation_curves(
         with torch.inference_mode(), loaded.lock:
             target = int(loaded.module(x)[0].argmax())
     probs = torch.empty(len(unique))
-    blank = ~unique.any(dim=1) if baseline == "mean" else torch.zeros(len(unique), dtype=torch.bool)
-    probs[blank] = _all_mean_probs(loaded, x)[target] if blank.any() else probs[blank]
-    probs[~blank] = _probs(loaded, compose(x, base, unique[~blank], grid, P), target)
+    known = torch.zeros(len(unique), dtype=torch.bool)
+    if baseline == "mean" and (blank := ~unique.any(dim=1)).any():  # the all-mean image: the model's own
+        probs[blank], known = _all_mean_probs(loaded, x)[target], known | blank
+    whole = unique.all(dim=1)
+    if whole.any() and (seen := recalled_probs(loaded, x)) is not None:  # the photo itself, just explained
+        probs[whole], known = seen[target], known | whole
+    probs[~known] = _probs(loaded, compose(x, base, unique[~known], grid, P), target)
     probs = probs[where]  # (S,)
     fractions = [s / steps for s in range(steps + 1)]
     out = {}
