@@ -306,9 +306,9 @@ def test_explanation_and_curve_views_carry_their_numbers():
     c = views.curves_view(e, curves)
     for mode in ("deletion", "insertion"):
         ours, rand = curves[mode, "saliency"].auc, curves[mode, "random"].auc
-        assert f"{mode} AUC {ours:.3f} against {rand:.3f} for random" in c.caption
+        assert f"{mode} AUC {ours:.3g} against {rand:.3g} for random" in c.caption
     assert "lower is better" in c.legend and "higher is better" in c.legend
     rows = views.comparison_rows([(e, curves)])
-    assert rows[0][:4] == ["Gradient-weighted rollout", "yes", f"{curves['deletion', 'saliency'].auc:.3f}",
-                           f"{curves['insertion', 'saliency'].auc:.3f}"]
+    assert rows[0][:4] == ["Gradient-weighted rollout", "yes", f"{curves['deletion', 'saliency'].auc:.3g}",
+                           f"{curves['insertion', 'saliency'].auc:.3g}"]
     assert rows[-1][0] == "random order (chance)"

@@ -632,6 +632,11 @@ def explanation_view(e, opacity: float, cmap: str, size: int = DISPLAY_SIZE) -> 
 CURVE_COLOURS = {"deletion": render.BLUE, "insertion": render.ORANGE}
 
 
+def auc_text(value: float) -> str:
+    """An area under a curve with three significant digits: 0.412, and 0.00213 for a class the model barely sees."""
+    return f"{value:.3g}"
+
+
 def curves_view(e, curves: dict, size: tuple[int, int] = DEPTH_PLOT_SIZE) -> View:
     """Deletion and insertion curves of an explanation, beside the same in a random order.
 
@@ -644,7 +649,7 @@ def curves_view(e, curves: dict, size: tuple[int, int] = DEPTH_PLOT_SIZE) -> Vie
     title = METHODS[e.method].title
     series = []
     for (mode, order), c in sorted(curves.items(), key=lambda kv: (kv[0][0], kv[0][1] != "saliency")):
-        name = f"{mode}, {'map order' if order == 'saliency' else 'random order'} (AUC {c.auc:.3f})"
+        name = f"{mode}, {'map order' if order == 'saliency' else 'random order'} (AUC {auc_text(c.auc)})"
         series.append(render.Series(name, c.fractions, c.probs, CURVE_COLOURS[mode], dashed=order == "random"))
     top = max(max(c.probs) for c in curves.values())
     image = render.line_plot(series, "patches perturbed (most relevant first)", f"p({e.label})", top, size)
@@ -654,7 +659,7 @@ def curves_view(e, curves: dict, size: tuple[int, int] = DEPTH_PLOT_SIZE) -> Vie
         if ours is None or rand is None:
             continue
         beats = ours.auc < rand.auc if mode == "deletion" else ours.auc > rand.auc
-        verdicts.append(f"{mode} AUC {ours.auc:.3f} against {rand.auc:.3f} for random ({ours.better}: "
+        verdicts.append(f"{mode} AUC {auc_text(ours.auc)} against {auc_text(rand.auc)} for random ({ours.better}: "
                         f"{'better than' if beats else 'no better than'} random)")
     base = next(iter(curves.values())).baseline
     caption = (f"**Is the {title} map right for “{e.label}”?** Patches replaced by the "
@@ -675,10 +680,10 @@ def comparison_rows(results: list) -> list[list[str]]:
     rows = []
     for e, curves in results:
         m = METHODS[e.method]
-        rows.append([m.title, "yes" if m.class_specific else "no", f"{curves['deletion', 'saliency'].auc:.3f}",
-                     f"{curves['insertion', 'saliency'].auc:.3f}", f"{e.timings_ms['explain']:.0f}"])
+        rows.append([m.title, "yes" if m.class_specific else "no", auc_text(curves["deletion", "saliency"].auc),
+                     auc_text(curves["insertion", "saliency"].auc), f"{e.timings_ms['explain']:.0f}"])
     if results:
         curves = results[0][1]
-        rows.append(["random order (chance)", "—", f"{curves['deletion', 'random'].auc:.3f}",
-                     f"{curves['insertion', 'random'].auc:.3f}", "—"])
+        rows.append(["random order (chance)", "—", auc_text(curves["deletion", "random"].auc),
+                     auc_text(curves["insertion", "random"].auc), "—"])
     return rows
