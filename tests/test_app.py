@@ -221,7 +221,7 @@ def test_model_settings_follow_the_model(client):
         (dict(discard_ratio=1.5), "discard_ratio must be a number from 0 to 0.99"),
         (dict(head=13), "head must be an integer from 1 to 12"),
         (dict(colormap="jet"), "colormap must be one of"),
-        (dict(model="ViT-H/14", patch_size=4, depth=32, budget=1.0), "needs about 2.9 GB .* allows 1 GB"),
+        (dict(model="ViT-H/14", patch_size=4, depth=32, budget=1.0), "needs about 3.6 GB .* allows 1 GB"),
     ],
 )
 def test_bad_requests_get_a_message_a_student_understands(client, model_calls, monkeypatch, params, message):

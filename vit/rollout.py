@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -43,6 +44,9 @@ def fuse_heads(weights: Tensor, mode: str = "mean") -> Tensor:
 def discard_lowest(attention: Tensor, ratio: float) -> Tensor:
     """Zero the lowest ``ratio`` of each row's patch columns; column 0 (class token) is never dropped.
 
+    The ``int(ratio * (T - 1))`` smallest patch entries of every row are zeroed; where several
+    entries equal the largest one dropped, they share its drop alike (see :func:`_discard_lowest_`).
+
     Args:
         attention: (..., T, T) head-fused attention.
         ratio: fraction in [0, 1) of the T-1 patch columns to drop per row.
@@ -50,13 +54,37 @@ def discard_lowest(attention: Tensor, ratio: float) -> Tensor:
     Returns:
         A new tensor of the same shape.
     """
+    out = attention.clone(memory_format=torch.contiguous_format)
     count = int(ratio * (attention.shape[-1] - 1))
-    if count <= 0:
-        return attention.clone()
-    patches = attention[..., 1:]
-    lowest = patches.topk(count, dim=-1, largest=False).indices
-    patches = patches.scatter(-1, lowest, 0.0)
-    return torch.cat([attention[..., :1], patches], dim=-1)
+    if count > 0:
+        _discard_lowest_(out, count)
+    return out
+
+
+def _discard_lowest_(attention: Tensor, count: int) -> None:
+    """:func:`discard_lowest` in place on a (..., T, T) tensor, ``count`` patch entries per row.
+
+    The row's count-th smallest patch entry is the threshold t: entries below it are zeroed,
+    and the n entries equal to it share what is still to drop, m: each becomes t (1 - m / n).
+    Without ties (n = 1, m = 1) that zeroes exactly the count-th; with ties the result does not
+    depend on the order of the columns, and it changes little when rounding (float16 maps) makes
+    near-equal entries equal. On CPU in numpy, one thread: its introselect takes ~20 ms for a
+    (3,137, 3,136) map where ``torch.kthvalue`` takes ~120 ms and ``topk`` ~200 ms on 2 cores,
+    and torch's two-thread elementwise ops stall on a shared machine.
+    """
+    if attention.device.type != "cpu" or attention.dtype not in (torch.float32, torch.float64):
+        out = attention.detach().cpu().double()
+        _discard_lowest_(out, count)
+        attention.copy_(out)
+        return
+    patches = attention.detach().numpy()[..., 1:]  # (..., T, T-1), a view: writes land in ``attention``
+    threshold = np.partition(patches, count - 1, axis=-1)[..., count - 1 : count]  # (..., T, 1)
+    below = patches < threshold
+    tied = patches == threshold
+    still = count - np.count_nonzero(below, axis=-1, keepdims=True)  # (..., T, 1) >= 1
+    shared = threshold * (1 - still / np.count_nonzero(tied, axis=-1, keepdims=True))  # what each tie keeps
+    patches[below] = 0.0
+    np.copyto(patches, np.broadcast_to(shared.astype(patches.dtype), patches.shape), where=tied)
 
 
 def rollout_factors(fused: Tensor, discard_ratio: float = 0.0) -> Tensor:
@@ -115,6 +143,49 @@ def rollout_row_from_fused(fused: Sequence[Tensor] | Tensor, query: int = 0, upt
         scaled = row / (f.sum(dim=-1) + 1.0)
         row = scaled @ f + scaled
     return row
+
+
+ROWS_CHUNK = 1024  # rows of a layer's map made float32 at once in :func:`rollout_rows` (13 MB at T = 3,137)
+
+
+def rollout_rows(fused: Sequence[Tensor] | Tensor, query: int = 0, discard_ratio: float = 0.0) -> Tensor:
+    """Row ``query`` of the rollout after every depth, in one pass down the layers: (L, T).
+
+    Row u-1 is e_q^T A_u ... A_1 (u = 1..L), A_l = rownorm(discard(F_l) + I), as
+    :func:`rollout_row` gives it for ``upto=u``. Going down from layer L to 1, the rows of
+    every depth u >= l are multiplied by A_l together, as (r / s_l) D_l + r / s_l with D_l the
+    discarded map and s_l = rowsum(D_l) + 1: per layer one (L, T) @ (T, T) product, taken
+    :data:`ROWS_CHUNK` rows of D_l at a time. Each chunk is made float32 and discarded while it
+    is warm (discarding is per row): maps kept in float16 need no (T, T) float32 copy, and each
+    layer's discard is done once for all depths. Larger chunks mean fewer two-thread torch ops,
+    each of which waits for both cores on a shared machine.
+
+    Args:
+        fused: head-fused maps F_l, (L, T, T), any float dtype (float16 is computed in float32).
+        query: the token whose row is wanted (0: the class token).
+        discard_ratio: as :func:`discard_lowest`, per layer.
+
+    Returns:
+        (L, T) float32 (float64 for float64 maps); each row non-negative, summing to 1.
+    """
+    L, T = len(fused), fused[0].shape[-1]
+    dtype = torch.float64 if fused[0].dtype == torch.float64 else torch.float32
+    rows = torch.zeros(L, T, dtype=dtype, device=fused[0].device)
+    rows[:, query] = 1.0
+    count = int(discard_ratio * (T - 1))
+    for layer in range(L - 1, -1, -1):
+        active = rows[layer:]  # the depths layer+1..L: (L - layer, T)
+        out = torch.zeros_like(active)
+        for start in range(0, T, ROWS_CHUNK):
+            kept = fused[layer][start : start + ROWS_CHUNK]  # (c, T)
+            f = kept.to(dtype)  # (not copy=True: ~10x slower from float16 on CPU)
+            if count > 0:
+                _discard_lowest_(f if f.data_ptr() != kept.data_ptr() else (f := f.clone()), count)  # kept untouched
+            scaled = active[:, start : start + ROWS_CHUNK] / (f.sum(dim=-1) + 1.0)  # (L - layer, c)
+            out.addmm_(scaled, f)
+            out[:, start : start + ROWS_CHUNK] += scaled  # the identity: the residual path
+        rows[layer:] = out
+    return rows
 
 
 def attention_from_qk(
