@@ -144,7 +144,7 @@ def test_rollout_rows_in_chunks_and_from_float16(monkeypatch):
     w = random_attention(L=3, T=21)
     fused = rollout.fuse_heads(w, "mean")
     whole = rollout.rollout_rows(fused, 0, 0.5)
-    monkeypatch.setattr(rollout, "ROWS_CHUNK", 4)
+    monkeypatch.setattr(rollout, "DISCARD_CHUNK", 4)
     torch.testing.assert_close(rollout.rollout_rows(fused, 0, 0.5), whole)
     half = fused.half()
     kept = half.clone()

@@ -54,37 +54,34 @@ def discard_lowest(attention: Tensor, ratio: float) -> Tensor:
     Returns:
         A new tensor of the same shape.
     """
-    out = attention.clone(memory_format=torch.contiguous_format)
     count = int(ratio * (attention.shape[-1] - 1))
-    if count > 0:
-        _discard_lowest_(out, count)
-    return out
+    if count <= 0:
+        return attention.clone()
+    dtype = attention.dtype if attention.dtype in (torch.float32, torch.float64) else torch.float32
+    out = attention.detach().to("cpu", dtype).numpy().copy()  # (..., T, T), discarded in numpy (one thread)
+    _discard_lowest_(out.reshape(-1, out.shape[-1]), count)  # every row of every map: (..., T) rows of T
+    return torch.from_numpy(out).to(attention.device, attention.dtype)
 
 
-def _discard_lowest_(attention: Tensor, count: int) -> None:
-    """:func:`discard_lowest` in place on a (..., T, T) tensor, ``count`` patch entries per row.
+def _discard_lowest_(rows: np.ndarray, count: int) -> None:
+    """:func:`discard_lowest` in place on (R, T) float rows of attention, ``count`` patch entries per row.
 
     The row's count-th smallest patch entry is the threshold t: entries below it are zeroed,
     and the n entries equal to it share what is still to drop, m: each becomes t (1 - m / n).
     Without ties (n = 1, m = 1) that zeroes exactly the count-th; with ties the result does not
     depend on the order of the columns, and it changes little when rounding (float16 maps) makes
-    near-equal entries equal. On CPU in numpy, one thread: its introselect takes ~20 ms for a
-    (3,137, 3,136) map where ``torch.kthvalue`` takes ~120 ms and ``topk`` ~200 ms on 2 cores,
-    and torch's two-thread elementwise ops stall on a shared machine.
+    near-equal entries equal. numpy's introselect takes ~20 ms for a (3,137, 3,136) map on one
+    core, where ``torch.kthvalue`` takes ~120 ms and ``topk`` ~200 ms on two; the rest is a few
+    passes of comparisons and one multiplication (assigning through a boolean mask is ~5x slower).
     """
-    if attention.device.type != "cpu" or attention.dtype not in (torch.float32, torch.float64):
-        out = attention.detach().cpu().double()
-        _discard_lowest_(out, count)
-        attention.copy_(out)
-        return
-    patches = attention.detach().numpy()[..., 1:]  # (..., T, T-1), a view: writes land in ``attention``
-    threshold = np.partition(patches, count - 1, axis=-1)[..., count - 1 : count]  # (..., T, 1)
-    below = patches < threshold
-    tied = patches == threshold
-    still = count - np.count_nonzero(below, axis=-1, keepdims=True)  # (..., T, 1) >= 1
-    shared = threshold * (1 - still / np.count_nonzero(tied, axis=-1, keepdims=True))  # what each tie keeps
-    patches[below] = 0.0
-    np.copyto(patches, np.broadcast_to(shared.astype(patches.dtype), patches.shape), where=tied)
+    patches = rows[:, 1:]  # (R, T-1), a view: writes land in ``rows``
+    threshold = np.partition(patches, count - 1, axis=-1)[:, count - 1 : count]  # (R, 1)
+    keep = patches >= threshold
+    tied_rows, tied_cols = np.nonzero(patches == threshold)  # a few per row, the threshold among them
+    still = count - (patches.shape[1] - keep.sum(axis=-1, dtype=np.int64))  # (R,) >= 1: what the ties drop
+    each = threshold[:, 0] * (still / np.bincount(tied_rows, minlength=len(rows)))  # (R,)
+    np.multiply(patches, keep, out=patches)
+    patches[tied_rows, tied_cols] -= each[tied_rows].astype(rows.dtype)
 
 
 def rollout_factors(fused: Tensor, discard_ratio: float = 0.0) -> Tensor:
@@ -145,7 +142,7 @@ def rollout_row_from_fused(fused: Sequence[Tensor] | Tensor, query: int = 0, upt
     return row
 
 
-ROWS_CHUNK = 1024  # rows of a layer's map made float32 at once in :func:`rollout_rows` (13 MB at T = 3,137)
+DISCARD_CHUNK = 1024  # rows of a layer's map discarded at once in :func:`rollout_rows` (13 MB at T = 3,137)
 
 
 def rollout_rows(fused: Sequence[Tensor] | Tensor, query: int = 0, discard_ratio: float = 0.0) -> Tensor:
@@ -154,11 +151,14 @@ def rollout_rows(fused: Sequence[Tensor] | Tensor, query: int = 0, discard_ratio
     Row u-1 is e_q^T A_u ... A_1 (u = 1..L), A_l = rownorm(discard(F_l) + I), as
     :func:`rollout_row` gives it for ``upto=u``. Going down from layer L to 1, the rows of
     every depth u >= l are multiplied by A_l together, as (r / s_l) D_l + r / s_l with D_l the
-    discarded map and s_l = rowsum(D_l) + 1: per layer one (L, T) @ (T, T) product, taken
-    :data:`ROWS_CHUNK` rows of D_l at a time. Each chunk is made float32 and discarded while it
-    is warm (discarding is per row): maps kept in float16 need no (T, T) float32 copy, and each
-    layer's discard is done once for all depths. Larger chunks mean fewer two-thread torch ops,
-    each of which waits for both cores on a shared machine.
+    discarded map and s_l = rowsum(D_l) + 1: per layer one (L, T) @ (T, T) product. Only one
+    layer's map at a time is made float32 (maps kept in float16: a (T, T) temporary, never
+    (L, T, T)), and each layer is discarded once for all depths, :data:`DISCARD_CHUNK` rows at a time.
+
+    In numpy on the CPU but for one conversion per layer: its elementwise work runs on one
+    thread, so a redraw neither waits for nor stalls the two-thread torch ops of a model run
+    beside it (on a busy 2-core machine each small two-thread op waits milliseconds for the
+    other core); the product uses BLAS.
 
     Args:
         fused: head-fused maps F_l, (L, T, T), any float dtype (float16 is computed in float32).
@@ -166,26 +166,26 @@ def rollout_rows(fused: Sequence[Tensor] | Tensor, query: int = 0, discard_ratio
         discard_ratio: as :func:`discard_lowest`, per layer.
 
     Returns:
-        (L, T) float32 (float64 for float64 maps); each row non-negative, summing to 1.
+        (L, T) float32 (float64 for float64 maps) on the CPU; each row non-negative, summing to 1.
     """
     L, T = len(fused), fused[0].shape[-1]
     dtype = torch.float64 if fused[0].dtype == torch.float64 else torch.float32
-    rows = torch.zeros(L, T, dtype=dtype, device=fused[0].device)
+    rows = np.zeros((L, T), dtype=np.float64 if dtype == torch.float64 else np.float32)
     rows[:, query] = 1.0
     count = int(discard_ratio * (T - 1))
     for layer in range(L - 1, -1, -1):
+        kept = fused[layer].detach()  # (T, T)
+        f = kept.to("cpu", dtype)  # one conversion per layer: numpy's float16 one is ~2x slower
+        if count > 0:
+            if f.data_ptr() == kept.data_ptr():
+                f = f.clone()  # the kept maps stay untouched
+            for start in range(0, T, DISCARD_CHUNK):  # discarding is per row: a chunk at a time stays in cache
+                _discard_lowest_(f.numpy()[start : start + DISCARD_CHUNK], count)
+        f = f.numpy()
         active = rows[layer:]  # the depths layer+1..L: (L - layer, T)
-        out = torch.zeros_like(active)
-        for start in range(0, T, ROWS_CHUNK):
-            kept = fused[layer][start : start + ROWS_CHUNK]  # (c, T)
-            f = kept.to(dtype)  # (not copy=True: ~10x slower from float16 on CPU)
-            if count > 0:
-                _discard_lowest_(f if f.data_ptr() != kept.data_ptr() else (f := f.clone()), count)  # kept untouched
-            scaled = active[:, start : start + ROWS_CHUNK] / (f.sum(dim=-1) + 1.0)  # (L - layer, c)
-            out.addmm_(scaled, f)
-            out[:, start : start + ROWS_CHUNK] += scaled  # the identity: the residual path
-        rows[layer:] = out
-    return rows
+        scaled = active / (f.sum(axis=-1) + 1.0)
+        rows[layer:] = scaled @ f + scaled  # the identity: the residual path
+    return torch.from_numpy(rows)
 
 
 def attention_from_qk(
