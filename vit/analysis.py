@@ -114,8 +114,9 @@ class Analysis:
         tensors = [*self.fusions.values(), self.cls_attention, self.probs, *self.queries, *self.keys]
         tensors += [t for t in (self.residual_means, self.token_norms, self.attention_distance, self.lens_index,
                                 self.lens_prob) if t is not None]
-        for a in (self, *self._variants.values()):
-            tensors += list(a._rows.values())
+        with _variants_lock:  # a redraw in another thread may be adding a variant or rows
+            for a in (self, *self._variants.values()):
+                tensors += list(a._rows.values())
         return sum(t.numel() * t.element_size() for t in tensors) + self.image.nbytes
 
     @property
