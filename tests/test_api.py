@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -157,3 +159,83 @@ def test_extreme_aspect_ratio_is_cropped_before_resizing():
     view = preprocess_for("vit_b_16", 224).view(strip)
     assert view.size == (224, 224)
     assert np.asarray(view)[100, 100].tolist() == [255, 0, 0]
+
+
+# --------------------------------------------------------------------------- display-only changes (issue 13)
+
+
+def test_fusion_and_discard_changes_recompute_no_attention(result, monkeypatch):
+    """Every fusion's maps are kept: another fusion or discard ratio is a lookup plus the rollout rows."""
+    from vit import views
+
+    def recompute(*args, **kwargs):
+        raise AssertionError("a display-only change recomputed attention from q and k")
+
+    monkeypatch.setattr(rollout, "attention_from_qk", recompute)
+    for fusion in rollout.HEAD_FUSIONS:
+        for discard in (0.0, 0.3):
+            a = result.with_options(fusion, discard)
+            assert a.fused is result.fusions[fusion]  # shared, not copied
+            views.rollout_view(a, a.depth, 0.6, "cividis")
+            views.layers_view(a, 0.6, "cividis")
+            views.heads_view(a, 5, 0.6, "cividis")
+    assert result.with_options("max", 0.3) is result.with_options("max", 0.3)  # remembered
+
+
+def test_kept_fused_maps_dtype_and_size(b32, cat_image, result, monkeypatch):
+    """Small maps stay float32; large ones are float16; Analysis.nbytes is what vit.cost says it keeps."""
+    T, L = result.num_tokens, result.depth
+    fresh = vit.analyze(b32, cat_image, top_k=3)
+    assert list(fresh.fusions) == ["mean", "max", "min"]
+    assert all(m.dtype == torch.float32 and m.shape == (L, T, T) for m in fresh.fusions.values())
+    assert fresh.nbytes == vit.cost.estimate("vit_b_32").kept_bytes
+    fresh.with_options("max", 0.5).rollout()
+    assert fresh.nbytes == vit.cost.estimate("vit_b_32").kept_bytes + 4 * L * T  # a variant adds its rows only
+    monkeypatch.setattr(vit.cost, "FP32_FUSED_MAX_BYTES", 0)  # as at ViT-B/16, patch 8 and finer
+    half = vit.analyze(b32, cat_image, top_k=3)
+    assert all(m.dtype == torch.float16 and m.shape == (L, T, T) for m in half.fusions.values())
+    assert half.nbytes == vit.cost.estimate("vit_b_32").kept_bytes
+    assert sum(m.nbytes for m in half.fusions.values()) == 3 * L * T * T * 2
+
+
+def test_kept_bytes_at_patch_4_fit_one_gigabyte():
+    c = vit.cost.estimate("vit_b_16", 4)
+    assert vit.cost.fused_itemsize(c.depth, c.tokens) == 2
+    assert c.kept_bytes <= 1.0e9  # three fusions in float16 (708 MB), queries and keys (231 MB), the rest
+
+
+def test_rollout_from_float16_maps_within_1e3_of_float32(b32, cat_image, result, reference, monkeypatch):
+    """Random weights: without discarding, float16 maps give float32's rollout to ~5e-6.
+
+    (Discarding on near-uniform random attention ranks near-equal entries, which float16
+    rounding blurs: see the trained model's test below for discarding.)
+    """
+    monkeypatch.setattr(vit.cost, "FP32_FUSED_MAX_BYTES", 0)
+    half = vit.analyze(b32, cat_image, top_k=3)
+    assert half.fused.dtype == torch.float16 and result.fused.dtype == torch.float32
+    for fusion in rollout.HEAD_FUSIONS:
+        a, b = half.with_options(fusion, 0.0), result.with_options(fusion, 0.0)
+        for layer in (1, 6, 12):
+            got = a.rollout(layer)
+            assert got.dtype == torch.float32
+            torch.testing.assert_close(got, b.rollout(layer), atol=3e-5, rtol=0)
+    _, maps = reference  # and the direct reference from torchvision's full maps
+    full = rollout.attention_rollout([w[0].mean(0) for w in maps])
+    torch.testing.assert_close(half.rollout(), full[0, 1:].reshape(7, 7), atol=3e-5, rtol=0)
+    # the fused attention rows come from the float32 heads: exact whatever the kept dtype
+    torch.testing.assert_close(half.attention(7, query=17), maps[6][0][:, 17].mean(0), atol=1e-5, rtol=1e-4)
+
+
+def test_trained_rollout_from_float16_maps_within_1e3_with_discarding(monkeypatch):
+    """The model trained here, at patch 4 (257 tokens): every fusion and discard ratio within 1e-3 of float32."""
+    loaded = vit.load_model("vit_tiny_shapes", patch_size=4, device="cpu")
+    image = Path(__file__).resolve().parents[1] / "assets" / "shapes-star.png"
+    exact = vit.analyze(loaded, image)
+    monkeypatch.setattr(vit.cost, "FP32_FUSED_MAX_BYTES", 0)
+    half = vit.analyze(loaded, image)
+    assert half.fused.dtype == torch.float16 and exact.fused.dtype == torch.float32
+    for fusion in rollout.HEAD_FUSIONS:
+        for discard in (0.0, 0.5, 0.9, 0.99):
+            a, b = half.with_options(fusion, discard), exact.with_options(fusion, discard)
+            for layer in range(1, exact.depth + 1):
+                torch.testing.assert_close(a.rollout(layer), b.rollout(layer), atol=1e-3, rtol=0)

@@ -158,6 +158,18 @@ def redraw(client, **display):
     return dict(zip(events.API_REDRAW_OUTPUTS, values))
 
 
+def test_a_fusion_or_discard_change_redraws_only_the_pictures_drawn_from_it():
+    from vit.ui import pictures
+
+    key = pictures.variant_key
+    assert key("k", "rollout-view", "max", 0.5) not in (key("k", "rollout-view", "max", 0.6),
+                                                       key("k", "rollout-view", "min", 0.5))
+    assert key("k", "layer-views", "max", 0.5) == key("k", "layer-views", "max", 0.6)  # fused tiles: no discard
+    assert key("k", "layer-views", "max", 0.5) != key("k", "layer-views", "min", 0.5)
+    for which in set(pictures.ALL_PICTURES) - {"rollout-view", "layer-views"}:
+        assert key("k", which, "max", 0.5) == key("k", which, "mean", 0.0) == "k"
+
+
 def test_display_only_changes_do_not_run_the_model(client, model_calls):
     first = analyze(client, model="ViT-B/32", patch_size=32, depth=12)
     loads = state.model_cache().loads
@@ -174,9 +186,11 @@ def test_display_only_changes_do_not_run_the_model(client, model_calls):
     magma = redraw(client, layer=3, head=5, opacity=0.9, colormap="magma")
     assert Path(magma["rollout-view"]).read_bytes() != Path(layer3["rollout-view"]).read_bytes()
 
+    kept = len(state.analysis_store())
     fused = redraw(client, head_fusion="max", discard_ratio=0.5)
     assert "fused by **max**" in fused["rollout-view-caption"] and "weakest 50%" in fused["rollout-view-caption"]
     assert Path(fused["rollout-view"]).read_bytes() != Path(first[ROLLOUT]).read_bytes()
+    assert len(state.analysis_store()) == kept  # a variant shares the kept analysis's maps: nothing new stored
 
     corner = redraw(client, query_x=0.01, query_y=0.01)
     assert "token 1 " in corner["query-view-caption"] and "row 0, col 0" in corner["query-view-caption"]
@@ -221,7 +235,7 @@ def test_model_settings_follow_the_model(client):
         (dict(discard_ratio=1.5), "discard_ratio must be a number from 0 to 0.99"),
         (dict(head=13), "head must be an integer from 1 to 12"),
         (dict(colormap="jet"), "colormap must be one of"),
-        (dict(model="ViT-H/14", patch_size=4, depth=32, budget=1.0), "needs about 2.9 GB .* allows 1 GB"),
+        (dict(model="ViT-H/14", patch_size=4, depth=32, budget=1.0), "needs about 3.6 GB .* allows 1 GB"),
     ],
 )
 def test_bad_requests_get_a_message_a_student_understands(client, model_calls, monkeypatch, params, message):

@@ -22,7 +22,7 @@ from vit import rollout
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "benchmarks" / "bench.py"
-METHODS = ("bare", "analyze", "app", "display", "peer")
+METHODS = ("bare", "analyze", "app", "page", "display", "fusion", "discard", "peer")
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +38,8 @@ def test_tiny_run_prints_the_table_and_writes_json(tmp_path):
     proc = subprocess.run([sys.executable, str(BENCH), "--tiny", "--json", str(out)], cwd=ROOT,
                           capture_output=True, text=True, timeout=180)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "| config | bare ms | analyze ms (× bare) | app ms (× bare) | display ms | peer ms (× bare)" in proc.stdout
+    assert ("| config | bare ms | analyze ms (× bare) | app ms (× bare) | page ms (× bare) | display ms "
+            "| fusion ms | discard ms | peer ms (× bare)") in proc.stdout
     assert "| b32 (T=50, L=1) |" in proc.stdout
 
     r = json.loads(out.read_text())

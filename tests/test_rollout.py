@@ -124,3 +124,48 @@ def test_rollout_row_from_fused_equals_factors(fusion):
         for query in (0, 7):
             torch.testing.assert_close(rollout.rollout_row_from_fused(fused, query, upto),
                                        rollout.rollout_row(factors, query, upto))
+
+
+@pytest.mark.parametrize("discard", [0.0, 0.4, 0.9])
+def test_rollout_rows_of_every_depth_equal_rollout_row(discard):
+    w = random_attention(L=5, T=13)
+    fused = rollout.fuse_heads(w.double(), "max")
+    factors = rollout.rollout_factors(fused, discard)
+    for query in (0, 6):
+        rows = rollout.rollout_rows(fused, query, discard)
+        assert rows.shape == (5, 13)
+        for upto in range(1, 6):
+            torch.testing.assert_close(rows[upto - 1], rollout.rollout_row(factors, query, upto))
+            torch.testing.assert_close(rows[upto - 1], reference_rollout(w[:upto], "max", discard)[query])
+
+
+def test_rollout_rows_in_chunks_and_from_float16(monkeypatch):
+    """Chunks of rows give the same rows; float16 maps are computed in float32 and left untouched."""
+    w = random_attention(L=3, T=21)
+    fused = rollout.fuse_heads(w, "mean")
+    whole = rollout.rollout_rows(fused, 0, 0.5)
+    monkeypatch.setattr(rollout, "DISCARD_CHUNK", 4)
+    torch.testing.assert_close(rollout.rollout_rows(fused, 0, 0.5), whole)
+    half = fused.half()
+    kept = half.clone()
+    rows = rollout.rollout_rows(half, 0, 0.5)
+    assert rows.dtype == torch.float32 and torch.equal(half, kept)
+    torch.testing.assert_close(rows, rollout.rollout_rows(half.float(), 0, 0.5))
+
+
+def test_discard_with_ties_shares_the_drop_alike():
+    """Entries equal to the largest one dropped share its drop: column order does not matter."""
+    a = torch.tensor([[0.5, 0.2, 0.1, 0.2, 0.2, 0.3]], dtype=torch.float64)  # count = int(0.6 * 5) = 3
+    out = rollout.discard_lowest(a, 0.6)  # 0.1 goes; two of the three 0.2s go, shared by the three
+    torch.testing.assert_close(out, torch.tensor([[0.5, 0.2 / 3, 0.0, 0.2 / 3, 0.2 / 3, 0.3]], dtype=torch.float64))
+    quantised = (torch.rand(2, 9, 9, generator=torch.Generator().manual_seed(1), dtype=torch.float64) * 4).round() / 4
+    for ratio in (0.2, 0.5, 0.9):
+        count = int(ratio * 8)
+        out = rollout.discard_lowest(quantised, ratio)
+        lowest = quantised[..., 1:].sort(dim=-1).values[..., :count].sum(-1)  # what an exact discard drops
+        torch.testing.assert_close((quantised - out).sum(-1), lowest)
+        assert torch.equal(out[..., 0], quantised[..., 0]) and (out >= 0).all()
+        order = torch.randperm(8, generator=torch.Generator().manual_seed(2)) + 1  # the patch columns shuffled
+        shuffled = torch.cat([quantised[..., :1], quantised[..., order]], dim=-1)
+        again = rollout.discard_lowest(shuffled, ratio)
+        assert torch.equal(again[..., 1:], out[..., order])  # the same drop, whatever the column order

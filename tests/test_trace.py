@@ -8,6 +8,7 @@ import torch
 from vit.api import load_model
 from vit.config import ViTConfig
 from vit.model import ViTForImageClassification
+from vit.rollout import attention_from_qk
 from vit.trace import Tracer
 
 
@@ -53,22 +54,25 @@ def test_stage_names_and_shapes(name, patch, depth, grid):
 
 
 def test_records_only_streamed_summaries():
-    """No (L, h, N+1, N+1) tensor, nor any (h, N+1, N+1) one, is kept."""
-    cfg = ViTConfig(image_size=128, patch_size=8, embed_dim=32, num_heads=4, num_layers=3, num_classes=7)
+    """No (L, h, N+1, N+1) tensor, nor any (h, N+1, N+1) one, is kept: per layer one map per fusion."""
+    cfg = ViTConfig(image_size=128, patch_size=8, embed_dim=32, num_heads=8, num_layers=3, num_classes=7)
     model = ViTForImageClassification(cfg).eval()
     T = cfg.num_tokens
     with torch.inference_mode(), Tracer(model) as record:
         model(torch.randn(2, 3, 128, 128))
-    kept = [record.logits, record.fused, *record.cls_attention, *record.queries, *record.keys, *record.cls_tokens]
-    all_weights = 3 * 2 * 4 * T * T  # L x B x h x (N+1)^2: what keeping every map would cost
+    kept = [record.logits, *record.fusions.values(), *record.cls_attention, *record.queries, *record.keys,
+            *record.cls_tokens]
+    all_weights = 3 * 2 * 8 * T * T  # L x B x h x (N+1)^2: what keeping every map would cost
     assert sum(t.numel() for t in kept) < all_weights / 2
-    assert tuple(record.fused.shape) == (3, 2, T, T)  # one head-fused map per layer
-    assert [tuple(t.shape) for t in record.cls_attention] == [(2, 4, T)] * 3
+    assert list(record.fusions) == ["mean", "max", "min"]  # every fusion, the chosen one first
+    assert all(tuple(m.shape) == (3, 2, T, T) and m.dtype == torch.float32 for m in record.fusions.values())
+    assert record.fused is record.fusions["mean"]  # one head-fused map per layer and fusion
+    assert [tuple(t.shape) for t in record.cls_attention] == [(2, 8, T)] * 3
     assert [tuple(t.shape) for t in record.queries] == [(2, T, 32)] * 3
     assert [tuple(t.shape) for t in record.cls_tokens] == [(2, 32)] * 3
     assert record.logits.shape == (2, 7)
     names = set(vars(record))
-    assert names == {"stages", "fused", "cls_attention", "queries", "keys", "cls_tokens", "residual",
+    assert names == {"stages", "fused", "fusions", "cls_attention", "queries", "keys", "cls_tokens", "residual",
                      "token_norms", "attention_distance", "lens_index", "lens_prob", "logits"}
     assert record.lens_index.shape == record.lens_prob.shape == (3, 2, cfg.num_patches)  # (L, B, N): no tokens
     assert record.lens_index.dtype == torch.int64 and record.lens_prob.dtype == torch.float32
@@ -134,6 +138,31 @@ def test_tracer_refuses_unknown_fusion():
     model = ViTForImageClassification(ViTConfig(image_size=32, patch_size=16, embed_dim=16, num_heads=2, num_layers=1))
     with pytest.raises(ValueError, match="head_fusion"):
         Tracer(model, head_fusion="median")
+    with pytest.raises(ValueError, match="head_fusion"):
+        Tracer(model, fusions=("mean", "median"))
+
+
+def test_tracer_streams_every_fusion_in_the_kept_dtype():
+    """Every fusion is kept, the chosen one first, in the dtype asked for (vit.analyze: float16 when large)."""
+    cfg = ViTConfig(image_size=32, patch_size=8, embed_dim=16, num_heads=4, num_layers=2, num_classes=3)
+    model = ViTForImageClassification(cfg).eval()
+    with torch.inference_mode(), Tracer(model, head_fusion="max", fused_dtype=torch.float16) as record:
+        model(torch.randn(1, 3, 32, 32))
+    assert list(record.fusions) == ["max", "mean", "min"] and record.fused is record.fusions["max"]
+    assert all(m.dtype == torch.float16 and m.shape == (2, 1, 17, 17) for m in record.fusions.values())
+
+
+def test_tracer_fusions_equal_the_explicit_weights():
+    cfg = ViTConfig(image_size=32, patch_size=8, embed_dim=16, num_heads=4, num_layers=2, num_classes=3)
+    model = ViTForImageClassification(cfg).eval()
+    x = torch.randn(1, 3, 32, 32)
+    with torch.inference_mode(), Tracer(model) as record:
+        model(x)
+    for n, layer in enumerate(record.queries):
+        w = attention_from_qk(record.queries[n][0], record.keys[n][0], 4)  # (h, T, T), exact
+        torch.testing.assert_close(record.fusions["mean"][n, 0], w.mean(0))
+        torch.testing.assert_close(record.fusions["max"][n, 0], w.amax(0))
+        torch.testing.assert_close(record.fusions["min"][n, 0], w.amin(0))
 
 
 def test_stages_know_their_layer_and_count_each_parameter_once():

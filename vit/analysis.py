@@ -8,14 +8,14 @@ here, without running the model again.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import numpy as np
-import torch
 from torch import Tensor
 
 from . import rollout
-from .cost import KEEP_FACTORS_BYTES
 from .trace import RESIDUAL_PARTS, Stage, counted_params
 
 
@@ -49,6 +49,10 @@ class ResidualNorms:
     output: float  # ||Y||_2, the block's output
 
 
+MAX_VARIANTS = 16  # fusion and discard variants an analysis remembers (each: its rollout rows only)
+_variants_lock = threading.Lock()
+
+
 @dataclass
 class Analysis:
     """Everything the views need for one image on one model.
@@ -72,14 +76,14 @@ class Analysis:
     topk: list[Prediction]
     layer_predictions: list[LayerPrediction]
     cls_attention: Tensor  # (L, h, N+1) each head's class-token row
-    fused: Tensor  # (L, N+1, N+1) head-fused attention per layer
+    fusions: dict[str, Tensor]  # "mean"/"max"/"min" -> (L, N+1, N+1) head-fused attention per layer (float16 if large)
     queries: list[Tensor]  # L x (N+1, D)
     keys: list[Tensor]  # L x (N+1, D)
     head_fusion: str
     discard_ratio: float
     timings_ms: dict[str, float] = field(default_factory=dict)
-    _factors: Tensor | None = field(default=None, repr=False, compare=False)
-    _rows: dict = field(default_factory=dict, repr=False, compare=False)  # (layer, query) -> rollout row
+    _rows: dict = field(default_factory=dict, repr=False, compare=False)  # query -> (L, N+1) rollout rows
+    _variants: OrderedDict = field(default_factory=OrderedDict, repr=False, compare=False)  # (fusion, discard) -> Analysis
     source_size: tuple[int, int] | None = None  # (W, H) of the upload before preprocessing (crop, resize)
     residual_means: Tensor | None = None  # (L, 4): mean ||X||, ||MSA(LN(X))||, ||MLP(LN(H))||, ||Y|| per block
     token_norms: Tensor | None = None  # (L, N+1): ||Y_l,i||_2 of every token after every block
@@ -88,6 +92,11 @@ class Analysis:
     lens_prob: Tensor | None = None  # (L, N) float32: its probability
 
     # --- sizes ---------------------------------------------------------------
+    @property
+    def fused(self) -> Tensor:
+        """The head-fused maps of this analysis's fusion, (L, N+1, N+1), for rollout (float16 when large)."""
+        return self.fusions[self.head_fusion]
+
     @property
     def num_patches(self) -> int:
         return self.grid[0] * self.grid[1]
@@ -98,12 +107,16 @@ class Analysis:
 
     @property
     def nbytes(self) -> int:
-        """Memory this analysis keeps (attention summaries, queries and keys, the picture)."""
-        tensors = [self.fused, self.cls_attention, self.probs, *self.queries, *self.keys]
+        """Memory this analysis keeps (attention summaries, queries and keys, the picture, rollout rows).
+
+        Its fusion and discard variants share every tensor but their rollout rows, counted here.
+        """
+        tensors = [*self.fusions.values(), self.cls_attention, self.probs, *self.queries, *self.keys]
         tensors += [t for t in (self.residual_means, self.token_norms, self.attention_distance, self.lens_index,
                                 self.lens_prob) if t is not None]
-        if self._factors is not None:
-            tensors.append(self._factors)
+        with _variants_lock:  # a redraw in another thread may be adding a variant or rows
+            for a in (self, *self._variants.values()):
+                tensors += list(a._rows.values())
         return sum(t.numel() * t.element_size() for t in tensors) + self.image.nbytes
 
     @property
@@ -115,38 +128,38 @@ class Analysis:
     def rollout_matrix_row(self, layer: int | None = None, query: int = 0) -> Tensor:
         """Rollout row of ``query`` up to ``layer`` (1..depth, default depth) over all N+1 tokens: (N+1,).
 
-        Without discarding, the row is rolled straight through the fused maps; with it,
-        each layer's rollout matrix is built (kept when all of them are small). Rows
-        already computed are remembered, so redrawing a layer costs nothing.
+        The rows of every depth come from one pass down the kept fused maps
+        (:func:`vit.rollout.rollout_rows`, discarding each layer once), and are remembered per
+        query, so another layer costs nothing and another fusion or discard ratio recomputes
+        these rows only (``with_options``).
         """
-        key = (self.depth if layer is None else layer, query)
-        if key not in self._rows:
-            if self.discard_ratio == 0:
-                self._rows[key] = rollout.rollout_row_from_fused(self.fused, query, key[0])
-            else:
-                self._rows[key] = rollout.rollout_row(self._rollout_factors(), query, key[0])
-        return self._rows[key].clone()
-
-    def _rollout_factors(self):
-        """All layers' rollout matrices, kept when small (< 64 MB), else built one at a time."""
-        if self._factors is not None:
-            return self._factors
-        if self.fused.numel() * 4 > KEEP_FACTORS_BYTES:  # B/16: 1.9 MB at patch 16, 472 MB at patch 4
-            return _LazyFactors(self.fused, self.discard_ratio)
-        self._factors = rollout.rollout_factors(self.fused, self.discard_ratio)  # (L, N+1, N+1)
-        return self._factors
+        upto = self.depth if layer is None else layer
+        if not 1 <= upto <= self.depth:
+            raise ValueError(f"layer must be from 1 to {self.depth}, got {upto}")
+        if query not in self._rows:
+            self._rows[query] = rollout.rollout_rows(self.fused, query, self.discard_ratio)  # (L, N+1)
+        return self._rows[query][upto - 1].clone()
 
     def rollout(self, layer: int | None = None, query: int = 0) -> Tensor:
         """:meth:`rollout_matrix_row` over the patches: (rows, cols)."""
         return rollout.patch_grid(self.rollout_matrix_row(layer, query), self.grid)
 
     def attention(self, layer: int, head: int | None = None, query: int = 0) -> Tensor:
-        """Raw attention of ``query`` at ``layer`` (1-based) and ``head`` (0-based; None = fused): (N+1,)."""
+        """Raw attention of ``query`` at ``layer`` (1-based) and ``head`` (0-based; None = fused): (N+1,).
+
+        Fused rows are fused here from the float32 per-head rows (the kept class-token rows, or the
+        query's recomputed from q and k), not read from the float16 maps kept for rollout.
+        """
+        rows = self.head_rows(layer, query)  # (h, N+1)
         if head is None:
-            return self.fused[layer - 1, query].clone()
+            return rollout.fuse_heads(rows.unsqueeze(-2), self.head_fusion).squeeze(-2)  # (h, 1, N+1) -> (N+1,)
+        return rows[head].clone()
+
+    def head_rows(self, layer: int, query: int = 0) -> Tensor:
+        """Every head's attention of ``query`` at ``layer`` (1-based) over all N+1 tokens: (h, N+1)."""
         if query == 0:
-            return self.cls_attention[layer - 1, head].clone()
-        return rollout.attention_from_qk(self.queries[layer - 1], self.keys[layer - 1], self.num_heads, query)[head]
+            return self.cls_attention[layer - 1]
+        return rollout.attention_from_qk(self.queries[layer - 1], self.keys[layer - 1], self.num_heads, query)
 
     def attention_map(self, layer: int, head: int | None = None, query: int = 0) -> Tensor:
         """:meth:`attention` over the patches: (rows, cols)."""
@@ -154,11 +167,7 @@ class Analysis:
 
     def head_maps(self, layer: int, query: int = 0) -> Tensor:
         """Every head's attention of ``query`` at ``layer`` over the patches: (h, rows, cols)."""
-        if query == 0:
-            rows = self.cls_attention[layer - 1]
-        else:
-            rows = rollout.attention_from_qk(self.queries[layer - 1], self.keys[layer - 1], self.num_heads, query)
-        return rollout.patch_grid(rows, self.grid)
+        return rollout.patch_grid(self.head_rows(layer, query), self.grid)
 
     def attention_matrix(self, layer: int, head: int) -> Tensor:
         """One head's whole attention map at ``layer`` (1-based), ``head`` (0-based): (N+1, N+1).
@@ -204,22 +213,26 @@ class Analysis:
     def with_options(self, head_fusion: str | None = None, discard_ratio: float | None = None) -> "Analysis":
         """The same analysis with another head fusion or discard ratio (no model run).
 
-        A new fusion recomputes the per-layer maps from the kept queries and keys.
+        Every fusion's maps were kept by the traced pass, so a variant shares all of this
+        analysis's tensors: only its rollout rows are new, computed when first drawn. The last
+        :data:`MAX_VARIANTS` variants are remembered here, so going back to one costs nothing.
         """
         fusion = self.head_fusion if head_fusion is None else head_fusion
         discard = self.discard_ratio if discard_ratio is None else discard_ratio
         if (fusion, discard) == (self.head_fusion, self.discard_ratio):
             return self
-        fused = self.fused
-        if fusion != self.head_fusion:
-            fused = torch.stack(
-                [
-                    rollout.fuse_heads(rollout.attention_from_qk(q, k, self.num_heads), fusion)
-                    for q, k in zip(self.queries, self.keys)
-                ]
-            )
-        changes = dict(self.__dict__, fused=fused, head_fusion=fusion, discard_ratio=discard, _factors=None, _rows={})
-        return Analysis(**changes)
+        if fusion not in self.fusions:
+            raise ValueError(f"head_fusion must be one of {', '.join(self.fusions)}, got {fusion!r}")
+        with _variants_lock:  # redraws of one analysis may come from several server threads
+            found = self._variants.pop((fusion, discard), None)
+            if found is None:
+                changes = dict(self.__dict__, head_fusion=fusion, discard_ratio=discard, _rows={},
+                               _variants=OrderedDict())
+                found = Analysis(**changes)
+            self._variants[(fusion, discard)] = found  # the most recent last
+            while len(self._variants) > MAX_VARIANTS:
+                self._variants.popitem(last=False)
+        return found
 
     # --- plain data ------------------------------------------------------------
     def to_json(self) -> dict:
@@ -247,19 +260,6 @@ class Analysis:
             "mean_attention_distance": self.mean_attention_distance().tolist(),  # depth x h, pixels
             "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
         }
-
-
-class _LazyFactors:
-    """A sequence of per-layer rollout matrices, each built when it is read."""
-
-    def __init__(self, fused: Tensor, discard_ratio: float):
-        self.fused, self.discard_ratio = fused, discard_ratio
-
-    def __len__(self) -> int:
-        return len(self.fused)
-
-    def __getitem__(self, layer: int) -> Tensor:
-        return rollout.rollout_factors(self.fused[layer], self.discard_ratio)
 
 
 def _unfused_rollout(a: Analysis) -> np.ndarray:

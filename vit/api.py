@@ -24,7 +24,7 @@ import torch
 from . import families, rollout, validate
 from .analysis import Analysis, LayerPrediction, Prediction
 from .config import DISPLAY_NAMES, PRESETS, TRAINED_HERE
-from .cost import check_budget, estimate
+from .cost import check_budget, estimate, fused_itemsize
 from .errors import InputError, WeightsError
 from .images import load_image
 from .loaded import LoadedModel
@@ -251,7 +251,8 @@ def analyze(
         loaded: from :func:`load_model`.
         image: a path, bytes, a PIL image or an (H, W[, C]) array (see ``vit.images``).
         top_k: how many predictions to list (1-20).
-        head_fusion: "mean", "max" or "min", for rollout and the fused maps.
+        head_fusion: "mean", "max" or "min", for rollout and the fused maps. All three are kept, so
+            another later is a lookup (``Analysis.with_options``), not a model run.
         discard_ratio: fraction of each row's weakest patch links dropped in rollout, [0, 0.99].
         on_layer: ``on_layer(layers_done, L)`` after each encoder block (progress); an exception it
             raises stops the run there (a server drops a run nobody waits for any more).
@@ -274,7 +275,11 @@ def analyze(
     t1 = time.perf_counter()
     timings["preprocess"] = (t1 - t0) * 1e3
 
-    with loaded.lock, Tracer(model, head_fusion=head_fusion) as record, _each_layer(model, on_layer):
+    # Every fusion's maps, for display-only changes; float16 when large (vit.cost.fused_itemsize): rollout
+    # from them stays within 1e-3 of float32's, and fused attention rows are fused in float32 from the heads.
+    fused_dtype = torch.float32 if fused_itemsize(cfg.num_layers, cfg.num_tokens) == 4 else torch.float16
+    tracer = Tracer(model, head_fusion=head_fusion, fused_dtype=fused_dtype)
+    with loaded.lock, tracer as record, _each_layer(model, on_layer):
         model(x)
     t2 = time.perf_counter()
     timings["forward_traced"] = (t2 - t1) * 1e3
@@ -307,7 +312,7 @@ def analyze(
         topk=topk,
         layer_predictions=layer_predictions,
         cls_attention=torch.stack([a[0] for a in record.cls_attention]).cpu(),  # (L, h, N+1)
-        fused=record.fused[:, 0].cpu(),  # (L, N+1, N+1), a view when on the CPU
+        fusions={f: maps[:, 0].cpu() for f, maps in record.fusions.items()},  # each (L, N+1, N+1)
         queries=[q[0].cpu() for q in record.queries],
         keys=[k[0].cpu() for k in record.keys],
         head_fusion=head_fusion,

@@ -17,10 +17,11 @@ from . import validate
 from .errors import InputError
 
 # Memory one analysis may take beyond the model's weights (attention summaries kept,
-# plus one layer's (h, N+1, N+1) weights while it runs). ViT-H/14 at patch 4 needs ~3.5 GB.
+# plus one layer's (h, N+1, N+1) weights while it runs). ViT-H/14 at patch 4 needs ~3.6 GB.
 MEMORY_BUDGET_GB = float(os.environ.get("VIT_MEMORY_BUDGET_GB", "4"))
-# An analysis keeps its per-layer rollout matrices when they take less than this (vit.analysis).
-KEEP_FACTORS_BYTES = 64 * 2**20
+FUSIONS_KEPT = 3  # head fusions an analysis keeps (mean, max, min: vit.trace), each (L, N+1, N+1)
+# ... in float32 while all of them take at most this, else in float16 (half the memory; rollout within 1e-3).
+FP32_FUSED_MAX_BYTES = 64 * 2**20
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,7 @@ class Cost:
     attention_per_head: int  # (N+1)^2
     attention_total: int  # L h (N+1)^2: what keeping every map would mean
     gflops: float  # 2 L (12 T D^2 + 2 T^2 D)
-    kept_bytes: int  # what the analysis keeps: fused maps, q and k, class-token rows (float32)
+    kept_bytes: int  # what the analysis keeps (Analysis.nbytes): fused maps (float16), q and k, rows, picture
     peak_bytes: int  # kept + one layer's weights while it runs
     weights_bytes: int  # the model's parameters (float32)
 
@@ -49,10 +50,11 @@ def estimate(model, patch_size=None, depth=None) -> Cost:
     native, patch_size, depth, grid = setting.native, setting.patch_size, setting.depth, setting.grid
     T, D, h = grid * grid + 1, native.embed_dim, native.num_heads
     macs_per_layer = 4 * T * D * D + 2 * T * D * native.mlp_dim + 2 * T * T * D
-    kept = 4 * depth * (T * T + 2 * T * D + h * T + D)
+    kept = fused_itemsize(depth, T) * FUSIONS_KEPT * depth * T * T  # every fusion's maps, (L, N+1, N+1) each
+    kept += 4 * depth * (2 * T * D + h * T)  # queries and keys (L x (N+1, D) each), class-token rows (L, h, N+1)
     kept += depth * (4 * 4 + 4 * T + 4 * h + 12 * (T - 1))  # residual means, token norms, distances, patch lens
-    if 4 * depth * T * T <= KEEP_FACTORS_BYTES:
-        kept += 4 * depth * T * T  # the rollout matrices, kept when small
+    kept += 4 * depth * T  # the class token's rollout rows of every depth (L, N+1)
+    kept += 3 * (grid * patch_size) ** 2 + 4 * native.num_classes  # the picture (H, W, 3) uint8, the probabilities
     per_layer_params = 4 * D * D + 4 * D + 2 * D * native.mlp_dim + native.mlp_dim + D + 4 * D
     params = depth * per_layer_params + (T + 1) * D + 3 * patch_size**2 * D + D + 2 * D + (D + 1) * native.num_classes
     return Cost(
@@ -62,6 +64,15 @@ def estimate(model, patch_size=None, depth=None) -> Cost:
         gflops=2 * depth * macs_per_layer / 1e9, kept_bytes=kept, peak_bytes=kept + 4 * h * T * T,
         weights_bytes=4 * params,
     )
+
+
+def fused_itemsize(depth: int, tokens: int) -> int:
+    """Bytes per entry of the fused maps an analysis keeps: 4 (float32) or, for large ones, 2 (float16).
+
+    Small maps stay exact; from ViT-B/16 at patch 8 on (785 tokens: 89 MB in float32) they are
+    halved, and at patch 4 the three fusions take 708 MB instead of 1.4 GB.
+    """
+    return 4 if 4 * FUSIONS_KEPT * depth * tokens**2 <= FP32_FUSED_MAX_BYTES else 2
 
 
 def check_budget(cost: Cost, budget_gb: float | None = None) -> None:

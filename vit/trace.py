@@ -5,8 +5,11 @@ forward hooks on entry and always removes them on exit. Attention weights are
 never kept whole (at patch size 4 ViT-B has 12 x 12 x 3,137^2 of them, 5.7 GB):
 each layer's weights are streamed into what the views need and dropped:
 
-* ``fused``: the head-fused map of each layer, (L, B, N+1, N+1), for rollout
-  (allocated once at the first layer and filled in place: no list to stack);
+* ``fusions``: the head-fused maps of each layer for every head fusion asked for (by default
+  mean, max and min), each (L, B, N+1, N+1) in ``fused_dtype``, for rollout: all fused while the
+  layer's weights stream by, so another fusion later is a lookup, not a recomputation from q and k
+  (allocated once at the first layer and filled in place: no list to stack); ``fused`` is the
+  one of ``head_fusion`` (the same tensor);
 * ``cls_attention``: each head's class-token row, (L, B, h, N+1);
 * ``queries``/``keys``: each layer's q_proj/k_proj outputs, (B, N+1, D), from
   which any query patch's attention at any head is recomputed exactly;
@@ -30,6 +33,7 @@ hands ``None`` back in their place so nothing downstream holds them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import torch
@@ -79,7 +83,8 @@ def counted_params(stages: list[Stage]) -> list[int]:
 @dataclass
 class TraceRecord:
     stages: list[Stage] = field(default_factory=list)
-    fused: Tensor | None = None  # (L, B, N+1, N+1)
+    fused: Tensor | None = None  # (L, B, N+1, N+1): fusions[head_fusion]
+    fusions: dict[str, Tensor] = field(default_factory=dict)  # fusion -> (L, B, N+1, N+1)
     cls_attention: list[Tensor] = field(default_factory=list)  # L x (B, h, N+1)
     queries: list[Tensor] = field(default_factory=list)  # L x (B, N+1, D)
     keys: list[Tensor] = field(default_factory=list)  # L x (B, N+1, D)
@@ -108,15 +113,22 @@ class Tracer:
             ``vit.load_model`` returns).
         head_fusion: how ``record.fused`` fuses the heads: "mean", "max" or "min".
         keep_qk: keep each layer's queries and keys (for query-patch views).
+        fusions: the head fusions kept in ``record.fusions`` (``head_fusion`` is always among them).
+        fused_dtype: their dtype; ``vit.analyze`` keeps float16 (half the memory; rollout from them
+            is within 1e-3 of float32's, tested).
     """
 
-    def __init__(self, model: ViTForImageClassification, head_fusion: str = "mean", keep_qk: bool = True):
+    def __init__(self, model: ViTForImageClassification, head_fusion: str = "mean", keep_qk: bool = True,
+                 fusions: Sequence[str] = HEAD_FUSIONS, fused_dtype: torch.dtype = torch.float32):
         if not isinstance(model, nn.Module):
             raise TypeError(f"Tracer takes the nn.Module (loaded.module), got {type(model).__name__}")
-        if head_fusion not in HEAD_FUSIONS:
-            raise ValueError(f"head_fusion must be one of {', '.join(HEAD_FUSIONS)}, got {head_fusion!r}")
+        for fusion in (head_fusion, *fusions):
+            if fusion not in HEAD_FUSIONS:
+                raise ValueError(f"head_fusion must be one of {', '.join(HEAD_FUSIONS)}, got {fusion!r}")
         self.model = model
         self.head_fusion = head_fusion
+        self.fusions = tuple(dict.fromkeys((head_fusion, *fusions)))  # each once, head_fusion first
+        self.fused_dtype = fused_dtype
         self.keep_qk = keep_qk
         self.record = TraceRecord()
         self._handles: list = []
@@ -143,10 +155,12 @@ class Tracer:
                       _params(module), layer)
             )
             self.record.cls_attention.append(weights[:, :, 0, :].detach().clone())  # (B, h, N+1)
-            if self.record.fused is None:
-                L = len(self.model.encoder.layers)
-                self.record.fused = weights.new_empty(L, *weights.shape[:1], *weights.shape[2:])
-            self.record.fused[layer - 1] = fuse_heads(weights.detach(), self.head_fusion)  # (B, N+1, N+1)
+            if not self.record.fusions:
+                shape = (self._depth, *weights.shape[:1], *weights.shape[2:])  # (L, B, N+1, N+1)
+                self.record.fusions = {f: weights.new_empty(shape, dtype=self.fused_dtype) for f in self.fusions}
+                self.record.fused = self.record.fusions[self.head_fusion]
+            for fusion, kept in self.record.fusions.items():
+                kept[layer - 1] = fuse_heads(weights.detach(), fusion)  # (B, h, N+1, N+1) -> (B, N+1, N+1)
             if self._distances is None:
                 self._distances = patch_distances(self._grid, self.model.config.patch_size, weights.device)
             if self.record.attention_distance is None:

@@ -324,10 +324,9 @@ def page_redraw(key, query, layer, head, opacity, colormap, head_fusion, discard
     cmap = inputs.colormap_name(colormap)
     q = inputs.query_fraction(query)
     cell = views.query_cell(q, a.grid)
-    variant = f"{key}|{a.head_fusion}|{a.discard_ratio}"
     out, drawn = {}, {}
     for which in pictures.on_tab(tab_on_screen):
-        sig = (pictures.signature(key if which in ("patch-grid", "query-view", "head-views") else variant,
+        sig = (pictures.signature(pictures.variant_key(key, which, a.head_fusion, a.discard_ratio),
                                   which, cell, layer, head, opacity, cmap), bool(projector))
         if tab.drawn.get(which) == sig:
             continue

@@ -106,6 +106,18 @@ def _loaded(name: str, patch_size: int, depth: int):
     return model_cache().get(name, "imagenet", patch_size, depth)
 
 
+# The pictures drawn from the analysis's head fusion or discard ratio; the others are the same for all of them.
+ON_FUSION = ("rollout-view", "layer-views")
+ON_DISCARD = ("rollout-view",)
+
+
+def variant_key(key: str, which: str, head_fusion: str, discard_ratio: float) -> str:
+    """The analysis's key plus the options ``which`` is drawn from: a fusion or discard change redraws only those."""
+    fusion = f"|{head_fusion}" if which in ON_FUSION else ""
+    discard = f"|{discard_ratio}" if which in ON_DISCARD else ""
+    return f"{key}{fusion}{discard}"
+
+
 def signature(key: str, which: str, cell, layer, head, opacity, cmap) -> tuple:
     """What a picture depends on: it is redrawn only when this changes."""
     return {

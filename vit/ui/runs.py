@@ -7,15 +7,13 @@ next layer once it is no longer wanted.
 
 from __future__ import annotations
 
-import threading
 import time
-from collections import OrderedDict
 
 from vit import cost as costs
 from vit import validate
 from vit.ui import gpu, meter
 from vit.ui.inputs import load_image
-from vit.ui.state import RUNS, analysis_store, fair_queue, kept
+from vit.ui.state import RUNS, fair_queue, kept
 
 
 def _progress_reporter(progress, label: str):
@@ -89,24 +87,12 @@ def timing(a, run_s: float, t0: float, t2: float) -> str:
             f" · drawing {1e3 * (time.perf_counter() - t2):.0f} ms · total {1e3 * (time.perf_counter() - t0):.0f} ms")
 
 
-_variants: OrderedDict[tuple, str] = OrderedDict()  # (key, fusion, discard) -> the store's key of that variant
-_variants_lock = threading.Lock()  # one recompute at a time: two redraws of one variant wait for the first
-
-
 def with_options(key: str, head_fusion, discard_ratio):
-    """The analysis of ``key`` with another head fusion or discard ratio, kept in the store for the next redraw."""
-    a = kept(key)
-    fusion, discard = validate.head_fusion(head_fusion), validate.discard_ratio(discard_ratio)
-    if (fusion, discard) == (a.head_fusion, a.discard_ratio):
-        return a
-    with _variants_lock:
-        found = analysis_store().get(_variants.get((key, fusion, discard)))
-        if found is None:
-            from vit.server import trim_memory  # noqa: PLC0415
+    """The analysis of ``key`` with another head fusion or discard ratio (no model run).
 
-            found = a.with_options(fusion, discard)
-            _variants[(key, fusion, discard)] = analysis_store().put(found)
-            while len(_variants) > 4096:
-                _variants.popitem(last=False)
-            trim_memory()  # recomputing every layer's maps at P=4 takes and frees ~0.5 GB
-    return found
+    The kept analysis holds every fusion's maps and remembers its recent variants
+    (:meth:`vit.Analysis.with_options`): a variant shares its tensors, so nothing more goes
+    into the store, and its rollout rows are computed when first drawn.
+    """
+    a = kept(key)
+    return a.with_options(validate.head_fusion(head_fusion), validate.discard_ratio(discard_ratio))
