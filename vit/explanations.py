@@ -45,33 +45,9 @@ from . import cost, rollout, validate
 from .errors import InputError
 from .images import load_image
 from .loaded import LoadedModel
+from .methods import METHODS, Method  # noqa: F401 - the registry, re-exported
 from .preprocess import as_array
 
-
-@dataclass(frozen=True)
-class Method:
-    """One way to answer "which patches made the model say this class?"."""
-
-    name: str  # the registry key: "grad_rollout"
-    title: str  # what people read: "Gradient-weighted rollout"
-    paper: str  # where it comes from
-    class_specific: bool  # does the map change with the class asked about?
-    gradient: bool  # does it need a backward pass?
-
-
-METHODS: dict[str, Method] = {
-    m.name: m
-    for m in (
-        Method("rollout", "Attention rollout", "Abnar & Zuidema 2020, Quantifying Attention Flow in Transformers",
-               False, False),
-        Method("attention", "Last layer's attention", "the class token's attention in the last layer, mean of the "
-               "heads", False, False),
-        Method("grad_rollout", "Gradient-weighted rollout", "Chefer, Gur & Wolf 2021, Generic Attention-model "
-               "Explainability for Interpreting Bi-Modal and Encoder-Decoder Transformers (ICCV)", True, True),
-        Method("gradcam", "Grad-CAM", "Selvaraju et al. 2017, Grad-CAM: Visual Explanations from Deep Networks "
-               "via Gradient-based Localization (ICCV)", True, True),
-    )
-}
 
 # Below this estimate the gradient methods keep the whole autograd graph (one forward, one backward);
 # above it they recompute one block at a time during the backward pass (see the module docstring).

@@ -172,7 +172,7 @@ _all_mean: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # module -> 
 
 def _all_mean_probs(loaded: LoadedModel, x: Tensor) -> Tensor:
     probs = _all_mean.get(loaded.module)
-    if probs is None or probs.device.type != "cpu":
+    if probs is None:
         with torch.inference_mode(), loaded.lock:
             probs = class_logits(loaded.module, torch.zeros_like(x))[0].float().softmax(-1).cpu()
         _all_mean[loaded.module] = probs

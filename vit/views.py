@@ -22,6 +22,7 @@ from PIL import Image
 from . import render
 from .errors import InputError
 from .lesson import LESSON, LESSON_VIEWS, LessonStep, lesson_text  # noqa: F401 - the guided walk, re-exported
+from .methods import METHODS
 
 DISPLAY_SIZE = render.DISPLAY_SIZE  # px, main pictures: drawn at the size the page shows them
 TILE_SIZE = 200  # px, one small-multiples tile: 4 per row make a sheet ~830 px wide
@@ -617,8 +618,6 @@ def distance_view(a, size: tuple[int, int] = DEPTH_PLOT_SIZE) -> View:
 
 def explanation_view(e, opacity: float, cmap: str, size: int = DISPLAY_SIZE) -> View:
     """An :class:`~vit.explanations.Explanation`'s map over the image, with its colour bar."""
-    from .explanations import METHODS  # noqa: PLC0415  (torch-free until an explanation exists)
-
     method = METHODS[e.method]
     heat = e.map.numpy()  # (rows, cols)
     image, scale, legend = _heat_view(e, heat, opacity, cmap, size, label="brighter = more relevant to this class")
@@ -644,8 +643,6 @@ def curves_view(e, curves: dict, size: tuple[int, int] = DEPTH_PLOT_SIZE) -> Vie
         e: the :class:`~vit.explanations.Explanation` tested.
         curves: ``{(mode, order): Curve}`` from :func:`vit.perturb.perturbation_curves`.
     """
-    from .explanations import METHODS  # noqa: PLC0415
-
     title = METHODS[e.method].title
     series = []
     for (mode, order), c in sorted(curves.items(), key=lambda kv: (kv[0][0], kv[0][1] != "saliency")):
@@ -675,8 +672,6 @@ COMPARISON_HEADERS = ["method", "depends on the class", "deletion AUC (lower is 
 
 def comparison_rows(results: list) -> list[list[str]]:
     """One table row per (Explanation, curves) pair, and a last row for the random order."""
-    from .explanations import METHODS  # noqa: PLC0415
-
     rows = []
     for e, curves in results:
         m = METHODS[e.method]

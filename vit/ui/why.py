@@ -21,6 +21,7 @@ import gradio as gr
 from vit import cost as costs
 from vit import validate, views
 from vit.errors import InputError
+from vit.methods import METHODS
 from vit.ui import gpu, inputs, meter
 from vit.ui.events import DEFAULT_OPACITY, handler
 from vit.ui.pictures import caption, sizes
@@ -40,9 +41,8 @@ _kept_lock = threading.Lock()
 
 
 def methods() -> list[tuple[str, str]]:
-    """(title, key) pairs for the method radio, torch-free."""
-    return [("Gradient-weighted rollout", "grad_rollout"), ("Grad-CAM", "gradcam"),
-            ("Attention rollout", "rollout"), ("Last layer's attention", "attention")]
+    """(title, key) pairs for the method radio, the class-specific methods first."""
+    return [(m.title, m.name) for m in sorted(METHODS.values(), key=lambda m: not m.class_specific)]
 
 
 def _class_names(a) -> list[str]:
@@ -97,7 +97,7 @@ def _target(a, target) -> int:
 
 def _explained(image, key, method, target, baseline, request, progress):
     """(Explanation, curves) for this analysis, from what is kept or by running the model in its turn."""
-    from vit.explanations import METHODS, method_name  # noqa: PLC0415
+    from vit.explanations import method_name  # noqa: PLC0415
     from vit.server import Busy  # noqa: PLC0415
 
     a = kept(key)
@@ -170,7 +170,6 @@ def compare_page(image, key, target, baseline, progress=gr.Progress(), request: 
     """"Compare all methods": every method explained and tested on this class, as a table."""
     if key is None or target is None:
         raise InputError("Analyse an image first, then pick a class to explain.")
-    from vit.explanations import METHODS  # noqa: PLC0415
     from vit.perturb import BASELINES  # noqa: PLC0415
 
     baseline = validate.choice("baseline", baseline, BASELINES)
