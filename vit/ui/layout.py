@@ -210,12 +210,13 @@ def build_demo() -> gr.Blocks:
                     with gr.Tab("Why this class?", id="why", elem_id="tab-why") as c["tab-why"]:
                         with gr.Row(equal_height=True):
                             c["why-target"] = gr.Dropdown([], label="Class to explain (or click a prediction)",
-                                                          elem_id="why-target", min_width=220)
+                                                          elem_id="why-target", min_width=220, scale=2)
+                            # Wide enough for the four methods on two lines: the map stays on a laptop's screen.
                             c["why-method"] = gr.Radio(why.methods(), value="grad_rollout", label="Method",
-                                                       elem_id="why-method")
+                                                       elem_id="why-method", scale=3)
                             c["why-baseline"] = gr.Radio([("grey (the mean)", "mean"), ("blurred", "blur")],
                                                          value="mean", label="Test: replace patches with",
-                                                         elem_id="why-baseline", min_width=200)
+                                                         elem_id="why-baseline", min_width=200, scale=2)
                         with gr.Row(equal_height=False):
                             _picture(c, "why-map", "Why this class? The map for the chosen class", "explanation",
                                      download=False)
