@@ -32,7 +32,7 @@ except ImportError:
 
 import gradio as gr  # noqa: E402
 
-from vit.families import ASSETS  # noqa: E402
+from vit.model.families import ASSETS  # noqa: E402
 from vit.ui import gpu, layout  # noqa: E402
 
 log = logging.getLogger("vit.app")
@@ -88,10 +88,10 @@ def _prewarm() -> None:
     """In the background: import torch and the model code, so the first analysis does not wait for
     it, and remove partial downloads left by processes that were killed."""
     try:
-        import vit.api  # noqa: F401, PLC0415
-        import vit.cache  # noqa: F401, PLC0415
-        import vit.render  # noqa: F401, PLC0415
-        from vit.weights import remove_stale_partials  # noqa: PLC0415
+        import vit.model.load  # noqa: F401, PLC0415
+        import vit.serve.cache  # noqa: F401, PLC0415
+        import vit.views.draw  # noqa: F401, PLC0415
+        from vit.model.checkpoints import remove_stale_partials  # noqa: PLC0415
 
         for path in remove_stale_partials():
             log.info("removed the partial download %s, left by a process that is gone", path.name)
@@ -107,7 +107,7 @@ def _remove_leftovers() -> None:
     """Picture folders that killed servers left behind (partial downloads: :func:`_prewarm`)."""
     import tempfile  # noqa: PLC0415
 
-    from vit.server import remove_stale_folders  # noqa: PLC0415
+    from vit.serve.files import remove_stale_folders  # noqa: PLC0415
 
     for path in remove_stale_folders(tempfile.gettempdir()):
         log.info("removed %s, left by a server that is gone", path.name)

@@ -405,7 +405,7 @@ def rss_child(mode: str, config: str, depth: int | None) -> None:
     family, patch_size = CONFIGS[config]
     image = load_image(IMAGE)
     if mode == "peer":  # our model is never built in this process
-        from vit.preprocess import preprocess_for  # noqa: PLC0415
+        from vit.model.preprocess import preprocess_for  # noqa: PLC0415
         from vit.config import grid_for_patch_size  # noqa: PLC0415
 
         native = PRESETS[family]

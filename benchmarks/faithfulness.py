@@ -5,7 +5,7 @@
     python benchmarks/faithfulness.py --photos              # + the example photos on ViT-B/16, if ImageNet weights are cached
 
 Shapes: the ViT trained here (``vit_tiny_shapes``, shipped in ``assets/``), drawings it never trained
-on (``vit.faithfulness.EVAL_SEED``); every method explains the drawing's true class (on two-shape
+on (``vit.explanations.faithfulness.EVAL_SEED``); every method explains the drawing's true class (on two-shape
 drawings each class in turn, against its own mask). See ``vit/faithfulness.py`` for the scores.
 
 Photos: ViT-B/16 with torchvision's ImageNet weights, each photo's top-1 class explained by every
@@ -26,9 +26,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import vit  # noqa: E402
-from vit import faithfulness  # noqa: E402
-from vit.explanations import METHODS  # noqa: E402
-from vit.perturb import perturbation_curves  # noqa: E402
+from vit.explanations import faithfulness  # noqa: E402
+from vit.explanations.maps import METHODS  # noqa: E402
+from vit.explanations.perturb import perturbation_curves  # noqa: E402
 
 PHOTOS = sorted(p for p in (ROOT / "assets").glob("*.jpg"))
 

@@ -57,7 +57,7 @@ def main() -> int:
             "cls_attention": (a_cpu.cls_attention - a_gpu.cls_attention).abs().max().item(),
         }
         worst = max(worst, *diffs.values())
-        x = gpu.preprocess(vit.api.load_image(args.image)).cuda()
+        x = gpu.preprocess(vit.images.load_image(args.image)).cuda()
         sync = torch.cuda.synchronize
 
         def bare():

@@ -29,7 +29,7 @@ from bench import ROOT, app_env, free_port, stop_app, wait_http_200  # noqa: E40
 
 import subprocess  # noqa: E402
 
-NO_TRIM = "import vit.server as s; s.trim_memory = lambda: False; "
+NO_TRIM = "import vit.serve.memory as s; s.trim_memory = lambda: False; "
 LAUNCH = ("import runpy, sys; sys.argv = ['app.py', '--port', '{port}']; "
           "runpy.run_path('app.py', run_name='__main__')")
 VARIANTS = {"app": ("", {}), "no-trim": (NO_TRIM, {}), "arena2": (NO_TRIM, {"MALLOC_ARENA_MAX": "2"})}

@@ -59,7 +59,7 @@ def random_torchvision_vit(name: str, seed: int = 0, **overrides) -> torch.nn.Mo
 
 
 def write_checkpoint(hub_dir: Path, name: str, seed: int = 0) -> Path:
-    from vit.weights import CHECKPOINTS
+    from vit.model.checkpoints import CHECKPOINTS
 
     path = hub_dir / "checkpoints" / CHECKPOINTS[name].filename
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -13,7 +13,7 @@ from PIL import Image
 import vit
 from test_model import torchvision_attention
 from conftest import random_torchvision_vit
-from vit import rollout
+from vit.analysis import rollout
 from vit.errors import InputError
 
 
@@ -102,7 +102,7 @@ def test_json_has_the_documented_keys(result):
 def test_load_model_keeps_its_metadata_beside_the_module(b32, cat_image):
     import dataclasses
 
-    from vit.model import ViTForImageClassification
+    from vit.model.modules import ViTForImageClassification
 
     assert isinstance(b32, vit.LoadedModel) and type(b32.module) is ViTForImageClassification
     bolted = ("name", "weights", "status", "status_detail", "preprocess", "class_names", "lock")
@@ -143,8 +143,8 @@ def test_bad_options_name_the_parameter(b32, cat_image):
 @pytest.mark.parametrize("name", ["vit_b_16", "vit_l_16", "vit_h_14"])
 def test_preprocessing_is_torchvisions_at_native_size(name, cat_image):
     from vit.images import load_image
-    from vit.preprocess import preprocess_for
-    from vit.weights import CHECKPOINTS
+    from vit.model.preprocess import preprocess_for
+    from vit.model.checkpoints import CHECKPOINTS
 
     img = load_image(cat_image)
     ours = preprocess_for(name, 224)(img)
@@ -153,7 +153,7 @@ def test_preprocessing_is_torchvisions_at_native_size(name, cat_image):
 
 
 def test_extreme_aspect_ratio_is_cropped_before_resizing():
-    from vit.preprocess import preprocess_for
+    from vit.model.preprocess import preprocess_for
 
     strip = Image.new("RGB", (5000, 1), "red")
     view = preprocess_for("vit_b_16", 224).view(strip)

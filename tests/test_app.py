@@ -22,7 +22,8 @@ from PIL import Image
 
 import app
 from conftest import free_port
-import vit.api
+import vit.analysis.run
+import vit.model.load
 import vit.cost
 from vit import views
 from vit.ui import events, inputs, layout, meter, pictures, state
@@ -56,15 +57,15 @@ def client(server) -> Client:
 
 @pytest.fixture
 def model_calls(monkeypatch) -> list:
-    """Every call of vit.api.analyze (the only place the model runs), recorded."""
+    """Every call of vit.analysis.run.analyze (the only place the model runs), recorded."""
     calls = []
-    real = vit.api.analyze
+    real = vit.analysis.run.analyze
 
     def counting(*args, **kwargs):
         calls.append(args[0].name)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(vit.api, "analyze", counting)
+    monkeypatch.setattr(vit.analysis.run, "analyze", counting)
     return calls
 
 
@@ -260,7 +261,7 @@ def test_a_bug_is_logged_and_shown_as_a_generic_error(client, monkeypatch, caplo
     def broken(*args, **kwargs):
         raise RuntimeError("internal detail the student should not see")
 
-    monkeypatch.setattr(vit.api, "analyze", broken)
+    monkeypatch.setattr(vit.analysis.run, "analyze", broken)
     with caplog.at_level(logging.ERROR, logger="vit.app"):
         with pytest.raises(AppError, match="Something went wrong on the server") as info:
             analyze(client, model="ViT-B/32", patch_size=32, depth=2)
@@ -275,8 +276,8 @@ def test_a_bug_is_logged_and_shown_as_a_generic_error(client, monkeypatch, caplo
 
 @pytest.fixture(scope="module")
 def b32_analysis(torch_home):
-    model = vit.api.load_model("vit_b_32", patch_size=32, depth=4, device="cpu")
-    return vit.api.analyze(model, CAT)
+    model = vit.model.load.load_model("vit_b_32", patch_size=32, depth=4, device="cpu")
+    return vit.analysis.run.analyze(model, CAT)
 
 
 class Click:
@@ -489,14 +490,14 @@ def test_the_model_trained_here_names_a_drawn_shape(client, model_calls, monkeyp
     def no_network(*args, **kwargs):
         raise AssertionError("the model trained here must never download")
 
-    monkeypatch.setattr("vit.api.download", no_network)
+    monkeypatch.setattr("vit.model.load.download", no_network)
     star = ROOT / "assets" / "shapes-star.png"
     L = app_config().num_layers
     result = analyze(client, image=star, model=SHAPES_MODEL, patch_size=8, depth=L, layer=L, top_k=12, head=3)
     banner = result[BANNER]
     assert 'class="banner ok"' in banner and "TRAINED HERE" in banner
     assert "trained here on drawn shapes; not ImageNet" in banner and "data-offer" not in banner
-    direct = vit.api.analyze(vit.api.load_model("vit_tiny_shapes", device="cpu"), star, top_k=1)
+    direct = vit.analysis.run.analyze(vit.model.load.load_model("vit_tiny_shapes", device="cpu"), star, top_k=1)
     assert result[LABEL]["label"] == direct.topk[0].label and len(result[LABEL]["confidences"]) == len(shapes.CLASSES)
     assert "(1, 8)" in shapes_of(result) and "(1, 65, 96)" in shapes_of(result)
     assert model_calls == ["vit_tiny_shapes", "vit_tiny_shapes"]  # the app's run and the direct one

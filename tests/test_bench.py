@@ -18,7 +18,7 @@ import pytest
 import torch
 
 import vit
-from vit import rollout
+from vit.analysis import rollout
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "benchmarks" / "bench.py"

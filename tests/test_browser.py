@@ -23,8 +23,8 @@ from PIL import Image
 
 import app
 from conftest import free_port
-import vit.api
-import vit.weights
+import vit.model.load
+import vit.model.checkpoints
 from vit import shapes
 from vit.ui import state
 
@@ -86,11 +86,11 @@ def url(tmp_path_factory):
     mp.setenv("TORCH_HOME", str(tmp_path_factory.mktemp("empty_torch_home")))
 
     def offline(name, *args, **kwargs):
-        raise vit.weights.DownloadError("no network")
+        raise vit.model.checkpoints.DownloadError("no network")
 
-    mp.setattr(vit.weights, "download", offline)
-    mp.setattr(vit.api, "download", offline, raising=False)
-    mp.setattr(vit.api, "RETRY_DOWNLOAD_AFTER_S", 0.0)  # no failure outlives this module
+    mp.setattr(vit.model.checkpoints, "download", offline)
+    mp.setattr(vit.model.load, "download", offline, raising=False)
+    mp.setattr(vit.model.load, "RETRY_DOWNLOAD_AFTER_S", 0.0)  # no failure outlives this module
     state.reset()
     demo = app.build_demo()
     _, address, _ = app.launch(demo, port=free_port(), prevent_thread_lock=True, quiet=True)

@@ -73,7 +73,7 @@ def test_pngs_written(analyzed):
 
 def test_text_output_says_what_was_written(tmp_path, monkeypatch, capsys):
     import vit.__main__ as cli
-    from vit import api
+    from vit.model import load as api
 
     model = api.load_model("vit_b_32", weights="random", depth=1, device="cpu")
     monkeypatch.setattr(api, "load_model", lambda *args, **kwargs: model)
@@ -128,7 +128,7 @@ def test_clean_error_exit(tmp_path, cat_image, args, words):
 def test_corpus_through_the_cli(tmp_path, monkeypatch, capsys):
     """Every odd file gives a result or one clean error line (in-process, one model kept for speed)."""
     import vit.__main__ as cli
-    from vit import api
+    from vit.model import load as api
 
     model = api.load_model("vit_b_32", weights="random", depth=1, device="cpu")
     monkeypatch.setattr(api, "load_model", lambda *args, **kwargs: model)

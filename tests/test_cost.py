@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from vit import cost
-from vit.api import analyze, load_model
+from vit.analysis.run import analyze
+from vit.model.load import load_model
 from vit.errors import InputError
 
 

@@ -20,8 +20,9 @@ import torch.nn.functional as F
 import vit
 from conftest import ROOT
 from test_inside import DEPTH, checkpoint, torchvision_twin  # noqa: F401  (checkpoint is a fixture)
-from vit import cost, explanations
-from vit.api import load_model
+from vit import cost
+from vit.explanations import maps as explanations
+from vit.model.load import load_model
 from vit.errors import InputError
 
 CAT = ROOT / "assets" / "cat.jpg"

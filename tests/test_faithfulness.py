@@ -8,8 +8,8 @@ import torch
 
 import vit
 from conftest import ROOT
-from vit import faithfulness, perturb
-from vit.explanations import METHODS
+from vit.explanations import faithfulness, perturb
+from vit.explanations.maps import METHODS
 
 
 def test_patch_coverage_pointing_and_share_on_a_hand_made_mask():

@@ -7,8 +7,10 @@ import pytest
 import torch
 
 import vit
-from vit import render, rollout, views
-from vit.inside import cosine_similarity_matrix
+from vit import views
+from vit.analysis import rollout
+from vit.views import draw as render
+from vit.analysis.figure7 import cosine_similarity_matrix
 
 CAT = "assets/cat.jpg"
 OPACITY, CMAP = 0.6, "cividis"

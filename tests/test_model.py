@@ -6,11 +6,11 @@ import pytest
 import torch
 
 from conftest import random_torchvision_vit
-from vit import rollout
-from vit.api import load_model
+from vit.analysis import rollout
+from vit.model.load import load_model
 from vit.config import PRESETS, ViTConfig
-from vit.model import MultiheadAttention, ViTForImageClassification
-from vit.trace import Tracer
+from vit.model.modules import MultiheadAttention, ViTForImageClassification
+from vit.analysis.trace import Tracer
 
 
 def torchvision_attention(tv_model, x: torch.Tensor) -> list[torch.Tensor]:

@@ -8,9 +8,9 @@ import torch
 
 import vit
 from conftest import ROOT
-from vit import explanations, perturb
+from vit.explanations import maps as explanations, perturb
 from vit.errors import InputError
-from vit.explanations import model_input
+from vit.explanations.maps import model_input
 
 STAR = ROOT / "assets" / "shapes-star.png"
 

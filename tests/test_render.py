@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from vit import render
+from vit.views import draw as render
 
 
 @pytest.fixture

@@ -7,12 +7,7 @@ import torch
 import torch.nn.functional as F
 
 from vit.config import grid_for_patch_size
-from vit.resample import (
-    pi_resize_patch_embed,
-    resample_pos_embed,
-    resize_matrix,
-    resize_patch,
-)
+from vit.model.resample import pi_resize_patch_embed, resample_pos_embed, resize_matrix, resize_patch
 
 
 def patch_tokens(image: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from vit import rollout
+from vit.analysis import rollout
 
 
 def random_attention(L=4, h=3, T=10, seed=0) -> torch.Tensor:

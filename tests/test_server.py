@@ -1,4 +1,4 @@
-"""vit.server: the upload gate, the fair model queue, memory trimming and the picture folder (issue 8)."""
+"""vit.serve: the upload gate, the fair model queue, memory trimming and the picture folder (issue 8)."""
 
 from __future__ import annotations
 
@@ -10,17 +10,9 @@ import time
 import pytest
 
 from vit.errors import InputError
-from vit.server import (
-    UPLOAD_AGAIN,
-    Busy,
-    FairQueue,
-    PictureFolder,
-    Replaced,
-    proven_file,
-    remove_stale_folders,
-    rss_bytes,
-    trim_memory,
-)
+from vit.serve.files import UPLOAD_AGAIN, PictureFolder, proven_file, remove_stale_folders
+from vit.serve.memory import rss_bytes, trim_memory
+from vit.serve.queue import Busy, FairQueue, Replaced
 
 # --------------------------------------------------------------------------- the upload gate
 

@@ -18,7 +18,8 @@ from PIL import Image
 
 import vit
 from conftest import ROOT
-from vit import families, shapes, train, validate, weights
+from vit import shapes, validate
+from vit.model import families, train, checkpoints as weights
 from vit.config import DISPLAY_NAMES, PRESETS, ViTConfig, patch_size_range
 from vit.errors import InputError
 
@@ -207,7 +208,7 @@ def test_the_shipped_weights_load_without_the_network(monkeypatch):
     def no_network(*args, **kwargs):
         raise AssertionError("the model trained here must never download")
 
-    monkeypatch.setattr("vit.api.download", no_network)
+    monkeypatch.setattr("vit.model.load.download", no_network)
     monkeypatch.setattr("urllib.request.urlopen", no_network)
     for weights_name in ("imagenet", "trained"):
         model = vit.load_model(NAME, weights=weights_name, device="cpu")

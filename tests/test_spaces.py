@@ -24,9 +24,9 @@ import app
 from vit.ui import events, gpu, meter, state
 from conftest import free_port, serve_http
 import vit.cost
-from vit import api
-from vit.prefetch import Prefetch
-from vit.weights import Checkpoint
+from vit.model import load as api
+from vit.serve.prefetch import Prefetch
+from vit.model.checkpoints import Checkpoint
 
 ROOT = Path(__file__).resolve().parents[1]
 FAKE_SPACES = Path(__file__).resolve().parent / "fake_spaces"
@@ -133,7 +133,7 @@ def lazy_init(*args, **kwargs):
     return real_lazy_init(*args, **kwargs)
 torch.cuda.is_available, torch.cuda._lazy_init = is_available, lazy_init
 
-from vit import weights
+from vit.model import checkpoints as weights
 real_url = weights.Checkpoint.url
 weights.Checkpoint.url = property(lambda c: os.environ["CKPT_URL"] if c.name == "vit_b_16" else real_url.fget(c))
 
@@ -289,7 +289,7 @@ def test_a_failed_startup_download_says_untrained_and_is_not_repeated(tmp_path, 
 
 def test_a_family_without_a_checkpoint_to_download_is_not_fetched(tmp_path, monkeypatch):
     """A family that ships its own weights (none to download) passes through prefetch and fetch untouched."""
-    from vit import weights
+    from vit.model import checkpoints as weights
 
     monkeypatch.setenv("TORCH_HOME", str(tmp_path / "torch"))
     monkeypatch.delitem(weights.CHECKPOINTS, "vit_b_32")

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-from vit.api import load_model
+from vit.model.load import load_model
 from vit.config import ViTConfig
-from vit.model import ViTForImageClassification
-from vit.rollout import attention_from_qk
-from vit.trace import Tracer
+from vit.model.modules import ViTForImageClassification
+from vit.analysis.rollout import attention_from_qk
+from vit.analysis.trace import Tracer
 
 
 def all_hooks(model) -> int:
@@ -167,7 +167,7 @@ def test_tracer_fusions_equal_the_explicit_weights():
 
 def test_stages_know_their_layer_and_count_each_parameter_once():
     """Stage.layer is the 1-based block; counted_params sums to the model's parameters (no double count)."""
-    from vit.trace import counted_params
+    from vit.analysis.trace import counted_params
 
     cfg = ViTConfig(image_size=32, patch_size=8, embed_dim=16, num_heads=2, num_layers=3, num_classes=5)
     model = ViTForImageClassification(cfg).eval()

@@ -9,7 +9,8 @@ import pytest
 from PIL import Image
 
 import vit
-from vit import render, views
+from vit import views
+from vit.views import draw as render
 from vit.errors import InputError
 from conftest import ROOT
 

@@ -14,10 +14,10 @@ import torch
 import torchvision
 
 from conftest import random_torchvision_vit, serve_http, write_checkpoint
-from vit import api, weights
-from vit.api import load_model
+from vit.model import load as api, checkpoints as weights
+from vit.model.load import load_model
 from vit.errors import WeightsError
-from vit.weights import CHECKPOINTS, Checkpoint, DownloadError, convert_torchvision, download
+from vit.model.checkpoints import CHECKPOINTS, Checkpoint, DownloadError, convert_torchvision, download
 
 
 @pytest.fixture

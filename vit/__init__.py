@@ -10,23 +10,23 @@ first screen do not wait for torch.
 from importlib import import_module
 
 _EXPORTS = {
-    "Analysis": "analysis",
-    "analyze": "api",
-    "default_device": "api",
-    "load_model": "api",
+    "Analysis": "analysis.record",
+    "analyze": "analysis.run",
+    "default_device": "model.load",
+    "load_model": "model.load",
     "DISPLAY_NAMES": "config",
     "PRESETS": "config",
     "ViTConfig": "config",
     "InputError": "errors",
-    "Explanation": "explanations",
-    "explain": "explanations",
+    "Explanation": "explanations.maps",
+    "explain": "explanations.maps",
     "WeightsError": "errors",
-    "patch_filters": "inside",
-    "position_similarity": "inside",
-    "LoadedModel": "loaded",
-    "Curve": "perturb",
-    "perturbation_curve": "perturb",
-    "perturbation_curves": "perturb",
+    "patch_filters": "analysis.figure7",
+    "position_similarity": "analysis.figure7",
+    "LoadedModel": "model.loaded",
+    "Curve": "explanations.perturb",
+    "perturbation_curve": "explanations.perturb",
+    "perturbation_curves": "explanations.perturb",
 }
 __all__ = sorted(_EXPORTS)
 

@@ -14,9 +14,9 @@ import os
 import sys
 from pathlib import Path
 
-from . import validate
-from .config import DISPLAY_NAMES, PRESETS, TRAINED_HERE
-from .errors import InputError
+from vit import validate
+from vit.config import DISPLAY_NAMES, PRESETS, TRAINED_HERE
+from vit.errors import InputError
 
 
 class _Parser(argparse.ArgumentParser):
@@ -103,7 +103,7 @@ def _train_shapes(args) -> int:
         raise InputError(f"--out must be a .pth path, got {args.out!r}")
     import torch  # noqa: PLC0415 - after the checks
 
-    from .train import train_shapes  # noqa: PLC0415
+    from vit.model.train import train_shapes  # noqa: PLC0415
 
     if args.device == "cuda" and not torch.cuda.is_available():
         raise InputError("--device cuda asked for, but no CUDA GPU is available")
@@ -145,12 +145,12 @@ def _model_setting(args):
 
 def _image_and_model(args, setting):
     """The image (a bad one fails before torch is even imported), then the model, with a warning if untrained."""
-    from .images import load_image  # noqa: PLC0415
+    from vit.images import load_image  # noqa: PLC0415
 
     image = load_image(args.image)
     import torch  # noqa: PLC0415 - after the checks: bad input fails fast
 
-    from .api import load_model  # noqa: PLC0415
+    from vit.model.load import load_model  # noqa: PLC0415
     if args.device == "cuda" and not torch.cuda.is_available():
         raise InputError("--device cuda asked for, but no CUDA GPU is available")
     loaded = load_model(setting.name, args.weights, setting.patch_size, setting.depth, args.device,
@@ -161,23 +161,23 @@ def _image_and_model(args, setting):
 
 
 def _explain(args) -> int:
-    from .explanations import method_name  # noqa: PLC0415 - torch is imported, but only after the checks below
+    from vit.explanations.maps import method_name  # noqa: PLC0415 - torch is imported, but only after the checks below
 
     setting = _model_setting(args)
     method = method_name(args.method)
     steps = validate.steps(args.steps)
-    from .perturb import BASELINES, perturbation_curves  # noqa: PLC0415
+    from vit.explanations.perturb import BASELINES, perturbation_curves  # noqa: PLC0415
 
     baseline = validate.choice("baseline", args.baseline, BASELINES)
     out = None if args.out is None else _out_folder(args.out)
     image, loaded = _image_and_model(args, setting)
-    from .explanations import explain  # noqa: PLC0415
+    from vit.explanations.maps import explain  # noqa: PLC0415
 
     e = explain(loaded, image, method=method, target=args.target)
     curves = perturbation_curves(loaded, image, e.map, e.target, steps, baseline) if args.curves else {}
     written = []
     if out:
-        from . import views  # noqa: PLC0415
+        from vit import views  # noqa: PLC0415
 
         views.captioned(views.explanation_view(e, OUT_OPACITY, OUT_COLORMAP)).save(out / "explanation.png")
         written.append(out / "explanation.png")
@@ -196,7 +196,7 @@ def _explain(args) -> int:
                              "random": {"probs": r.probs, "auc": r.auc}}
         print(json.dumps(doc))
     else:
-        from .explanations import METHODS  # noqa: PLC0415
+        from vit.explanations.maps import METHODS  # noqa: PLC0415
 
         print(loaded.status)
         print(f"{METHODS[e.method].title} for {e.label!r} (class {e.target}, p = {e.prob:.2%}) on a "
@@ -220,7 +220,7 @@ def _analyze(args) -> int:
     discard = validate.discard_ratio(args.discard_ratio)
     out = None if args.out is None else _out_folder(args.out)  # before the analysis, not after it
     image, loaded = _image_and_model(args, setting)
-    from .api import analyze  # noqa: PLC0415
+    from vit.analysis.run import analyze  # noqa: PLC0415
 
     result = analyze(loaded, image, top_k=top_k, head_fusion=fusion, discard_ratio=discard)
 
@@ -246,7 +246,7 @@ OUT_QUERY, OUT_OPACITY, OUT_COLORMAP = (0.5, 0.5), 0.6, "cividis"
 
 def _write_views(a, out: Path) -> list[Path]:
     """Every view of the analysis as a captioned PNG (title, picture, caption, legend, note) in ``out``."""
-    from . import views  # noqa: PLC0415
+    from vit import views  # noqa: PLC0415
 
     L, q, alpha, cmap = a.depth, OUT_QUERY, OUT_OPACITY, OUT_COLORMAP
     drawn = {
@@ -263,7 +263,7 @@ def _write_views(a, out: Path) -> list[Path]:
 
 
 def _download(args) -> int:
-    from .weights import CHECKPOINTS, DownloadError, cached_path, download  # noqa: PLC0415
+    from vit.model.checkpoints import CHECKPOINTS, DownloadError, cached_path, download  # noqa: PLC0415
 
     names = [validate.model_name(m) for m in args.models] or _DOWNLOADABLE
     failed = 0

@@ -13,13 +13,13 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from . import validate
-from .errors import InputError
+from vit import validate
+from vit.errors import InputError
 
 # Memory one analysis may take beyond the model's weights (attention summaries kept,
 # plus one layer's (h, N+1, N+1) weights while it runs). ViT-H/14 at patch 4 needs ~3.6 GB.
 MEMORY_BUDGET_GB = float(os.environ.get("VIT_MEMORY_BUDGET_GB", "4"))
-FUSIONS_KEPT = 3  # head fusions an analysis keeps (mean, max, min: vit.trace), each (L, N+1, N+1)
+FUSIONS_KEPT = 3  # head fusions an analysis keeps (mean, max, min: vit.analysis.trace), each (L, N+1, N+1)
 # ... in float32 while all of them take at most this, else in float16 (half the memory; rollout within 1e-3).
 FP32_FUSED_MAX_BYTES = 64 * 2**20
 

@@ -203,8 +203,8 @@ def predictions(key, top_k):
 
 def _auto_reason(c) -> str:
     """Why a setting does not run by itself (it waits for Analyze), or ""."""
-    from vit.families import is_trained_here  # noqa: PLC0415
-    from vit.weights import CHECKPOINTS, cached_path  # noqa: PLC0415
+    from vit.model.families import is_trained_here  # noqa: PLC0415
+    from vit.model.checkpoints import CHECKPOINTS, cached_path  # noqa: PLC0415
 
     seconds = meter.estimated_seconds(c)
     if meter.over_budget(c):

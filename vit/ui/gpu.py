@@ -85,13 +85,13 @@ def run_model(name: str, patch_size: int, depth: int, image, top_k: int, head_fu
     one analysis at a time holds the model (and the GPU), as before. ``on_layer`` (progress, and
     stopping a run nobody waits for) is only passed where this runs in the request's own process.
     """
-    from vit import api  # noqa: PLC0415 - imports torch
+    from vit.analysis import run  # noqa: PLC0415 - imports torch
     from vit.config import DISPLAY_NAMES  # noqa: PLC0415
 
     loaded = state.model_cache().get(name, "imagenet", patch_size, depth)
     if loaded.status != loaded.status_detail:
         log.warning("%s: %s", DISPLAY_NAMES[name], loaded.status_detail)  # the whole reason, for the teacher's log
-    return api.analyze(loaded, image, top_k=top_k, head_fusion=head_fusion, discard_ratio=discard_ratio,
+    return run.analyze(loaded, image, top_k=top_k, head_fusion=head_fusion, discard_ratio=discard_ratio,
                        on_layer=on_layer)
 
 
@@ -113,15 +113,15 @@ def run_explanation(name: str, patch_size: int, depth: int, image, method: str, 
     Like :func:`run_model`: the model from the model cache, in the GPU worker on ZeroGPU, an ordinary
     call elsewhere; inside the fair queue's turn.
     """
-    from vit.explanations import explain  # noqa: PLC0415 - imports torch
-    from vit.perturb import perturbation_curves  # noqa: PLC0415
+    from vit.explanations.maps import explain  # noqa: PLC0415 - imports torch
+    from vit.explanations.perturb import perturbation_curves  # noqa: PLC0415
 
     loaded = state.model_cache().get(name, "imagenet", patch_size, depth)
     e = explain(loaded, image, method=method, target=target)
     return e, (perturbation_curves(loaded, image, e.map, e.target, baseline=baseline) if curves else {})
 
 
-_prefetch = None  # on a Space, the startup download of the default model's checkpoint (vit.prefetch.Prefetch)
+_prefetch = None  # on a Space, the startup download of the default model's checkpoint (vit.serve.prefetch.Prefetch)
 
 
 def start_prefetch():
@@ -132,7 +132,7 @@ def start_prefetch():
     """
     global _prefetch
     from vit import validate  # noqa: PLC0415 - torch-free
-    from vit.prefetch import Prefetch  # noqa: PLC0415 - imports torch in its own thread only
+    from vit.serve.prefetch import Prefetch  # noqa: PLC0415 - imports torch in its own thread only
 
     _prefetch = Prefetch(validate.model_name(DEFAULT_MODEL)).start()
     return _prefetch
@@ -143,15 +143,15 @@ def fetch_weights(name: str, report) -> None:
 
     The startup download is waited for while it runs, so the first analysis on a Space neither
     fetches the file a second time nor gives up on it while it is merely slow. A failed download
-    is remembered by :func:`vit.api.fetch_checkpoint`; the model then loads with random weights and
+    is remembered by :func:`vit.model.load.fetch_checkpoint`; the model then loads with random weights and
     the banner says UNTRAINED.
 
     Args:
         name: the family ("vit_b_16").
         report: ``report(bytes_done, bytes_total)`` while waiting or downloading.
     """
-    from vit.api import fetch_checkpoint  # noqa: PLC0415 - imports torch
-    from vit.weights import CHECKPOINTS  # noqa: PLC0415
+    from vit.model.load import fetch_checkpoint  # noqa: PLC0415 - imports torch
+    from vit.model.checkpoints import CHECKPOINTS  # noqa: PLC0415
 
     if name not in CHECKPOINTS:  # a family that ships its own weights: nothing to download
         return

@@ -50,7 +50,7 @@ def page_setting(model, patch_size, depth) -> tuple[str, int, int]:
 
 
 def colormap_name(value) -> str:
-    from vit import render  # noqa: PLC0415
+    from vit.views import draw as render  # noqa: PLC0415
 
     if isinstance(value, str) and value.strip().lower() in render.COLORMAPS:
         return value.strip().lower()
@@ -85,7 +85,7 @@ def image_source(image):
     Returns:
         (what ``vit.images.load_image`` reads, the name the student knows the file by).
     """
-    from vit.server import proven_file  # noqa: PLC0415
+    from vit.serve.files import proven_file  # noqa: PLC0415
 
     if image is None or image == "" or image == {}:
         raise InputError(NO_IMAGE)
@@ -105,7 +105,7 @@ def upload_roots() -> tuple[str, ...]:
     """The folders whose files a request may name: gradio's upload folder and the app's assets."""
     from gradio.utils import get_upload_folder  # noqa: PLC0415
 
-    from vit.families import ASSETS  # noqa: PLC0415
+    from vit.model.families import ASSETS  # noqa: PLC0415
 
     return get_upload_folder(), str(ASSETS)
 

@@ -17,14 +17,14 @@ import gradio as gr
 
 from vit import views
 from vit.config import DISPLAY_NAMES, MAX_PATCH_SIZE, MIN_PATCH_SIZE, PRESETS
-from vit.families import ASSETS
+from vit.model.families import ASSETS
 from vit.ui import events, gpu, meter, pictures, why
 from vit.ui.events import DEFAULT_COLORMAP, DEFAULT_OPACITY
 from vit.ui.inputs import CENTRE
 from vit.ui.state import STATE_TTL_S
 
 TAB_WHY = why.TAB
-MODEL_WAITERS = 16  # requests admitted to vit.server.FairQueue at once; the rest wait in gradio's queue (64)
+MODEL_WAITERS = 16  # requests admitted to vit.serve.queue.FairQueue at once; the rest wait in gradio's queue (64)
 EXAMPLES = sorted(p for p in ASSETS.glob("*") if p.suffix.lower() in (".jpg", ".jpeg", ".png"))
 HERE = Path(__file__).resolve().parent
 CSS = (HERE / "page.css").read_text()
@@ -102,7 +102,7 @@ def _pinned(c: dict, tab: str) -> None:
 
 def build_demo() -> gr.Blocks:
     """The app's layout and wiring; nothing runs and nothing downloads until a request comes."""
-    from vit.render import COLORMAPS  # noqa: PLC0415 - numpy and PIL only
+    from vit.views.draw import COLORMAPS  # noqa: PLC0415 - numpy and PIL only
     from vit.validate import HEAD_FUSIONS, MAX_DISCARD_RATIO, MAX_TOP_K  # noqa: PLC0415
 
     default = next(k for k, v in DISPLAY_NAMES.items() if v == gpu.DEFAULT_MODEL)

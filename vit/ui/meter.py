@@ -13,7 +13,7 @@ import sys
 from vit import cost as costs
 from vit.config import DISPLAY_NAMES, PRESETS
 from vit.errors import InputError
-from vit.families import is_trained_here
+from vit.model.families import is_trained_here
 
 # Throughput of the traced forward pass on a CPU core, measured with torch 2 on 2 cores:
 # ViT-B/16 at 224 px (35 GFLOPs) takes 0.45 s. Used only to say what will be slow.

@@ -1,6 +1,6 @@
 """Running the model for a request: its turn in the fair queue, the weights, progress layer by layer.
 
-One run at a time holds the model (:class:`vit.server.FairQueue`); a page request that no
+One run at a time holds the model (:class:`vit.serve.queue.FairQueue`); a page request that no
 longer matters (its tab sent a newer one) waits instead of being refused, and stops at the
 next layer once it is no longer wanted.
 """
@@ -33,7 +33,7 @@ def run(source, filename, setting, top_k, head_fusion, discard_ratio, progress, 
     the same tab holds the model, the request waits instead of being refused, and gives up
     when it is no longer wanted (``None`` is returned).
     """
-    from vit.server import Busy  # noqa: PLC0415
+    from vit.serve.queue import Busy  # noqa: PLC0415
 
     name, patch_size, depth = setting
     c = costs.estimate(name, patch_size, depth)

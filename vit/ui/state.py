@@ -31,44 +31,44 @@ _pictures = None
 
 
 def model_cache():
-    """The one :class:`vit.cache.ModelCache` of this server."""
+    """The one :class:`vit.serve.cache.ModelCache` of this server."""
     global _cache
     with _lock:
         if _cache is None:
-            from vit.cache import ModelCache  # noqa: PLC0415 - imports torch
+            from vit.serve.cache import ModelCache  # noqa: PLC0415 - imports torch
 
             _cache = ModelCache()
         return _cache
 
 
 def analysis_store():
-    """The server's :class:`vit.cache.AnalysisStore`: tabs hold keys, the analyses live here, bounded."""
+    """The server's :class:`vit.serve.cache.AnalysisStore`: tabs hold keys, the analyses live here, bounded."""
     global _store
     with _lock:
         if _store is None:
-            from vit.cache import AnalysisStore  # noqa: PLC0415
+            from vit.serve.cache import AnalysisStore  # noqa: PLC0415
 
             _store = AnalysisStore()
         return _store
 
 
 def fair_queue():
-    """The server's :class:`vit.server.FairQueue`: who runs the model next."""
+    """The server's :class:`vit.serve.queue.FairQueue`: who runs the model next."""
     global _fair
     with _lock:
         if _fair is None:
-            from vit.server import FairQueue  # noqa: PLC0415
+            from vit.serve.queue import FairQueue  # noqa: PLC0415
 
             _fair = FairQueue(slots=1)
         return _fair
 
 
 def picture_folder():
-    """The server's :class:`vit.server.PictureFolder` (pruned in the background, removed at exit)."""
+    """The server's :class:`vit.serve.files.PictureFolder` (pruned in the background, removed at exit)."""
     global _pictures
     with _lock:
         if _pictures is None:
-            from vit.server import PictureFolder  # noqa: PLC0415
+            from vit.serve.files import PictureFolder  # noqa: PLC0415
 
             _pictures = PictureFolder()
             atexit.register(_pictures.remove)
@@ -114,8 +114,8 @@ def kept(key):
 
 def release_memory() -> None:
     """After a model run: hand freed memory back to the OS and log what the caches account for."""
-    from vit.cache import model_bytes  # noqa: PLC0415
-    from vit.server import rss_bytes, trim_memory  # noqa: PLC0415
+    from vit.serve.cache import model_bytes  # noqa: PLC0415
+    from vit.serve.memory import rss_bytes, trim_memory  # noqa: PLC0415
 
     trim_memory()
     with _lock:

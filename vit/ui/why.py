@@ -21,7 +21,7 @@ import gradio as gr
 from vit import cost as costs
 from vit import validate, views
 from vit.errors import InputError
-from vit.methods import METHODS
+from vit.explanations.methods import METHODS
 from vit.ui import gpu, inputs, meter
 from vit.ui.events import DEFAULT_OPACITY, handler
 from vit.ui.pictures import caption, sizes
@@ -46,7 +46,7 @@ def methods() -> list[tuple[str, str]]:
 
 
 def _class_names(a) -> list[str]:
-    from vit.families import class_names  # noqa: PLC0415
+    from vit.model.families import class_names  # noqa: PLC0415
 
     return class_names(a.model)
 
@@ -97,8 +97,8 @@ def _target(a, target) -> int:
 
 def _explained(image, key, method, target, baseline, request, progress):
     """(Explanation, curves) for this analysis, from what is kept or by running the model in its turn."""
-    from vit.explanations import method_name  # noqa: PLC0415
-    from vit.server import Busy  # noqa: PLC0415
+    from vit.explanations.maps import method_name  # noqa: PLC0415
+    from vit.serve.queue import Busy  # noqa: PLC0415
 
     a = kept(key)
     method, target = method_name(method), _target(a, target)
@@ -157,7 +157,7 @@ def test_page(image, key, target, method, baseline, progress=gr.Progress(), requ
     """"Test it": the deletion and insertion curves of the map, beside a random order."""
     if key is None or target is None:
         raise InputError("Analyse an image first, then pick a class to explain.")
-    from vit.perturb import BASELINES  # noqa: PLC0415
+    from vit.explanations.perturb import BASELINES  # noqa: PLC0415
 
     baseline = validate.choice("baseline", baseline, BASELINES)
     e, curves = _explained(image, key, method, target, baseline, request, progress)
@@ -170,7 +170,7 @@ def compare_page(image, key, target, baseline, progress=gr.Progress(), request: 
     """"Compare all methods": every method explained and tested on this class, as a table."""
     if key is None or target is None:
         raise InputError("Analyse an image first, then pick a class to explain.")
-    from vit.perturb import BASELINES  # noqa: PLC0415
+    from vit.explanations.perturb import BASELINES  # noqa: PLC0415
 
     baseline = validate.choice("baseline", baseline, BASELINES)
     results = []

@@ -23,9 +23,9 @@ import torch
 from torch import Tensor
 from torchvision import models as tv_models
 
-from .config import PRESETS, TRAINED_HERE
-from .errors import WeightsError
-from .server import pid_alive
+from vit.config import PRESETS, TRAINED_HERE
+from vit.errors import WeightsError
+from vit.process import pid_alive
 
 
 @dataclass(frozen=True)

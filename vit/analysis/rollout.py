@@ -26,8 +26,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from .model import split_heads
-from .validate import HEAD_FUSIONS
+from vit.model.modules import split_heads
+from vit.validate import HEAD_FUSIONS
 
 
 def fuse_heads(weights: Tensor, mode: str = "mean") -> Tensor:

@@ -1,6 +1,6 @@
 """Where a family's weights and class names come from: torchvision's checkpoints, or the files trained here.
 
-The five torchvision families download their checkpoint once (``vit.weights``)
+The five torchvision families download their checkpoint once (``vit.model.checkpoints``)
 and take ImageNet's 1,000 class names and preprocessing from torchvision. The
 families in ``config.TRAINED_HERE`` ship their weights in ``assets/``
 (``<name>.pth``, a state dict under the chapter's names, and ``<name>.json``
@@ -15,9 +15,9 @@ import hashlib
 import json
 from pathlib import Path
 
-from .config import TRAINED_HERE
+from vit.config import TRAINED_HERE
 
-ASSETS = Path(__file__).resolve().parents[1] / "assets"
+ASSETS = Path(__file__).resolve().parents[2] / "assets"
 
 # vit_tiny_shapes' own normalisation: the drawings span the full 0..255 range in every channel.
 SHAPES_MEAN = (0.5, 0.5, 0.5)
@@ -60,10 +60,10 @@ def sha256(path: str | Path) -> str:
 def class_names(name: str) -> list[str]:
     """The K class names of a family, in the order of its logits."""
     if is_trained_here(name):
-        from .shapes import CLASSES  # noqa: PLC0415 - numpy and PIL only
+        from vit.shapes import CLASSES  # noqa: PLC0415 - numpy and PIL only
 
         return list(CLASSES)
-    from .weights import CHECKPOINTS  # noqa: PLC0415 - imports torchvision
+    from vit.model.checkpoints import CHECKPOINTS  # noqa: PLC0415 - imports torchvision
 
     return list(CHECKPOINTS[name].weights.meta["categories"])
 

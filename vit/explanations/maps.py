@@ -41,12 +41,13 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from . import cost, rollout, validate
-from .errors import InputError
-from .images import load_image
-from .loaded import LoadedModel
-from .methods import METHODS, Method  # noqa: F401 - the registry, re-exported
-from .preprocess import as_array
+from vit import cost, validate
+from vit.analysis import rollout
+from vit.errors import InputError
+from vit.images import load_image
+from vit.model.loaded import LoadedModel
+from vit.explanations.methods import METHODS, Method  # noqa: F401 - the registry, re-exported
+from vit.model.preprocess import as_array
 
 
 # Below this estimate the gradient methods keep the whole autograd graph (one forward, one backward);

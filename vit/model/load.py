@@ -7,7 +7,7 @@
     >>> result = vit.analyze(loaded, "assets/cat.jpg")
     >>> result.topk[0].label, result.rollout().shape
 
-``loaded`` is a :class:`~vit.loaded.LoadedModel`: the plain module (``loaded.module``) and,
+``loaded`` is a :class:`~vit.model.loaded.LoadedModel`: the plain module (``loaded.module``) and,
 beside it, its config, preprocessing, class names and status.
 """
 
@@ -21,26 +21,20 @@ from pathlib import Path
 
 import torch
 
-from . import families, rollout, validate
-from .analysis import Analysis, LayerPrediction, Prediction
-from .config import DISPLAY_NAMES, PRESETS, TRAINED_HERE
-from .cost import check_budget, estimate, fused_itemsize
-from .errors import InputError, WeightsError
-from .images import load_image
-from .loaded import LoadedModel
-from .model import ViTForImageClassification
-from .preprocess import as_array, preprocess_for
-from .resample import pi_resize_patch_embed, resample_pos_embed
-from .trace import Tracer
-from .weights import (
-    CHECKPOINTS,
-    DownloadError,
-    cached_path,
-    check_shapes,
-    convert_torchvision,
-    download,
-    read_state_dict,
-)
+from vit import validate
+from vit.analysis import rollout
+from vit.model import families
+from vit.analysis.record import Analysis, LayerPrediction, Prediction
+from vit.config import DISPLAY_NAMES, PRESETS, TRAINED_HERE
+from vit.cost import check_budget, estimate, fused_itemsize
+from vit.errors import InputError, WeightsError
+from vit.images import load_image
+from vit.model.loaded import LoadedModel
+from vit.model.modules import ViTForImageClassification
+from vit.model.preprocess import as_array, preprocess_for
+from vit.model.resample import pi_resize_patch_embed, resample_pos_embed
+from vit.analysis.trace import Tracer
+from vit.model.checkpoints import CHECKPOINTS, DownloadError, cached_path, check_shapes, convert_torchvision, download, read_state_dict
 
 Progress = Callable[[int, int], None]
 
@@ -165,7 +159,7 @@ def load_model(
         progress: ``progress(bytes_done, bytes_total)`` while downloading.
 
     Returns:
-        A :class:`~vit.loaded.LoadedModel`: the module in eval mode (``.module``) and beside it
+        A :class:`~vit.model.loaded.LoadedModel`: the module in eval mode (``.module``) and beside it
         ``config``, ``preprocess``, ``class_names``, ``status`` (a sentence saying what was loaded
         and done, without server paths or raw exception text), ``status_detail`` (the same with
         them, for the CLI and logs), ``weights`` (what was actually loaded: "imagenet", "trained",
@@ -234,111 +228,3 @@ def load_model(
         preprocess=preprocess_for(name, config.image_size),
         class_names=families.class_names(name),
     )
-
-
-@torch.inference_mode()
-def analyze(
-    loaded: LoadedModel,
-    image,
-    top_k: int = 5,
-    head_fusion: str = "mean",
-    discard_ratio: float = 0.0,
-    on_layer: Callable[[int, int], None] | None = None,
-) -> Analysis:
-    """Run the model on one image under the tracer and compute every explanation.
-
-    Args:
-        loaded: from :func:`load_model`.
-        image: a path, bytes, a PIL image or an (H, W[, C]) array (see ``vit.images``).
-        top_k: how many predictions to list (1-20).
-        head_fusion: "mean", "max" or "min", for rollout and the fused maps. All three are kept, so
-            another later is a lookup (``Analysis.with_options``), not a model run.
-        discard_ratio: fraction of each row's weakest patch links dropped in rollout, [0, 0.99].
-        on_layer: ``on_layer(layers_done, L)`` after each encoder block (progress); an exception it
-            raises stops the run there (a server drops a run nobody waits for any more).
-
-    Returns:
-        An :class:`Analysis`.
-    """
-    if not isinstance(loaded, LoadedModel):
-        raise TypeError(f"analyze takes what vit.load_model returns (a LoadedModel), got {type(loaded).__name__}")
-    cfg, model = loaded.config, loaded.module
-    top_k = validate.top_k(top_k, cfg.num_classes)
-    head_fusion = validate.head_fusion(head_fusion)
-    discard_ratio = validate.discard_ratio(discard_ratio)
-    check_budget(estimate(loaded.name, cfg.patch_size, cfg.num_layers))  # refuse before anything runs
-    timings = {}
-    t0 = time.perf_counter()
-    pil = load_image(image)
-    view = loaded.preprocess.view(pil)
-    x = loaded.preprocess.to_tensor(view).to(loaded.device)  # (1, C, H, W)
-    t1 = time.perf_counter()
-    timings["preprocess"] = (t1 - t0) * 1e3
-
-    # Every fusion's maps, for display-only changes; float16 when large (vit.cost.fused_itemsize): rollout
-    # from them stays within 1e-3 of float32's, and fused attention rows are fused in float32 from the heads.
-    fused_dtype = torch.float32 if fused_itemsize(cfg.num_layers, cfg.num_tokens) == 4 else torch.float16
-    tracer = Tracer(model, head_fusion=head_fusion, fused_dtype=fused_dtype)
-    with loaded.lock, tracer as record, _each_layer(model, on_layer):
-        model(x)
-    t2 = time.perf_counter()
-    timings["forward_traced"] = (t2 - t1) * 1e3
-
-    probs = record.logits[0].float().softmax(-1).cpu()  # (K,)
-    names = loaded.class_names
-    values, indices = probs.topk(top_k)
-    topk = [Prediction(int(i), names[i], float(p)) for p, i in zip(values, indices)]
-
-    cls_tokens = torch.stack([t[0] for t in record.cls_tokens])  # (L, D)
-    layer_probs = rollout.early_exit_logits(cls_tokens, model.encoder.norm, model.head.head).softmax(-1).cpu()
-    final = topk[0].index
-    layer_predictions = [
-        LayerPrediction(l + 1, int(p.argmax()), names[int(p.argmax())], float(p.max()), float(p[final]))
-        for l, p in enumerate(layer_probs)
-    ]
-    result = Analysis(
-        model=loaded.name,
-        display_name=DISPLAY_NAMES[loaded.name],
-        weights=loaded.weights,
-        status=loaded.status,
-        patch_size=cfg.patch_size,
-        depth=cfg.num_layers,
-        num_heads=cfg.num_heads,
-        input_size=(x.shape[-2], x.shape[-1]),
-        grid=(x.shape[-2] // cfg.patch_size, x.shape[-1] // cfg.patch_size),
-        image=as_array(view),
-        stages=record.stages,
-        probs=probs,
-        topk=topk,
-        layer_predictions=layer_predictions,
-        cls_attention=torch.stack([a[0] for a in record.cls_attention]).cpu(),  # (L, h, N+1)
-        fusions={f: maps[:, 0].cpu() for f, maps in record.fusions.items()},  # each (L, N+1, N+1)
-        queries=[q[0].cpu() for q in record.queries],
-        keys=[k[0].cpu() for k in record.keys],
-        head_fusion=head_fusion,
-        discard_ratio=discard_ratio,
-        source_size=pil.size,
-        residual_means=record.residual[:, 0].cpu(),  # (L, 4)
-        token_norms=record.token_norms[:, 0].cpu(),  # (L, N+1)
-        attention_distance=record.attention_distance[:, 0].cpu(),  # (L, h)
-        lens_index=record.lens_index[:, 0].cpu(),  # (L, N)
-        lens_prob=record.lens_prob[:, 0].cpu(),  # (L, N)
-    )
-    result.rollout()  # checks the rollout once; the views compute it again as they need
-    timings["explain"] = (time.perf_counter() - t2) * 1e3
-    timings["total"] = (time.perf_counter() - t0) * 1e3
-    result.timings_ms = timings
-    return result
-
-
-@contextmanager
-def _each_layer(model, on_layer: Callable[[int, int], None] | None):
-    """Call ``on_layer(n, L)`` after each of the L encoder blocks while the context is open."""
-    layers = list(model.encoder.layers)
-    handles = [] if on_layer is None else [
-        layer.register_forward_hook(lambda *_, n=n: on_layer(n, len(layers))) for n, layer in enumerate(layers, 1)]
-    try:
-        yield
-    finally:
-        for handle in handles:
-            handle.remove()

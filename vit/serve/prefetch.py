@@ -3,7 +3,7 @@
 A Hugging Face Space starts with an empty torch hub cache: without this the first
 student would wait for ViT-B/16's 330 MB, or, on a slow connection, see a model on
 random weights. :class:`Prefetch` downloads one family's checkpoint in a thread (through
-:func:`vit.api.fetch_checkpoint`, so a failure is remembered there like any other), counts
+:func:`vit.model.load.fetch_checkpoint`, so a failure is remembered there like any other), counts
 the bytes for a progress banner, and lets a request wait for it instead of starting a
 second download of the same file or giving up while it is merely slow.
 """
@@ -21,7 +21,7 @@ class Prefetch:
     """One checkpoint's background download: ``Prefetch("vit_b_16").start()``.
 
     Attributes:
-        name: the family (a key of ``vit.weights.CHECKPOINTS``).
+        name: the family (a key of ``vit.model.checkpoints.CHECKPOINTS``).
         done, total: bytes received so far and the file's size (0 until the server says).
         error: why the download failed, for a web page ("" while running and after success).
     """
@@ -65,8 +65,8 @@ class Prefetch:
 
     def _run(self) -> None:
         try:
-            from .api import fetch_checkpoint  # noqa: PLC0415 - imports torch: in this thread, not the caller's
-            from .weights import CHECKPOINTS  # noqa: PLC0415
+            from vit.model.load import fetch_checkpoint  # noqa: PLC0415 - imports torch: in this thread, not the caller's
+            from vit.model.checkpoints import CHECKPOINTS  # noqa: PLC0415
 
             if self.name not in CHECKPOINTS:  # a family that ships its own weights: nothing to download
                 return

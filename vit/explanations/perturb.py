@@ -34,11 +34,11 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from . import validate
-from .errors import InputError
-from .explanations import Explanation, model_input, recalled_probs, target_index
-from .loaded import LoadedModel
-from .model import split_heads
+from vit import validate
+from vit.errors import InputError
+from vit.explanations.maps import Explanation, model_input, recalled_probs, target_index
+from vit.model.loaded import LoadedModel
+from vit.model.modules import split_heads
 
 MODES = ("deletion", "insertion")
 BASELINES = ("mean", "blur")

@@ -39,9 +39,9 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor, nn
 
-from .rollout import fuse_heads, mean_attention_distance, patch_distances
-from .model import ViTForImageClassification
-from .validate import HEAD_FUSIONS
+from vit.analysis.rollout import fuse_heads, mean_attention_distance, patch_distances
+from vit.model.modules import ViTForImageClassification
+from vit.validate import HEAD_FUSIONS
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .config import ViTConfig
+from vit.config import ViTConfig
 
 
 class PatchEmbedding(nn.Module):
@@ -130,7 +130,7 @@ def split_heads(x: Tensor, num_heads: int) -> Tensor:
     """(..., T, D) -> (..., h, T, D/h): each head's slice of a q, k or v projection.
 
     Head i takes features i*D/h .. (i+1)*D/h - 1, as ``nn.MultiheadAttention`` splits them;
-    ``vit.rollout`` splits the queries and keys the tracer kept with this same function.
+    ``vit.analysis.rollout`` splits the queries and keys the tracer kept with this same function.
     """
     return x.unflatten(-1, (num_heads, -1)).transpose(-3, -2)
 

@@ -18,9 +18,9 @@ if TYPE_CHECKING:  # the record itself needs no torch: it only holds what load_m
     import torch
     from torch import Tensor, nn
 
-    from .config import ViTConfig
-    from .model import ViTForImageClassification
-    from .preprocess import Preprocess
+    from vit.config import ViTConfig
+    from vit.model.modules import ViTForImageClassification
+    from vit.model.preprocess import Preprocess
 
 
 @dataclass(frozen=True, eq=False)  # eq=False: compared and hashed by identity, like the module it holds
@@ -28,7 +28,7 @@ class LoadedModel:
     """A built model and its metadata.
 
     ``loaded(x)`` runs the module; ``loaded.module`` is the plain ``nn.Module`` for
-    anything that walks it (``loaded.module.encoder``, a :class:`~vit.trace.Tracer`).
+    anything that walks it (``loaded.module.encoder``, a :class:`~vit.analysis.trace.Tracer`).
     """
 
     module: ViTForImageClassification = field(repr=False)  # in eval mode, no gradients, on its device

@@ -35,10 +35,11 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from . import families, shapes
-from .config import DISPLAY_NAMES, PRESETS, ViTConfig, grid_for_patch_size, patch_size_range
-from .model import ViTForImageClassification
-from .resample import pi_resize_matrix, resample_pos_embed
+from vit import shapes
+from vit.model import families
+from vit.config import DISPLAY_NAMES, PRESETS, ViTConfig, grid_for_patch_size, patch_size_range
+from vit.model.modules import ViTForImageClassification
+from vit.model.resample import pi_resize_matrix, resample_pos_embed
 
 NAME = "vit_tiny_shapes"
 EVAL_SEED_OFFSET = 10_000  # the accuracy tables are measured on seed + this: drawings never trained on
@@ -97,7 +98,7 @@ class FlexiForward:
     """The model at patch size P, from its native weights, differentiably (FlexiViT).
 
     At the native P this is ``model(x)``. At another P the image is resized to
-    grid x P, the kernel is ``pinv(B^T) w`` (``vit.resample.pi_resize_matrix``)
+    grid x P, the kernel is ``pinv(B^T) w`` (``vit.model.resample.pi_resize_matrix``)
     and the position embedding is resampled to the grid (``resample_pos_embed``):
     what ``load_model(..., patch_size=P)`` does, here inside the autograd graph.
     """
@@ -278,7 +279,7 @@ def train(
 
 @torch.inference_mode()
 def accuracy(loaded, images, labels, batch_size: int = 250) -> float:
-    """Top-1 accuracy of a :class:`~vit.loaded.LoadedModel` on PIL images, through its own preprocessing."""
+    """Top-1 accuracy of a :class:`~vit.model.loaded.LoadedModel` on PIL images, through its own preprocessing."""
     device = loaded.device
     correct = 0
     for start in range(0, len(images), batch_size):
@@ -297,7 +298,7 @@ def accuracy_tables(weights: str | Path, images, labels, device: str | torch.dev
     Returns:
         ``{"patch_size": {"4": acc, ...}, "depth": {"1": acc, ...}}`` (JSON keys are strings).
     """
-    from .api import load_model  # noqa: PLC0415 - api imports this module's neighbours
+    from vit.model.load import load_model  # noqa: PLC0415 - api imports this module's neighbours
 
     lo, hi = patch_size_range(NAME)
     native = PRESETS[NAME]
@@ -355,7 +356,7 @@ def train_shapes(
     Returns:
         The JSON written beside the weights, as a dict.
     """
-    from .api import default_device  # noqa: PLC0415
+    from vit.model.load import default_device  # noqa: PLC0415
 
     settings = settings or TrainSettings()
     settings = TrainSettings(**{**asdict(settings), "seed": seed,

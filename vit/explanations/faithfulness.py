@@ -6,7 +6,7 @@ On ``vit.shapes`` drawings the object's pixels are known, so each map can be sco
   map's maximum (first by token index among ties) on a patch that holds any pixel of the target's mask?
 * **mask share**: the share of the map's mass on the target's pixels, each patch's value spread evenly
   over its P x P pixels: sum_p map_p coverage_p / sum_p map_p (coverage_p: the mask's share of patch p);
-* **deletion / insertion AUC** (:mod:`vit.perturb`): does the model's probability for the target follow
+* **deletion / insertion AUC** (:mod:`vit.explanations.perturb`): does the model's probability for the target follow
   the map? These need no ground truth: they test the map against the model.
 
 Two kinds of images: one shape (explaining its class), and two shapes of different classes in two
@@ -24,10 +24,10 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from . import shapes
-from .explanations import METHODS, explain
-from .loaded import LoadedModel
-from .perturb import perturbation_curves
+from vit import shapes
+from vit.explanations.maps import METHODS, explain
+from vit.model.loaded import LoadedModel
+from vit.explanations.perturb import perturbation_curves
 
 EVAL_SEED = 20_000  # drawings never trained on (training used seed 0, its tables seed 10,000)
 RANDOM = "random"  # the chance row

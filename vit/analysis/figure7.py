@@ -15,7 +15,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from .loaded import LoadedModel
+from vit.model.loaded import LoadedModel
 
 
 def cosine_similarity_matrix(vectors: Tensor) -> Tensor:

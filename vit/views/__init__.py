@@ -19,10 +19,10 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image
 
-from . import render
-from .errors import InputError
-from .lesson import LESSON, LESSON_VIEWS, LessonStep, lesson_text  # noqa: F401 - the guided walk, re-exported
-from .methods import METHODS
+from vit.views import draw as render
+from vit.errors import InputError
+from vit.lesson import LESSON, LESSON_VIEWS, LessonStep, lesson_text  # noqa: F401 - the guided walk, re-exported
+from vit.explanations.methods import METHODS
 
 DISPLAY_SIZE = render.DISPLAY_SIZE  # px, main pictures: drawn at the size the page shows them
 TILE_SIZE = 200  # px, one small-multiples tile: 4 per row make a sheet ~830 px wide
@@ -325,10 +325,10 @@ def depth_view(a, size: tuple[int, int] = DEPTH_PLOT_SIZE) -> View:
 def stage_rows(a) -> list[list[str]]:
     """The stage table under :data:`STAGE_HEADERS`, with a total; middle layers fold into one row when L > 3.
 
-    Parameters follow :func:`vit.trace.counted_params`, so the column sums to the
+    Parameters follow :func:`vit.analysis.trace.counted_params`, so the column sums to the
     model's parameter count (see :data:`STAGE_NOTE`).
     """
-    from .trace import counted_params  # noqa: PLC0415 - torch is loaded already: the analysis holds tensors
+    from vit.analysis.trace import counted_params  # noqa: PLC0415 - torch is loaded already: the analysis holds tensors
 
     counted = counted_params(a.stages)
     layers = sorted({s.layer for s in a.stages if s.layer is not None})
@@ -355,7 +355,7 @@ def top_k(a, k: int) -> dict[str, float]:
     if k <= len(a.topk):
         pairs = [(p.index, p.label, p.prob) for p in a.topk[:k]]
     else:
-        from .families import class_names  # noqa: PLC0415 - torchvision's names, read only when asked
+        from vit.model.families import class_names  # noqa: PLC0415 - torchvision's names, read only when asked
 
         names = class_names(a.model)
         probs = a.probs.numpy()
@@ -437,7 +437,7 @@ def lens_colours(indices: np.ndarray, classes: list[int]) -> np.ndarray:
 
 def lens_view(a, layer: int, size: int = DISPLAY_SIZE, opacity: float = 0.7) -> View:
     """Token content: the final norm and head applied to every patch token at ``layer``, top-1 class per patch."""
-    from .families import class_names  # noqa: PLC0415 - torchvision's names, read only when drawn
+    from vit.model.families import class_names  # noqa: PLC0415 - torchvision's names, read only when drawn
 
     names = class_names(a.model)
     indices, probs = (t.numpy() for t in a.patch_lens(layer))
@@ -493,7 +493,7 @@ def matrix_factor(tokens: int, panel: int) -> int:
 
 def matrix_view(a, layer: int, head: int, size: int = DISPLAY_SIZE) -> View:
     """One head's whole (N+1)x(N+1) attention matrix beside the same under a causal mask (11.4.2)."""
-    from . import rollout as ex  # noqa: PLC0415
+    from vit.analysis import rollout as ex  # noqa: PLC0415
 
     full = a.attention_matrix(layer, head - 1)  # (N+1, N+1)
     masked = ex.causal(full)
@@ -617,7 +617,7 @@ def distance_view(a, size: tuple[int, int] = DEPTH_PLOT_SIZE) -> View:
 
 
 def explanation_view(e, opacity: float, cmap: str, size: int = DISPLAY_SIZE) -> View:
-    """An :class:`~vit.explanations.Explanation`'s map over the image, with its colour bar."""
+    """An :class:`~vit.explanations.maps.Explanation`'s map over the image, with its colour bar."""
     method = METHODS[e.method]
     heat = e.map.numpy()  # (rows, cols)
     image, scale, legend = _heat_view(e, heat, opacity, cmap, size, label="brighter = more relevant to this class")
@@ -640,8 +640,8 @@ def curves_view(e, curves: dict, size: tuple[int, int] = DEPTH_PLOT_SIZE) -> Vie
     """Deletion and insertion curves of an explanation, beside the same in a random order.
 
     Args:
-        e: the :class:`~vit.explanations.Explanation` tested.
-        curves: ``{(mode, order): Curve}`` from :func:`vit.perturb.perturbation_curves`.
+        e: the :class:`~vit.explanations.maps.Explanation` tested.
+        curves: ``{(mode, order): Curve}`` from :func:`vit.explanations.perturb.perturbation_curves`.
     """
     title = METHODS[e.method].title
     series = []

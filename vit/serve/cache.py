@@ -14,11 +14,11 @@ import threading
 import uuid
 from collections import OrderedDict
 
-from . import validate
-from .api import load_model
-from .families import is_trained_here
-from .loaded import LoadedModel
-from .weights import cached_path
+from vit import validate
+from vit.model.load import load_model
+from vit.model.families import is_trained_here
+from vit.model.loaded import LoadedModel
+from vit.model.checkpoints import cached_path
 
 MAX_CACHE_BYTES = int(float(os.environ.get("VIT_MODEL_CACHE_GB", "3")) * 1e9)
 MAX_CACHE_MODELS = int(os.environ.get("VIT_MODEL_CACHE_SIZE", "6"))

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from torch import Tensor
 
-from . import rollout
-from .trace import RESIDUAL_PARTS, Stage, counted_params
+from vit.analysis import rollout
+from vit.analysis.trace import RESIDUAL_PARTS, Stage, counted_params
 
 
 @dataclass(frozen=True)
@@ -121,7 +121,7 @@ class Analysis:
 
     @property
     def params(self) -> int:
-        """The model's parameter count, each module counted once (see :func:`vit.trace.counted_params`)."""
+        """The model's parameter count, each module counted once (see :func:`vit.analysis.trace.counted_params`)."""
         return sum(counted_params(self.stages))
 
     # --- views ---------------------------------------------------------------
@@ -129,7 +129,7 @@ class Analysis:
         """Rollout row of ``query`` up to ``layer`` (1..depth, default depth) over all N+1 tokens: (N+1,).
 
         The rows of every depth come from one pass down the kept fused maps
-        (:func:`vit.rollout.rollout_rows`, discarding each layer once), and are remembered per
+        (:func:`vit.analysis.rollout.rollout_rows`, discarding each layer once), and are remembered per
         query, so another layer costs nothing and another fusion or discard ratio recomputes
         these rows only (``with_options``).
         """
@@ -188,7 +188,7 @@ class Analysis:
         Among the patches only (class token dropped, rows renormalised): for query patch i,
         sum_j A_ij d_ij with d_ij = P times the grid distance of patches i and j, averaged
         over the N query patches. It is reduced by the tracer from each layer's weights as
-        they stream by (see :func:`vit.rollout.mean_attention_distance`), rather than
+        they stream by (see :func:`vit.analysis.rollout.mean_attention_distance`), rather than
         recomputed here from the queries and keys: the weights exist at that moment anyway,
         so it costs 3 N^2 flops per head and two (N, N) buffers, where recomputing would
         redo every softmax (h T^2 D/h flops per layer) a second time.

@@ -1,0 +1,63 @@
+"""A dict that forgets: the least recently used entries go once it holds too many, or too many bytes.
+
+The one bounded cache of the package (kept explanations, analysis variants, models, analyses,
+sessions): each owner says how much it may keep, and locks it itself where threads share it.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from typing import Any
+
+
+class BoundedDict(OrderedDict):
+    """An ``OrderedDict`` in least-recently-used order, bounded by a count and, optionally, by a size.
+
+    Args:
+        max_items: entries kept at most.
+        max_size: the total ``size(value)`` kept at most (None: no such bound). The newest entry
+            always stays, even alone over the bound: the caller checks a single entry's size first.
+        size: an entry's size (bytes, say); needed with ``max_size``.
+        keep: ``keep(key, value)`` True for entries never evicted (in use elsewhere, say).
+    """
+
+    def __init__(self, max_items: int, max_size: float | None = None, size: Callable[[Any], float] | None = None,
+                 keep: Callable[[Hashable, Any], bool] | None = None):
+        if max_items < 1:
+            raise ValueError(f"max_items must be at least 1, got {max_items}")
+        if max_size is not None and size is None:
+            raise ValueError("max_size needs size=, the size of an entry")
+        super().__init__()
+        self.max_items, self.max_size, self._size, self._keep = max_items, max_size, size, keep
+
+    def get(self, key, default=None):
+        """The value (now the most recently used), or ``default``."""
+        if key not in self:
+            return default
+        self.move_to_end(key)
+        return super().__getitem__(key)
+
+    def __setitem__(self, key, value) -> None:
+        super().__setitem__(key, value)
+        self.move_to_end(key)
+        self.evict()
+
+    def total_size(self) -> float:
+        return 0 if self._size is None else sum(self._size(v) for v in self.values())
+
+    def _over(self) -> bool:
+        return len(self) > self.max_items or (self.max_size is not None and self.total_size() > self.max_size)
+
+    def evict(self) -> list:
+        """Drop the least recently used entries until the bounds hold; returns the dropped (key, value) pairs."""
+        dropped = []
+        for key in list(self.keys())[:-1]:  # the newest stays
+            if not self._over():
+                break
+            value = super().__getitem__(key)
+            if self._keep is not None and self._keep(key, value):
+                continue
+            del self[key]
+            dropped.append((key, value))
+        return dropped

@@ -1,0 +1,41 @@
+"""Memory a server hands back: :func:`trim_memory` returns the heap pages an analysis freed to the
+operating system (glibc keeps freed heap pages otherwise), and :func:`rss_bytes` reads what is resident."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import ctypes.util
+from pathlib import Path
+
+
+_libc = None
+if os.name == "posix":
+    try:
+        _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        _libc.malloc_trim.argtypes = [ctypes.c_size_t]
+    except (OSError, AttributeError):  # not glibc (musl, macOS): nothing to trim
+        _libc = None
+
+
+def trim_memory() -> bool:
+    """Give the heap pages freed by an analysis back to the OS (glibc ``malloc_trim``).
+
+    glibc keeps freed memory in its arenas for reuse; after a burst of large analyses
+    a server would otherwise stay at its peak for good. Returns whether anything was
+    released (False where there is no glibc).
+    """
+    return bool(_libc and _libc.malloc_trim(0))
+
+
+def rss_bytes(pid: int | str = "self") -> int:
+    """Resident memory of a process (Linux ``/proc``; 0 elsewhere)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
