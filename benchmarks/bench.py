@@ -44,15 +44,12 @@ import json
 import os
 import platform
 import resource
-import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-import urllib.request
 from collections import OrderedDict
 from pathlib import Path
 
@@ -64,6 +61,8 @@ sys.path.insert(0, str(ROOT))
 import vit  # noqa: E402 - after the path is set
 from vit import views  # noqa: E402
 from vit.config import PRESETS  # noqa: E402
+
+from served import app_env, free_port, start_app, stop_app, wait_http_200  # noqa: E402
 
 IMAGE = ROOT / "assets" / "cat.jpg"
 METHODS = ("bare", "analyze", "app", "page", "display", "fusion", "discard", "peer")
@@ -272,15 +271,38 @@ def median(values: list[float]) -> float:
 
 
 def bench_config(name: str, family: str, patch_size: int, depth: int | None, repeat: int) -> dict:
-    """Interleaved timings of every method for one configuration."""
+    """Interleaved timings of every method for one configuration, with their medians and ratios to bare."""
+    raw, parts, cfg = interleaved(name, family, patch_size, depth, repeat)
+    gc.collect()  # the models and the kept analysis are gone with interleaved()
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+    ratios = {m: [v / b for v, b in zip(raw[m], raw["bare"])] for m in METHODS if m != "bare"}
+    return {
+        "model": family,
+        "patch_size": patch_size,
+        "depth": cfg.num_layers,
+        "grid": cfg.grid_size,
+        "tokens": cfg.num_tokens,
+        "input_size": cfg.image_size,
+        "repeat": repeat,
+        "raw_ms": raw,
+        "median_ms": {m: median(v) for m, v in raw.items()},
+        "ratio_to_bare": ratios,
+        "median_ratio": {m: median(v) for m, v in ratios.items()},
+        "parts_raw_ms": parts,
+        "parts_median_ms": {k: median(v) for k, v in parts.items() if v},
+    }
+
+
+def interleaved(name: str, family: str, patch_size: int, depth: int | None, repeat: int):
+    """(raw ms per method, parts ms, config): every method once per repetition, in turn."""
     from vit.images import load_image  # noqa: PLC0415
 
     model = vit.load_model(family, weights="random", patch_size=patch_size, depth=depth, device=device())
     cfg = model.config
-    grid = cfg.grid_size
     image = load_image(IMAGE)
     x = model.preprocess(image).to(device())  # (1, C, H, W)
-    peer = peer_model(family, patch_size, cfg.num_layers, grid)
+    peer = peer_model(family, patch_size, cfg.num_layers, cfg.grid_size)
     kept = keep_all_attention(peer)
     cached = vit.analyze(model, image)  # what the display-only changes redraw from
 
@@ -355,27 +377,7 @@ def bench_config(name: str, family: str, patch_size: int, depth: int | None, rep
         print(f"  {name} rep {rep + 1}/{repeat}: " + ", ".join(f"{m} {raw[m][-1]:.0f}" for m in METHODS) + " ms",
               flush=True)
 
-    ratios = {m: [v / b for v, b in zip(raw[m], raw["bare"])] for m in METHODS if m != "bare"}
-    result = {
-        "model": family,
-        "patch_size": patch_size,
-        "depth": cfg.num_layers,
-        "grid": grid,
-        "tokens": cfg.num_tokens,
-        "input_size": cfg.image_size,
-        "repeat": repeat,
-        "raw_ms": raw,
-        "median_ms": {m: median(v) for m, v in raw.items()},
-        "ratio_to_bare": ratios,
-        "median_ratio": {m: median(v) for m, v in ratios.items()},
-        "parts_raw_ms": parts,
-        "parts_median_ms": {k: median(v) for k, v in parts.items() if v},
-    }
-    del model, peer, kept, cached, fresh
-    gc.collect()
-    if torch.cuda.is_available():
-        torch.cuda.empty_cache()
-    return result
+    return raw, parts, cfg
 
 
 # --------------------------------------------------------------------------- peak memory, one process each
@@ -452,51 +454,6 @@ def measure_rss(config: str, depth: int | None) -> dict:
 
 
 # --------------------------------------------------------------------------- the running app
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_app(port: int, env: dict, log_path: Path) -> subprocess.Popen:
-    log = open(log_path, "wb")  # noqa: SIM115 - closed with the process
-    return subprocess.Popen([sys.executable, str(ROOT / "app.py"), "--port", str(port)], cwd=ROOT, env=env,
-                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-
-
-def wait_http_200(url: str, proc: subprocess.Popen, timeout: float = 180.0) -> float:
-    """Seconds until ``url`` answers 200 (raises if the process dies or time runs out)."""
-    t0 = time.perf_counter()
-    while time.perf_counter() - t0 < timeout:
-        if proc.poll() is not None:
-            raise RuntimeError(f"app.py exited with {proc.returncode} before answering")
-        try:
-            with urllib.request.urlopen(url, timeout=2) as response:
-                if response.status == 200:
-                    return time.perf_counter() - t0
-        except OSError:
-            pass
-        time.sleep(0.05)
-    raise TimeoutError(f"{url} did not answer 200 within {timeout:.0f} s")
-
-
-def stop_app(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)  # its own session: the server and nothing else
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-
-
-def app_env(tmp: Path) -> dict:
-    """An empty torch hub (offline: random weights) and a TMPDIR that is removed with ``tmp``."""
-    (tmp / "tmp").mkdir(exist_ok=True)
-    return dict(os.environ, GRADIO_ANALYTICS_ENABLED="False", TORCH_HOME=str(tmp / "torch_home"),
-                VIT_DOWNLOAD_TIMEOUT="1", PYTHONUNBUFFERED="1", TMPDIR=str(tmp / "tmp"))
 
 
 def measure_startup(tmp: Path, times: int = 3) -> dict:

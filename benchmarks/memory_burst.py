@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench import ROOT, app_env, free_port, stop_app, wait_http_200  # noqa: E402
+from served import ROOT, app_env, free_port, stop_app, wait_http_200  # noqa: E402
 
 import subprocess  # noqa: E402
 

@@ -23,16 +23,11 @@ import torch
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from served import free_port  # noqa: E402 - one helper for the tests and the benchmarks
 os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
 os.environ.setdefault("VIT_DOWNLOAD_TIMEOUT", "3")
 torch.set_num_threads(min(2, torch.get_num_threads()))
-
-
-def free_port() -> int:
-    """A free TCP port on 127.0.0.1 for an app launched by a test."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def random_torchvision_vit(name: str, seed: int = 0, **overrides) -> torch.nn.Module:
