@@ -13,6 +13,7 @@ import vit
 from vit import views
 from vit.errors import InputError
 from vit.views import draw
+from vit.views.pictures import PICTURES
 
 CAT = "assets/cat.jpg"
 OPACITY, CMAP = 0.6, "cividis"
@@ -288,10 +289,9 @@ def test_wrapped_text_fits_its_width():
 
 
 def test_what_is_explains_every_view():
-    assert set(views.WHAT_IS) == {"rollout", "attention", "heads", "layers", "early_exit", "patches", "explanation",
-                                  "curves"}
-    for text in views.WHAT_IS.values():
-        assert 2 <= text.count(". ") + 1 <= 5
+    assert PICTURES
+    for picture in PICTURES.values():
+        assert 2 <= picture.what_is.count(". ") + 1 <= 5, picture.name
 
 
 def test_explanation_and_curve_views_carry_their_numbers():
