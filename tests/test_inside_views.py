@@ -9,8 +9,8 @@ import torch
 import vit
 from vit import views
 from vit.analysis import rollout
-from vit.views import draw as render
 from vit.analysis.figure7 import cosine_similarity_matrix
+from vit.views import draw, plots
 
 CAT = "assets/cat.jpg"
 OPACITY, CMAP = 0.6, "cividis"
@@ -93,9 +93,9 @@ def test_lens_colours_are_the_legend_classes_at_each_patch_centre(a):
     w, h = views.display_size(a)
     assert v.image.width == w and v.image.height > h  # the legend is drawn under the picture
     expected = views.lens_colours(indices, [c for c, _ in top])
-    assert {tuple(expected[i]) for i in np.ndindex(indices.shape) if indices[i] == top[0][0]} == {render.PALETTE[0]}
+    assert {tuple(expected[i]) for i in np.ndindex(indices.shape) if indices[i] == top[0][0]} == {draw.PALETTE[0]}
     px = np.asarray(v.image, dtype=float)
-    photo = np.asarray(render._display(a.image, views.DISPLAY_SIZE), dtype=float)
+    photo = np.asarray(draw._display(a.image, views.DISPLAY_SIZE), dtype=float)
     rows, cols = a.grid
     for r in range(rows):
         for c in range(cols):
@@ -152,7 +152,7 @@ def test_filters_view_has_one_tile_per_filter():
     assert v.image.size == (7 * (tile + 4) + 4, 4 * (tile + 4) + 4)
     px = np.asarray(v.image)
     for i in (0, 27):
-        x, y = render.tile_origin(i, 7, tile)
+        x, y = draw.tile_origin(i, 7, tile)
         assert tuple(px[y + 1, x + 1]) == tuple(tiles[i][0, 0])  # tile i's top-left filter pixel
     assert "first 28 principal components" in v.caption and "own range" in v.caption
 
@@ -208,7 +208,7 @@ def test_every_lesson_step_names_a_view_and_fills_in_the_real_shapes(a):
 
 def test_block_bars_are_drawn_in_the_series_colours(a):
     px = {tuple(p) for p in np.asarray(views.block_view(a).image).reshape(-1, 3)}
-    assert set(render.SERIES_COLOURS) <= px
+    assert set(plots.SERIES_COLOURS) <= px
 
 
 def test_matrix_view_on_a_fine_grid_is_block_maxed_to_the_display():
@@ -226,4 +226,4 @@ def test_matrix_view_on_a_fine_grid_is_block_maxed_to_the_display():
 
 
 def test_axes_end_on_round_numbers():
-    assert [render.nice_ceiling(v) for v in (45.25, 15.4, 1.0, 0.03, 101, 0)] == [50, 20, 1, 0.05, 200, 1]
+    assert [plots.nice_ceiling(v) for v in (45.25, 15.4, 1.0, 0.03, 101, 0)] == [50, 20, 1, 0.05, 200, 1]

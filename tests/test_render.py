@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from vit.views import draw as render
+from vit.views import draw, plots
 
 
 @pytest.fixture
@@ -15,34 +15,34 @@ def image() -> np.ndarray:
 
 def test_overlay_colours_follow_the_heatmap(image):
     heat = np.array([[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]])
-    out = np.asarray(render.overlay(image, heat, alpha=1.0, cmap="cividis", size=96))
+    out = np.asarray(draw.overlay(image, heat, alpha=1.0, cmap="cividis", size=96))
     assert out.shape == (64, 96, 3)
-    lut = render.colormap_lut("cividis")
+    lut = draw.colormap_lut("cividis")
     for r in range(2):
         for c in range(3):
             level = round((heat[r, c] / 5.0) * 255)
             centre = out[r * 32 + 16, c * 32 + 16]
             assert np.abs(centre.astype(int) - lut[level]).max() <= 1, (r, c)
-    half = np.asarray(render.overlay(image, heat, alpha=0.5, size=96))[16, 16]
+    half = np.asarray(draw.overlay(image, heat, alpha=0.5, size=96))[16, 16]
     assert np.abs(half.astype(int) - (0.5 * 128 + 0.5 * lut[0])).max() <= 1
 
 
 def test_constant_map_does_not_divide_by_zero(image):
-    out = np.asarray(render.overlay(image, np.ones((2, 3)), alpha=1.0, size=96))
-    assert (out == render.colormap_lut("cividis")[0]).all()
+    out = np.asarray(draw.overlay(image, np.ones((2, 3)), alpha=1.0, size=96))
+    assert (out == draw.colormap_lut("cividis")[0]).all()
 
 
 def test_colormaps_are_valid_and_unknown_refused():
-    for name in render.COLORMAPS:
-        lut = render.colormap_lut(name)
+    for name in draw.COLORMAPS:
+        lut = draw.colormap_lut(name)
         assert lut.shape == (256, 3) and lut.dtype == np.uint8
     with pytest.raises(ValueError, match="colormap"):
-        render.colormap_lut("jet")
+        draw.colormap_lut("jet")
 
 
 def test_patch_grid_lines_at_patch_borders_and_mark():
     image = np.zeros((64, 96, 3), dtype=np.uint8)
-    out = np.asarray(render.patch_grid(image, (2, 3), size=96, mark=(1, 2)))
+    out = np.asarray(draw.patch_grid(image, (2, 3), size=96, mark=(1, 2)))
     assert out.shape == (64, 96, 3)
     assert out[50, 32].mean() > 150 and out[50, 64].mean() > 150  # vertical lines between columns
     assert out[32, 50].mean() > 150  # horizontal line between rows
@@ -52,22 +52,22 @@ def test_patch_grid_lines_at_patch_borders_and_mark():
 
 def test_small_multiples_one_tile_per_map(image):
     maps = np.random.default_rng(0).random((12, 2, 3))
-    sheet = render.small_multiples(image, maps, [f"head {i + 1}" for i in range(12)], columns=4, tile=60)
+    sheet = draw.small_multiples(image, maps, [f"head {i + 1}" for i in range(12)], columns=4, tile=60)
     gap, label = 6, 24
     assert sheet.size == (4 * (60 + gap) + gap, 3 * (60 + label + gap) + gap)
     # the first tile's hottest patch is drawn in the colormap's top colour
     r, c = np.unravel_index(maps[0].argmax(), (2, 3))
     tile = np.asarray(sheet)[gap + label: gap + label + 40, gap: gap + 60]
     pixel = tile[int(r * 20 + 10), int(c * 20 + 10)]
-    expected = 0.3 * 128 + 0.7 * render.colormap_lut("cividis")[255]
+    expected = 0.3 * 128 + 0.7 * draw.colormap_lut("cividis")[255]
     assert np.abs(pixel - expected).max() <= 2
 
 
 def test_depth_plot_puts_points_at_their_probability():
-    img = render.depth_plot([1, 2, 3, 4], [0.5, 0.5, 0.5, 0.5], ["a"] * 4, [0.0, 0.25, 0.75, 1.0], "cat",
+    img = plots.depth_plot([1, 2, 3, 4], [0.5, 0.5, 0.5, 0.5], ["a"] * 4, [0.0, 0.25, 0.75, 1.0], "cat",
                             size=(400, 300))
     px = np.asarray(img)
-    x_at, y_at = render.depth_axes(4, (400, 300))
+    x_at, y_at = plots.depth_axes(4, (400, 300))
     blue = np.array([0, 114, 178])
     for i, p in enumerate([0.0, 0.25, 0.75, 1.0]):
         x, y = round(x_at(i)), round(y_at(p))
@@ -75,32 +75,32 @@ def test_depth_plot_puts_points_at_their_probability():
 
 
 def test_colorbar_ends_are_the_colormaps_ends():
-    for name in render.COLORMAPS:
-        strip = np.asarray(render.colorbar(500, name, "0", "0.031", "brighter = more attention"))
-        x0, y0, x1, y1 = render.colorbar_rect(500)
-        lut = render.colormap_lut(name)
+    for name in draw.COLORMAPS:
+        strip = np.asarray(draw.colorbar(500, name, "0", "0.031", "brighter = more attention"))
+        x0, y0, x1, y1 = draw.colorbar_rect(500)
+        lut = draw.colormap_lut(name)
         assert tuple(strip[(y0 + y1) // 2, x0]) == tuple(lut[0])
         assert tuple(strip[(y0 + y1) // 2, x1 - 1]) == tuple(lut[255])
         assert tuple(strip[y0, x0 - 1]) != tuple(lut[0])  # the bar starts exactly at x0
 
 
 def test_with_colorbar_keeps_the_picture_at_the_top_left(image):
-    picture = render.overlay(image, np.arange(6.0).reshape(2, 3), size=96)
-    both = render.with_colorbar(picture, "cividis", "0", "5", "brighter = more")
+    picture = draw.overlay(image, np.arange(6.0).reshape(2, 3), size=96)
+    both = draw.with_colorbar(picture, "cividis", "0", "5", "brighter = more")
     assert both.width == 96 and both.height > 64 + 40
     assert both.crop((0, 0, 96, 64)).tobytes() == picture.tobytes()
 
 
 def test_normalize_with_an_explicit_scale():
-    np.testing.assert_allclose(render.normalize(np.array([0.0, 0.5, 1.0]), (0.0, 2.0)), [0, 0.25, 0.5])
-    np.testing.assert_allclose(render.normalize(np.array([2.0, 3.0, 4.0])), [0, 0.5, 1])
+    np.testing.assert_allclose(draw.normalize(np.array([0.0, 0.5, 1.0]), (0.0, 2.0)), [0, 0.25, 0.5])
+    np.testing.assert_allclose(draw.normalize(np.array([2.0, 3.0, 4.0])), [0, 0.5, 1])
 
 
 @pytest.mark.parametrize("grid,in_cells", [((7, 7), True), ((14, 14), True), ((17, 17), True),
                                            ((28, 28), False), ((56, 56), False)])
 def test_grid_labels_are_readable_at_every_patch_size(grid, in_cells):
     """>= 14 px at 640 px: in every cell while the largest token fits, else on the margins."""
-    layout = render.grid_layout(grid, (640, 640))
+    layout = draw.grid_layout(grid, (640, 640))
     assert layout.in_cells == in_cells and layout.font_size >= 14
     if in_cells:
         assert layout.box == (0, 0, 640, 640) and layout.size == (640, 640)
@@ -109,17 +109,17 @@ def test_grid_labels_are_readable_at_every_patch_size(grid, in_cells):
     assert layout.row_step * cell >= 14 and (layout.row_step - 1) * cell < 18  # as many rows as fit
     x0, y0, w, h = layout.box
     assert layout.size == (x0 + w, y0 + h)
-    f = render.font(layout.font_size)
+    f = draw.font(layout.font_size)
     assert f.getlength(str(1 + (grid[0] - 1) * grid[1])) < x0  # the widest row number fits its margin
 
 
 def test_fine_patch_grid_puts_numbers_outside_the_picture():
     image = np.zeros((224, 224, 3), dtype=np.uint8)
-    plain = render._display(image, 640)
-    drawn = render.patch_grid(image, (56, 56), size=640)
-    x0, y0, w, h = render.grid_layout((56, 56), (640, 640)).box
+    plain = draw._display(image, 640)
+    drawn = draw.patch_grid(image, (56, 56), size=640)
+    x0, y0, w, h = draw.grid_layout((56, 56), (640, 640)).box
     inside = np.asarray(drawn)[y0:y0 + h, x0:x0 + w]
-    lines_only = np.asarray(render.patch_grid(image, (56, 56), size=640).crop((x0, y0, x0 + w, y0 + h)))
+    lines_only = np.asarray(draw.patch_grid(image, (56, 56), size=640).crop((x0, y0, x0 + w, y0 + h)))
     assert (inside == lines_only).all() and inside.shape[:2] == (640, 640)
     # inside the picture only the grid lines: no number boxes darken or lighten a cell's interior
     assert (inside[5:9, 5:9] == np.asarray(plain)[5:9, 5:9]).all()
@@ -129,15 +129,15 @@ def test_fine_patch_grid_puts_numbers_outside_the_picture():
 
 def test_mark_on_a_fine_grid_has_a_ring():
     image = np.full((224, 224, 3), 128, dtype=np.uint8)
-    out = render.overlay(image, np.zeros((56, 56)), size=640, mark=(20, 30))
+    out = draw.overlay(image, np.zeros((56, 56)), size=640, mark=(20, 30))
     px = np.asarray(out).astype(int)
-    pink = np.abs(px - np.array(render.MARK)).max(-1) == 0
+    pink = np.abs(px - np.array(draw.MARK)).max(-1) == 0
     ys, xs = np.nonzero(pink)
     cell = 640 / 56
     cx, cy = (30.5) * cell, (20.5) * cell
     assert np.hypot(xs - cx, ys - cy).max() > 2 * cell
-    coarse = np.asarray(render.overlay(image, np.zeros((7, 7)), size=640, mark=(3, 3))).astype(int)
-    ys, xs = np.nonzero(np.abs(coarse - np.array(render.MARK)).max(-1) == 0)
+    coarse = np.asarray(draw.overlay(image, np.zeros((7, 7)), size=640, mark=(3, 3))).astype(int)
+    ys, xs = np.nonzero(np.abs(coarse - np.array(draw.MARK)).max(-1) == 0)
     assert xs.min() >= 3 * 640 / 7 - 1 and xs.max() <= 4 * 640 / 7  # a large cell: its outline suffices
 
 
@@ -152,7 +152,7 @@ def test_depth_plot_texts_never_overlap_nor_leave_the_picture(n, size):
     labels = [LONG[(i // 2) % len(LONG)] for i in range(n)]  # the top-1 changes every other layer
     top1 = rng.uniform(0.1, 0.95, n)
     final = np.linspace(0.0, 0.9, n)
-    texts = render.depth_texts(list(range(1, n + 1)), top1, labels, final, "English springer spaniel", size)
+    texts = plots.depth_texts(list(range(1, n + 1)), top1, labels, final, "English springer spaniel", size)
     boxes = [t.box for t in texts]
     for i, b in enumerate(boxes):
         assert b[0] >= 0 and b[1] >= 0 and b[2] <= size[0] and b[3] <= size[1], texts[i]
@@ -160,15 +160,15 @@ def test_depth_plot_texts_never_overlap_nor_leave_the_picture(n, size):
             assert not (b[0] < c[2] and c[0] < b[2] and b[1] < c[3] and c[1] < b[3]), (texts[i], c)
     kinds = {t.kind for t in texts}
     assert {"legend", "axis", "tick", "label"} <= kinds
-    f = render.font(15, bold=False)
+    f = draw.font(15, bold=False)
     for t in texts:
         if t.kind == "label":  # a whole class name, or its start cut with "…"
             assert f.getlength(t.text) <= 150
             assert t.text in LONG or (t.text.endswith("…") and any(s.startswith(t.text[:-1]) for s in LONG))
-    cut = render.fit_text("English springer spaniel", f, 150)
+    cut = draw.fit_text("English springer spaniel", f, 150)
     assert cut.endswith("…") and f.getlength(cut) <= 150
     labelled = [t for t in texts if t.kind == "label"]
     assert labelled and labels[-1].startswith(labelled[0].text.rstrip("…"))  # the final layer's, placed first
     ticks = [t.text for t in texts if t.kind == "tick" and t.anchor == "mt"]
     assert ticks[0] == "1" and len(ticks) >= min(n, 6)
-    render.depth_plot(list(range(1, n + 1)), top1, labels, final, "English springer spaniel", size)
+    plots.depth_plot(list(range(1, n + 1)), top1, labels, final, "English springer spaniel", size)

@@ -6,13 +6,14 @@ import re
 
 import numpy as np
 import pytest
+from conftest import ROOT
 from PIL import Image
 
 import vit
 from vit import views
-from vit.views import draw as render
 from vit.errors import InputError
-from conftest import ROOT
+from vit.views import draw
+from vit.views.pictures import PICTURES
 
 CAT = "assets/cat.jpg"
 OPACITY, CMAP = 0.6, "cividis"
@@ -39,7 +40,7 @@ def shapes_model():
 
 def bar_ends(view: views.View, picture_height: int) -> tuple[np.ndarray, np.ndarray]:
     """The colour bar's first and last pixel colours, read from the drawn picture."""
-    x0, y0, x1, y1 = render.colorbar_rect(view.image.width)
+    x0, y0, x1, y1 = draw.colorbar_rect(view.image.width)
     px = np.asarray(view.image)
     y = picture_height + (y0 + y1) // 2
     return px[y, x0], px[y, x1 - 1]
@@ -109,13 +110,13 @@ def test_fine_grid_numbers_its_margins_and_rings_the_query(fine):
     left, top = px[y0:, :x0 - 18], px[:y0 - 16, x0:]  # beside the arrow strips
     assert (left.sum(-1) < 200).any() and (top.sum(-1) < 200).any()  # dark numbers on the white margins
     assert "reading order: row by row, left to right" in v.caption and "every 2nd row" in v.caption
-    layout = render.grid_layout(fine.grid, (w, h))
+    layout = draw.grid_layout(fine.grid, (w, h))
     assert not layout.in_cells and layout.font_size >= 14
     r, c = views.query_cell((0.3, 0.6), fine.grid)
     assert f"token {views.token_index((r, c), fine.grid)}" in v.caption
     cell = w / 56
     cx, cy = x0 + (c + 0.5) * cell, y0 + (r + 0.5) * cell
-    pink = np.abs(px - np.array(render.MARK)).max(-1) <= 10
+    pink = np.abs(px - np.array(draw.MARK)).max(-1) <= 10
     ys, xs = np.nonzero(pink)
     far = np.hypot(xs - cx, ys - cy)
     assert far.max() > 2 * cell  # a ring well outside the 11-px cell, not only its outline
@@ -129,14 +130,14 @@ def test_rollout_view_scale_is_the_maps_range_and_the_bar_its_colormap(a):
     heat = a.rollout(2)
     v = views.rollout_view(a, 2, OPACITY, CMAP)
     assert v.scale == (float(heat.min()), float(heat.max()))
-    lut = render.colormap_lut(CMAP)
+    lut = draw.colormap_lut(CMAP)
     left, right = bar_ends(v, 640)
     assert tuple(left) == tuple(lut[0]) and tuple(right) == tuple(lut[255])
     assert "layers 1–2" in v.caption and "**mean**" in v.caption
     assert f"{v.scale[1]:.3g}" in v.legend and "brighter = more attention" in v.legend
     assert v.title == "Attention rollout, layers 1-2"
     picture = v.image.crop((0, 0, 640, 640))
-    assert picture.tobytes() == render.overlay(a.image, heat.numpy(), OPACITY, CMAP, 640).tobytes()
+    assert picture.tobytes() == draw.overlay(a.image, heat.numpy(), OPACITY, CMAP, 640).tobytes()
 
 
 def test_query_view_draws_that_tokens_row_at_that_layer_and_head(a):
@@ -144,11 +145,11 @@ def test_query_view_draws_that_tokens_row_at_that_layer_and_head(a):
     v = views.query_view(a, query, 2, 3, OPACITY, "magma")
     heat = a.attention_map(2, 2, 15).numpy()
     assert v.scale == (float(heat.min()), float(heat.max()))
-    expected = render.overlay(a.image, heat, OPACITY, "magma", 640, mark=(2, 0))
+    expected = draw.overlay(a.image, heat, OPACITY, "magma", 640, mark=(2, 0))
     assert v.image.crop((0, 0, 640, 640)).tobytes() == expected.tobytes()
     assert "token 15" in v.caption and "layer 2, head 3" in v.caption and "(row 2, col 0)" in v.caption
     left, right = bar_ends(v, 640)
-    lut = render.colormap_lut("magma")
+    lut = draw.colormap_lut("magma")
     assert tuple(left) == tuple(lut[0]) and tuple(right) == tuple(lut[255])
     share = 1 - heat.sum()
     assert f"{share:.0%} goes to the class token" in v.caption
@@ -165,8 +166,8 @@ def test_heads_and_layers_sheets(a):
     assert views.DISPLAY_SIZE <= heads.image.width <= 900
     assert "Layer 2" in heads.caption and "h = 12" in heads.caption and heads.scale is None
     assert "own max" in heads.legend
-    lut = render.colormap_lut(CMAP)
-    sheet_h = render.small_multiples(a.image, a.head_maps(2).numpy(), [""] * 12, 4, views.TILE_SIZE).height
+    lut = draw.colormap_lut(CMAP)
+    sheet_h = draw.small_multiples(a.image, a.head_maps(2).numpy(), [""] * 12, 4, views.TILE_SIZE).height
     left, right = bar_ends(heads, sheet_h)
     assert tuple(left) == tuple(lut[0]) and tuple(right) == tuple(lut[255])
     layers = views.layers_view(a, OPACITY, CMAP)
@@ -177,9 +178,9 @@ def test_sheet_tiles_run_from_zero_to_their_own_max():
     """A head attending evenly stays evenly coloured: its tile is the colormap's top colour throughout."""
     image = np.full((32, 32, 3), 0, dtype=np.uint8)
     maps = np.stack([np.full((2, 2), 0.25), np.array([[0.0, 0.1], [0.2, 0.7]])])
-    sheet = np.asarray(render.small_multiples(image, maps, ["a", "b"], columns=2, tile=40, alpha=1.0,
-                                              from_zero=True))
-    lut = render.colormap_lut("cividis")
+    sheet = np.asarray(draw.small_multiples(image, maps, ["a", "b"], columns=2, tile=40, alpha=1.0,
+                                            from_zero=True))
+    lut = draw.colormap_lut("cividis")
     gap, label = 6, 24
     assert (np.abs(sheet[gap + label + 5, gap + 5].astype(int) - lut[255]).max()) <= 1  # uniform: top colour
     second = sheet[gap + label + 5, gap + 40 + gap + 5]  # 0.0 of a tile whose max is 0.7
@@ -282,16 +283,15 @@ def test_captioned_is_one_picture_with_the_words(a):
 
 
 def test_wrapped_text_fits_its_width():
-    f = render.font(18, bold=False)
-    lines = render.wrap_text("a " * 50 + "pneumonoultramicroscopicsilicovolcanoconiosis " * 3, f, 200)
+    f = draw.font(18, bold=False)
+    lines = draw.wrap_text("a " * 50 + "pneumonoultramicroscopicsilicovolcanoconiosis " * 3, f, 200)
     assert all(f.getlength(line) <= 200 for line in lines) and len(lines) > 3
 
 
 def test_what_is_explains_every_view():
-    assert set(views.WHAT_IS) == {"rollout", "attention", "heads", "layers", "early_exit", "patches", "explanation",
-                                  "curves"}
-    for text in views.WHAT_IS.values():
-        assert 2 <= text.count(". ") + 1 <= 5
+    assert PICTURES
+    for picture in PICTURES.values():
+        assert 2 <= picture.what_is.count(". ") + 1 <= 5, picture.name
 
 
 def test_explanation_and_curve_views_carry_their_numbers():

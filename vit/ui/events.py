@@ -24,6 +24,7 @@ from vit import cost as costs
 from vit import validate, views
 from vit.config import PRESETS, patch_size_range
 from vit.errors import InputError
+from vit.lesson import LESSON, lesson_text
 from vit.ui import inputs, meter, pictures, runs
 from vit.ui.inputs import CENTRE, layer_head
 from vit.ui.state import TABS, analysis_store, kept, png_file, release_memory, session_of
@@ -437,7 +438,7 @@ def lesson(key, step, delta, layer, head, opacity, colormap, projector=False, ta
     """
     if tab_on_screen != "lesson":
         return {}
-    steps = views.LESSON
+    steps = LESSON
     step = min(max(inputs.clamp(step, 0, len(steps) - 1, 0) + inputs.clamp(delta, -1, 1, 0), 0), len(steps) - 1)
     out = {"lesson-step": step, "lesson-progress": f"**Step {step + 1} of {len(steps)}** · {steps[step].section} "
                                                    f"{steps[step].title}"}
@@ -446,7 +447,7 @@ def lesson(key, step, delta, layer, head, opacity, colormap, projector=False, ta
         out["lesson-text"] = "Analyse an image first (an example, or your own): the lesson uses its numbers."
         return out
     item = steps[step]
-    out["lesson-text"] = views.lesson_text(item, a)
+    out["lesson-text"] = lesson_text(item, a)
     which = item.view  # an elem id of the page (vit.lesson.LESSON_VIEWS)
     if which == "stage-table":
         out["lesson-picture"], out["lesson-table"] = None, pictures.stage_table(a)

@@ -12,11 +12,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from vit import validate, views
+from vit import validate
 from vit.errors import InputError
+from vit.views import attention, base, depth, figure7, inside, patches, why
 
-DISPLAY_SIZE = views.DISPLAY_SIZE  # px, a main picture as drawn in normal mode
-TILE_SIZE = views.TILE_SIZE  # px, one small-multiples tile
+DISPLAY_SIZE = base.DISPLAY_SIZE  # px, a main picture as drawn in normal mode
+TILE_SIZE = base.TILE_SIZE  # px, one small-multiples tile
 PROJECTOR_SIZE = 900  # px: a main picture in projector mode (drawn this large, never enlarged by the browser)
 PROJECTOR_TILE = 280  # px: one small-multiples tile in projector mode
 CENTRE = (0.5, 0.5)  # the query patch before any click, as a fraction of (width, height)
@@ -75,7 +76,7 @@ PICTURES: dict[str, Picture] = {p.name: p for p in (
         "patch is mapped to a D-dimensional token by one shared linear map (a convolution with kernel = stride = P). "
         "The N = HW/P² patch tokens are read row by row, left to right, after a learned class token (token 0): "
         "N+1 tokens in all. A smaller P gives more, finer tokens, and attention's cost grows with (N+1)².",
-        lambda a, d, size, tile, w: views.grid_view(a, d.query, size),
+        lambda a, d, size, tile, w: patches.grid_view(a, d.query, size),
         depends_on=("query",), clickable=True, in_api=True),
     Picture(
         "query-view", "patches", "What the clicked patch attends to",
@@ -83,7 +84,7 @@ PICTURES: dict[str, Picture] = {p.name: p for p in (
         "softmax turns the scores into weights that sum to 1. Bright patches are those whose values this patch "
         "mixes in most, at this layer and head. It shows where one patch looks at one depth, not what the model "
         "finally relies on.",
-        lambda a, d, size, tile, w: views.query_view(a, d.query, d.layer_of(a), d.head, d.opacity, d.cmap, size),
+        lambda a, d, size, tile, w: patches.query_view(a, d.query, d.layer_of(a), d.head, d.opacity, d.cmap, size),
         depends_on=("query", "layer", "head", "opacity", "cmap"), clickable=True, in_api=True),
     Picture(
         "rollout-view", "attention", "Attention rollout: where the class token looks",
@@ -92,7 +93,7 @@ PICTURES: dict[str, Picture] = {p.name: p for p in (
         "draws from every other; multiplying these from layer 1 up estimates how much of each patch reaches the "
         "class token, which makes the prediction. It is an estimate of information flow, not a proof of what "
         "mattered.",
-        lambda a, d, size, tile, w: views.rollout_view(a, d.layer_of(a), d.opacity, d.cmap, size),
+        lambda a, d, size, tile, w: attention.rollout_view(a, d.layer_of(a), d.opacity, d.cmap, size),
         depends_on=("layer", "opacity", "cmap"), on_fusion=True, on_discard=True, clickable=True, in_api=True),
     Picture(
         "head-views", "attention", "Class token, per head",
@@ -100,14 +101,14 @@ PICTURES: dict[str, Picture] = {p.name: p for p in (
         "projections. One tile per head shows where the class token looks in that head: heads are free to "
         "specialise, on the object, the background or neighbouring patches. Each tile is coloured from 0 to its "
         "own max, so compare where the tiles look, not how strongly.",
-        lambda a, d, size, tile, w: views.heads_view(a, d.layer_of(a), d.opacity, d.cmap, tile),
+        lambda a, d, size, tile, w: attention.heads_view(a, d.layer_of(a), d.opacity, d.cmap, tile),
         depends_on=("layer", "opacity", "cmap"), in_api=True),
     Picture(
         "layer-views", "depth", "Class token, per layer",
         "One tile per encoder layer: where the class token looks at that depth, heads fused. Early layers often "
         "look broadly or locally; later ones, after the tokens have exchanged information, often settle on what "
         "the decision rests on. Each tile is coloured from 0 to its own max.",
-        lambda a, d, size, tile, w: views.layers_view(a, d.opacity, d.cmap, tile),
+        lambda a, d, size, tile, w: attention.layers_view(a, d.opacity, d.cmap, tile),
         depends_on=("opacity", "cmap"), on_fusion=True, in_api=True),
     Picture(
         "depth-plot", "depth", "How the prediction forms (early exit)",
@@ -115,54 +116,54 @@ PICTURES: dict[str, Picture] = {p.name: p for p in (
         "if the model stopped there (an early exit). Blue: the probability of the final answer at each depth; "
         "orange: whichever class would win there. The head was trained on the last layer only, so early readings "
         "are rough, but they show at what depth the answer forms.",
-        lambda a, d, size, tile, w: views.depth_view(a)),
+        lambda a, d, size, tile, w: depth.depth_view(a)),
     Picture(
         "block-view", "inside", "Inside a block: what attention and the MLP add",
         "Each encoder block is pre-norm: H = X + MSA(LN(X)), then Y = H + MLP(LN(H)). The chart gives, per "
         "layer, the average length ||·||₂ of the tokens entering the block (the residual stream), of what "
         "attention adds, of what the MLP adds, and of the tokens leaving it. The shape never changes; the "
         "content does (11.4.1).",
-        lambda a, d, size, tile, w: views.block_view(a, d.layer_of(a)),
+        lambda a, d, size, tile, w: inside.block_view(a, d.layer_of(a)),
         depends_on=("layer",)),
     Picture(
         "lens-view", "inside", "Token content: each patch's own vote (chosen layer)",
         "The final norm and the classification head applied to every patch token after this layer, not only "
         "to the class token: which class each patch would vote for on its own. Early layers vote noise; "
         "later, patches on the object agree with the final answer.",
-        lambda a, d, size, tile, w: views.lens_view(a, d.layer_of(a), size),
+        lambda a, d, size, tile, w: inside.lens_view(a, d.layer_of(a), size),
         depends_on=("layer",)),
     Picture(
         "token-norms", "inside", "Token lengths ||Y|| after the chosen layer",
         "How long each patch token's vector is after this layer. On large trained models a few background "
         "patches grow very long: they are used as scratch space (Darcet et al. 2024, 'Vision Transformers "
         "Need Registers').",
-        lambda a, d, size, tile, w: views.token_norm_view(a, d.layer_of(a), d.opacity, d.cmap, size),
+        lambda a, d, size, tile, w: inside.token_norm_view(a, d.layer_of(a), d.opacity, d.cmap, size),
         depends_on=("layer", "opacity", "cmap")),
     Picture(
         "matrix-view", "inside", "The whole matrix of the chosen layer and head, and under a causal mask",
         "The whole softmax(QKᵀ/√d) of one head: row i is where token i looks, column j who looks at token j; "
         "row 0 is the class token. Beside it, the same matrix under a causal mask, as a decoder would see "
         "it: each token only sees those before it. The ViT encoder has no such mask (11.4.2).",
-        lambda a, d, size, tile, w: views.matrix_view(a, d.layer_of(a), d.head),
+        lambda a, d, size, tile, w: inside.matrix_view(a, d.layer_of(a), d.head),
         depends_on=("layer", "head")),
     Picture(
         "filters-view", "figure7", "Patch-embedding filters: principal components",
         "The first principal components of the patch-embedding kernels (the D filters of the patch "
         "convolution), as in the ViT paper's Figure 7 (left). They show what the first layer looks for in a "
         "patch.",
-        lambda a, d, size, tile, w: views.filters_view(_weights_needed(w, "filters-view")("filters"))),
+        lambda a, d, size, tile, w: figure7.filters_view(_weights_needed(w, "filters-view")("filters"))),
     Picture(
         "position-view", "figure7", "Position-embedding similarity",
         "Cosine similarity between the learned position embeddings: one small map per patch position, "
         "bright where another position's embedding is similar. Trained models learn rows and columns "
         "(ViT paper, Figure 7, centre); after a patch-size change these are the resampled embeddings.",
-        lambda a, d, size, tile, w: views.position_view(_weights_needed(w, "position-view")("similarity"), a.grid)),
+        lambda a, d, size, tile, w: figure7.position_view(_weights_needed(w, "position-view")("similarity"), a.grid)),
     Picture(
         "distance-view", "figure7", "Mean attention distance per head",
         "For each head and layer, how far (in pixels) the patches look on average: the attention-weighted "
         "distance between a patch and the patches it attends to (ViT paper, Figure 7, right). Some heads "
         "look far from the first layer; others stay local until late.",
-        lambda a, d, size, tile, w: views.distance_view(a)),
+        lambda a, d, size, tile, w: figure7.distance_view(a)),
     Picture(
         "why-map", "why", "Why this class? The map for the chosen class",
         "An explanation map answers \"which patches made the model say this class?\". Rollout and the last "
@@ -170,7 +171,7 @@ PICTURES: dict[str, Picture] = {p.name: p for p in (
         "Gradient-weighted rollout (Chefer et al., 2021) weighs each layer's attention by how much it moves the "
         "chosen class's score, and Grad-CAM weighs the last layer's token features the same way: ask about "
         "another class and the map changes. A map is a claim, not a fact: test it.",
-        lambda e, d, size, tile, w: views.explanation_view(e, d.opacity, d.cmap, size),
+        lambda e, d, size, tile, w: why.explanation_view(e, d.opacity, d.cmap, size),
         depends_on=("opacity", "cmap"), download=False),
     Picture(
         "why-curves", "why", "Is it right? Deletion and insertion",
@@ -179,7 +180,7 @@ PICTURES: dict[str, Picture] = {p.name: p for p in (
         "area is better) and, starting from a grey image and putting those patches back first, it rises fast "
         "(insertion: higher area is better). The dashed lines do the same in a random order: a map worth "
         "believing beats them.",
-        lambda pair, d, size, tile, w: views.curves_view(*pair),
+        lambda pair, d, size, tile, w: why.curves_view(*pair),
         download=False),
 )}
 

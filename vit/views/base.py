@@ -1,0 +1,155 @@
+"""What every view shares: the :class:`View` record, the picture sizes, clicks and tokens, the note on
+the input's fit, the heat view (an overlay with its colour bar and legend) and the picture to keep.
+
+``query_cell``, ``token_index``, ``picture_box`` and ``clicked_fraction`` turn a click on a picture into a
+patch (row, col) and its token (chapter 11.4's row-major order, the class token first).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+from PIL import Image
+
+from vit.errors import InputError
+from vit.views import draw
+
+DISPLAY_SIZE = draw.DISPLAY_SIZE  # px, main pictures: drawn at the size the page shows them
+TILE_SIZE = 200  # px, one small-multiples tile: 4 per row make a sheet ~830 px wide
+DEPTH_PLOT_SIZE = (800, 400)  # px (width, height) of the early-exit plot
+HEAT_LABEL = "brighter = more attention"
+
+
+@dataclass(frozen=True)
+class View:
+    """One picture and the words that make it readable."""
+
+    image: Image.Image  # the picture, colour bar included where it is a heatmap
+    caption: str  # markdown: what this picture is, in the chapter's notation
+    legend: str = ""  # one line: what brightness means and how it is scaled
+    title: str = ""  # short, for headers and download file names
+    scale: tuple[float, float] | None = None  # numbers at the colour bar's (left, right) ends; None: no bar / per tile
+    note: str = ""  # honesty about the input (crop, enlargement); "" if nothing to say
+
+
+# --------------------------------------------------------------------------- patches and clicks
+
+
+def query_cell(query: tuple[float, float], grid: tuple[int, int]) -> tuple[int, int]:
+    """(row, col) of the patch under a point given as fractions (x, y) of the picture."""
+    fx, fy = query
+    rows, cols = grid
+    return min(rows - 1, max(0, int(fy * rows))), min(cols - 1, max(0, int(fx * cols)))
+
+
+token_index = draw.token_index  # the one formula, 1 + r·cols + c: the patch grid numbers its cells with it
+
+
+def display_size(a, size: int = DISPLAY_SIZE) -> tuple[int, int]:
+    """(width, height) of the model's view as drawn, without margins or colour bar."""
+    return draw.fit_size(a.image.shape, size)
+
+
+def picture_box(a, size: int = DISPLAY_SIZE) -> tuple[int, int, int, int]:
+    """(x0, y0, w, h) of the image inside the patch grid's picture (margins carry numbers on fine grids).
+
+    Overlays draw the image at (0, 0) with the colour bar below, so their box is
+    ``(0, 0, *display_size(a, size))``.
+    """
+    return draw.grid_layout(a.grid, display_size(a, size)).box
+
+
+def clicked_fraction(index, size: tuple[int, ...]) -> tuple[float, float]:
+    """A click at pixel (x, y) as fractions (x, y) of the image it fell on.
+
+    ``size`` is the image's (w, h) when it fills the picture, or its box (x0, y0, w, h)
+    inside a larger one (:func:`picture_box`). A click on a margin or colour bar
+    clamps to the nearest patch.
+    """
+    try:
+        x, y = (float(v) for v in index)
+        x0, y0, w, h = (0, 0, *size) if len(size) == 2 else size
+    except (TypeError, ValueError):
+        raise InputError(f"expected a click position (x, y) on the picture, got {index!r}") from None
+    if not (np.isfinite(x) and np.isfinite(y)):
+        raise InputError(f"expected a click position (x, y) on the picture, got {index!r}")
+    return min(max((x - x0) / w, 0.0), 0.999999), min(max((y - y0) / h, 0.0), 0.999999)
+
+
+# --------------------------------------------------------------------------- honest about the input
+
+_CROP_NOTE_BELOW = 0.6  # a centre crop keeping less of the upload than this is worth a sentence (16:9 keeps 56%)
+_ENLARGED_ABOVE = 2.0  # so is an upload enlarged more than this
+
+
+def fit_note(a) -> str:
+    """A sentence when the model sees much less of the upload than the student thinks, else "".
+
+    Preprocessing resizes the shorter side and cuts the centre square (``vit.preprocess``),
+    so a long strip loses its ends and a tiny image is blown up into blocks. The
+    fraction is that of the centre square; torchvision's crop trims a further thin
+    border from every image (224 of 256 px), which is not this upload's doing.
+    """
+    if a.source_size is None:
+        return ""
+    w, h = a.source_size
+    short, long = min(w, h), max(w, h)
+    side = a.input_size[0]
+    notes = []
+    if short / long < _CROP_NOTE_BELOW:
+        notes.append(f"The model sees only the centre square of this {w}×{h} image, about {short / long:.0%} of it: "
+                     f"the rest is cropped away.")
+    factor = side / short
+    if factor > _ENLARGED_ABOVE:
+        times = f"{factor:.0f}" if factor >= 10 else f"{factor:.1f}".removesuffix(".0")
+        notes.append(f"This {w}×{h} image was enlarged {times}× to {side}×{side}: "
+                     f"the model sees blurred blocks, not detail.")
+    return " ".join(notes)
+
+
+# --------------------------------------------------------------------------- shared by the views
+
+
+def bar_number(x: float) -> str:
+    """A colour-bar number: 0 as "0", else three significant digits ("0.0312")."""
+    return "0" if x == 0 else f"{x:.3g}"
+
+
+def heat_view(a, heat: np.ndarray, opacity: float, cmap: str, size: int, mark=None, label: str = HEAT_LABEL):
+    """(picture with colour bar, scale, legend) of a (rows, cols) map scaled min to max."""
+    lo, hi = float(heat.min()), float(heat.max())
+    picture = draw.overlay(a.image, heat, opacity, cmap, size, mark=mark)
+    image = draw.with_colorbar(picture, cmap, bar_number(lo), bar_number(hi), label)
+    legend = (f"{label}; colours scaled from this picture's min ({bar_number(lo)}) "
+              f"to its max ({bar_number(hi)})")
+    return image, (lo, hi), legend
+
+
+def class_token_share(heat: np.ndarray) -> str:
+    """What a row gives the class token itself, which a map over the patches cannot show."""
+    share = max(0.0, 1.0 - float(heat.sum()))  # rows of softmax and of rollout sum to 1 over N+1 tokens
+    return f"; the remaining {share:.0%} goes to the class token itself (not drawn)" if share >= 0.005 else ""
+
+
+def every_kth(k: int, what: str) -> str:
+    """"every row", "every 2nd row", "every 3rd row", "every 4th row"."""
+    if k == 1:
+        return f"every {what}"
+    suffix = {2: "nd", 3: "rd"}.get(k, "th")
+    return f"every {k}{suffix} {what}"
+
+
+# --------------------------------------------------------------------------- to keep
+
+
+def plain(markdown: str) -> str:
+    """Caption text without markdown's ** and ` (for text drawn into a picture)."""
+    return re.sub(r"\*\*|`", "", markdown)
+
+
+def captioned(view: View, width: int | None = None) -> Image.Image:
+    """The view as one picture to download: title above, caption, legend and note below (>= 18 px text)."""
+    paragraphs = [plain(view.caption), plain(view.legend), plain(view.note)]
+    return draw.captioned(view.image, view.title, paragraphs, width)

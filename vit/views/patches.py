@@ -1,0 +1,103 @@
+"""The Patches tab's views: the patch grid numbered in token order, one patch's attention as the query, the
+stage table and the top-k classes (chapter 11.4.1's N = HW/P² tokens plus the class token).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from vit.views import base, draw
+from vit.views.base import DISPLAY_SIZE, View, display_size, fit_note, query_cell, token_index
+
+STAGE_HEADERS = ["stage", "module", "notation", "shape", "params"]
+STAGE_NOTE = (
+    "Layers count from 1, modules from 0: layer 1 is `encoder.layers.0`. Each parameter is counted once, in the "
+    "first row whose module holds it: a layer's output row adds only what its attention and MLP rows did not "
+    "count (its two LayerNorms), and \"(counted above)\" marks a module already counted; the column sums to the total."
+)
+
+
+def grid_view(a, query: tuple[float, float], size: int = DISPLAY_SIZE) -> View:
+    """The patch grid, numbered in token order, with the query patch outlined."""
+    rows, cols = a.grid
+    cell = query_cell(query, a.grid)
+    h, w = a.input_size
+    layout = draw.grid_layout(a.grid, display_size(a, size))
+    if layout.in_cells:
+        numbers = f"Numbers are token indices, row by row (row-major): patch (r, c) is token 1 + r·{cols} + c."
+    else:
+        numbers = (f"Left margin: the token of each row's first patch ({base.every_kth(layout.row_step, 'row')}); "
+                   f"top: the column c ({base.every_kth(layout.col_step, 'column')}), so patch (r, c) is token "
+                   f"(left number) + c = 1 + r·{cols} + c. The arrows show the reading order: row by row, "
+                   f"left to right.")
+    caption = (
+        f"**What the model sees:** {h}×{w} pixels cut into a **{rows}×{cols} grid** of "
+        f"{a.patch_size}×{a.patch_size} patches → **N = {a.num_patches} patch tokens**, plus the class token: "
+        f"N+1 = {a.num_tokens}. {numbers} Outlined: patch (row {cell[0]}, col {cell[1]}) = token "
+        f"{token_index(cell, a.grid)}. **Click a patch** to ask what it attends to."
+    )
+    image = draw.patch_grid(a.image, a.grid, size, mark=cell)
+    return View(image, caption, title=f"Patch grid, {rows}x{cols} patches of {a.patch_size} px", note=fit_note(a))
+
+
+def query_view(a, query: tuple[float, float], layer: int, head: int, opacity: float, cmap: str,
+               size: int = DISPLAY_SIZE) -> View:
+    """Where one patch looks: its row of softmax(QKᵀ/√d) at one layer and head, over the patches."""
+    cell = query_cell(query, a.grid)
+    token = token_index(cell, a.grid)
+    heat = a.attention_map(layer, head - 1, token).numpy()  # (rows, cols)
+    image, scale, legend = base.heat_view(a, heat, opacity, cmap, size, mark=cell)
+    caption = (
+        f"**Patch (row {cell[0]}, col {cell[1]}) = token {token} as the query:** row {token} of softmax(QKᵀ/√d) "
+        f"at layer {layer}, head {head} — where this patch looks (outlined){base.class_token_share(heat)}."
+    )
+    title = f"Token {token} as query, layer {layer}, head {head}"
+    return View(image, caption, legend, title, scale, fit_note(a))
+
+
+# --------------------------------------------------------------------------- tables
+
+
+def stage_rows(a) -> list[list[str]]:
+    """The stage table under :data:`STAGE_HEADERS`, with a total; middle layers fold into one row when L > 3.
+
+    Parameters follow :func:`vit.analysis.trace.counted_params`, so the column sums to the
+    model's parameter count (see :data:`STAGE_NOTE`).
+    """
+    from vit.analysis.trace import counted_params  # noqa: PLC0415 - torch is loaded already: the analysis holds tensors
+
+    counted = counted_params(a.stages)
+    layers = sorted({s.layer for s in a.stages if s.layer is not None})
+    middle = layers[1:-1] if len(layers) > 3 else []
+
+    def params(own: int, new: int) -> str:
+        return f"{new:,}" if new else "(counted above)" if own else "–"
+
+    rows = []
+    for s, new in zip(a.stages, counted):
+        if s.layer not in middle:
+            rows.append([s.name, s.module, s.notation, str(tuple(s.shape)), params(s.params, new)])
+        elif s.layer == middle[0] and s.name.endswith("output"):  # one row for the folded blocks
+            total = sum(n for t, n in zip(a.stages, counted) if t.layer in middle)
+            rows.append([f"layers {middle[0]}–{middle[-1]} (same shapes, ×{len(middle)})",
+                         f"encoder.layers.{middle[0] - 1}–{middle[-1] - 1}", s.notation, str(tuple(s.shape)),
+                         f"{total:,}"])
+    rows.append(["total", "", "", "", f"{a.params:,}"])
+    return rows
+
+
+def top_k(a, k: int) -> dict[str, float]:
+    """{label: probability} of the k most probable classes (a repeated class name gets its index)."""
+    if k <= len(a.topk):
+        pairs = [(p.index, p.label, p.prob) for p in a.topk[:k]]
+    else:
+        from vit.model.families import class_names  # noqa: PLC0415 - torchvision's names, read only when asked
+
+        names = class_names(a.model)
+        probs = a.probs.numpy()
+        order = np.argsort(-probs, kind="stable")[:k]
+        pairs = [(int(i), names[int(i)], float(probs[i])) for i in order]
+    out: dict[str, float] = {}
+    for index, label, prob in pairs:  # ImageNet names "crane" and "maillot" twice
+        out[label if label not in out else f"{label} ({index})"] = prob
+    return out
