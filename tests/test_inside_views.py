@@ -137,7 +137,8 @@ def test_downsampling_keeps_the_class_row_and_column():
 def test_matrix_view_draws_both_halves_on_the_data_scale(a):
     v = views.matrix_view(a, 2, 3)
     full = a.attention_matrix(2, 2)
-    assert v.scale == (0.0, float(torch.maximum(full.max(), rollout.causal(full).max())))
+    hi = float(full.max())  # the encoder's largest weight tops the log scale, three decades above its floor
+    assert v.scale == pytest.approx((hi / 1000, hi))
     assert f"{a.num_tokens}×{a.num_tokens}" in v.caption and "11.4.2" in v.caption
     assert abs(v.image.width - views.DISPLAY_SIZE) <= 2
     assert views.matrix_factor(3137, 314) == 10 and views.matrix_factor(50, 314) == 1
@@ -191,8 +192,8 @@ def test_every_inside_view_works_at_depth_one(shallow):
 def test_every_lesson_step_names_a_view_and_fills_in_the_real_shapes(a):
     from vit.lesson import LESSON, LESSON_VIEWS, lesson_text
 
-    assert 7 <= len(LESSON) <= 9
-    assert {s.section[:6] for s in LESSON} >= {"11.4.1", "11.4.2", "11.4.3", "11.4.5", "11.4.6", "11.4.7"}
+    assert 7 <= len(LESSON) <= 10
+    assert {s.section[:6] for s in LESSON} >= {"11.4.1", "11.4.2", "11.4.3", "11.4.4", "11.4.5", "11.4.6", "11.4.7"}
     texts = []
     for step in LESSON:
         assert step.view in LESSON_VIEWS
@@ -220,10 +221,73 @@ def test_matrix_view_on_a_fine_grid_is_block_maxed_to_the_display():
     n = 1 + -(-(T - 1) // factor)
     assert f"Drawn at {n}×{n}" in v.caption and "block max" in v.caption
     full = fine.attention_matrix(1, 0)
-    assert v.scale == (0.0, float(max(rollout.downsample_matrix(full, factor).max(),
-                                      rollout.downsample_matrix(rollout.causal(full), factor).max())))
+    hi = float(rollout.downsample_matrix(full, factor).max())
+    assert v.scale == pytest.approx((hi / 1000, hi))
     assert abs(v.image.width - views.DISPLAY_SIZE) <= 2
 
 
 def test_axes_end_on_round_numbers():
     assert [plots.nice_ceiling(v) for v in (45.25, 15.4, 1.0, 0.03, 101, 0)] == [50, 20, 1, 0.05, 200, 1]
+
+
+def test_matrix_view_shows_every_token_seeing_all_and_the_masked_triangle(a):
+    """Issue 20: on a linear 0-1 scale the encoder's half was black (mean luminance 2/255); on the log scale it is
+    bright, and the triangle the causal mask removes has its own colour, the legend saying so."""
+    from vit.views.inside import MASKED
+
+    v = views.matrix_view(a, a.depth, 1)
+    sheet = np.asarray(v.image.convert("RGB")).astype(float)
+    panel = (views.DISPLAY_SIZE - 12) // 2
+    top = draw.BAR_FONT + 12 + 4  # below the panel titles and the class token's outlined row
+    left = sheet[top:top + panel - 8, 4:panel - 4]
+    right = sheet[top:top + panel - 8, panel + 12 + 4:2 * panel + 12 - 4]
+    assert left.mean() > 60, f"the encoder's half is dark: mean {left.mean():.0f}/255"
+    upper = right[: right.shape[0] // 4, -right.shape[1] // 4:]  # the top-right corner: j > i, masked
+    assert (np.abs(upper - np.array(MASKED)).max(axis=-1) == 0).mean() > 0.95
+    lower = right[-right.shape[0] // 4:, : right.shape[1] // 4]  # the bottom-left corner: j < i, kept
+    assert (np.abs(lower - np.array(MASKED)).max(axis=-1) == 0).mean() < 0.05
+    assert "log scale" in v.legend and "blue: removed by the mask" in v.legend
+
+
+def test_the_position_caption_says_what_this_model_learned():
+    """Issue 20: the caption promised rows and columns the shapes model does not show; it now reads the model's own
+    similarities. A synthetic grid whose embeddings are its rows and columns is told apart from one that knows only
+    its border, and from noise."""
+    g = 8
+    r, c = np.divmod(np.arange(g * g), g)
+    rows_cols = np.concatenate([np.eye(g)[r], np.eye(g)[c]], axis=1)  # one-hot row and column
+    rng = np.random.default_rng(0)
+    noise = rng.normal(size=(g * g, 64))
+    edge = ((r == 0) | (r == g - 1) | (c == 0) | (c == g - 1)).astype(float)[:, None]
+    border = np.concatenate([8 * edge, noise], axis=1)  # border positions alike, the rest unrelated
+    for emb, words in ((rows_cols, "tiles light up their own row and column"),
+                       (border, "tiles light up the image's border"), (noise, "show little 2-D structure")):
+        unit = emb / np.linalg.norm(emb, axis=1, keepdims=True)
+        v = views.position_view(unit @ unit.T, (g, g))
+        assert words in v.caption, v.caption
+        assert ("learned the 2-D grid" in v.caption) == (emb is rows_cols)
+
+
+def test_the_lens_caption_says_how_this_model_was_trained(a):
+    """Issue 20: the shapes model's head was trained on its patch tokens too (token labelling); ImageNet's was not."""
+    shapes = vit.analyze(vit.load_model("vit_tiny_shapes", device="cpu"), CAT)
+    assert "token labelling" in views.lens_view(shapes, shapes.depth).caption
+    assert "class token of the last layer only" in views.lens_view(a, a.depth).caption
+
+
+def test_the_block_in_code_carries_this_images_shapes_and_norms(a):
+    """Issue 20: 11.4.4's step shows the chapter's forward of ViTEncoderLayer beside this image's numbers."""
+    from vit.views.inside import block_code_lines
+
+    layer = 2
+    r = a.residual()[layer - 1]
+    D, T = int(a.queries[0].shape[-1]), a.num_tokens
+    lines = block_code_lines(a, layer)
+    code = [c.strip() for c, _ in lines]
+    assert "attn_input = self.norm1(x)" in code and "x = x + self.mlp(self.norm2(x))" in code
+    notes = " ".join(n for _, n in lines)
+    for fact in (f"(1, {T}, {D})", f"(1, {T}, {4 * D})", f"(1, {a.num_heads}, {T}, {T})", f"{r.stream:.1f}",
+                 f"{r.attention:.1f}", f"{r.mlp:.1f}", f"{r.output:.1f}"):
+        assert fact in notes
+    v = views.block_code_view(a, layer)
+    assert f"layer {layer}" in v.caption and abs(v.image.width - views.DISPLAY_SIZE) <= 2

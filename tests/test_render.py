@@ -172,3 +172,18 @@ def test_depth_plot_texts_never_overlap_nor_leave_the_picture(n, size):
     ticks = [t.text for t in texts if t.kind == "tick" and t.anchor == "mt"]
     assert ticks[0] == "1" and len(ticks) >= min(n, 6)
     plots.depth_plot(list(range(1, n + 1)), top1, labels, final, "English springer spaniel", size)
+
+
+def test_the_marked_patch_keeps_its_number_readable():
+    """Issue 20: the outline hid the number of the patch it marks; the number is drawn over it, on pink."""
+    image = np.full((224, 224, 3), 128, dtype=np.uint8)
+    grid = (14, 14)
+    marked = np.asarray(draw.patch_grid(image, grid, size=640, mark=(3, 5))).astype(int)
+    plain = np.asarray(draw.patch_grid(image, grid, size=640)).astype(int)
+    cw = 640 / 14
+    x0, y0 = int(5 * cw), int(3 * cw)
+    label = (slice(y0 + 2, y0 + 2 + draw.GRID_FONT), slice(x0 + 3, x0 + 3 + 18))  # where "48" is written
+    text_pixels = (plain[label].sum(-1) > 600)  # white digits on the unmarked grid
+    assert text_pixels.sum() > 20
+    assert (marked[label][text_pixels].sum(-1) < 150).mean() > 0.8  # the same digits, black on pink, all there
+    assert (np.abs(marked[label][~text_pixels] - np.array(draw.MARK)).sum(-1) < 10).mean() > 0.5

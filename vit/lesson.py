@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-LESSON_VIEWS = ("patch-grid", "stage-table", "block-view", "matrix-view", "rollout-view", "head-views",
-                "layer-views", "depth-plot", "lens-view")  # the app's elem ids a step may show
+LESSON_VIEWS = ("patch-grid", "stage-table", "block-view", "block-code", "matrix-view", "rollout-view",
+                "head-views", "layer-views", "depth-plot", "lens-view")  # the app's elem ids a step may show
 
 
 @dataclass(frozen=True)
@@ -36,6 +36,9 @@ LESSON: list[LessonStep] = [
                "Attention mixes along the tokens, the MLP along the features.", "block-view"),
     LessonStep("11.4.3.1", "Self-attention: patches interact directly",
                "Each head compares queries with keys, softmax(QKᵀ/√d), and mixes the values.", "head-views"),
+    LessonStep("11.4.4", "Implementing the encoder block",
+               "attn_input = self.norm1(x); attn_output, _ = self.attn(attn_input, attn_input, attn_input); "
+               "x = x + self.dropout1(attn_output); x = x + self.mlp(self.norm2(x))", "block-code"),
     LessonStep("11.4.5", "Stacking blocks",
                "Z_ℓ = EncoderBlock_ℓ(Z_ℓ₋₁), ℓ = 1, …, L: representations are built layer by layer.",
                "layer-views"),
@@ -75,6 +78,11 @@ def _detail(step: LessonStep, a, n: dict) -> str:
         r = a.residual()[-1]
         return (f"In numbers, layer {r.layer}: ‖X‖ {r.stream:.1f} → attention adds {r.attention:.1f}, "
                 f"MLP adds {r.mlp:.1f} → ‖Y‖ {r.output:.1f} (means over the {n['T']} tokens).")
+    if step.view == "block-code":
+        r = a.residual()[-1]
+        return (f"The same four lines run in each of the L = {n['L']} blocks. Here, layer {r.layer}: x comes in as "
+                f"{shape} with ‖X‖ {r.stream:.1f}; attention's {n['h']} heads add {r.attention:.1f}, the MLP "
+                f"(hidden {n['hidden']}) adds {r.mlp:.1f}; x leaves as {shape}, ‖Y‖ {r.output:.1f}.")
     if step.view == "head-views":
         return (f"h = {n['h']} heads, each with d = D/h = {n['D']}/{n['h']} = {n['d']} dimensions: the weights "
                 f"are (1, {n['h']}, {n['T']}, {n['T']}). The tiles show the class token's row in each head.")
@@ -86,7 +94,8 @@ def _detail(step: LessonStep, a, n: dict) -> str:
         return (f"Applying the final norm and head to every patch token of layer {n['L']}: "
                 f"{agree} of {n['N']} patches already read as **{top.label}**.")
     if step.view == "depth-plot":
-        return (f"Here z_cls has shape (1, {n['D']}), the logits (1, {n['K']}); the answer is **{top.label}** "
+        return (f"Here z_cls, the class token after the encoder's final LayerNorm (ViTEncoder.norm), has shape "
+                f"(1, {n['D']}), the logits (1, {n['K']}); the answer is **{top.label}** "
                 f"with probability {top.prob:.1%}. The plot reads the class token after every layer.")
     if step.view == "rollout-view":
         return (f"The whole path: (1, 3, {n['H']}, {n['W']}) → {shape} → {n['L']} blocks → {shape} → "

@@ -52,6 +52,7 @@ from vit.views.inside import (
     BLOCK_SERIES,
     LENS_CLASSES,
     MATRIX_CMAP,
+    block_code_view,
     block_view,
     lens_classes,
     lens_colours,
@@ -73,7 +74,8 @@ from vit.views.why import (
 __all__ = [
     "BLOCK_SERIES", "COMPARISON_HEADERS", "CURVE_COLOURS", "DEPTH_PLOT_SIZE", "DISPLAY_SIZE", "FILTER_COLUMNS",
     "HEAT_LABEL", "LENS_CLASSES", "MATRIX_CMAP", "POSITION_TILES", "STAGE_HEADERS", "STAGE_NOTE", "TILE_SIZE",
-    "View", "auc_text", "block_view", "captioned", "clicked_fraction", "comparison_rows", "curves_view",
+    "View", "auc_text", "block_code_view", "block_view", "captioned", "clicked_fraction", "comparison_rows",
+    "curves_view",
     "depth_view", "display_size", "distance_points", "distance_view", "explanation_view", "filter_tiles",
     "filters_view", "fit_note", "grid_view", "heads_view", "layers_view", "lens_classes", "lens_colours",
     "lens_view", "matrix_factor", "matrix_view", "picture_box", "plain", "position_step", "position_view",

@@ -41,6 +41,19 @@ def font(size: int, bold: bool = True) -> ImageFont.ImageFont:
         return ImageFont.load_default(size=size)
 
 
+@functools.lru_cache(maxsize=8)
+def mono_font(size: int) -> ImageFont.ImageFont:
+    """DejaVu Sans Mono at ``size`` px (the system's, else matplotlib's copy), for code; PIL's own font else."""
+    from matplotlib import get_data_path  # noqa: PLC0415 - heavy, only when a picture is drawn
+
+    for path in ("DejaVuSansMono.ttf", f"{get_data_path()}/fonts/ttf/DejaVuSansMono.ttf"):
+        try:
+            return ImageFont.truetype(path, size)
+        except OSError:
+            continue
+    return ImageFont.load_default(size=size)
+
+
 def normalize(values: np.ndarray, scale: tuple[float, float] | None = None) -> np.ndarray:
     """Map ``scale`` = (lo, hi) to [0, 1], clipped; by default min-max. A constant map becomes all zeros."""
     values = np.asarray(values, dtype=np.float64)
@@ -201,17 +214,18 @@ def patch_grid(
         draw.line([(c * cw, 0), (c * cw, img.height)], fill=line, width=1)
     for r in range(1, rows):
         draw.line([(0, r * ch), (img.width, r * ch)], fill=line, width=1)
+    if mark is not None:  # before the numbers: the outline never hides the number of the patch it marks
+        mark_patch(img, grid, mark)
     if layout.in_cells:
         f = font(layout.font_size)
         for r in range(rows):
             for c in range(cols):
                 xy, text = (c * cw + 3, r * ch + 2), str(token_index((r, c), grid))
                 box = draw.textbbox(xy, text, font=f)
-                draw.rectangle([box[0] - 2, box[1] - 2, box[2] + 2, box[3] + 2], fill=(0, 0, 0, 160))
-                draw.text(xy, text, fill=(255, 255, 255, 255), font=f)
-    if mark is not None:
-        mark_patch(img, grid, mark)
-    if layout.in_cells:
+                marked = mark == (r, c)  # the marked patch's number on pink, the outline's colour
+                draw.rectangle([box[0] - 2, box[1] - 2, box[2] + 2, box[3] + 2],
+                               fill=(*MARK, 255) if marked else (0, 0, 0, 160))
+                draw.text(xy, text, fill=(0, 0, 0, 255) if marked else (255, 255, 255, 255), font=f)
         return img
     return _with_margins(img, grid, layout)
 

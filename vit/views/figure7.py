@@ -65,11 +65,49 @@ def position_view(similarity, grid: tuple[int, int], size: int = DISPLAY_SIZE, c
     caption = (
         f"**What the position embeddings learned:** tile (r, c) shows how similar position (r, c)'s embedding "
         f"is to every other position's (cosine similarity), one {rows}×{cols} map per patch position, laid out "
-        f"as the patches are (ViT paper, Fig. 7 centre).{every} A trained model's tiles light up their own row "
-        f"and column: it has learned the 2-D grid from 1-D positions."
+        f"as the patches are (ViT paper, Fig. 7 centre).{every} {grid_words(position_structure(sim, grid))}"
     )
     legend = f"brighter = more similar; all tiles coloured from {base.bar_number(lo)} to {base.bar_number(hi)}"
     return View(image, caption, legend, f"Position embedding similarity, {rows}x{cols}", (lo, hi))
+
+
+def position_structure(similarity, grid: tuple[int, int]) -> dict[str, float]:
+    """What a model's position embeddings encode, in four mean cosine similarities between two positions:
+    touching (``neighbours``); in one row or column, farther apart (``line``); neither (``other``), these two
+    away from the border so the border cannot pass for a row; and two border positions neither touching nor in
+    one row or column (``border``)."""
+    sim = np.asarray(similarity, dtype=np.float64)
+    rows, cols = grid
+    r, c = np.divmod(np.arange(rows * cols), cols)
+    dr, dc = np.abs(r[:, None] - r[None]), np.abs(c[:, None] - c[None])
+    edge = (r == 0) | (r == rows - 1) | (c == 0) | (c == cols - 1)
+    inner = ~edge[:, None] & ~edge[None] if min(rows, cols) >= 6 else np.ones_like(dr, dtype=bool)
+    apart = (dr > 1) & (dc > 1)
+    masks = {"neighbours": np.maximum(dr, dc) == 1, "line": inner & ((dr == 0) | (dc == 0)) & (np.maximum(dr, dc) > 1),
+             "other": inner & apart, "border": edge[:, None] & edge[None] & apart}
+    return {k: float(sim[m].mean()) if m.any() else float("nan") for k, m in masks.items()}
+
+
+STRUCTURE_MARGIN = 0.05  # this much more similar than two unrelated positions: the model encodes that relation
+
+
+def grid_words(s: dict[str, float]) -> str:
+    """What this model's tiles show, from :func:`position_structure` (not what a large ImageNet model would)."""
+    numbers = (f"(mean similarity: neighbours {s['neighbours']:.2f}, same row or column {s['line']:.2f}, "
+               f"border {s['border']:.2f}, elsewhere {s['other']:.2f})")
+    if not np.isfinite(s["other"]):  # a grid too small to tell rows from neighbours
+        return f"This grid is too small to tell rows and columns from neighbours {numbers}."
+    learned = [what for key, what in (("line", "their own row and column"), ("border", "the image's border"),
+                                      ("neighbours", "their neighbours"))
+               if s[key] > s["other"] + STRUCTURE_MARGIN]
+    if not learned:
+        return (f"This model's position embeddings show little 2-D structure {numbers}: untrained embeddings look "
+                f"like this; the paper's ImageNet models light up their own row and column.")
+    words = ", ".join(learned[:-1]) + (" and " if len(learned) > 1 else "") + learned[-1]
+    grid = ("it has learned the 2-D grid from 1-D positions, as the paper's ImageNet models do"
+            if s["line"] > s["other"] + STRUCTURE_MARGIN else
+            "not the grid's rows and columns, which the paper's large ImageNet models learn")
+    return f"This model's tiles light up {words} {numbers}: {grid}."
 
 
 def distance_points(a) -> tuple[list[int], list[float]]:

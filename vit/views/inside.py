@@ -6,6 +6,7 @@ residual stream, every patch token read by the final norm and head (a lens), the
 from __future__ import annotations
 
 import numpy as np
+from PIL import Image, ImageDraw
 
 from vit.views import base, draw, plots
 from vit.views.base import DEPTH_PLOT_SIZE, DISPLAY_SIZE, View, fit_note
@@ -42,6 +43,52 @@ def block_view(a, layer: int | None = None, size: tuple[int, int] = DEPTH_PLOT_S
     return View(image, caption, legend, f"Inside a block, layers 1-{a.depth}")
 
 
+CODE_FONT = 17  # px: code and its numbers, readable on a projector at the size the page shows them
+CODE_INK, NUMBER_INK = (30, 30, 30), (0, 114, 178)  # code black, this image's numbers blue
+
+
+def block_code_lines(a, layer: int) -> list[tuple[str, str]]:
+    """(a line of the chapter's ``ViTEncoderLayer.forward``, this image's numbers for it at ``layer``)."""
+    r = a.residual()[layer - 1]
+    T, D, h = a.num_tokens, int(a.queries[0].shape[-1]), a.num_heads
+    x = f"(1, {T}, {D})"
+    return [
+        ("def forward(self, x):", f"x = X: {x}, ‖X‖ = {r.stream:.1f}"),
+        ("    attn_input = self.norm1(x)", f"LN(X): {x}"),
+        ("    attn_output, _ = self.attn(", f"{h} heads of d = {D // h}; weights (1, {h}, {T}, {T})"),
+        ("        attn_input, attn_input, attn_input)", f"MSA(LN(X)): {x}, ‖·‖ = {r.attention:.1f}"),
+        ("    x = x + self.dropout1(attn_output)", f"H = X + MSA(LN(X)): {x}"),
+        ("    x = x + self.mlp(self.norm2(x))", f"MLP hidden (1, {T}, {4 * D}); MLP(LN(H)) ‖·‖ = {r.mlp:.1f}"),
+        ("    return x", f"Y: {x}, ‖Y‖ = {r.output:.1f}"),
+    ]
+
+
+def block_code_view(a, layer: int | None = None, size: int = DISPLAY_SIZE) -> View:
+    """11.4.4: the chapter's ``ViTEncoderLayer.forward``, each line with this image's shapes and norms at one layer."""
+    layer = a.depth if layer is None else min(max(layer, 1), a.depth)
+    lines = block_code_lines(a, layer)
+    code, numbers = draw.mono_font(CODE_FONT), draw.font(CODE_FONT - 1, bold=False)
+    step = CODE_FONT + 8
+    width = max(size, 24 + int(max(code.getlength(c) for c, _ in lines)))
+    image = Image.new("RGB", (width, 12 + len(lines) * 2 * step), "white")
+    pen = ImageDraw.Draw(image)
+    for i, (line, note) in enumerate(lines):
+        y = 8 + 2 * i * step
+        pen.text((12, y), line, fill=CODE_INK, font=code)
+        indent = 12 + code.getlength(" " * max(4, len(line) - len(line.lstrip())))  # under its line's code
+        pen.text((indent, y + step - 2), "# " + draw.fit_text(note, numbers, width - indent - 24), fill=NUMBER_INK,
+                 font=numbers)
+    caption = (
+        f"**11.4.4, the encoder block in code:** the chapter's `ViTEncoderLayer.forward`, line by line, with this "
+        f"image's shapes and mean token lengths at layer {layer} (encoder.layers.{layer - 1}). Pre-norm: "
+        f"`norm1` before attention, `norm2` before the MLP, and each result is *added* to x: "
+        f"H = X + MSA(LN(X)), Y = H + MLP(LN(H)). The shape stays (1, {a.num_tokens}, "
+        f"{int(a.queries[0].shape[-1])}) from the first line to the last."
+    )
+    legend = "blue: this image's numbers (‖·‖: mean over the N+1 tokens of each vector's length)"
+    return View(image, caption, legend, f"The encoder block in code, layer {layer}")
+
+
 LENS_CLASSES = len(draw.PALETTE)  # the most frequent classes get a colour; the rest are grey
 
 
@@ -60,6 +107,18 @@ def lens_colours(indices: np.ndarray, classes: list[int]) -> np.ndarray:
     for colour, c in zip(draw.PALETTE, classes):
         out[indices == c] = colour
     return out
+
+
+def lens_training_words(model: str) -> str:
+    """How the head met patch tokens in training, which decides what the lens reads."""
+    from vit.model.families import is_trained_here  # noqa: PLC0415 - torch-free, read only when drawn
+
+    if is_trained_here(model):
+        return ("This model was trained with token labelling (vit/model/train.py): its head also learned to "
+                "read the patch tokens on the shape, so those vote the shape's class by design, while background "
+                "patches, never trained, vote anything.")
+    return ("The head was trained on the class token of the last layer only, so this reads what each patch token "
+            "carries, roughly.")
 
 
 def lens_view(a, layer: int, size: int = DISPLAY_SIZE, opacity: float = 0.7) -> View:
@@ -83,8 +142,7 @@ def lens_view(a, layer: int, size: int = DISPLAY_SIZE, opacity: float = 0.7) -> 
         f"ones that read the class token at the end — applied to **every patch token** Y_{layer},i, as if each "
         f"patch were the class token (an early exit per patch). Each patch is coloured by its top-1 class "
         f"(mean probability {float(probs.mean()):.2f}). **{agree} of {indices.size} patches** agree with the "
-        f"final answer, {final.label}. The head was trained on the class token of the last layer only, so "
-        f"this reads what each patch token carries, roughly."
+        f"final answer, {final.label}. {lens_training_words(a.model)}"
     )
     legend = "colour = a patch token's top-1 class; the legend counts patches per class; grey: other classes"
     return View(image, caption, legend, f"Token content, layer {layer}", note=fit_note(a))
@@ -107,6 +165,8 @@ def token_norm_view(a, layer: int, opacity: float, cmap: str, size: int = DISPLA
 
 
 MATRIX_CMAP = "magma"
+MATRIX_DECADES = 3  # the log colour scale spans max/1000 .. max: a uniform row of N+1 weights sits mid-scale
+MASKED = (120, 190, 230)  # the causal mask's removed triangle: sky blue, a colour magma never takes
 
 
 def matrix_factor(tokens: int, panel: int) -> int:
@@ -114,8 +174,28 @@ def matrix_factor(tokens: int, panel: int) -> int:
     return max(1, -(-(tokens - 1) // panel))
 
 
+def log_scale(hi: float, decades: int = MATRIX_DECADES) -> tuple[float, float]:
+    """(lo, hi) of a log colour scale ``decades`` decades below the largest weight ``hi`` (> 0)."""
+    hi = max(hi, 1e-12)
+    return hi / 10**decades, hi
+
+
+def log_matrix_picture(m: np.ndarray, masked: np.ndarray, panel: int, scale: tuple[float, float]):
+    """A (rows, cols) matrix drawn ``panel`` px square on a log colour scale, ``masked`` cells in :data:`MASKED`."""
+    lo, hi = scale
+    heat = np.log10(np.clip(m, lo, hi))
+    rgb = draw.heat_rgb(heat, (panel, panel), MATRIX_CMAP, (np.log10(lo), np.log10(hi)))
+    cells = Image.fromarray(masked.astype(np.uint8) * 255).resize((panel, panel), Image.Resampling.NEAREST)
+    rgb[np.asarray(cells) > 0] = MASKED
+    return Image.fromarray(rgb)
+
+
 def matrix_view(a, layer: int, head: int, size: int = DISPLAY_SIZE) -> View:
-    """One head's whole (N+1)x(N+1) attention matrix beside the same under a causal mask (11.4.2)."""
+    """One head's whole (N+1)x(N+1) attention matrix beside the same under a causal mask (11.4.2).
+
+    Both halves share one log colour scale (a typical weight of a row of N+1 is ~1/(N+1), far below the
+    largest: on a linear scale the encoder's half is black); the triangle the mask removes has its own colour.
+    """
     from vit.analysis import rollout  # noqa: PLC0415 - torch is loaded already: the analysis holds tensors
 
     full = a.attention_matrix(layer, head - 1)  # (N+1, N+1)
@@ -123,15 +203,17 @@ def matrix_view(a, layer: int, head: int, size: int = DISPLAY_SIZE) -> View:
     panel = (size - 12) // 2
     factor = matrix_factor(a.num_tokens, panel)
     shown = [rollout.downsample_matrix(m, factor).numpy() for m in (full, masked)]
-    lo, hi = float(min(m.min() for m in shown)), float(max(m.max() for m in shown))
+    removed = rollout.downsample_matrix(full.new_ones(full.shape).tril(), factor).numpy() == 0  # fully masked cells
+    lo, hi = log_scale(float(shown[0].max()))  # the encoder's own range; the renormalised causal rows go above
     pictures = []
-    for m in shown:
-        p = draw.heat_image(m, (panel, panel), MATRIX_CMAP, (lo, hi))
+    for m, gone in zip(shown, (np.zeros_like(removed), removed)):
+        p = log_matrix_picture(m, gone, panel, (lo, hi))
         draw.outline_row(p, m.shape[0])
         pictures.append(p)
     sheet = draw.panels(pictures, ["encoder: every token sees all", "causal mask: only earlier tokens"])
-    label = "brighter = more attention (row = query, column = key)"
-    image = draw.with_colorbar(sheet, MATRIX_CMAP, base.bar_number(lo), base.bar_number(hi), label)
+    label = "log scale: brighter = more attention (row = query, column = key)"
+    image = draw.with_colorbar(sheet, MATRIX_CMAP, f"≤ {base.bar_number(lo)}", f"≥ {base.bar_number(hi)}", label)
+    image = draw.stack(image, draw.swatch_legend(image.width, [(MASKED, "masked: a decoder may not look there")]))
     T = a.num_tokens
     shrink = (f" Drawn at {shown[0].shape[0]}×{shown[0].shape[0]}: each cell is the **block max** of "
               f"{factor}×{factor} patch tokens (the class token keeps its own row and column)."
@@ -140,8 +222,9 @@ def matrix_view(a, layer: int, head: int, size: int = DISPLAY_SIZE) -> View:
         f"**The whole matrix, layer {layer}, head {head}:** softmax(QKᵀ/√d) over all N+1 = {T} tokens, "
         f"{T}×{T}; row i is where token i looks, row 0 (outlined) the class token. Left, the encoder's: "
         f"bidirectional, every patch sees every other (11.4.2). Right, the same scores under a decoder's causal "
-        f"mask (upper triangle removed, rows renormalised): a patch could no longer see the patches to its "
-        f"right and below, and the class token, first in line, would see only itself.{shrink}"
+        f"mask (upper triangle removed, in blue; rows renormalised): a patch could no longer see the patches to "
+        f"its right and below, and the class token, first in line, would see only itself.{shrink}"
     )
-    legend = f"{label}; both halves coloured from {base.bar_number(lo)} to {base.bar_number(hi)}"
+    legend = (f"{label}; both halves on one scale, {MATRIX_DECADES} decades from {base.bar_number(lo)} (and below) "
+              f"to the encoder's largest weight {base.bar_number(hi)} (and above); blue: removed by the mask")
     return View(image, caption, legend, f"Attention matrix, layer {layer}, head {head}", (lo, hi))
