@@ -1,0 +1,287 @@
+"""Issue 22: does the shapes model recognise anyone's drawing, not only its own generator's?
+
+    python benchmarks/independent_shapes.py                  # 40 drawings a class per condition
+    python benchmarks/independent_shapes.py --per-class 10 --json /tmp/independent.json
+
+The drawings are made here with matplotlib's patches and paths, by rules of this file's own, and nothing of
+``vit/shapes.py`` is called (a test checks it): shapes 15-60 % of the side at any position and rotation,
+antialiased, on flat, gradient, noisy or textured backgrounds, some with a hand-drawn look (a jittered outline
+stroked in a darker ink). Each drawing is rendered at 64 to 1024 px and read through the model's own
+preprocessing, as it is, after JPEG compression, and after a blur. They are never used for training.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import math
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from PIL import Image, ImageFilter
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+CLASSES = ("circle", "square", "triangle", "star", "cross", "ring", "diamond", "heart")  # the model's order
+SIZES = (64, 128, 256, 512, 1024)
+CONDITIONS = ("clean", "jpeg", "blur")
+SEED = 31_337  # drawings of this file only; the model trained on vit.shapes' seed 0
+
+
+@dataclass(frozen=True)
+class Drawing:
+    image: Image.Image
+    label: int
+    style: str  # "filled" or "hand"
+
+
+# --------------------------------------------------------------------------- outlines, in units of the radius
+
+
+def _regular(k: int, phase: float) -> np.ndarray:
+    t = phase + 2 * np.pi * np.arange(k) / k
+    return np.stack([np.cos(t), np.sin(t)], 1)
+
+
+def _star(rng: np.random.Generator) -> np.ndarray:
+    inner = rng.uniform(0.38, 0.5)
+    t = np.pi / 2 + np.pi * np.arange(10) / 5
+    r = np.where(np.arange(10) % 2 == 0, 1.0, inner)
+    return np.stack([r * np.cos(t), r * np.sin(t)], 1)
+
+
+def _plus(rng: np.random.Generator) -> np.ndarray:
+    w = rng.uniform(0.28, 0.4)
+    return np.array([(w, 1), (w, w), (1, w), (1, -w), (w, -w), (w, -1), (-w, -1), (-w, -w), (-1, -w), (-1, w),
+                     (-w, w), (-w, 1)], dtype=float)
+
+
+def _rhombus(rng: np.random.Generator) -> np.ndarray:
+    b = rng.uniform(0.5, 0.65)
+    return np.array([(1, 0), (0, b), (-1, 0), (0, -b)], dtype=float)
+
+
+def _heart(rng: np.random.Generator) -> np.ndarray:
+    """Two cubic Bézier lobes meeting at a point below, sampled at 120 points (not vit.shapes' curve)."""
+    def bezier(p0, p1, p2, p3, n=60):
+        t = np.linspace(0, 1, n)[:, None]
+        return ((1 - t) ** 3) * p0 + 3 * ((1 - t) ** 2) * t * p1 + 3 * (1 - t) * t ** 2 * p2 + t ** 3 * p3
+    lobe = rng.uniform(1.0, 1.25)
+    tip, top = np.array([0.0, -1.0]), np.array([0.0, 0.45])
+    left = bezier(tip, np.array([-1.3 * lobe, -0.15]), np.array([-0.9 * lobe, 1.05]), top)
+    right = bezier(top, np.array([0.9 * lobe, 1.05]), np.array([1.3 * lobe, -0.15]), tip)
+    pts = np.concatenate([left, right[1:]])
+    return pts / np.abs(pts).max()
+
+
+def _circle(n: int = 120) -> np.ndarray:
+    return _regular(n, 0.0)
+
+
+def outline(name: str, rng: np.random.Generator) -> tuple[np.ndarray, float | None]:
+    """(vertices in units of the radius, hole radius for a ring or None)."""
+    if name == "circle":
+        return _circle(), None
+    if name == "ring":
+        return _circle(), rng.uniform(0.42, 0.62)
+    if name == "square":
+        return _regular(4, np.pi / 4), None
+    if name == "triangle":
+        return _regular(3, np.pi / 2), None
+    if name == "star":
+        return _star(rng), None
+    if name == "cross":
+        return _plus(rng), None
+    if name == "diamond":
+        return _rhombus(rng), None
+    return _heart(rng), None
+
+
+def _densify(points: np.ndarray, n: int = 160) -> np.ndarray:
+    closed = np.concatenate([points, points[:1]])
+    seg = np.linalg.norm(np.diff(closed, axis=0), axis=1)
+    s = np.concatenate([[0], np.cumsum(seg)])
+    t = np.linspace(0, s[-1], n, endpoint=False)
+    return np.stack([np.interp(t, s, closed[:, 0]), np.interp(t, s, closed[:, 1])], 1)
+
+
+def _jitter(points: np.ndarray, rng: np.random.Generator, amount: float) -> np.ndarray:
+    """A hand's wobble: smooth noise (a few random sines) added to a densified outline."""
+    p = _densify(points)
+    k = np.arange(len(p)) / len(p) * 2 * np.pi
+    wobble = sum(rng.uniform(-amount, amount) * np.sin(f * k + rng.uniform(0, 2 * np.pi)) for f in (2, 3, 5, 7))
+    centre = p.mean(0)
+    return centre + (p - centre) * (1 + wobble)[:, None]
+
+
+# --------------------------------------------------------------------------- backgrounds and colours
+
+
+def _luma(rgb: np.ndarray) -> np.ndarray:
+    return rgb[..., 0] * 0.299 + rgb[..., 1] * 0.587 + rgb[..., 2] * 0.114
+
+
+def background(rng: np.random.Generator, side: int) -> np.ndarray:
+    """(side, side, 3) floats in [0, 1]: flat, linear or radial gradient, noisy, or a smooth texture."""
+    kind = rng.integers(5)
+    y, x = np.mgrid[0:1:complex(side), 0:1:complex(side)]
+    a, b = rng.uniform(0, 1, 3), rng.uniform(0, 1, 3)
+    if kind == 0:
+        img = np.broadcast_to(a, (side, side, 3)).copy()
+    elif kind == 1:
+        t = (np.cos(rng.uniform(0, 2 * np.pi)) * x + np.sin(rng.uniform(0, 2 * np.pi)) * y)
+        t = (t - t.min()) / max(t.max() - t.min(), 1e-9)
+        img = a + (b - a) * t[..., None]
+    elif kind == 2:
+        r = np.hypot(x - rng.uniform(0, 1), y - rng.uniform(0, 1))
+        img = a + (b - a) * (r / r.max())[..., None]
+    elif kind == 3:
+        img = np.broadcast_to(a, (side, side, 3)) + rng.normal(0, rng.uniform(0.02, 0.06), (side, side, 3))
+    else:
+        coarse = rng.uniform(-1, 1, (6, 6, 3))
+        smooth = np.asarray(Image.fromarray(((coarse + 1) * 127.5).astype(np.uint8)).resize((side, side),
+                                                                                              Image.BICUBIC))
+        img = a * 0.6 + smooth / 255.0 * 0.4
+    return np.clip(img, 0, 1)
+
+
+def ink(rng: np.random.Generator, under: float) -> np.ndarray:
+    """A shape colour whose luma differs from the background's under it by at least 0.3."""
+    for _ in range(200):
+        c = rng.uniform(0, 1, 3)
+        if abs(float(_luma(c)) - under) >= 0.3:
+            return c
+    return np.zeros(3) if under > 0.5 else np.ones(3)
+
+
+# --------------------------------------------------------------------------- one drawing
+
+
+def draw(rng: np.random.Generator, label: int, side: int) -> Drawing:
+    """One drawing of class ``label``, ``side`` px square, by this file's rules."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.patches import PathPatch, Polygon
+    from matplotlib.path import Path
+
+    name = CLASSES[label]
+    extent = rng.uniform(0.15, 0.60)  # the shape's diameter, as a share of the side
+    radius = extent / 2
+    cx, cy = rng.uniform(radius, 1 - radius, 2)
+    angle = rng.uniform(0, 2 * np.pi)
+    rot = np.array([[math.cos(angle), -math.sin(angle)], [math.sin(angle), math.cos(angle)]])
+    points, hole = outline(name, rng)
+    style = "hand" if rng.uniform() < 0.3 else "filled"
+    if style == "hand":
+        points = _jitter(points, rng, 0.04)
+    xy = points @ rot.T * radius + (cx, cy)
+    bg = background(rng, side)
+    iy, ix = int((1 - cy) * (side - 1)), int(cx * (side - 1))  # imshow's row 0 is the top (y = 1)
+    under = float(_luma(bg[max(iy - 2, 0):iy + 3, max(ix - 2, 0):ix + 3]).mean())
+    colour = ink(rng, under)
+
+    fig = Figure(figsize=(side / 100, side / 100), dpi=100)
+    canvas = FigureCanvasAgg(fig)
+    ax = fig.add_axes((0, 0, 1, 1))
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.axis("off")
+    ax.imshow(bg, extent=(0, 1, 0, 1), interpolation="bilinear", origin="upper")
+    stroke = dict(edgecolor=tuple(colour * 0.45), linewidth=max(1.0, side / 90) * 72 / 100) if style == "hand" \
+        else dict(edgecolor="none")
+    if hole is None:
+        ax.add_patch(Polygon(xy, closed=True, facecolor=tuple(colour), antialiased=True, **stroke))
+    else:  # a ring: the outline with the hole cut out (a compound path), so the background shows through
+        inner = (xy - (cx, cy)) * hole + (cx, cy)
+        path = Path.make_compound_path(Path(xy, closed=True), Path(inner[::-1], closed=True))
+        ax.add_patch(PathPatch(path, facecolor=tuple(colour), antialiased=True, **stroke))
+    canvas.draw()
+    rgb = np.asarray(canvas.buffer_rgba())[..., :3].copy()
+    return Drawing(Image.fromarray(rgb), label, style)
+
+
+def corrupt(image: Image.Image, condition: str, rng: np.random.Generator) -> Image.Image:
+    if condition == "jpeg":
+        buf = io.BytesIO()
+        image.save(buf, "JPEG", quality=int(rng.integers(25, 70)))
+        return Image.open(io.BytesIO(buf.getvalue())).convert("RGB")
+    if condition == "blur":
+        return image.filter(ImageFilter.GaussianBlur(radius=image.width * rng.uniform(0.004, 0.012)))
+    return image
+
+
+# --------------------------------------------------------------------------- the measurement
+
+
+def evaluate(per_class: int = 40, seed: int = SEED, patch_size: int | None = None, weights: str = "trained",
+             sizes: tuple[int, ...] = SIZES) -> dict:
+    """Accuracy of the shapes model on these drawings, by (size, condition), by class, and by style."""
+    import torch
+
+    import vit
+
+    loaded = vit.load_model("vit_tiny_shapes", weights=weights, patch_size=patch_size, device="cpu")
+    assert tuple(loaded.class_names) == CLASSES, loaded.class_names
+    rows, confusion = [], np.zeros((len(CLASSES), len(CLASSES)), dtype=int)
+    by_style: dict[str, list[bool]] = {"filled": [], "hand": []}
+    for s, side in enumerate(sizes):
+        for c, condition in enumerate(CONDITIONS):
+            rng = np.random.default_rng([seed, s, c])
+            drawings = [draw(rng, label, side) for label in range(len(CLASSES)) for _ in range(per_class)]
+            x = torch.cat([loaded.preprocess.to_tensor(loaded.preprocess.view(corrupt(d.image, condition, rng)))
+                           for d in drawings])  # (n, C, H, W)
+            with torch.inference_mode():
+                predicted = loaded.module(x).argmax(-1).tolist()
+            right = [p == d.label for p, d in zip(predicted, drawings)]
+            for p, d, ok in zip(predicted, drawings, right):
+                confusion[d.label, p] += 1
+                by_style[d.style].append(ok)
+            rows.append({"size": side, "condition": condition, "n": len(right), "accuracy": float(np.mean(right))})
+    total = confusion.trace() / confusion.sum()
+    return {"per_class": per_class, "seed": seed, "patch_size": loaded.config.patch_size, "accuracy": float(total),
+            "rows": rows, "by_class": {CLASSES[i]: float(confusion[i, i] / confusion[i].sum()) for i in range(8)},
+            "by_style": {k: float(np.mean(v)) for k, v in by_style.items() if v},
+            "confusion": confusion.tolist()}
+
+
+def markdown(result: dict) -> str:
+    head = "| size | " + " | ".join(CONDITIONS) + " |\n|---:|" + "---:|" * len(CONDITIONS)
+    lines = [head]
+    for side in sorted({r["size"] for r in result["rows"]}):
+        cells = [next(r for r in result["rows"] if r["size"] == side and r["condition"] == c) for c in CONDITIONS]
+        lines.append(f"| {side} px | " + " | ".join(f"{r['accuracy']:.1%}" for r in cells) + " |")
+    classes = ", ".join(f"{k} {v:.0%}" for k, v in result["by_class"].items())
+    styles = ", ".join(f"{k} {v:.1%}" for k, v in result["by_style"].items())
+    n = sum(r["n"] for r in result["rows"])
+    return (f"Independent drawings ({n} images, seed {result['seed']}, P = {result['patch_size']}): "
+            f"**{result['accuracy']:.1%}**\n\n" + "\n".join(lines) + f"\n\nBy class: {classes}. By style: {styles}.")
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--per-class", type=int, default=40, help="drawings per class for each size and condition")
+    p.add_argument("--seed", type=int, default=SEED)
+    p.add_argument("--patch-size", type=int, default=None)
+    p.add_argument("--weights", default="trained", help="'trained' (assets/) or a .pth written by train-shapes")
+    p.add_argument("--json", type=Path, default=None, help="also write the result here")
+    p.add_argument("--save", type=Path, default=None, help="write a sheet of example drawings (PNG) here")
+    args = p.parse_args(argv)
+    if args.save:
+        rng = np.random.default_rng(args.seed)
+        sheet = Image.new("RGB", (8 * 132, 4 * 132), "white")
+        for i in range(32):
+            sheet.paste(draw(rng, i % 8, 128).image, (132 * (i % 8) + 2, 132 * (i // 8) + 2))
+        sheet.save(args.save)
+    result = evaluate(args.per_class, args.seed, args.patch_size, args.weights)
+    print(markdown(result))
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

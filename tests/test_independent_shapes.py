@@ -1,0 +1,39 @@
+"""benchmarks/independent_shapes.py (issue 22): drawings by code that shares nothing with vit/shapes.py."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import independent_shapes as ind  # noqa: E402
+
+
+def test_it_calls_nothing_of_the_training_generator(monkeypatch):
+    source = ast.parse((ROOT / "benchmarks" / "independent_shapes.py").read_text())
+    named = {a.name for n in ast.walk(source) if isinstance(n, ast.ImportFrom | ast.Import) for a in n.names}
+    modules = {n.module for n in ast.walk(source) if isinstance(n, ast.ImportFrom)}
+    assert "vit.shapes" not in modules and "shapes" not in named
+    import vit.shapes
+
+    for name in dir(vit.shapes):  # and at run time: any call into vit.shapes would raise
+        if callable(getattr(vit.shapes, name)) and not name.startswith("__"):
+            monkeypatch.setattr(vit.shapes, name, lambda *a, **k: (_ for _ in ()).throw(AssertionError("called")))
+    result = ind.evaluate(per_class=1, sizes=(64,))
+    assert [r["n"] for r in result["rows"]] == [8, 8, 8]
+    assert set(result["by_class"]) == set(ind.CLASSES) and 0.0 <= result["accuracy"] <= 1.0
+
+
+def test_drawings_follow_their_own_rules():
+    rng = np.random.default_rng(0)
+    for label in range(len(ind.CLASSES)):
+        d = ind.draw(rng, label, 128)
+        assert d.image.size == (128, 128) and d.image.mode == "RGB" and d.label == label
+        assert d.style in ("filled", "hand")
+    big = ind.draw(np.random.default_rng(1), 0, 1024)
+    assert big.image.size == (1024, 1024)
