@@ -21,10 +21,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import torch
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.patches import PathPatch, Polygon
+from matplotlib.path import Path as Outline
 from PIL import Image, ImageFilter
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+import vit  # noqa: E402 - after the path is set
 
 CLASSES = ("circle", "square", "triangle", "star", "cross", "ring", "diamond", "heart")  # the model's order
 SIZES = (64, 128, 256, 512, 1024)
@@ -163,11 +170,6 @@ def ink(rng: np.random.Generator, under: float) -> np.ndarray:
 
 def draw(rng: np.random.Generator, label: int, side: int) -> Drawing:
     """One drawing of class ``label``, ``side`` px square, by this file's rules."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-    from matplotlib.patches import PathPatch, Polygon
-    from matplotlib.path import Path
-
     name = CLASSES[label]
     extent = rng.uniform(0.15, 0.60)  # the shape's diameter, as a share of the side
     radius = extent / 2
@@ -197,7 +199,7 @@ def draw(rng: np.random.Generator, label: int, side: int) -> Drawing:
         ax.add_patch(Polygon(xy, closed=True, facecolor=tuple(colour), antialiased=True, **stroke))
     else:  # a ring: the outline with the hole cut out (a compound path), so the background shows through
         inner = (xy - (cx, cy)) * hole + (cx, cy)
-        path = Path.make_compound_path(Path(xy, closed=True), Path(inner[::-1], closed=True))
+        path = Outline.make_compound_path(Outline(xy, closed=True), Outline(inner[::-1], closed=True))
         ax.add_patch(PathPatch(path, facecolor=tuple(colour), antialiased=True, **stroke))
     canvas.draw()
     rgb = np.asarray(canvas.buffer_rgba())[..., :3].copy()
@@ -220,10 +222,6 @@ def corrupt(image: Image.Image, condition: str, rng: np.random.Generator) -> Ima
 def evaluate(per_class: int = 40, seed: int = SEED, patch_size: int | None = None, weights: str = "trained",
              sizes: tuple[int, ...] = SIZES) -> dict:
     """Accuracy of the shapes model on these drawings, by (size, condition), by class, and by style."""
-    import torch
-
-    import vit
-
     loaded = vit.load_model("vit_tiny_shapes", weights=weights, patch_size=patch_size, device="cpu")
     assert tuple(loaded.class_names) == CLASSES, loaded.class_names
     rows, confusion = [], np.zeros((len(CLASSES), len(CLASSES)), dtype=int)
