@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 import torch
 import torchvision
+from conftest import random_torchvision_vit
 from PIL import Image
+from test_model import torchvision_attention
 
 import vit
-from test_model import torchvision_attention
-from conftest import random_torchvision_vit
 from vit.analysis import rollout
 from vit.errors import InputError
 
@@ -143,8 +143,8 @@ def test_bad_options_name_the_parameter(b32, cat_image):
 @pytest.mark.parametrize("name", ["vit_b_16", "vit_l_16", "vit_h_14"])
 def test_preprocessing_is_torchvisions_at_native_size(name, cat_image):
     from vit.images import load_image
-    from vit.model.preprocess import preprocess_for
     from vit.model.checkpoints import CHECKPOINTS
+    from vit.model.preprocess import preprocess_for
 
     img = load_image(cat_image)
     ours = preprocess_for(name, 224)(img)

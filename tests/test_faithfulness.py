@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from conftest import ROOT
 
 import vit
-from conftest import ROOT
 from vit.explanations import faithfulness, perturb
 from vit.explanations.maps import METHODS
 

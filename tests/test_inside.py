@@ -16,19 +16,19 @@ from dataclasses import replace
 import numpy as np
 import pytest
 import torch
+from conftest import ROOT, random_torchvision_vit
+from test_model import torchvision_attention
 from torchvision.models.vision_transformer import VisionTransformer
 
 import vit
-from conftest import ROOT, random_torchvision_vit
-from test_model import torchvision_attention
 from vit.analysis import rollout
+from vit.analysis.figure7 import principal_filters
 from vit.analysis.run import analyze
-from vit.model.load import load_model
+from vit.analysis.trace import Tracer
 from vit.config import ViTConfig
 from vit.images import load_image
-from vit.analysis.figure7 import principal_filters
+from vit.model.load import load_model
 from vit.model.modules import ViTForImageClassification
-from vit.analysis.trace import Tracer
 
 DEPTH = 2
 CAT = ROOT / "assets" / "cat.jpg"

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 import torch
-
 from conftest import random_torchvision_vit
+
 from vit.analysis import rollout
-from vit.model.load import load_model
-from vit.config import PRESETS, ViTConfig
-from vit.model.modules import MultiheadAttention, ViTForImageClassification
 from vit.analysis.trace import Tracer
+from vit.config import PRESETS, ViTConfig
+from vit.model.load import load_model
+from vit.model.modules import MultiheadAttention, ViTForImageClassification
 
 
 def torchvision_attention(tv_model, x: torch.Tensor) -> list[torch.Tensor]:
@@ -121,3 +121,26 @@ def test_config_refuses_bad_sizes():
         ViTConfig(image_size=225, patch_size=16)
     with pytest.raises(ValueError, match="divisible by num_heads"):
         ViTConfig(embed_dim=100, num_heads=12)
+
+
+def small_model(seed: int = 0) -> ViTForImageClassification:
+    torch.manual_seed(seed)
+    cfg = ViTConfig(image_size=32, patch_size=8, num_classes=10, embed_dim=64, num_heads=8, num_layers=3)
+    return ViTForImageClassification(cfg).eval()
+
+
+@torch.inference_mode()
+def test_classify_is_what_forward_does_after_the_layers():
+    model = small_model()
+    x = torch.randn(2, 3, 32, 32, generator=torch.Generator().manual_seed(1))
+    tokens = model.embedding(x)
+    for layer in model.encoder.layers:
+        tokens = layer(tokens)  # the last block's output, before the final norm
+    torch.testing.assert_close(model.classify(tokens), model(x), atol=0, rtol=0)
+    # The logit lens on every token: its class token's row is the classification, and its
+    # rows are the final norm and the head's linear map written out.
+    each = model.classify_tokens(tokens)  # (B, N+1, K)
+    assert each.shape == (2, 17, 10)
+    torch.testing.assert_close(each[:, 0], model(x))
+    torch.testing.assert_close(each, model.head.head(model.encoder.norm(tokens)))
+    torch.testing.assert_close(model.classify_tokens(tokens[:, 0]), model(x))  # (B, D) class tokens alone: early exit

@@ -5,11 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from conftest import ROOT
 
 import vit
-from conftest import ROOT
-from vit.explanations import maps as explanations, perturb
 from vit.errors import InputError
+from vit.explanations import maps as explanations
+from vit.explanations import perturb
 from vit.explanations.maps import model_input
 
 STAR = ROOT / "assets" / "shapes-star.png"

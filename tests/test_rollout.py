@@ -108,13 +108,6 @@ def test_attention_from_qk_matches_softmax():
     torch.testing.assert_close(rollout.attention_from_qk(q, k, 3, query=4), ref[:, 4])
 
 
-def test_early_exit_applies_norm_then_head():
-    norm = torch.nn.LayerNorm(8)
-    head = torch.nn.Linear(8, 3)
-    cls = torch.randn(4, 8)
-    torch.testing.assert_close(rollout.early_exit_logits(cls, norm, head), head(norm(cls)))
-
-
 @pytest.mark.parametrize("fusion", rollout.HEAD_FUSIONS)
 def test_rollout_row_from_fused_equals_factors(fusion):
     w = random_attention(L=5, T=13)

@@ -14,14 +14,15 @@ import sys
 import numpy as np
 import pytest
 import torch
+from conftest import ROOT
 from PIL import Image
 
 import vit
-from conftest import ROOT
 from vit import shapes, validate
-from vit.model import families, train, checkpoints as weights
 from vit.config import DISPLAY_NAMES, PRESETS, ViTConfig, patch_size_range
 from vit.errors import InputError
+from vit.model import checkpoints as weights
+from vit.model import families, train
 
 NAME = "vit_tiny_shapes"
 FRESH_SEED = 2026  # neither the training seed (0) nor the seed of the JSON's tables (10,000)

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-from vit.model.load import load_model
-from vit.config import ViTConfig
-from vit.model.modules import ViTForImageClassification
 from vit.analysis.rollout import attention_from_qk
 from vit.analysis.trace import Tracer
+from vit.config import ViTConfig
+from vit.model.load import load_model
+from vit.model.modules import ViTForImageClassification
 
 
 def all_hooks(model) -> int:

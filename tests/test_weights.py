@@ -12,12 +12,13 @@ from pathlib import Path
 import pytest
 import torch
 import torchvision
-
 from conftest import random_torchvision_vit, serve_http, write_checkpoint
-from vit.model import load as api, checkpoints as weights
-from vit.model.load import load_model
+
 from vit.errors import WeightsError
+from vit.model import checkpoints as weights
+from vit.model import load as api
 from vit.model.checkpoints import CHECKPOINTS, Checkpoint, DownloadError, convert_torchvision, download
+from vit.model.load import load_model
 
 
 @pytest.fixture

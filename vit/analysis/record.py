@@ -210,7 +210,7 @@ class Analysis:
         return (self.lens_index[layer - 1].reshape(rows, cols).clone(),
                 self.lens_prob[layer - 1].reshape(rows, cols).clone())
 
-    def with_options(self, head_fusion: str | None = None, discard_ratio: float | None = None) -> "Analysis":
+    def with_options(self, head_fusion: str | None = None, discard_ratio: float | None = None) -> Analysis:
         """The same analysis with another head fusion or discard ratio (no model run).
 
         Every fusion's maps were kept by the traced pass, so a variant shares all of this

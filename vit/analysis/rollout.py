@@ -7,8 +7,6 @@
   sum to 1; the layers are then multiplied: R_l = A_l R_{l-1}, R_0 = I.
 * Raw attention of any query token (class token or a patch) at any layer and
   head, recomputed exactly from that layer's queries and keys.
-* Early-exit predictions: the final norm and head applied to every layer's
-  class token (the "logit lens" of a ViT).
 * Mean attention distance: Dosovitskiy et al. 2021, "An Image is Worth 16x16
   Words", Fig. 7 right: how far, in pixels, each head looks on average.
 * A whole attention matrix under a decoder's causal mask (chapter 11.4.2), and a
@@ -20,7 +18,7 @@ Token 0 is the class token; tokens 1..N are the patches in row-major order.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import torch
@@ -255,13 +253,6 @@ def mean_attention_distance(weights: Tensor, distances: Tensor) -> Tensor:
         weighted = (patches.unsqueeze(1) @ distances.unsqueeze(2)).flatten()  # (N, 1, N) @ (N, N, 1) -> (N,)
         out[i] = (weighted / patches.sum(dim=-1)).mean()
     return out.reshape(weights.shape[:-2])
-
-
-def early_exit_logits(
-    cls_tokens: Tensor, norm: Callable[[Tensor], Tensor], head: Callable[[Tensor], Tensor]
-) -> Tensor:
-    """Final norm and head on every layer's class token: (L, D) -> (L, K)."""
-    return head(norm(cls_tokens))
 
 
 def patch_grid(row: Tensor, grid: tuple[int, int]) -> Tensor:

@@ -14,15 +14,13 @@ from contextlib import contextmanager
 import torch
 
 from vit import validate
-from vit.analysis import rollout
-from vit.model import families
 from vit.analysis.record import Analysis, LayerPrediction, Prediction
+from vit.analysis.trace import Tracer
 from vit.config import DISPLAY_NAMES
 from vit.cost import check_budget, estimate, fused_itemsize
 from vit.images import load_image
 from vit.model.loaded import LoadedModel
 from vit.model.preprocess import as_array
-from vit.analysis.trace import Tracer
 
 
 @torch.inference_mode()
@@ -79,7 +77,7 @@ def analyze(
     topk = [Prediction(int(i), names[i], float(p)) for p, i in zip(values, indices)]
 
     cls_tokens = torch.stack([t[0] for t in record.cls_tokens])  # (L, D)
-    layer_probs = rollout.early_exit_logits(cls_tokens, model.encoder.norm, model.head.head).softmax(-1).cpu()
+    layer_probs = model.classify_tokens(cls_tokens).softmax(-1).cpu()  # early exit: (L, D) -> (L, K)
     final = topk[0].index
     layer_predictions = [
         LayerPrediction(l + 1, int(p.argmax()), names[int(p.argmax())], float(p.max()), float(p[final]))

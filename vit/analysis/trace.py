@@ -226,8 +226,8 @@ class Tracer:
 
         One layer at a time: the (B, N, K) logits are a temporary (12 MB at P = 4, K = 1000).
         """
-        m = self.model  # .forward, not __call__: the norm's and head's own hooks (stages, logits) must not fire
-        logits = m.head.head.forward(m.encoder.norm.forward(output[:, 1:].detach()))  # (B, N, D) -> (B, N, K)
+        # classify_tokens calls the norm's and the head's forward: their own hooks (stages, logits) do not fire.
+        logits = self.model.classify_tokens(output[:, 1:].detach())  # (B, N, D) -> (B, N, K)
         prob, index = logits.float().softmax(dim=-1).max(dim=-1)  # (B, N) each
         if self.record.lens_index is None:
             self.record.lens_index = index.new_empty(self._depth, *index.shape)

@@ -26,8 +26,8 @@ from torch import Tensor
 
 from vit import shapes
 from vit.explanations.maps import METHODS, explain
-from vit.model.loaded import LoadedModel
 from vit.explanations.perturb import perturbation_curves
+from vit.model.loaded import LoadedModel
 
 EVAL_SEED = 20_000  # drawings never trained on (training used seed 0, its tables seed 10,000)
 RANDOM = "random"  # the chance row

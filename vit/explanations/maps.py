@@ -44,11 +44,10 @@ from torch import Tensor, nn
 from vit import cost, validate
 from vit.analysis import rollout
 from vit.errors import InputError
+from vit.explanations.methods import METHODS, Method  # noqa: F401 - the registry, re-exported
 from vit.images import load_image
 from vit.model.loaded import LoadedModel
-from vit.explanations.methods import METHODS, Method  # noqa: F401 - the registry, re-exported
 from vit.model.preprocess import as_array
-
 
 # Below this estimate the gradient methods keep the whole autograd graph (one forward, one backward);
 # above it they recompute one block at a time during the backward pass (see the module docstring).
@@ -180,7 +179,7 @@ def _rollout(model: nn.Module, x: Tensor, target: int | None) -> tuple[Tensor, T
         for i, layer in enumerate(layers):
             tokens = layer(tokens)
             fused.append(rollout.fuse_heads(kept.pop(i)[0], "mean"))  # (h, T, T) -> (T, T); the weights go
-        logits = model.head(model.encoder.norm(tokens))
+        logits = model.classify(tokens)  # (B, N+1, D) -> (B, K)
     return logits, rollout.rollout_row_from_fused(fused), _top1(logits, target)
 
 
@@ -214,7 +213,7 @@ def _grad_rollout(model: nn.Module, x: Tensor, target: int | None,
     *inputs, tokens = _block_inputs(model, x)
     with torch.enable_grad():
         tokens.requires_grad_()
-        logits = model.head(model.encoder.norm(tokens))  # (B, N+1, D) -> (B, K)
+        logits = model.classify(tokens)  # (B, N+1, D) -> (B, K)
         target = _top1(logits, target)
         (grad,) = torch.autograd.grad(logits[0, target], tokens)  # d logit / d Y_L: (B, N+1, D)
     row = torch.zeros(tokens.shape[1], dtype=tokens.dtype, device=tokens.device)
@@ -236,7 +235,7 @@ def _gradcam(model: nn.Module, x: Tensor, target: int | None) -> tuple[Tensor, T
     last = model.encoder.layers[-1]
     with torch.enable_grad(), _output_kept(last.norm1) as kept:
         block_in = inputs[-1].requires_grad_()
-        logits = model.head(model.encoder.norm(last(block_in)))
+        logits = model.classify(last(block_in))  # (B, N+1, D) -> (B, K)
         target = _top1(logits, target)
         (grads,) = torch.autograd.grad(logits[0, target], kept[0])
     cam = gradcam_map(kept[0][0].detach(), grads[0])  # (N,)

@@ -153,7 +153,7 @@ def class_logits(model, x: Tensor) -> Tensor:
     out = F.scaled_dot_product_attention(q, k, v)  # (B, h, 1, D/h)
     cls = tokens[:, :1] + last.dropout1(attn.out_proj(out.transpose(1, 2).reshape(x.shape[0], 1, -1)))  # (B, 1, D)
     cls = cls + last.mlp(last.norm2(cls))
-    return model.head(model.encoder.norm(cls))  # (B, 1, D) -> (B, K)
+    return model.classify(cls)  # (B, 1, D) -> (B, K)
 
 
 @torch.inference_mode()

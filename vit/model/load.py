@@ -15,26 +15,28 @@ from __future__ import annotations
 
 import os
 import time
-from contextlib import contextmanager
 from collections.abc import Callable
 from pathlib import Path
 
 import torch
 
 from vit import validate
-from vit.analysis import rollout
-from vit.model import families
-from vit.analysis.record import Analysis, LayerPrediction, Prediction
 from vit.config import DISPLAY_NAMES, PRESETS, TRAINED_HERE
-from vit.cost import check_budget, estimate, fused_itemsize
 from vit.errors import InputError, WeightsError
-from vit.images import load_image
+from vit.model import families
+from vit.model.checkpoints import (
+    CHECKPOINTS,
+    DownloadError,
+    cached_path,
+    check_shapes,
+    convert_torchvision,
+    download,
+    read_state_dict,
+)
 from vit.model.loaded import LoadedModel
 from vit.model.modules import ViTForImageClassification
-from vit.model.preprocess import as_array, preprocess_for
+from vit.model.preprocess import preprocess_for
 from vit.model.resample import pi_resize_patch_embed, resample_pos_embed
-from vit.analysis.trace import Tracer
-from vit.model.checkpoints import CHECKPOINTS, DownloadError, cached_path, check_shapes, convert_torchvision, download, read_state_dict
 
 Progress = Callable[[int, int], None]
 

@@ -223,3 +223,21 @@ class ViTForImageClassification(nn.Module):
         x = self.embedding(x)  # (B, C, H, W) -> (B, N+1, D)
         x = self.encoder(x)  # -> (B, N+1, D)
         return self.head(x)  # -> (B, K)
+
+    def classify(self, tokens: Tensor) -> Tensor:
+        """The final norm and the head on the class token, from the last block's output: (B, N+1, D) -> (B, K).
+
+        What ``forward`` does after the encoder's layers, for code that runs the layers itself
+        (an explanation keeping each block's input, a last block for the class token alone):
+        ``model.classify(tokens)`` equals ``model(x)`` when ``tokens`` is the last layer's output.
+        """
+        return self.head(self.encoder.norm(tokens))  # (B, N+1, D) -> (B, K)
+
+    def classify_tokens(self, tokens: Tensor) -> Tensor:
+        """The final norm and the head's linear map on every token (the "logit lens"): (..., T, D) -> (..., T, K).
+
+        Early exit: on a block's output, what each token would be classified as. It calls the norm's
+        and the head's ``forward`` directly: a lens on the stream, not a step of the forward pass, so
+        hooks that watch the forward pass (a tracer's stages) do not fire for it.
+        """
+        return self.head.head.forward(self.encoder.norm.forward(tokens))  # (..., T, D) -> (..., T, K)

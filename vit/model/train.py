@@ -36,8 +36,8 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from vit import shapes
-from vit.model import families
 from vit.config import DISPLAY_NAMES, PRESETS, ViTConfig, grid_for_patch_size, patch_size_range
+from vit.model import families
 from vit.model.modules import ViTForImageClassification
 from vit.model.resample import pi_resize_matrix, resample_pos_embed
 
