@@ -144,3 +144,14 @@ def test_classify_is_what_forward_does_after_the_layers():
     torch.testing.assert_close(each[:, 0], model(x))
     torch.testing.assert_close(each, model.head.head(model.encoder.norm(tokens)))
     torch.testing.assert_close(model.classify_tokens(tokens[:, 0]), model(x))  # (B, D) class tokens alone: early exit
+
+
+@torch.inference_mode()
+def test_the_class_token_block_is_the_full_blocks_class_token():
+    model = small_model(2)
+    tokens = torch.randn(3, 17, 64, generator=torch.Generator().manual_seed(3))
+    for layer in model.encoder.layers:
+        cls = layer.forward_class_token(tokens)
+        assert cls.shape == (3, 1, 64)
+        torch.testing.assert_close(cls, layer(tokens)[:, :1], atol=1e-6, rtol=1e-6)
+        tokens = layer(tokens)

@@ -182,6 +182,19 @@ class ViTEncoderLayer(nn.Module):
         x = x + self.dropout1(attn_output)  # (B, N+1, D)
         return x + self.mlp(self.norm2(x))  # (B, N+1, D)
 
+    def forward_class_token(self, x: Tensor) -> Tensor:
+        """The block's output for the class token alone: (B, N+1, D) -> (B, 1, D), equal to ``self(x)[:, :1]``.
+
+        As nanoGPT applies its head to the last position only: a head that reads the class token
+        needs, in the last block, only its query, its row of attention, its output projection and
+        its MLP (the keys and values still come from every token). ~83 % of the block's work is
+        skipped: 7 % of ViT-B's forward pass, 21 % of the 4-layer shapes model's.
+        """
+        attn_input = self.norm1(x)  # (B, N+1, D)
+        attn_output, _ = self.attn(attn_input[:, :1], attn_input, attn_input)  # (B, 1, D): one query, N+1 keys
+        cls = x[:, :1] + self.dropout1(attn_output)  # (B, 1, D)
+        return cls + self.mlp(self.norm2(cls))  # (B, 1, D)
+
 
 class ViTEncoder(nn.Module):
     """L encoder layers and a final LayerNorm: (B, N+1, D) -> (B, N+1, D)."""
