@@ -158,11 +158,11 @@ def test_the_flexible_forward_is_what_load_model_does(tmp_path):
     torch.save(loaded.module.state_dict(), path)
     images, _, _ = shapes.sample(3, seed=4)
     x = torch.cat([loaded.preprocess(im) for im in images])
-    forward = train.FlexiForward(loaded.module)
     for patch_size in (4, 16, 32):  # grid x P = 64: the same pixels either way
         resized = vit.load_model(NAME, weights=str(path), patch_size=patch_size)
         with torch.no_grad():
-            torch.testing.assert_close(forward.logits(x, patch_size), resized(x), atol=1e-4, rtol=1e-4)
+            logits = loaded.module.classify(train.flexi_tokens(loaded.module, x, patch_size))
+            torch.testing.assert_close(logits, resized(x), atol=1e-4, rtol=1e-4)
 
 
 def test_token_targets_are_the_patches_under_the_shape():

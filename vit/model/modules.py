@@ -7,7 +7,9 @@ tokens exchange information; the class token's output is classified:
 
     (B, C, H, W) -> (B, N, D) -> (B, N+1, D) -> ... -> (B, N+1, D) -> (B, D) -> (B, K)
 
-This file holds the modules and nothing else: no tracing, no weights loading.
+This file holds the modules and nothing else: no tracing, no weights loading (the one
+seam for another patch size, ``ViTEmbedding.forward_at_patch_size``, takes its math from
+the pure functions of ``vit.model.resample``).
 As in nanoGPT, every composite module takes the one :class:`ViTConfig` whole, so
 no module has defaults of its own that could disagree with it.
 """
@@ -21,6 +23,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from vit.config import ViTConfig
+from vit.model.resample import pi_resize_kernel, resample_pos_embed
 
 
 class PatchEmbedding(nn.Module):
@@ -76,12 +79,38 @@ class ViTEmbedding(nn.Module):
         self.add_cls_token = AddClassToken(config.embed_dim)
         self.pos_embed = PositionEmbedding(config.num_tokens, config.embed_dim)
         self.dropout = nn.Dropout(config.dropout)
+        self.grid = (config.grid_size, config.grid_size)  # (H/P, W/P) the position embedding is for
 
     def forward(self, x: Tensor) -> Tensor:
         x = self.patch_embed(x)  # (B, C, H, W) -> (B, N, D)
         x = self.add_cls_token(x)  # -> (B, N+1, D)
         x = self.pos_embed(x)  # -> (B, N+1, D)
         return self.dropout(x)
+
+    def forward_at_patch_size(self, x: Tensor, patch_size: int) -> Tensor:
+        """The embedding at another patch size p, from these weights, inside the autograd graph (FlexiViT).
+
+        As timm's ``PatchEmbed.set_input_size``, with the pure functions of ``vit.model.resample``: the
+        kernel is PI-resized P -> p and the position embedding resampled from this module's grid to
+        (H/p, W/p), what ``load_model(..., patch_size=p)`` does to the weights, here without copying
+        them, so training at random patch sizes trains what that knob uses. At p = P it is ``self(x)``.
+
+        Args:
+            x: (B, C, H, W), H and W multiples of p.
+            patch_size: p.
+
+        Returns:
+            (B, N+1, D) with N = (H/p) (W/p).
+        """
+        if patch_size == self.patch_embed.patch_size:
+            return self(x)
+        proj = self.patch_embed.proj
+        kernel = pi_resize_kernel(proj.weight, (patch_size, patch_size))  # (D, C, P, P) -> (D, C, p, p)
+        tokens = F.conv2d(x, kernel, proj.bias, stride=patch_size)  # (B, C, H, W) -> (B, D, H/p, W/p)
+        grid = tuple(tokens.shape[-2:])
+        tokens = self.add_cls_token(tokens.flatten(2).transpose(1, 2))  # -> (B, N, D) -> (B, N+1, D)
+        pos = resample_pos_embed(self.pos_embed.weight, self.grid, grid)  # (1, N+1, D) at the new grid
+        return self.dropout(tokens + pos)  # (B, N+1, D)
 
 
 class MultiheadAttention(nn.Module):

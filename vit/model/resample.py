@@ -10,6 +10,8 @@ resampled to the new grid; the class token's position is kept.
 
 from __future__ import annotations
 
+import functools
+
 import torch
 import torch.nn.functional as F
 from torch import Tensor
@@ -42,19 +44,37 @@ def pi_resize_patch_embed(weight: Tensor, new_size: tuple[int, int]) -> Tensor:
     old_size = tuple(weight.shape[-2:])
     if old_size == tuple(new_size):
         return weight.clone()
-    pinv = pi_resize_matrix(old_size, new_size)  # (p*p, P*P)
-    flat = weight.detach().to(torch.float64).reshape(-1, old_size[0] * old_size[1])  # (D*C, P*P)
-    resized = flat @ pinv.T  # (D*C, p*p)
-    return resized.reshape(*weight.shape[:-2], *new_size).to(weight.dtype)
+    pinv = pi_resize_matrix(old_size, new_size)  # (p*p, P*P), float64
+    return _apply_pi_resize(weight.detach().to(torch.float64), pinv, tuple(new_size)).to(weight.dtype)
+
+
+def pi_resize_kernel(weight: Tensor, new_size: tuple[int, int]) -> Tensor:
+    """:func:`pi_resize_patch_embed` inside the autograd graph, in ``weight``'s dtype: (D, C, P, P) -> (D, C, p, p).
+
+    What training at random patch sizes applies (``ViTEmbedding.forward_at_patch_size``), so a
+    kernel trained at P and resized by ``load_model`` is the one the training saw.
+    """
+    pinv = pi_resize_matrix(tuple(weight.shape[-2:]), tuple(new_size)).to(weight.device, weight.dtype)  # (p*p, P*P)
+    return _apply_pi_resize(weight, pinv, tuple(new_size))
+
+
+def _apply_pi_resize(weight: Tensor, pinv: Tensor, new_size: tuple[int, int]) -> Tensor:
+    """``w_new = pinv(B^T) w_old`` for every (output, input) channel pair: (D, C, P, P) -> (D, C, p, p)."""
+    flat = weight.reshape(-1, weight.shape[-2] * weight.shape[-1])  # (D*C, P*P)
+    return (flat @ pinv.T).reshape(*weight.shape[:-2], *new_size)  # (D*C, p*p) -> (D, C, p, p)
 
 
 def pi_resize_matrix(old_size: tuple[int, int], new_size: tuple[int, int]) -> Tensor:
     """The linear map of PI-resize, ``pinv(B^T)``: (p*p, P*P) in float64, ``w_new = pinv(B^T) w_old``.
 
-    :func:`pi_resize_patch_embed` applies it to a kernel; training at random patch
-    sizes (``vit.train``) applies the same matrix inside the graph, so a kernel
-    trained at P and resized by ``load_model`` is the one the training saw.
+    A new tensor each call; the pseudo-inverse itself is computed once per pair of sizes (as timm's
+    ``PatchEmbedResamplerFixedOrigSize`` caches it), since training asks for it at every step.
     """
+    return _pi_resize_matrix(tuple(old_size), tuple(new_size)).clone()
+
+
+@functools.lru_cache(maxsize=64)
+def _pi_resize_matrix(old_size: tuple[int, int], new_size: tuple[int, int]) -> Tensor:
     return torch.linalg.pinv(resize_matrix(old_size, new_size).T)  # (p*p, P*P)
 
 
