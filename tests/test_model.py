@@ -7,7 +7,7 @@ import torch
 from conftest import random_torchvision_vit
 
 from vit.analysis import rollout
-from vit.analysis.trace import Tracer
+from vit.analysis.trace import Tracer, attention_kept
 from vit.config import PRESETS, ViTConfig
 from vit.model.load import load_model
 from vit.model.modules import MultiheadAttention, ViTForImageClassification
@@ -35,25 +35,9 @@ def torchvision_attention(tv_model, x: torch.Tensor) -> list[torch.Tensor]:
 
 def our_attention(model, x: torch.Tensor) -> list[torch.Tensor]:
     """Every layer's per-head weights as our MultiheadAttention returns them with need_weights=True."""
-    maps = []
-
-    def pre(_m, args, kwargs):
-        kwargs["need_weights"] = True
-        return args, kwargs
-
-    def post(_m, _i, out):
-        maps.append(out[1])
-
-    handles = []
-    for layer in model.encoder.layers:
-        handles.append(layer.attn.register_forward_pre_hook(pre, with_kwargs=True))
-        handles.append(layer.attn.register_forward_hook(post))
-    try:
+    with attention_kept(model.encoder.layers) as kept:
         logits = model(x)
-    finally:
-        for h in handles:
-            h.remove()
-    return logits, maps
+    return logits, [kept[i] for i in range(len(model.encoder.layers))]
 
 
 CASES = [

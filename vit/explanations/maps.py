@@ -43,6 +43,7 @@ from torch import Tensor, nn
 
 from vit import cost, validate
 from vit.analysis import rollout
+from vit.analysis.trace import attention_kept
 from vit.errors import InputError
 from vit.explanations.methods import METHODS, Method  # noqa: F401 - the registry, re-exported
 from vit.images import load_image
@@ -114,36 +115,6 @@ def gradcam_map(activations: Tensor, grads: Tensor) -> Tensor:
 
 
 @contextmanager
-def _attention_kept(layers: list[nn.Module]) -> Iterator[dict[int, Tensor]]:
-    """While open, each block's attention module computes its weights explicitly and they are kept.
-
-    Yields a dict filled as the blocks run: layer index (0-based) -> (B, h, N+1, N+1), still in
-    the autograd graph when gradients are on. The blocks themselves are not changed.
-    """
-    kept: dict[int, Tensor] = {}
-
-    def ask(_module, args, kwargs):
-        kwargs["need_weights"] = True
-        return args, kwargs
-
-    def keep(index: int):
-        def hook(_module, _inputs, output):
-            kept[index] = output[1]
-
-        return hook
-
-    handles = []
-    try:
-        for i, layer in enumerate(layers):
-            handles.append(layer.attn.register_forward_pre_hook(ask, with_kwargs=True))
-            handles.append(layer.attn.register_forward_hook(keep(i)))
-        yield kept
-    finally:
-        for handle in handles:
-            handle.remove()
-
-
-@contextmanager
 def _output_kept(module: nn.Module) -> Iterator[list[Tensor]]:
     """While open, every output of ``module`` is appended to the yielded list (graph kept)."""
     kept: list[Tensor] = []
@@ -174,7 +145,7 @@ def _rollout(model: nn.Module, x: Tensor, target: int | None) -> tuple[Tensor, T
     """Class token's row of the mean-fused rollout: (logits (1, K), (N+1,), target)."""
     layers = list(model.encoder.layers)
     fused = []
-    with torch.no_grad(), _attention_kept(layers) as kept:
+    with torch.no_grad(), attention_kept(layers) as kept:
         tokens = model.embedding(x)
         for i, layer in enumerate(layers):
             tokens = layer(tokens)
@@ -186,7 +157,7 @@ def _rollout(model: nn.Module, x: Tensor, target: int | None) -> tuple[Tensor, T
 def _attention(model: nn.Module, x: Tensor, target: int | None) -> tuple[Tensor, Tensor, int]:
     """The last layer's class-token attention, mean over heads: (logits (1, K), (N+1,), target)."""
     last = model.encoder.layers[-1]
-    with torch.no_grad(), _attention_kept([last]) as kept:
+    with torch.no_grad(), attention_kept([last]) as kept:
         logits = model(x)
     return logits, kept[0][0, :, 0].mean(dim=0), _top1(logits, target)  # (h, T) -> (T,)
 
@@ -202,7 +173,7 @@ def _grad_rollout(model: nn.Module, x: Tensor, target: int | None,
     if recompute is None:
         recompute = grad_memory(model.config, recompute=False) > WHOLE_GRAPH_BYTES
     if not recompute:
-        with torch.enable_grad(), _attention_kept(layers) as kept:
+        with torch.enable_grad(), attention_kept(layers) as kept:
             tokens = model.embedding(x).detach().requires_grad_()  # a leaf, so the graph is built from here
             logits = model.head(model.encoder(tokens))  # (B, N+1, D) -> (B, K)
             target = _top1(logits, target)
@@ -220,7 +191,7 @@ def _grad_rollout(model: nn.Module, x: Tensor, target: int | None,
     row[0] = 1.0
     for i in range(len(layers) - 1, -1, -1):  # layer L first: the row is taken from the left
         block_in = inputs[i].requires_grad_()
-        with torch.enable_grad(), _attention_kept([layers[i]]) as kept:
+        with torch.enable_grad(), attention_kept([layers[i]]) as kept:
             block_out = layers[i](block_in)
             grad, weights_grad = torch.autograd.grad(block_out, [block_in, kept[0]], grad_outputs=grad)
         row = relevance_step(row, attention_contribution(kept.pop(0)[0].detach(), weights_grad[0]))
