@@ -18,9 +18,7 @@ from vit.analysis.record import Analysis, LayerPrediction, Prediction
 from vit.analysis.trace import Tracer
 from vit.config import DISPLAY_NAMES
 from vit.cost import check_budget, estimate, fused_itemsize
-from vit.images import load_image
 from vit.model.loaded import LoadedModel
-from vit.model.preprocess import as_array
 
 
 @torch.inference_mode()
@@ -36,7 +34,8 @@ def analyze(
 
     Args:
         loaded: from :func:`load_model`.
-        image: a path, bytes, a PIL image or an (H, W[, C]) array (see ``vit.images``).
+        image: a path, bytes, a PIL image or an (H, W[, C]) array (see ``vit.images``), or the
+            :class:`~vit.model.loaded.ModelInput` of ``loaded.input(image)``.
         top_k: how many predictions to list (1-20).
         head_fusion: "mean", "max" or "min", for rollout and the fused maps. All three are kept, so
             another later is a lookup (``Analysis.with_options``), not a model run.
@@ -56,9 +55,8 @@ def analyze(
     check_budget(estimate(loaded.name, cfg.patch_size, cfg.num_layers))  # refuse before anything runs
     timings = {}
     t0 = time.perf_counter()
-    pil = load_image(image)
-    view = loaded.preprocess.view(pil)
-    x = loaded.preprocess.to_tensor(view).to(loaded.device)  # (1, C, H, W)
+    inp = loaded.input(image)
+    x = inp.x  # (1, C, H, W)
     t1 = time.perf_counter()
     timings["preprocess"] = (t1 - t0) * 1e3
 
@@ -93,7 +91,7 @@ def analyze(
         num_heads=cfg.num_heads,
         input_size=(x.shape[-2], x.shape[-1]),
         grid=(x.shape[-2] // cfg.patch_size, x.shape[-1] // cfg.patch_size),
-        image=as_array(view),
+        image=inp.view,
         stages=record.stages,
         probs=probs,
         topk=topk,
@@ -104,7 +102,7 @@ def analyze(
         keys=[k[0].cpu() for k in record.keys],
         head_fusion=head_fusion,
         discard_ratio=discard_ratio,
-        source_size=pil.size,
+        source_size=inp.source_size,
         residual_means=record.residual[:, 0].cpu(),  # (L, 4)
         token_norms=record.token_norms[:, 0].cpu(),  # (L, N+1)
         attention_distance=record.attention_distance[:, 0].cpu(),  # (L, h)

@@ -29,10 +29,7 @@ Token 0 is the class token; tokens 1..N are the patches in row-major order.
 
 from __future__ import annotations
 
-import hashlib
 import time
-import weakref
-from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -46,9 +43,7 @@ from vit.analysis import rollout
 from vit.analysis.trace import attention_kept
 from vit.errors import InputError
 from vit.explanations.methods import METHODS, Method  # noqa: F401 - the registry, re-exported
-from vit.images import load_image
 from vit.model.loaded import LoadedModel
-from vit.model.preprocess import as_array
 
 # Below this estimate the gradient methods keep the whole autograd graph (one forward, one backward);
 # above it they recompute one block at a time during the backward pass (see the module docstring).
@@ -67,7 +62,7 @@ class Explanation:
     timings_ms: dict[str, float] = field(repr=False)
     patch_size: int  # P: each map cell covers P x P input pixels
     image: np.ndarray = field(repr=False)  # (H, W, 3) uint8: the image as the model saw it
-    probs: Tensor = field(repr=False)  # (K,) the softmax over every class, for the top-k beside the map
+    probs: Tensor = field(repr=False)  # (K,) the softmax over every class (the top-k; a perturbation curve's start)
 
     @property
     def grid(self) -> tuple[int, int]:
@@ -275,38 +270,6 @@ def target_index(value, class_names: list[str]) -> int | None:
     return validate.class_index(value, len(class_names), "target")
 
 
-# The softmax of the last few inputs each model explained, by the input's bytes: a perturbation curve's
-# unperturbed point is then the explanation's own probability, not a second forward pass.
-_seen: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # module -> OrderedDict(digest -> (K,) probs)
-SEEN_PER_MODEL = 8
-
-
-def _digest(x: Tensor) -> str:
-    return hashlib.blake2b(x.detach().cpu().contiguous().numpy().tobytes(), digest_size=16).hexdigest()
-
-
-def remember_probs(loaded: LoadedModel, x: Tensor, probs: Tensor) -> None:
-    """Keep the (K,) softmax the model gave input ``x`` (1, C, H, W)."""
-    seen = _seen.setdefault(loaded.module, OrderedDict())
-    seen[_digest(x)] = probs.detach().float().cpu()
-    while len(seen) > SEEN_PER_MODEL:
-        seen.popitem(last=False)
-
-
-def recalled_probs(loaded: LoadedModel, x: Tensor) -> Tensor | None:
-    """The (K,) softmax this model gave exactly this input, if it is one of the last it explained."""
-    seen = _seen.get(loaded.module)
-    return None if seen is None else seen.get(_digest(x))
-
-
-def model_input(loaded: LoadedModel, image) -> tuple[Tensor, np.ndarray]:
-    """The model's input for an image: (1, C, H, W) on the model's device, and the view (H, W, 3) uint8."""
-    pil = load_image(image)
-    view = loaded.preprocess.view(pil)
-    x = loaded.preprocess.to_tensor(view).to(loaded.device)
-    return x, as_array(view)
-
-
 def explain(loaded: LoadedModel, image, method: str = "grad_rollout", target=None) -> Explanation:
     """Which patches made the model say ``target``? One explanation map, by one of :data:`METHODS`.
 
@@ -316,7 +279,9 @@ def explain(loaded: LoadedModel, image, method: str = "grad_rollout", target=Non
 
     Args:
         loaded: from :func:`vit.load_model`.
-        image: a path, bytes, a PIL image or an (H, W[, C]) array (see ``vit.images``).
+        image: a path, bytes, a PIL image or an (H, W[, C]) array (see ``vit.images``), or the
+            :class:`~vit.model.loaded.ModelInput` of ``loaded.input(image)`` (preprocessed once
+            for several calls).
         method: "rollout", "attention", "grad_rollout" or "gradcam".
         target: the class to explain: an index 0..K-1, a class name, or None for the top-1.
 
@@ -329,18 +294,18 @@ def explain(loaded: LoadedModel, image, method: str = "grad_rollout", target=Non
     target = target_index(target, loaded.class_names)
     check_memory(loaded, method)
     t0 = time.perf_counter()
-    x, view = model_input(loaded, image)
+    inp = loaded.input(image)
+    x = inp.x  # (1, C, H, W)
     t1 = time.perf_counter()
     model = loaded.module
     with loaded.lock, torch.inference_mode(False):
         logits, row, target = _RUN[method](model, x, target)  # (1, K), (N+1,), the class explained
     t2 = time.perf_counter()
     probs = logits[0].float().softmax(-1).cpu()  # (K,)
-    remember_probs(loaded, x, probs)
     grid = x.shape[-2] // loaded.config.patch_size, x.shape[-1] // loaded.config.patch_size
     return Explanation(
         method=method, target=target, label=loaded.class_names[target], prob=float(probs[target]),
         map=rollout.patch_grid(row.detach().float().cpu(), grid),
         timings_ms={"preprocess": (t1 - t0) * 1e3, "explain": (t2 - t1) * 1e3},
-        patch_size=loaded.config.patch_size, image=view, probs=probs,
+        patch_size=loaded.config.patch_size, image=inp.view, probs=probs,
     )
