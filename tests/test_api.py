@@ -122,7 +122,8 @@ def test_load_model_keeps_its_metadata_beside_the_module(b32, cat_image):
 def test_one_model_input_serves_every_call(b32, cat_image, result):
     inp = b32.input(cat_image)
     assert inp.x.shape == (1, 3, 224, 224) and inp.x.device == b32.device
-    assert inp.view.shape == (224, 224, 3) and inp.view.dtype == np.uint8 and inp.source_size == Image.open(cat_image).size
+    assert inp.view.shape == (224, 224, 3) and inp.view.dtype == np.uint8
+    assert inp.source_size == Image.open(cat_image).size
     assert b32.input(inp) is inp  # already this model's input: taken as it is
     again = vit.analyze(b32, inp, top_k=3)
     assert np.array_equal(again.image, result.image) and again.source_size == result.source_size
@@ -130,6 +131,22 @@ def test_one_model_input_serves_every_call(b32, cat_image, result):
     other = vit.load_model("vit_b_32", weights="random", patch_size=24, depth=1, device="cpu")  # 9 x 24 = 216 px
     with pytest.raises(ValueError, match=r"expected a model input of 216x216 pixels for this model, got 224x224"):
         other.input(inp)
+
+
+def test_load_model_takes_a_setting_and_does_not_validate_it_again(monkeypatch):
+    from vit import validate
+
+    setting = validate.setting("vit_b_32", 24, 2)
+
+    def again(*args, **kwargs):
+        raise AssertionError("validated twice")
+
+    monkeypatch.setattr(validate, "setting", again)
+    loaded = vit.load_model(setting, weights="random", device="cpu")
+    assert (loaded.name, loaded.config.patch_size, loaded.config.num_layers) == ("vit_b_32", 24, 2)
+    assert loaded.config == setting.config and "first 2 of 12 layers" in loaded.status
+    with pytest.raises(TypeError, match="not both"):
+        vit.load_model(setting, weights="random", depth=1)
 
 
 def test_resized_patch_and_depth(torch_home, cat_image):

@@ -490,7 +490,7 @@ def test_the_model_trained_here_names_a_drawn_shape(client, model_calls, monkeyp
     def no_network(*args, **kwargs):
         raise AssertionError("the model trained here must never download")
 
-    monkeypatch.setattr("vit.model.load.download", no_network)
+    monkeypatch.setattr("vit.model.checkpoints.download", no_network)
     star = ROOT / "assets" / "shapes-star.png"
     L = app_config().num_layers
     result = analyze(client, image=star, model=SHAPES_MODEL, patch_size=8, depth=L, layer=L, top_k=12, head=3)

@@ -83,7 +83,7 @@ def test_parity_with_torchvision(tmp_path, name, overrides, depth):
 
 def test_fused_and_explicit_attention_agree():
     torch.manual_seed(0)
-    attn = MultiheadAttention(64, 8).eval()
+    attn = MultiheadAttention(ViTConfig(embed_dim=64, num_heads=8)).eval()
     x = torch.randn(2, 17, 64)
     fast, none = attn(x, x, x)
     slow, weights = attn(x, x, x, need_weights=True)

@@ -209,7 +209,7 @@ def test_the_shipped_weights_load_without_the_network(monkeypatch):
     def no_network(*args, **kwargs):
         raise AssertionError("the model trained here must never download")
 
-    monkeypatch.setattr("vit.model.load.download", no_network)
+    monkeypatch.setattr("vit.model.checkpoints.download", no_network)
     monkeypatch.setattr("urllib.request.urlopen", no_network)
     for weights_name in ("imagenet", "trained"):
         model = vit.load_model(NAME, weights=weights_name, device="cpu")

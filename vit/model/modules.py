@@ -122,14 +122,13 @@ class MultiheadAttention(nn.Module):
     ``scaled_dot_product_attention`` kernel is used.
     """
 
-    def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0):
+    def __init__(self, config: ViTConfig):
         super().__init__()
-        if embed_dim % num_heads:
-            raise ValueError(f"embed_dim must be divisible by num_heads, got {embed_dim} and {num_heads}")
+        embed_dim = config.embed_dim  # D, divisible by h: ViTConfig checks it
         self.embed_dim = embed_dim
-        self.num_heads = num_heads
-        self.head_dim = embed_dim // num_heads
-        self.dropout = dropout
+        self.num_heads = config.num_heads
+        self.head_dim = config.head_dim
+        self.dropout = config.attn_dropout
         self.q_proj = nn.Linear(embed_dim, embed_dim)
         self.k_proj = nn.Linear(embed_dim, embed_dim)
         self.v_proj = nn.Linear(embed_dim, embed_dim)
@@ -200,7 +199,7 @@ class ViTEncoderLayer(nn.Module):
     def __init__(self, config: ViTConfig):
         super().__init__()
         self.norm1 = nn.LayerNorm(config.embed_dim, eps=config.ln_eps)
-        self.attn = MultiheadAttention(config.embed_dim, config.num_heads, dropout=config.attn_dropout)
+        self.attn = MultiheadAttention(config)
         self.dropout1 = nn.Dropout(config.dropout)
         self.norm2 = nn.LayerNorm(config.embed_dim, eps=config.ln_eps)
         self.mlp = ViTMLP(config)
