@@ -66,11 +66,22 @@ def test_attention_views_equal_reference(result, reference):
     _, maps = reference
     for layer in (1, 7, 12):
         w = maps[layer - 1][0]  # (h, T, T)
-        torch.testing.assert_close(result.attention(layer, head=3), w[3, 0], atol=1e-5, rtol=1e-4)
-        torch.testing.assert_close(result.attention(layer, head=5, query=17), w[5, 17], atol=1e-5, rtol=1e-4)
+        torch.testing.assert_close(result.attention(layer, head=4), w[3, 0], atol=1e-5, rtol=1e-4)  # heads from 1
+        torch.testing.assert_close(result.attention(layer, head=6, query=17), w[5, 17], atol=1e-5, rtol=1e-4)
         torch.testing.assert_close(result.attention(layer, query=17), w[:, 17].mean(0), atol=1e-5, rtol=1e-4)
-        torch.testing.assert_close(result.head_maps(layer, query=9), w[:, 9, 1:].reshape(12, 7, 7), atol=1e-5, rtol=1e-4)
-        torch.testing.assert_close(result.attention_map(layer, 2, 30), w[2, 30, 1:].reshape(7, 7), atol=1e-5, rtol=1e-4)
+        torch.testing.assert_close(result.head_maps(layer, query=9), w[:, 9, 1:].reshape(12, 7, 7),
+                                   atol=1e-5, rtol=1e-4)
+        torch.testing.assert_close(result.attention_map(layer, 3, 30), w[2, 30, 1:].reshape(7, 7),
+                                   atol=1e-5, rtol=1e-4)
+
+
+def test_heads_count_from_one_like_layers(result):
+    for bad in (0, 13):
+        with pytest.raises(ValueError, match=rf"head must be from 1 to 12, got {bad}"):
+            result.attention(1, head=bad)
+        with pytest.raises(ValueError, match=rf"head must be from 1 to 12, got {bad}"):
+            result.attention_matrix(1, bad)
+    torch.testing.assert_close(result.attention_matrix(2, 12)[0], result.attention(2, head=12))
 
 
 def test_other_fusion_and_discard_without_the_model(result, reference):

@@ -318,7 +318,7 @@ def test_query_view_shows_that_patchs_attention_row(b32_analysis):
     a = b32_analysis
     query = (0.5 / 7, 2.5 / 7)  # patch (2, 0): token 15
     view = views.query_view(a, query, 2, 3, 0.6, "cividis")
-    heat = a.attention_map(2, 2, 15).numpy()
+    heat = a.attention_map(2, 3, 15).numpy()
     assert view.scale == (float(heat.min()), float(heat.max()))
     assert "token 15" in view.caption and "layer 2, head 3" in view.caption
 

@@ -131,10 +131,10 @@ def test_attention_and_its_distance_match_torchvision_and_the_definition(case):
     distance = a.mean_attention_distance()
     assert distance.shape == (DEPTH, h)
     for layer, w in enumerate(maps, 1):
-        for head in (0, h - 1):
+        for head in (1, h):  # 1-based, as the app counts heads
             matrix = a.attention_matrix(layer, head)
             assert matrix.shape == (a.num_tokens, a.num_tokens)
-            torch.testing.assert_close(matrix, w[0, head], atol=1e-5, rtol=1e-4)
+            torch.testing.assert_close(matrix, w[0, head - 1], atol=1e-5, rtol=1e-4)
             torch.testing.assert_close(matrix[5], a.attention(layer, head, query=5))
         literal = literal_distance(w[0].numpy(), a.grid, a.patch_size)
         np.testing.assert_allclose(distance[layer - 1].numpy(), literal, rtol=1e-4)

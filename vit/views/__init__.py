@@ -240,7 +240,7 @@ def query_view(a, query: tuple[float, float], layer: int, head: int, opacity: fl
     """Where one patch looks: its row of softmax(QKᵀ/√d) at one layer and head, over the patches."""
     cell = query_cell(query, a.grid)
     token = token_index(cell, a.grid)
-    heat = a.attention_map(layer, head - 1, token).numpy()  # (rows, cols)
+    heat = a.attention_map(layer, head, token).numpy()  # (rows, cols)
     image, scale, legend = _heat_view(a, heat, opacity, cmap, size, mark=cell)
     caption = (
         f"**Patch (row {cell[0]}, col {cell[1]}) = token {token} as the query:** row {token} of softmax(QKᵀ/√d) "
@@ -495,7 +495,7 @@ def matrix_view(a, layer: int, head: int, size: int = DISPLAY_SIZE) -> View:
     """One head's whole (N+1)x(N+1) attention matrix beside the same under a causal mask (11.4.2)."""
     from vit.analysis import rollout as ex  # noqa: PLC0415
 
-    full = a.attention_matrix(layer, head - 1)  # (N+1, N+1)
+    full = a.attention_matrix(layer, head)  # (N+1, N+1)
     masked = ex.causal(full)
     panel = (size - 12) // 2
     factor = matrix_factor(a.num_tokens, panel)
