@@ -15,10 +15,10 @@ import torch
 
 from vit import validate
 from vit.analysis.record import Analysis, LayerPrediction, Prediction
-from vit.analysis.trace import Tracer
+from vit.analysis.trace import Tracer, TraceRecord
 from vit.config import DISPLAY_NAMES
 from vit.cost import check_budget, estimate, fused_itemsize
-from vit.model.loaded import LoadedModel
+from vit.model.loaded import LoadedModel, ModelInput
 
 
 @torch.inference_mode()
@@ -69,19 +69,29 @@ def analyze(
     t2 = time.perf_counter()
     timings["forward_traced"] = (t2 - t1) * 1e3
 
+    result = _analysis(loaded, inp, record, top_k, head_fusion, discard_ratio)
+    result.rollout()  # checks the rollout once; the views compute it again as they need
+    timings["explain"] = (time.perf_counter() - t2) * 1e3
+    timings["total"] = (time.perf_counter() - t0) * 1e3
+    result.timings_ms = timings
+    return result
+
+
+def _analysis(loaded: LoadedModel, inp: ModelInput, record: TraceRecord, top_k: int, head_fusion: str,
+              discard_ratio: float) -> Analysis:
+    """The :class:`Analysis` of one traced run: predictions, early exits, and what the tracer kept for image 0."""
+    cfg, x, names = loaded.config, inp.x, loaded.class_names
     probs = record.logits[0].float().softmax(-1).cpu()  # (K,)
-    names = loaded.class_names
     values, indices = probs.topk(top_k)
     topk = [Prediction(int(i), names[i], float(p)) for p, i in zip(values, indices)]
-
     cls_tokens = torch.stack([t[0] for t in record.cls_tokens])  # (L, D)
-    layer_probs = model.classify_tokens(cls_tokens).softmax(-1).cpu()  # early exit: (L, D) -> (L, K)
+    layer_probs = loaded.module.classify_tokens(cls_tokens).softmax(-1).cpu()  # early exit: (L, D) -> (L, K)
     final = topk[0].index
     layer_predictions = [
         LayerPrediction(l + 1, int(p.argmax()), names[int(p.argmax())], float(p.max()), float(p[final]))
         for l, p in enumerate(layer_probs)
     ]
-    result = Analysis(
+    return Analysis(
         model=loaded.name,
         display_name=DISPLAY_NAMES[loaded.name],
         weights=loaded.weights,
@@ -109,11 +119,6 @@ def analyze(
         lens_index=record.lens_index[:, 0].cpu(),  # (L, N)
         lens_prob=record.lens_prob[:, 0].cpu(),  # (L, N)
     )
-    result.rollout()  # checks the rollout once; the views compute it again as they need
-    timings["explain"] = (time.perf_counter() - t2) * 1e3
-    timings["total"] = (time.perf_counter() - t0) * 1e3
-    result.timings_ms = timings
-    return result
 
 
 @contextmanager
