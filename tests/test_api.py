@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 import torch
 import torchvision
+from conftest import random_torchvision_vit
 from PIL import Image
+from test_model import torchvision_attention
 
 import vit
-from test_model import torchvision_attention
-from conftest import random_torchvision_vit
 from vit.analysis import rollout
 from vit.errors import InputError
 
@@ -66,11 +66,22 @@ def test_attention_views_equal_reference(result, reference):
     _, maps = reference
     for layer in (1, 7, 12):
         w = maps[layer - 1][0]  # (h, T, T)
-        torch.testing.assert_close(result.attention(layer, head=3), w[3, 0], atol=1e-5, rtol=1e-4)
-        torch.testing.assert_close(result.attention(layer, head=5, query=17), w[5, 17], atol=1e-5, rtol=1e-4)
+        torch.testing.assert_close(result.attention(layer, head=4), w[3, 0], atol=1e-5, rtol=1e-4)  # heads from 1
+        torch.testing.assert_close(result.attention(layer, head=6, query=17), w[5, 17], atol=1e-5, rtol=1e-4)
         torch.testing.assert_close(result.attention(layer, query=17), w[:, 17].mean(0), atol=1e-5, rtol=1e-4)
-        torch.testing.assert_close(result.head_maps(layer, query=9), w[:, 9, 1:].reshape(12, 7, 7), atol=1e-5, rtol=1e-4)
-        torch.testing.assert_close(result.attention_map(layer, 2, 30), w[2, 30, 1:].reshape(7, 7), atol=1e-5, rtol=1e-4)
+        torch.testing.assert_close(result.head_maps(layer, query=9), w[:, 9, 1:].reshape(12, 7, 7),
+                                   atol=1e-5, rtol=1e-4)
+        torch.testing.assert_close(result.attention_map(layer, 3, 30), w[2, 30, 1:].reshape(7, 7),
+                                   atol=1e-5, rtol=1e-4)
+
+
+def test_heads_count_from_one_like_layers(result):
+    for bad in (0, 13):
+        with pytest.raises(ValueError, match=rf"head must be from 1 to 12, got {bad}"):
+            result.attention(1, head=bad)
+        with pytest.raises(ValueError, match=rf"head must be from 1 to 12, got {bad}"):
+            result.attention_matrix(1, bad)
+    torch.testing.assert_close(result.attention_matrix(2, 12)[0], result.attention(2, head=12))
 
 
 def test_other_fusion_and_discard_without_the_model(result, reference):
@@ -119,6 +130,36 @@ def test_load_model_keeps_its_metadata_beside_the_module(b32, cat_image):
         vit.analyze(b32.module, cat_image)
 
 
+def test_one_model_input_serves_every_call(b32, cat_image, result):
+    inp = b32.input(cat_image)
+    assert inp.x.shape == (1, 3, 224, 224) and inp.x.device == b32.device
+    assert inp.view.shape == (224, 224, 3) and inp.view.dtype == np.uint8
+    assert inp.source_size == Image.open(cat_image).size
+    assert b32.input(inp) is inp  # already this model's input: taken as it is
+    again = vit.analyze(b32, inp, top_k=3)
+    assert np.array_equal(again.image, result.image) and again.source_size == result.source_size
+    torch.testing.assert_close(again.probs, result.probs)
+    other = vit.load_model("vit_b_32", weights="random", patch_size=24, depth=1, device="cpu")  # 9 x 24 = 216 px
+    with pytest.raises(ValueError, match=r"expected a model input of 216x216 pixels for this model, got 224x224"):
+        other.input(inp)
+
+
+def test_load_model_takes_a_setting_and_does_not_validate_it_again(monkeypatch):
+    from vit import validate
+
+    setting = validate.setting("vit_b_32", 24, 2)
+
+    def again(*args, **kwargs):
+        raise AssertionError("validated twice")
+
+    monkeypatch.setattr(validate, "setting", again)
+    loaded = vit.load_model(setting, weights="random", device="cpu")
+    assert (loaded.name, loaded.config.patch_size, loaded.config.num_layers) == ("vit_b_32", 24, 2)
+    assert loaded.config == setting.config and "first 2 of 12 layers" in loaded.status
+    with pytest.raises(TypeError, match="not both"):
+        vit.load_model(setting, weights="random", depth=1)
+
+
 def test_resized_patch_and_depth(torch_home, cat_image):
     model = vit.load_model("vit_b_32", patch_size=24, depth=3, device="cpu")
     r = vit.analyze(model, cat_image)
@@ -143,8 +184,8 @@ def test_bad_options_name_the_parameter(b32, cat_image):
 @pytest.mark.parametrize("name", ["vit_b_16", "vit_l_16", "vit_h_14"])
 def test_preprocessing_is_torchvisions_at_native_size(name, cat_image):
     from vit.images import load_image
-    from vit.model.preprocess import preprocess_for
     from vit.model.checkpoints import CHECKPOINTS
+    from vit.model.preprocess import preprocess_for
 
     img = load_image(cat_image)
     ours = preprocess_for(name, 224)(img)

@@ -318,7 +318,7 @@ def test_query_view_shows_that_patchs_attention_row(b32_analysis):
     a = b32_analysis
     query = (0.5 / 7, 2.5 / 7)  # patch (2, 0): token 15
     view = views.query_view(a, query, 2, 3, 0.6, "cividis")
-    heat = a.attention_map(2, 2, 15).numpy()
+    heat = a.attention_map(2, 3, 15).numpy()
     assert view.scale == (float(heat.min()), float(heat.max()))
     assert "token 15" in view.caption and "layer 2, head 3" in view.caption
 
@@ -490,7 +490,7 @@ def test_the_model_trained_here_names_a_drawn_shape(client, model_calls, monkeyp
     def no_network(*args, **kwargs):
         raise AssertionError("the model trained here must never download")
 
-    monkeypatch.setattr("vit.model.load.download", no_network)
+    monkeypatch.setattr("vit.model.checkpoints.download", no_network)
     star = ROOT / "assets" / "shapes-star.png"
     L = app_config().num_layers
     result = analyze(client, image=star, model=SHAPES_MODEL, patch_size=8, depth=L, layer=L, top_k=12, head=3)

@@ -90,7 +90,7 @@ def url(tmp_path_factory):
 
     mp.setattr(vit.model.checkpoints, "download", offline)
     mp.setattr(vit.model.load, "download", offline, raising=False)
-    mp.setattr(vit.model.load, "RETRY_DOWNLOAD_AFTER_S", 0.0)  # no failure outlives this module
+    mp.setattr(vit.model.checkpoints, "RETRY_DOWNLOAD_AFTER_S", 0.0)  # no failure outlives this module
     state.reset()
     demo = app.build_demo()
     _, address, _ = app.launch(demo, port=free_port(), prevent_thread_lock=True, quiet=True)

@@ -7,9 +7,9 @@ import types
 import numpy as np
 import torch
 
-from vit.serve import cache
 from vit.config import PRESETS
 from vit.model.loaded import LoadedModel
+from vit.serve import cache
 
 
 def fake_model(name: str, mb: int) -> LoadedModel:

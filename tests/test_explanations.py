@@ -16,14 +16,14 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
-
-import vit
 from conftest import ROOT
 from test_inside import DEPTH, checkpoint, torchvision_twin  # noqa: F401  (checkpoint is a fixture)
+
+import vit
 from vit import cost
+from vit.errors import InputError
 from vit.explanations import maps as explanations
 from vit.model.load import load_model
-from vit.errors import InputError
 
 CAT = ROOT / "assets" / "cat.jpg"
 

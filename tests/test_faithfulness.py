@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from conftest import ROOT
 
 import vit
-from conftest import ROOT
 from vit.explanations import faithfulness, perturb
 from vit.explanations.maps import METHODS
 
@@ -55,7 +55,8 @@ def test_one_drawing_scored_by_hand():
 
 def test_the_readme_shows_the_table():
     readme = (ROOT / "README.md").read_text()
-    assert "| method | images | explained | pointing game ↑ | mask share ↑ | deletion AUC ↓ | insertion AUC ↑ |" in readme
+    header = "| method | images | explained | pointing game ↑ | mask share ↑ | deletion AUC ↓ | insertion AUC ↑ |"
+    assert header in readme
     for m in METHODS.values():
         assert f"| {m.title} (`{m.name}`) | one shape | 200 |" in readme
         assert f"| {m.title} (`{m.name}`) | two shapes | 400 |" in readme
@@ -64,7 +65,8 @@ def test_the_readme_shows_the_table():
 def test_class_logits_equal_the_model():
     for name, weights in (("vit_tiny_shapes", "trained"), ("vit_b_32", "random")):
         loaded = vit.load_model(name, weights=weights, depth=2 if name == "vit_b_32" else None)
-        x = torch.randn(3, 3, loaded.config.image_size, loaded.config.image_size, generator=torch.Generator().manual_seed(0))
+        size = loaded.config.image_size
+        x = torch.randn(3, 3, size, size, generator=torch.Generator().manual_seed(0))
         with torch.no_grad():
             torch.testing.assert_close(perturb.class_logits(loaded.module, x), loaded.module(x), atol=1e-5, rtol=1e-5)
 

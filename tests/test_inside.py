@@ -16,19 +16,19 @@ from dataclasses import replace
 import numpy as np
 import pytest
 import torch
+from conftest import ROOT, random_torchvision_vit
+from test_model import torchvision_attention
 from torchvision.models.vision_transformer import VisionTransformer
 
 import vit
-from conftest import ROOT, random_torchvision_vit
-from test_model import torchvision_attention
 from vit.analysis import rollout
+from vit.analysis.figure7 import principal_filters
 from vit.analysis.run import analyze
-from vit.model.load import load_model
+from vit.analysis.trace import Tracer
 from vit.config import ViTConfig
 from vit.images import load_image
-from vit.analysis.figure7 import principal_filters
+from vit.model.load import load_model
 from vit.model.modules import ViTForImageClassification
-from vit.analysis.trace import Tracer
 
 DEPTH = 2
 CAT = ROOT / "assets" / "cat.jpg"
@@ -131,10 +131,10 @@ def test_attention_and_its_distance_match_torchvision_and_the_definition(case):
     distance = a.mean_attention_distance()
     assert distance.shape == (DEPTH, h)
     for layer, w in enumerate(maps, 1):
-        for head in (0, h - 1):
+        for head in (1, h):  # 1-based, as the app counts heads
             matrix = a.attention_matrix(layer, head)
             assert matrix.shape == (a.num_tokens, a.num_tokens)
-            torch.testing.assert_close(matrix, w[0, head], atol=1e-5, rtol=1e-4)
+            torch.testing.assert_close(matrix, w[0, head - 1], atol=1e-5, rtol=1e-4)
             torch.testing.assert_close(matrix[5], a.attention(layer, head, query=5))
         literal = literal_distance(w[0].numpy(), a.grid, a.patch_size)
         np.testing.assert_allclose(distance[layer - 1].numpy(), literal, rtol=1e-4)

@@ -136,7 +136,7 @@ def test_downsampling_keeps_the_class_row_and_column():
 
 def test_matrix_view_draws_both_halves_on_the_data_scale(a):
     v = views.matrix_view(a, 2, 3)
-    full = a.attention_matrix(2, 2)
+    full = a.attention_matrix(2, 3)
     hi = float(full.max())  # the encoder's largest weight tops the log scale, three decades above its floor
     assert v.scale == pytest.approx((hi / 1000, hi))
     assert f"{a.num_tokens}×{a.num_tokens}" in v.caption and "11.4.2" in v.caption
@@ -220,7 +220,7 @@ def test_matrix_view_on_a_fine_grid_is_block_maxed_to_the_display():
     v = views.matrix_view(fine, 1, 1)
     n = 1 + -(-(T - 1) // factor)
     assert f"Drawn at {n}×{n}" in v.caption and "block max" in v.caption
-    full = fine.attention_matrix(1, 0)
+    full = fine.attention_matrix(1, 1)
     hi = float(rollout.downsample_matrix(full, factor).max())
     assert v.scale == pytest.approx((hi / 1000, hi))
     assert abs(v.image.width - views.DISPLAY_SIZE) <= 2

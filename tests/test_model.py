@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 import torch
-
 from conftest import random_torchvision_vit
+
 from vit.analysis import rollout
-from vit.model.load import load_model
+from vit.analysis.trace import Tracer, attention_kept
 from vit.config import PRESETS, ViTConfig
+from vit.model.load import load_model
 from vit.model.modules import MultiheadAttention, ViTForImageClassification
-from vit.analysis.trace import Tracer
 
 
 def torchvision_attention(tv_model, x: torch.Tensor) -> list[torch.Tensor]:
@@ -35,25 +35,9 @@ def torchvision_attention(tv_model, x: torch.Tensor) -> list[torch.Tensor]:
 
 def our_attention(model, x: torch.Tensor) -> list[torch.Tensor]:
     """Every layer's per-head weights as our MultiheadAttention returns them with need_weights=True."""
-    maps = []
-
-    def pre(_m, args, kwargs):
-        kwargs["need_weights"] = True
-        return args, kwargs
-
-    def post(_m, _i, out):
-        maps.append(out[1])
-
-    handles = []
-    for layer in model.encoder.layers:
-        handles.append(layer.attn.register_forward_pre_hook(pre, with_kwargs=True))
-        handles.append(layer.attn.register_forward_hook(post))
-    try:
+    with attention_kept(model.encoder.layers) as kept:
         logits = model(x)
-    finally:
-        for h in handles:
-            h.remove()
-    return logits, maps
+    return logits, [kept[i] for i in range(len(model.encoder.layers))]
 
 
 CASES = [
@@ -99,7 +83,7 @@ def test_parity_with_torchvision(tmp_path, name, overrides, depth):
 
 def test_fused_and_explicit_attention_agree():
     torch.manual_seed(0)
-    attn = MultiheadAttention(64, 8).eval()
+    attn = MultiheadAttention(ViTConfig(embed_dim=64, num_heads=8)).eval()
     x = torch.randn(2, 17, 64)
     fast, none = attn(x, x, x)
     slow, weights = attn(x, x, x, need_weights=True)
@@ -121,3 +105,37 @@ def test_config_refuses_bad_sizes():
         ViTConfig(image_size=225, patch_size=16)
     with pytest.raises(ValueError, match="divisible by num_heads"):
         ViTConfig(embed_dim=100, num_heads=12)
+
+
+def small_model(seed: int = 0) -> ViTForImageClassification:
+    torch.manual_seed(seed)
+    cfg = ViTConfig(image_size=32, patch_size=8, num_classes=10, embed_dim=64, num_heads=8, num_layers=3)
+    return ViTForImageClassification(cfg).eval()
+
+
+@torch.inference_mode()
+def test_classify_is_what_forward_does_after_the_layers():
+    model = small_model()
+    x = torch.randn(2, 3, 32, 32, generator=torch.Generator().manual_seed(1))
+    tokens = model.embedding(x)
+    for layer in model.encoder.layers:
+        tokens = layer(tokens)  # the last block's output, before the final norm
+    torch.testing.assert_close(model.classify(tokens), model(x), atol=0, rtol=0)
+    # The logit lens on every token: its class token's row is the classification, and its
+    # rows are the final norm and the head's linear map written out.
+    each = model.classify_tokens(tokens)  # (B, N+1, K)
+    assert each.shape == (2, 17, 10)
+    torch.testing.assert_close(each[:, 0], model(x))
+    torch.testing.assert_close(each, model.head.head(model.encoder.norm(tokens)))
+    torch.testing.assert_close(model.classify_tokens(tokens[:, 0]), model(x))  # (B, D) class tokens alone: early exit
+
+
+@torch.inference_mode()
+def test_the_class_token_block_is_the_full_blocks_class_token():
+    model = small_model(2)
+    tokens = torch.randn(3, 17, 64, generator=torch.Generator().manual_seed(3))
+    for layer in model.encoder.layers:
+        cls = layer.forward_class_token(tokens)
+        assert cls.shape == (3, 1, 64)
+        torch.testing.assert_close(cls, layer(tokens)[:, :1], atol=1e-6, rtol=1e-6)
+        tokens = layer(tokens)

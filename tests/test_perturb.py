@@ -5,12 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from conftest import ROOT
 
 import vit
-from conftest import ROOT
-from vit.explanations import maps as explanations, perturb
 from vit.errors import InputError
-from vit.explanations.maps import model_input
+from vit.explanations import perturb
 
 STAR = ROOT / "assets" / "shapes-star.png"
 
@@ -29,7 +28,7 @@ def prob(loaded, x: torch.Tensor, target: int) -> float:
 def test_end_points(shapes, baseline):
     e = vit.explain(shapes, STAR, method="grad_rollout")
     curves = vit.perturbation_curves(shapes, STAR, e.map, e.target, steps=10, baseline=baseline)
-    x, _ = model_input(shapes, STAR)
+    x = shapes.input(STAR).x
     base = torch.zeros_like(x) if baseline == "mean" else perturb.blurred(x)
     all_baseline = prob(shapes, base, e.target)
     for (mode, order), c in curves.items():
@@ -43,7 +42,7 @@ def test_end_points(shapes, baseline):
 
 
 def test_mean_baseline_is_the_normalisation_mean_in_pixels(shapes):
-    x, _ = model_input(shapes, STAR)
+    x = shapes.input(STAR).x
     mean = torch.tensor(shapes.preprocess.mean).view(1, 3, 1, 1)
     std = torch.tensor(shapes.preprocess.std).view(1, 3, 1, 1)
     keep = torch.zeros(1, 64, dtype=torch.bool)  # nothing kept: all baseline
@@ -55,7 +54,7 @@ def test_every_point_is_the_image_with_the_top_patches_replaced(shapes):
     """Each point's probability equals the model on an image built patch by patch in plain loops."""
     g = torch.Generator().manual_seed(1)
     saliency = torch.rand(8, 8, generator=g)
-    x, _ = model_input(shapes, STAR)
+    x = shapes.input(STAR).x
     base = perturb.blurred(x)
     steps, target = 4, 3
     for mode in perturb.MODES:
@@ -68,7 +67,8 @@ def test_every_point_is_the_image_with_the_top_patches_replaced(shapes):
                 r, col = divmod(i, 8)
                 from_base = (i in top) == (mode == "deletion")
                 if from_base:
-                    img[..., r * 8:(r + 1) * 8, col * 8:(col + 1) * 8] = base[..., r * 8:(r + 1) * 8, col * 8:(col + 1) * 8]
+                    rows, cols = slice(r * 8, (r + 1) * 8), slice(col * 8, (col + 1) * 8)
+                    img[..., rows, cols] = base[..., rows, cols]
             assert c.probs[s] == pytest.approx(prob(shapes, img, target), abs=1e-5), (mode, s)
 
 
@@ -135,7 +135,6 @@ def test_each_distinct_image_runs_once_and_the_all_mean_image_once_per_model(sha
 
     monkeypatch.setattr(perturb, "_probs", counting)
     perturb._all_mean.pop(shapes.module, None)
-    explanations._seen.pop(shapes.module, None)
     saliency = torch.rand(8, 8, generator=torch.Generator().manual_seed(3))
     vit.perturbation_curve(shapes, STAR, saliency, 3, mode="deletion", steps=10)
     assert seen == [10]  # fractions 0 .. 0.9; the all-mean image at 1 comes from the model's own cache
@@ -148,5 +147,5 @@ def test_each_distinct_image_runs_once_and_the_all_mean_image_once_per_model(sha
     assert seen == [11]  # a blurred photo is this photo's own
     e = vit.explain(shapes, STAR, method="gradcam", target=3)  # now the model has seen the photo
     seen.clear()
-    c = vit.perturbation_curve(shapes, STAR, saliency, 3, mode="deletion", steps=10)
+    c = vit.perturbation_curve(shapes, shapes.input(STAR), e, 3, mode="deletion", steps=10)
     assert seen == [9] and c.probs[0] == e.prob  # the curve starts at the explanation's own probability

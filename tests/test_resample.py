@@ -7,7 +7,13 @@ import torch
 import torch.nn.functional as F
 
 from vit.config import grid_for_patch_size
-from vit.model.resample import pi_resize_patch_embed, resample_pos_embed, resize_matrix, resize_patch
+from vit.model.resample import (
+    pi_resize_kernel,
+    pi_resize_patch_embed,
+    resample_pos_embed,
+    resize_matrix,
+    resize_patch,
+)
 
 
 def patch_tokens(image: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
@@ -82,6 +88,24 @@ def test_pos_embed_keeps_class_position_and_resamples_grid():
     torch.testing.assert_close(resample_pos_embed(const, (14, 14), (5, 7)), torch.ones(1, 36, 4))
 
 
+def test_pos_embed_keeps_every_prefix_token_as_timm_does():
+    pos = torch.randn(1, 2 + 4 * 4, 8)  # a class and a distillation token before the grid
+    out = resample_pos_embed(pos, (4, 4), (3, 3), num_prefix_tokens=2)
+    assert out.shape == (1, 2 + 9, 8) and torch.equal(out[:, :2], pos[:, :2])
+    torch.testing.assert_close(out[:, 2:], resample_pos_embed(pos[:, 1:], (4, 4), (3, 3))[:, 1:])
+    grid_only = resample_pos_embed(pos[:, 2:], (4, 4), (3, 3), num_prefix_tokens=0)
+    torch.testing.assert_close(grid_only, out[:, 2:])
+
+
 def test_pos_embed_refuses_wrong_token_count():
     with pytest.raises(ValueError, match="197 tokens"):
         resample_pos_embed(torch.randn(1, 50, 8), (14, 14), (9, 9))
+
+
+def test_the_kernel_resized_in_the_graph_is_the_loaded_one():
+    """What training at random patch sizes applies equals what load_model applies, and it has a gradient."""
+    w = torch.randn(6, 3, 8, 8, dtype=torch.float64, requires_grad=True)
+    resized = pi_resize_kernel(w, (12, 12))
+    torch.testing.assert_close(resized, pi_resize_patch_embed(w, (12, 12)))
+    resized.sum().backward()
+    assert w.grad is not None and w.grad.abs().sum() > 0

@@ -41,11 +41,10 @@ def test_rollout_equals_direct_product(fusion, discard):
     ours = rollout.attention_rollout(fused, discard)
     ref = reference_rollout(w, fusion, discard)
     torch.testing.assert_close(ours, ref)
-    factors = rollout.rollout_factors(fused, discard)
     for layer in range(1, 5):
         partial = reference_rollout(w[:layer], fusion, discard)
         for query in (0, 3):
-            torch.testing.assert_close(rollout.rollout_row(factors, query, layer), partial[query])
+            torch.testing.assert_close(rollout.attention_rollout(fused[:layer], discard)[query], partial[query])
 
 
 def test_rows_sum_to_one():
@@ -85,8 +84,7 @@ def test_non_square_grid():
     rows, cols = 3, 5
     T = rows * cols + 1
     w = random_attention(L=3, T=T)
-    factors = rollout.rollout_factors(rollout.fuse_heads(w))
-    grid = rollout.patch_grid(rollout.rollout_row(factors), (rows, cols))
+    grid = rollout.patch_grid(rollout.rollout_rows(rollout.fuse_heads(w))[-1], (rows, cols))  # after every layer
     assert grid.shape == (3, 5)
     full = reference_rollout(w)[0, 1:].reshape(3, 5)
     torch.testing.assert_close(grid.double(), full, atol=1e-6, rtol=1e-5)
@@ -108,34 +106,25 @@ def test_attention_from_qk_matches_softmax():
     torch.testing.assert_close(rollout.attention_from_qk(q, k, 3, query=4), ref[:, 4])
 
 
-def test_early_exit_applies_norm_then_head():
-    norm = torch.nn.LayerNorm(8)
-    head = torch.nn.Linear(8, 3)
-    cls = torch.randn(4, 8)
-    torch.testing.assert_close(rollout.early_exit_logits(cls, norm, head), head(norm(cls)))
-
-
 @pytest.mark.parametrize("fusion", rollout.HEAD_FUSIONS)
-def test_rollout_row_from_fused_equals_factors(fusion):
+def test_rollout_row_from_fused_equals_the_full_product(fusion):
     w = random_attention(L=5, T=13)
     fused = rollout.fuse_heads(w.double(), fusion)
-    factors = rollout.rollout_factors(fused)
     for upto in range(1, 6):
         for query in (0, 7):
             torch.testing.assert_close(rollout.rollout_row_from_fused(fused, query, upto),
-                                       rollout.rollout_row(factors, query, upto))
+                                       rollout.attention_rollout(fused[:upto])[query])
 
 
 @pytest.mark.parametrize("discard", [0.0, 0.4, 0.9])
-def test_rollout_rows_of_every_depth_equal_rollout_row(discard):
+def test_rollout_rows_of_every_depth_equal_the_full_product(discard):
     w = random_attention(L=5, T=13)
     fused = rollout.fuse_heads(w.double(), "max")
-    factors = rollout.rollout_factors(fused, discard)
     for query in (0, 6):
         rows = rollout.rollout_rows(fused, query, discard)
         assert rows.shape == (5, 13)
         for upto in range(1, 6):
-            torch.testing.assert_close(rows[upto - 1], rollout.rollout_row(factors, query, upto))
+            torch.testing.assert_close(rows[upto - 1], rollout.attention_rollout(fused[:upto], discard)[query])
             torch.testing.assert_close(rows[upto - 1], reference_rollout(w[:upto], "max", discard)[query])
 
 

@@ -14,14 +14,15 @@ import sys
 import numpy as np
 import pytest
 import torch
+from conftest import ROOT
 from PIL import Image
 
 import vit
-from conftest import ROOT
 from vit import shapes, validate
-from vit.model import families, train, checkpoints as weights
 from vit.config import DISPLAY_NAMES, PRESETS, ViTConfig, patch_size_range
 from vit.errors import InputError
+from vit.model import checkpoints as weights
+from vit.model import families, train
 
 NAME = "vit_tiny_shapes"
 FRESH_SEED = 2026  # neither the training seed (0) nor the seed of the JSON's tables (10,000)
@@ -157,11 +158,11 @@ def test_the_flexible_forward_is_what_load_model_does(tmp_path):
     torch.save(loaded.module.state_dict(), path)
     images, _, _ = shapes.sample(3, seed=4)
     x = torch.cat([loaded.preprocess(im) for im in images])
-    forward = train.FlexiForward(loaded.module)
     for patch_size in (4, 16, 32):  # grid x P = 64: the same pixels either way
         resized = vit.load_model(NAME, weights=str(path), patch_size=patch_size)
         with torch.no_grad():
-            torch.testing.assert_close(forward.logits(x, patch_size), resized(x), atol=1e-4, rtol=1e-4)
+            logits = loaded.module.classify(train.flexi_tokens(loaded.module, x, patch_size))
+            torch.testing.assert_close(logits, resized(x), atol=1e-4, rtol=1e-4)
 
 
 def test_token_targets_are_the_patches_under_the_shape():
@@ -208,7 +209,7 @@ def test_the_shipped_weights_load_without_the_network(monkeypatch):
     def no_network(*args, **kwargs):
         raise AssertionError("the model trained here must never download")
 
-    monkeypatch.setattr("vit.model.load.download", no_network)
+    monkeypatch.setattr("vit.model.checkpoints.download", no_network)
     monkeypatch.setattr("urllib.request.urlopen", no_network)
     for weights_name in ("imagenet", "trained"):
         model = vit.load_model(NAME, weights=weights_name, device="cpu")

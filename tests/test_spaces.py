@@ -24,7 +24,7 @@ import app
 from vit.ui import events, gpu, meter, state
 from conftest import free_port, serve_http
 import vit.cost
-from vit.model import load as api
+from vit.model import checkpoints
 from vit.serve.prefetch import Prefetch
 from vit.model.checkpoints import Checkpoint
 
@@ -268,7 +268,7 @@ class Refusing(http.server.BaseHTTPRequestHandler):
 def test_a_failed_startup_download_says_untrained_and_is_not_repeated(tmp_path, monkeypatch):
     httpd, url = serve_http(Refusing)
     monkeypatch.setenv("TORCH_HOME", str(tmp_path / "torch"))
-    monkeypatch.setattr(api, "_failed_downloads", {})
+    monkeypatch.setattr(checkpoints, "_failed_downloads", {})
     monkeypatch.setattr(Checkpoint, "url", property(lambda c: f"{url}/{c.name}-00000000.pth"))
     monkeypatch.setattr(state, "_cache", None)
     Refusing.requests = 0

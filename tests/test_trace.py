@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-from vit.model.load import load_model
-from vit.config import ViTConfig
-from vit.model.modules import ViTForImageClassification
 from vit.analysis.rollout import attention_from_qk
-from vit.analysis.trace import Tracer
+from vit.analysis.trace import Tracer, attention_kept
+from vit.config import ViTConfig
+from vit.model.load import load_model
+from vit.model.modules import ViTForImageClassification
 
 
 def all_hooks(model) -> int:
@@ -94,6 +94,27 @@ def test_hooks_removed_after_an_exception():
     assert weights is None
 
 
+def test_attention_kept_removes_its_hooks_also_after_an_exception():
+    cfg = ViTConfig(image_size=32, patch_size=16, embed_dim=16, num_heads=2, num_layers=2, num_classes=3)
+    model = ViTForImageClassification(cfg).eval()
+    x = torch.randn(1, 3, 32, 32)
+    with torch.no_grad(), attention_kept(model.encoder.layers) as kept:
+        logits = model(x)
+    assert sorted(kept) == [0, 1] and kept[1].shape == (1, 2, 5, 5) and all_hooks(model) == 0
+    torch.testing.assert_close(logits, model(x))
+    seen = []
+    with torch.no_grad(), attention_kept(model.encoder.layers[1:], lambda i, out, w: seen.append((i, w.shape))) as kept:
+        model(x)
+    assert seen == [(0, (1, 2, 5, 5))] and kept == {} and all_hooks(model) == 0  # watched, not kept
+    with pytest.raises(RuntimeError, match="boom"):
+        with attention_kept(model.encoder.layers):
+            raise RuntimeError("boom")
+    with pytest.raises(ValueError, match="tokens"):
+        with attention_kept(model.encoder.layers):
+            model(torch.randn(1, 3, 48, 48))
+    assert all_hooks(model) == 0
+
+
 def test_traced_logits_equal_untraced():
     cfg = ViTConfig(image_size=32, patch_size=8, embed_dim=16, num_heads=2, num_layers=2, num_classes=3)
     model = ViTForImageClassification(cfg).eval()
@@ -158,7 +179,7 @@ def test_tracer_fusions_equal_the_explicit_weights():
     x = torch.randn(1, 3, 32, 32)
     with torch.inference_mode(), Tracer(model) as record:
         model(x)
-    for n, layer in enumerate(record.queries):
+    for n in range(len(record.queries)):
         w = attention_from_qk(record.queries[n][0], record.keys[n][0], 4)  # (h, T, T), exact
         torch.testing.assert_close(record.fusions["mean"][n, 0], w.mean(0))
         torch.testing.assert_close(record.fusions["max"][n, 0], w.amax(0))

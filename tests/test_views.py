@@ -143,7 +143,7 @@ def test_rollout_view_scale_is_the_maps_range_and_the_bar_its_colormap(a):
 def test_query_view_draws_that_tokens_row_at_that_layer_and_head(a):
     query = (0.5 / 7, 2.5 / 7)  # patch (2, 0): token 15
     v = views.query_view(a, query, 2, 3, OPACITY, "magma")
-    heat = a.attention_map(2, 2, 15).numpy()
+    heat = a.attention_map(2, 3, 15).numpy()
     assert v.scale == (float(heat.min()), float(heat.max()))
     expected = draw.overlay(a.image, heat, OPACITY, "magma", 640, mark=(2, 0))
     assert v.image.crop((0, 0, 640, 640)).tobytes() == expected.tobytes()

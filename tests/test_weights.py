@@ -12,18 +12,18 @@ from pathlib import Path
 import pytest
 import torch
 import torchvision
-
 from conftest import random_torchvision_vit, serve_http, write_checkpoint
-from vit.model import load as api, checkpoints as weights
-from vit.model.load import load_model
+
 from vit.errors import WeightsError
+from vit.model import checkpoints as weights
 from vit.model.checkpoints import CHECKPOINTS, Checkpoint, DownloadError, convert_torchvision, download
+from vit.model.load import load_model
 
 
 @pytest.fixture
 def empty_home(tmp_path, monkeypatch):
     monkeypatch.setenv("TORCH_HOME", str(tmp_path / "torch"))
-    monkeypatch.setattr(api, "_failed_downloads", {})
+    monkeypatch.setattr(weights, "_failed_downloads", {})
     return tmp_path / "torch"
 
 
@@ -197,16 +197,16 @@ def test_a_checkpoint_put_in_the_cache_after_a_failed_download_is_used_at_once(e
     def offline(*args, **kwargs):
         raise DownloadError("could not download: offline")
 
-    monkeypatch.setattr(api, "download", offline)
+    monkeypatch.setattr(weights, "download", offline)
     assert load_model("vit_b_32", device="cpu").weights == "random"
-    assert "vit_b_32" in api._failed_downloads  # remembered: the next request does not wait for a timeout
-    monkeypatch.setattr(api, "download", weights.download)
+    assert "vit_b_32" in weights._failed_downloads  # remembered: the next request does not wait for a timeout
+    monkeypatch.setattr(weights, "download", download)
     path = empty_home / "hub" / "checkpoints" / CHECKPOINTS["vit_b_32"].filename
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(b32_bytes)  # copied in by hand, or fetched by another process
     model = load_model("vit_b_32", device="cpu")
     assert model.weights == "imagenet" and "UNTRAINED" not in model.status
-    assert "vit_b_32" not in api._failed_downloads
+    assert "vit_b_32" not in weights._failed_downloads
 
 
 def test_partial_downloads_of_dead_processes_are_removed(empty_home):
@@ -231,7 +231,8 @@ def test_shape_mismatch_names_key_and_both_shapes(tmp_path):
     state["encoder.layers.encoder_layer_3.ln_2.weight"] = torch.ones(700)
     path = tmp_path / "bad.pth"
     torch.save(state, path)
-    with pytest.raises(WeightsError, match=r"encoder\.layers\.3\.norm2\.weight has shape \(700,\) .* expected \(768,\)"):
+    expected = r"encoder\.layers\.3\.norm2\.weight has shape \(700,\) .* expected \(768,\)"
+    with pytest.raises(WeightsError, match=expected):
         load_model("vit_b_32", weights=str(path))
 
 
@@ -255,8 +256,10 @@ def test_key_map_round_trip_and_inputs_untouched():
     ours = convert_torchvision(tv_state)
     assert list(tv_state) == keys  # the input dict is not mutated
     q, k, v = (ours[f"encoder.layers.0.attn.{p}_proj.weight"] for p in "qkv")
-    torch.testing.assert_close(torch.cat([q, k, v]), tv_state["encoder.layers.encoder_layer_0.self_attention.in_proj_weight"])
-    legacy = {k.replace(".mlp.0.", ".mlp.linear_1.").replace(".mlp.3.", ".mlp.linear_2."): v for k, v in tv_state.items()}
+    in_proj = tv_state["encoder.layers.encoder_layer_0.self_attention.in_proj_weight"]
+    torch.testing.assert_close(torch.cat([q, k, v]), in_proj)
+    legacy = {k.replace(".mlp.0.", ".mlp.linear_1.").replace(".mlp.3.", ".mlp.linear_2."): v
+              for k, v in tv_state.items()}
     assert convert_torchvision(legacy).keys() == ours.keys()
 
 

@@ -83,7 +83,8 @@ class Analysis:
     discard_ratio: float
     timings_ms: dict[str, float] = field(default_factory=dict)
     _rows: dict = field(default_factory=dict, repr=False, compare=False)  # query -> (L, N+1) rollout rows
-    _variants: OrderedDict = field(default_factory=OrderedDict, repr=False, compare=False)  # (fusion, discard) -> Analysis
+    # (fusion, discard) -> Analysis
+    _variants: OrderedDict = field(default_factory=OrderedDict, repr=False, compare=False)
     source_size: tuple[int, int] | None = None  # (W, H) of the upload before preprocessing (crop, resize)
     residual_means: Tensor | None = None  # (L, 4): mean ||X||, ||MSA(LN(X))||, ||MLP(LN(H))||, ||Y|| per block
     token_norms: Tensor | None = None  # (L, N+1): ||Y_l,i||_2 of every token after every block
@@ -145,7 +146,13 @@ class Analysis:
         return rollout.patch_grid(self.rollout_matrix_row(layer, query), self.grid)
 
     def attention(self, layer: int, head: int | None = None, query: int = 0) -> Tensor:
-        """Raw attention of ``query`` at ``layer`` (1-based) and ``head`` (0-based; None = fused): (N+1,).
+        """Raw attention of ``query`` at ``layer`` and ``head``: (N+1,).
+
+        Args:
+            layer: 1..depth, as people count layers.
+            head: 1..h, counted from 1 like ``layer`` (head 1 is the first D/h features); None
+                fuses the heads by ``head_fusion``.
+            query: the token whose row it is (0: the class token, 1 + r cols + c: patch (r, c)).
 
         Fused rows are fused here from the float32 per-head rows (the kept class-token rows, or the
         query's recomputed from q and k), not read from the float16 maps kept for rollout.
@@ -153,7 +160,13 @@ class Analysis:
         rows = self.head_rows(layer, query)  # (h, N+1)
         if head is None:
             return rollout.fuse_heads(rows.unsqueeze(-2), self.head_fusion).squeeze(-2)  # (h, 1, N+1) -> (N+1,)
-        return rows[head].clone()
+        return rows[self._head_index(head)].clone()
+
+    def _head_index(self, head: int) -> int:
+        """A 1-based head -> its 0-based index among the h heads."""
+        if not 1 <= head <= self.num_heads:
+            raise ValueError(f"head must be from 1 to {self.num_heads}, got {head}")
+        return head - 1
 
     def head_rows(self, layer: int, query: int = 0) -> Tensor:
         """Every head's attention of ``query`` at ``layer`` (1-based) over all N+1 tokens: (h, N+1)."""
@@ -162,7 +175,7 @@ class Analysis:
         return rollout.attention_from_qk(self.queries[layer - 1], self.keys[layer - 1], self.num_heads, query)
 
     def attention_map(self, layer: int, head: int | None = None, query: int = 0) -> Tensor:
-        """:meth:`attention` over the patches: (rows, cols)."""
+        """:meth:`attention` over the patches (``layer`` and ``head`` 1-based): (rows, cols)."""
         return rollout.patch_grid(self.attention(layer, head, query), self.grid)
 
     def head_maps(self, layer: int, query: int = 0) -> Tensor:
@@ -170,11 +183,12 @@ class Analysis:
         return rollout.patch_grid(self.head_rows(layer, query), self.grid)
 
     def attention_matrix(self, layer: int, head: int) -> Tensor:
-        """One head's whole attention map at ``layer`` (1-based), ``head`` (0-based): (N+1, N+1).
+        """One head's whole attention map at ``layer`` and ``head``, both 1-based: (N+1, N+1).
 
         Recomputed from the kept queries and keys: (N+1)^2 floats, 39 MB for ViT-B at patch size 4.
         """
-        return rollout.attention_from_qk(self.queries[layer - 1], self.keys[layer - 1], self.num_heads, head=head)
+        index = self._head_index(head)
+        return rollout.attention_from_qk(self.queries[layer - 1], self.keys[layer - 1], self.num_heads, head=index)
 
     def residual(self) -> list[ResidualNorms]:
         """The residual stream per block, layers 1..depth (see :class:`ResidualNorms`)."""
@@ -210,7 +224,7 @@ class Analysis:
         return (self.lens_index[layer - 1].reshape(rows, cols).clone(),
                 self.lens_prob[layer - 1].reshape(rows, cols).clone())
 
-    def with_options(self, head_fusion: str | None = None, discard_ratio: float | None = None) -> "Analysis":
+    def with_options(self, head_fusion: str | None = None, discard_ratio: float | None = None) -> Analysis:
         """The same analysis with another head fusion or discard ratio (no model run).
 
         Every fusion's maps were kept by the traced pass, so a variant shares all of this

@@ -7,8 +7,6 @@
   sum to 1; the layers are then multiplied: R_l = A_l R_{l-1}, R_0 = I.
 * Raw attention of any query token (class token or a patch) at any layer and
   head, recomputed exactly from that layer's queries and keys.
-* Early-exit predictions: the final norm and head applied to every layer's
-  class token (the "logit lens" of a ViT).
 * Mean attention distance: Dosovitskiy et al. 2021, "An Image is Worth 16x16
   Words", Fig. 7 right: how far, in pixels, each head looks on average.
 * A whole attention matrix under a decoder's causal mask (chapter 11.4.2), and a
@@ -20,7 +18,7 @@ Token 0 is the class token; tokens 1..N are the patches in row-major order.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import torch
@@ -95,7 +93,9 @@ def rollout_factors(fused: Tensor, discard_ratio: float = 0.0) -> Tensor:
 def attention_rollout(fused: Sequence[Tensor] | Tensor, discard_ratio: float = 0.0) -> Tensor:
     """The full rollout matrix R_L = A_L ... A_1 from L head-fused maps (each (T, T)) -> (T, T).
 
-    O(L T^3): meant for small T and as the reference; views use :func:`rollout_row`.
+    O(L T^3), every (T, T) product built: the plain reference that the row functions the app
+    uses (:func:`rollout_rows` for the views, :func:`rollout_row_from_fused` for explanations)
+    are tested against, and handy for small T.
     """
     result = None
     for layer_map in fused:
@@ -104,32 +104,12 @@ def attention_rollout(fused: Sequence[Tensor] | Tensor, discard_ratio: float = 0
     return result
 
 
-def rollout_row(factors: Sequence[Tensor] | Tensor, query: int = 0, upto: int | None = None) -> Tensor:
-    """Row ``query`` of the rollout after ``upto`` layers: e_q^T A_upto ... A_1, shape (T,).
-
-    Args:
-        factors: per-layer rollout matrices from :func:`rollout_factors`, (L, T, T).
-        query: the token whose row is wanted (0: the class token).
-        upto: number of layers to roll out (1..L); None means all.
-
-    Returns:
-        (T,) non-negative weights summing to 1, in O(upto T^2) rather than O(upto T^3).
-    """
-    upto = len(factors) if upto is None else upto
-    if not 1 <= upto <= len(factors):
-        raise ValueError(f"upto must be from 1 to {len(factors)}, got {upto}")
-    row = factors[upto - 1][query].clone()
-    for layer in range(upto - 2, -1, -1):
-        row = row @ factors[layer]
-    return row
-
-
 def rollout_row_from_fused(fused: Sequence[Tensor] | Tensor, query: int = 0, upto: int | None = None) -> Tensor:
-    """:func:`rollout_row` without discarding, straight from the head-fused maps F_l (L, T, T).
+    """Row ``query`` of the rollout after ``upto`` layers, e_q^T A_upto ... A_1, without discarding: (T,).
 
-    With A_l = diag(1/s_l) (F_l + I) and s_l = rowsum(F_l) + 1, a row times A_l is
-    (row / s_l) F_l + row / s_l: one vector-matrix product per layer, and no (T, T)
-    matrix is built (at patch size 4 each would be 39 MB).
+    Straight from the head-fused maps F_l (L, T, T): with A_l = diag(1/s_l) (F_l + I) and
+    s_l = rowsum(F_l) + 1, a row times A_l is (row / s_l) F_l + row / s_l: one vector-matrix
+    product per layer, and no (T, T) matrix is built (at patch size 4 each would be 39 MB).
     """
     upto = len(fused) if upto is None else upto
     if not 1 <= upto <= len(fused):
@@ -149,8 +129,8 @@ DISCARD_CHUNK = 1024  # rows of a layer's map discarded at once in :func:`rollou
 def rollout_rows(fused: Sequence[Tensor] | Tensor, query: int = 0, discard_ratio: float = 0.0) -> Tensor:
     """Row ``query`` of the rollout after every depth, in one pass down the layers: (L, T).
 
-    Row u-1 is e_q^T A_u ... A_1 (u = 1..L), A_l = rownorm(discard(F_l) + I), as
-    :func:`rollout_row` gives it for ``upto=u``. Going down from layer L to 1, the rows of
+    Row u-1 is e_q^T A_u ... A_1 (u = 1..L), A_l = rownorm(discard(F_l) + I): row ``query`` of
+    :func:`attention_rollout` over the first u layers, in O(L T^2). Going down from layer L to 1, the rows of
     every depth u >= l are multiplied by A_l together, as (r / s_l) D_l + r / s_l with D_l the
     discarded map and s_l = rowsum(D_l) + 1: per layer one (L, T) @ (T, T) product. Only one
     layer's map at a time is made float32 (maps kept in float16: a (T, T) temporary, never
@@ -255,13 +235,6 @@ def mean_attention_distance(weights: Tensor, distances: Tensor) -> Tensor:
         weighted = (patches.unsqueeze(1) @ distances.unsqueeze(2)).flatten()  # (N, 1, N) @ (N, N, 1) -> (N,)
         out[i] = (weighted / patches.sum(dim=-1)).mean()
     return out.reshape(weights.shape[:-2])
-
-
-def early_exit_logits(
-    cls_tokens: Tensor, norm: Callable[[Tensor], Tensor], head: Callable[[Tensor], Tensor]
-) -> Tensor:
-    """Final norm and head on every layer's class token: (L, D) -> (L, K)."""
-    return head(norm(cls_tokens))
 
 
 def patch_grid(row: Tensor, grid: tuple[int, int]) -> Tensor:

@@ -14,15 +14,11 @@ from contextlib import contextmanager
 import torch
 
 from vit import validate
-from vit.analysis import rollout
-from vit.model import families
 from vit.analysis.record import Analysis, LayerPrediction, Prediction
+from vit.analysis.trace import Tracer, TraceRecord
 from vit.config import DISPLAY_NAMES
 from vit.cost import check_budget, estimate, fused_itemsize
-from vit.images import load_image
-from vit.model.loaded import LoadedModel
-from vit.model.preprocess import as_array
-from vit.analysis.trace import Tracer
+from vit.model.loaded import LoadedModel, ModelInput
 
 
 @torch.inference_mode()
@@ -38,7 +34,8 @@ def analyze(
 
     Args:
         loaded: from :func:`load_model`.
-        image: a path, bytes, a PIL image or an (H, W[, C]) array (see ``vit.images``).
+        image: a path, bytes, a PIL image or an (H, W[, C]) array (see ``vit.images``), or the
+            :class:`~vit.model.loaded.ModelInput` of ``loaded.input(image)``.
         top_k: how many predictions to list (1-20).
         head_fusion: "mean", "max" or "min", for rollout and the fused maps. All three are kept, so
             another later is a lookup (``Analysis.with_options``), not a model run.
@@ -58,9 +55,8 @@ def analyze(
     check_budget(estimate(loaded.name, cfg.patch_size, cfg.num_layers))  # refuse before anything runs
     timings = {}
     t0 = time.perf_counter()
-    pil = load_image(image)
-    view = loaded.preprocess.view(pil)
-    x = loaded.preprocess.to_tensor(view).to(loaded.device)  # (1, C, H, W)
+    inp = loaded.input(image)
+    x = inp.x  # (1, C, H, W)
     t1 = time.perf_counter()
     timings["preprocess"] = (t1 - t0) * 1e3
 
@@ -73,19 +69,29 @@ def analyze(
     t2 = time.perf_counter()
     timings["forward_traced"] = (t2 - t1) * 1e3
 
+    result = _analysis(loaded, inp, record, top_k, head_fusion, discard_ratio)
+    result.rollout()  # checks the rollout once; the views compute it again as they need
+    timings["explain"] = (time.perf_counter() - t2) * 1e3
+    timings["total"] = (time.perf_counter() - t0) * 1e3
+    result.timings_ms = timings
+    return result
+
+
+def _analysis(loaded: LoadedModel, inp: ModelInput, record: TraceRecord, top_k: int, head_fusion: str,
+              discard_ratio: float) -> Analysis:
+    """The :class:`Analysis` of one traced run: predictions, early exits, and what the tracer kept for image 0."""
+    cfg, x, names = loaded.config, inp.x, loaded.class_names
     probs = record.logits[0].float().softmax(-1).cpu()  # (K,)
-    names = loaded.class_names
     values, indices = probs.topk(top_k)
     topk = [Prediction(int(i), names[i], float(p)) for p, i in zip(values, indices)]
-
     cls_tokens = torch.stack([t[0] for t in record.cls_tokens])  # (L, D)
-    layer_probs = rollout.early_exit_logits(cls_tokens, model.encoder.norm, model.head.head).softmax(-1).cpu()
+    layer_probs = loaded.module.classify_tokens(cls_tokens).softmax(-1).cpu()  # early exit: (L, D) -> (L, K)
     final = topk[0].index
     layer_predictions = [
         LayerPrediction(l + 1, int(p.argmax()), names[int(p.argmax())], float(p.max()), float(p[final]))
         for l, p in enumerate(layer_probs)
     ]
-    result = Analysis(
+    return Analysis(
         model=loaded.name,
         display_name=DISPLAY_NAMES[loaded.name],
         weights=loaded.weights,
@@ -95,7 +101,7 @@ def analyze(
         num_heads=cfg.num_heads,
         input_size=(x.shape[-2], x.shape[-1]),
         grid=(x.shape[-2] // cfg.patch_size, x.shape[-1] // cfg.patch_size),
-        image=as_array(view),
+        image=inp.view,
         stages=record.stages,
         probs=probs,
         topk=topk,
@@ -106,18 +112,13 @@ def analyze(
         keys=[k[0].cpu() for k in record.keys],
         head_fusion=head_fusion,
         discard_ratio=discard_ratio,
-        source_size=pil.size,
+        source_size=inp.source_size,
         residual_means=record.residual[:, 0].cpu(),  # (L, 4)
         token_norms=record.token_norms[:, 0].cpu(),  # (L, N+1)
         attention_distance=record.attention_distance[:, 0].cpu(),  # (L, h)
         lens_index=record.lens_index[:, 0].cpu(),  # (L, N)
         lens_prob=record.lens_prob[:, 0].cpu(),  # (L, N)
     )
-    result.rollout()  # checks the rollout once; the views compute it again as they need
-    timings["explain"] = (time.perf_counter() - t2) * 1e3
-    timings["total"] = (time.perf_counter() - t0) * 1e3
-    result.timings_ms = timings
-    return result
 
 
 @contextmanager

@@ -27,13 +27,15 @@ each layer's weights are streamed into what the views need and dropped:
   (Dosovitskiy et al. 2021, Fig. 7 right), reduced from the weights as they stream by.
 
 The model's code knows nothing of this: the attention module is asked for its
-weights by a pre-hook that sets ``need_weights=True``, and the forward hook
-hands ``None`` back in their place so nothing downstream holds them.
+weights by :func:`attention_kept`, the one place that watches attention (the
+explanations keep the weights through it too), which hands ``None`` back in
+their place so nothing downstream holds them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 
 import torch
@@ -42,6 +44,52 @@ from torch import Tensor, nn
 from vit.analysis.rollout import fuse_heads, mean_attention_distance, patch_distances
 from vit.model.modules import ViTForImageClassification
 from vit.validate import HEAD_FUSIONS
+
+Watch = Callable[[int, Tensor, Tensor], None]  # (layer index, 0-based; attention output (B, N+1, D); weights)
+
+
+@contextmanager
+def attention_kept(layers: Sequence[nn.Module], watch: Watch | None = None) -> Iterator[dict[int, Tensor]]:
+    """While open, every block's attention computes its weights explicitly, and they are kept or watched.
+
+    vit-pytorch's ``Recorder`` hooks the named softmax; here the point is each block's ``attn``:
+    a pre-hook asks it for ``need_weights=True``, a forward hook takes the weights. The blocks
+    themselves are not changed, and every hook is removed on exit, also after an exception.
+
+    Args:
+        layers: encoder blocks (``model.encoder.layers`` or some of them), each with an ``attn``.
+        watch: None keeps the weights: the yielded dict fills as the blocks run, layer index
+            (0-based, in ``layers``) -> (B, h, N+1, N+1), still in the autograd graph when
+            gradients are on. Otherwise ``watch(index, output, weights)`` sees each layer's as
+            they stream by, and the attention hands ``None`` back in their place, so nothing
+            downstream holds them (the dict stays empty).
+    """
+    kept: dict[int, Tensor] = {}
+
+    def ask(_module, args, kwargs):
+        kwargs["need_weights"] = True
+        return args, kwargs
+
+    def take(index: int):
+        def hook(_module, _inputs, output):
+            out, weights = output  # (B, N+1, D), (B, h, N+1, N+1)
+            if watch is None:
+                kept[index] = weights
+                return None
+            watch(index, out, weights)
+            return out, None
+
+        return hook
+
+    handles = []
+    try:
+        for i, layer in enumerate(layers):
+            handles.append(layer.attn.register_forward_pre_hook(ask, with_kwargs=True))
+            handles.append(layer.attn.register_forward_hook(take(i)))
+        yield kept
+    finally:
+        for handle in handles:
+            handle.remove()
 
 
 @dataclass(frozen=True)
@@ -132,6 +180,8 @@ class Tracer:
         self.keep_qk = keep_qk
         self.record = TraceRecord()
         self._handles: list = []
+        self._attention_hooks = ExitStack()
+        self._names: dict[nn.Module, str] = {}
         self._grid: tuple[int, int] | None = None  # (rows, cols), from the patch conv's output
         self._distances: Tensor | None = None  # (N, N) pixels between patches, built at the first layer
 
@@ -143,35 +193,27 @@ class Tracer:
 
         return hook
 
-    def _attn_pre(self, _module, args, kwargs):
-        kwargs["need_weights"] = True
-        return args, kwargs
-
-    def _attn_post(self, layer: int, module_name: str, module: nn.Module):
-        def hook(_module, _inputs, output):
-            out, weights = output  # weights: (B, h, N+1, N+1)
-            self.record.stages.append(
-                Stage(f"layer {layer} attention weights", module_name, "(B, h, N+1, N+1)", tuple(weights.shape),
-                      _params(module), layer)
-            )
-            self.record.cls_attention.append(weights[:, :, 0, :].detach().clone())  # (B, h, N+1)
-            if not self.record.fusions:
-                shape = (self._depth, *weights.shape[:1], *weights.shape[2:])  # (L, B, N+1, N+1)
-                self.record.fusions = {f: weights.new_empty(shape, dtype=self.fused_dtype) for f in self.fusions}
-                self.record.fused = self.record.fusions[self.head_fusion]
-            for fusion, kept in self.record.fusions.items():
-                kept[layer - 1] = fuse_heads(weights.detach(), fusion)  # (B, h, N+1, N+1) -> (B, N+1, N+1)
-            if self._distances is None:
-                self._distances = patch_distances(self._grid, self.model.config.patch_size, weights.device)
-            if self.record.attention_distance is None:
-                self.record.attention_distance = weights.new_empty(self._depth, *weights.shape[:2],
-                                                                   dtype=torch.float32)
-            self.record.attention_distance[layer - 1] = mean_attention_distance(weights.detach(),
-                                                                                self._distances)  # (B, h)
-            self._residual(layer, 1, out)  # MSA(LN(X)), before it is added to the stream
-            return out, None
-
-        return hook
+    def _attention(self, index: int, out: Tensor, weights: Tensor) -> None:
+        """Streams one layer's weights (B, h, N+1, N+1) into the record's summaries (an ``attention_kept`` watch)."""
+        layer = index + 1
+        attn = self.model.encoder.layers[index].attn
+        self.record.stages.append(
+            Stage(f"layer {layer} attention weights", self._names[attn], "(B, h, N+1, N+1)", tuple(weights.shape),
+                  _params(attn), layer)
+        )
+        self.record.cls_attention.append(weights[:, :, 0, :].detach().clone())  # (B, h, N+1)
+        if not self.record.fusions:
+            shape = (self._depth, *weights.shape[:1], *weights.shape[2:])  # (L, B, N+1, N+1)
+            self.record.fusions = {f: weights.new_empty(shape, dtype=self.fused_dtype) for f in self.fusions}
+            self.record.fused = self.record.fusions[self.head_fusion]
+        for fusion, kept in self.record.fusions.items():
+            kept[index] = fuse_heads(weights.detach(), fusion)  # (B, h, N+1, N+1) -> (B, N+1, N+1)
+        if self._distances is None:
+            self._distances = patch_distances(self._grid, self.model.config.patch_size, weights.device)
+        if self.record.attention_distance is None:
+            self.record.attention_distance = weights.new_empty(self._depth, *weights.shape[:2], dtype=torch.float32)
+        self.record.attention_distance[index] = mean_attention_distance(weights.detach(), self._distances)  # (B, h)
+        self._residual(layer, 1, out)  # MSA(LN(X)), before it is added to the stream
 
     @property
     def _depth(self) -> int:
@@ -226,8 +268,8 @@ class Tracer:
 
         One layer at a time: the (B, N, K) logits are a temporary (12 MB at P = 4, K = 1000).
         """
-        m = self.model  # .forward, not __call__: the norm's and head's own hooks (stages, logits) must not fire
-        logits = m.head.head.forward(m.encoder.norm.forward(output[:, 1:].detach()))  # (B, N, D) -> (B, N, K)
+        # classify_tokens calls the norm's and the head's forward: their own hooks (stages, logits) do not fire.
+        logits = self.model.classify_tokens(output[:, 1:].detach())  # (B, N, D) -> (B, N, K)
         prob, index = logits.float().softmax(dim=-1).max(dim=-1)  # (B, N) each
         if self.record.lens_index is None:
             self.record.lens_index = index.new_empty(self._depth, *index.shape)
@@ -258,7 +300,7 @@ class Tracer:
     def __enter__(self) -> TraceRecord:
         m = self.model
         emb = m.embedding
-        names = {module: name for name, module in m.named_modules()}  # module -> "encoder.layers.0.attn"
+        names = self._names = {module: name for name, module in m.named_modules()}  # -> "encoder.layers.0.attn"
         add = self._handles.append
         add(m.register_forward_pre_hook(self._image))
         add(emb.patch_embed.proj.register_forward_hook(self._grid_of))
@@ -273,8 +315,6 @@ class Tracer:
         for i, layer in enumerate(m.encoder.layers):
             n = i + 1  # people count layers from 1
             add(layer.register_forward_pre_hook(self._block_in(n)))
-            add(layer.attn.register_forward_pre_hook(self._attn_pre, with_kwargs=True))
-            add(layer.attn.register_forward_hook(self._attn_post(n, names[layer.attn], layer.attn)))
             if self.keep_qk:
                 add(layer.attn.q_proj.register_forward_hook(self._keep(self.record.queries)))
                 add(layer.attn.k_proj.register_forward_hook(self._keep(self.record.keys)))
@@ -287,9 +327,11 @@ class Tracer:
         # ViTClassificationHead.forward selects the class token (x[:, 0]); head.head only reads it.
         add(m.head.head.register_forward_pre_hook(self._class_token(names[m.head])))
         add(m.head.register_forward_hook(self._logits(names[m.head.head], m.head)))
+        self._attention_hooks.enter_context(attention_kept(m.encoder.layers, watch=self._attention))
         return self.record
 
     def __exit__(self, *exc) -> None:
+        self._attention_hooks.close()
         for handle in self._handles:
             handle.remove()
         self._handles.clear()

@@ -26,8 +26,8 @@ from torch import Tensor
 
 from vit import shapes
 from vit.explanations.maps import METHODS, explain
-from vit.model.loaded import LoadedModel
 from vit.explanations.perturb import perturbation_curves
+from vit.model.loaded import LoadedModel
 
 EVAL_SEED = 20_000  # drawings never trained on (training used seed 0, its tables seed 10,000)
 RANDOM = "random"  # the chance row
@@ -90,10 +90,12 @@ def evaluate_shapes(
     generator = torch.Generator().manual_seed(seed)
     for done, (kind, image, label, mask) in enumerate(jobs):
         coverage = patch_coverage(mask, P)
-        maps = {m: explain(loaded, image, method=m, target=label).map for m in methods}
+        inp = loaded.input(image)  # decoded and preprocessed once for every method and curve
+        explained = {m: explain(loaded, inp, method=m, target=label) for m in methods}
+        maps = {m: e.map for m, e in explained.items()}
         maps[RANDOM] = torch.rand(coverage.shape, generator=generator)
-        for name, saliency in maps.items():
-            curves = perturbation_curves(loaded, image, saliency, label, steps, baseline,
+        for name, saliency in maps.items():  # an explanation gives its curves their unperturbed point
+            curves = perturbation_curves(loaded, inp, explained.get(name, saliency), label, steps, baseline,
                                          orders=("random",) if name == RANDOM else ("saliency",), seed=done)
             order = "random" if name == RANDOM else "saliency"
             raw[name, kind].append((pointing_hit(saliency, coverage), mask_share(saliency, coverage),

@@ -29,10 +29,7 @@ Token 0 is the class token; tokens 1..N are the patches in row-major order.
 
 from __future__ import annotations
 
-import hashlib
 import time
-import weakref
-from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -43,12 +40,10 @@ from torch import Tensor, nn
 
 from vit import cost, validate
 from vit.analysis import rollout
+from vit.analysis.trace import attention_kept
 from vit.errors import InputError
-from vit.images import load_image
-from vit.model.loaded import LoadedModel
 from vit.explanations.methods import METHODS, Method  # noqa: F401 - the registry, re-exported
-from vit.model.preprocess import as_array
-
+from vit.model.loaded import LoadedModel
 
 # Below this estimate the gradient methods keep the whole autograd graph (one forward, one backward);
 # above it they recompute one block at a time during the backward pass (see the module docstring).
@@ -67,7 +62,7 @@ class Explanation:
     timings_ms: dict[str, float] = field(repr=False)
     patch_size: int  # P: each map cell covers P x P input pixels
     image: np.ndarray = field(repr=False)  # (H, W, 3) uint8: the image as the model saw it
-    probs: Tensor = field(repr=False)  # (K,) the softmax over every class, for the top-k beside the map
+    probs: Tensor = field(repr=False)  # (K,) the softmax over every class (the top-k; a perturbation curve's start)
 
     @property
     def grid(self) -> tuple[int, int]:
@@ -115,36 +110,6 @@ def gradcam_map(activations: Tensor, grads: Tensor) -> Tensor:
 
 
 @contextmanager
-def _attention_kept(layers: list[nn.Module]) -> Iterator[dict[int, Tensor]]:
-    """While open, each block's attention module computes its weights explicitly and they are kept.
-
-    Yields a dict filled as the blocks run: layer index (0-based) -> (B, h, N+1, N+1), still in
-    the autograd graph when gradients are on. The blocks themselves are not changed.
-    """
-    kept: dict[int, Tensor] = {}
-
-    def ask(_module, args, kwargs):
-        kwargs["need_weights"] = True
-        return args, kwargs
-
-    def keep(index: int):
-        def hook(_module, _inputs, output):
-            kept[index] = output[1]
-
-        return hook
-
-    handles = []
-    try:
-        for i, layer in enumerate(layers):
-            handles.append(layer.attn.register_forward_pre_hook(ask, with_kwargs=True))
-            handles.append(layer.attn.register_forward_hook(keep(i)))
-        yield kept
-    finally:
-        for handle in handles:
-            handle.remove()
-
-
-@contextmanager
 def _output_kept(module: nn.Module) -> Iterator[list[Tensor]]:
     """While open, every output of ``module`` is appended to the yielded list (graph kept)."""
     kept: list[Tensor] = []
@@ -175,19 +140,19 @@ def _rollout(model: nn.Module, x: Tensor, target: int | None) -> tuple[Tensor, T
     """Class token's row of the mean-fused rollout: (logits (1, K), (N+1,), target)."""
     layers = list(model.encoder.layers)
     fused = []
-    with torch.no_grad(), _attention_kept(layers) as kept:
+    with torch.no_grad(), attention_kept(layers) as kept:
         tokens = model.embedding(x)
         for i, layer in enumerate(layers):
             tokens = layer(tokens)
             fused.append(rollout.fuse_heads(kept.pop(i)[0], "mean"))  # (h, T, T) -> (T, T); the weights go
-        logits = model.head(model.encoder.norm(tokens))
+        logits = model.classify(tokens)  # (B, N+1, D) -> (B, K)
     return logits, rollout.rollout_row_from_fused(fused), _top1(logits, target)
 
 
 def _attention(model: nn.Module, x: Tensor, target: int | None) -> tuple[Tensor, Tensor, int]:
     """The last layer's class-token attention, mean over heads: (logits (1, K), (N+1,), target)."""
     last = model.encoder.layers[-1]
-    with torch.no_grad(), _attention_kept([last]) as kept:
+    with torch.no_grad(), attention_kept([last]) as kept:
         logits = model(x)
     return logits, kept[0][0, :, 0].mean(dim=0), _top1(logits, target)  # (h, T) -> (T,)
 
@@ -203,7 +168,7 @@ def _grad_rollout(model: nn.Module, x: Tensor, target: int | None,
     if recompute is None:
         recompute = grad_memory(model.config, recompute=False) > WHOLE_GRAPH_BYTES
     if not recompute:
-        with torch.enable_grad(), _attention_kept(layers) as kept:
+        with torch.enable_grad(), attention_kept(layers) as kept:
             tokens = model.embedding(x).detach().requires_grad_()  # a leaf, so the graph is built from here
             logits = model.head(model.encoder(tokens))  # (B, N+1, D) -> (B, K)
             target = _top1(logits, target)
@@ -214,14 +179,14 @@ def _grad_rollout(model: nn.Module, x: Tensor, target: int | None,
     *inputs, tokens = _block_inputs(model, x)
     with torch.enable_grad():
         tokens.requires_grad_()
-        logits = model.head(model.encoder.norm(tokens))  # (B, N+1, D) -> (B, K)
+        logits = model.classify(tokens)  # (B, N+1, D) -> (B, K)
         target = _top1(logits, target)
         (grad,) = torch.autograd.grad(logits[0, target], tokens)  # d logit / d Y_L: (B, N+1, D)
     row = torch.zeros(tokens.shape[1], dtype=tokens.dtype, device=tokens.device)
     row[0] = 1.0
     for i in range(len(layers) - 1, -1, -1):  # layer L first: the row is taken from the left
         block_in = inputs[i].requires_grad_()
-        with torch.enable_grad(), _attention_kept([layers[i]]) as kept:
+        with torch.enable_grad(), attention_kept([layers[i]]) as kept:
             block_out = layers[i](block_in)
             grad, weights_grad = torch.autograd.grad(block_out, [block_in, kept[0]], grad_outputs=grad)
         row = relevance_step(row, attention_contribution(kept.pop(0)[0].detach(), weights_grad[0]))
@@ -236,7 +201,7 @@ def _gradcam(model: nn.Module, x: Tensor, target: int | None) -> tuple[Tensor, T
     last = model.encoder.layers[-1]
     with torch.enable_grad(), _output_kept(last.norm1) as kept:
         block_in = inputs[-1].requires_grad_()
-        logits = model.head(model.encoder.norm(last(block_in)))
+        logits = model.classify(last(block_in))  # (B, N+1, D) -> (B, K)
         target = _top1(logits, target)
         (grads,) = torch.autograd.grad(logits[0, target], kept[0])
     cam = gradcam_map(kept[0][0].detach(), grads[0])  # (N,)
@@ -305,38 +270,6 @@ def target_index(value, class_names: list[str]) -> int | None:
     return validate.class_index(value, len(class_names), "target")
 
 
-# The softmax of the last few inputs each model explained, by the input's bytes: a perturbation curve's
-# unperturbed point is then the explanation's own probability, not a second forward pass.
-_seen: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # module -> OrderedDict(digest -> (K,) probs)
-SEEN_PER_MODEL = 8
-
-
-def _digest(x: Tensor) -> str:
-    return hashlib.blake2b(x.detach().cpu().contiguous().numpy().tobytes(), digest_size=16).hexdigest()
-
-
-def remember_probs(loaded: LoadedModel, x: Tensor, probs: Tensor) -> None:
-    """Keep the (K,) softmax the model gave input ``x`` (1, C, H, W)."""
-    seen = _seen.setdefault(loaded.module, OrderedDict())
-    seen[_digest(x)] = probs.detach().float().cpu()
-    while len(seen) > SEEN_PER_MODEL:
-        seen.popitem(last=False)
-
-
-def recalled_probs(loaded: LoadedModel, x: Tensor) -> Tensor | None:
-    """The (K,) softmax this model gave exactly this input, if it is one of the last it explained."""
-    seen = _seen.get(loaded.module)
-    return None if seen is None else seen.get(_digest(x))
-
-
-def model_input(loaded: LoadedModel, image) -> tuple[Tensor, np.ndarray]:
-    """The model's input for an image: (1, C, H, W) on the model's device, and the view (H, W, 3) uint8."""
-    pil = load_image(image)
-    view = loaded.preprocess.view(pil)
-    x = loaded.preprocess.to_tensor(view).to(loaded.device)
-    return x, as_array(view)
-
-
 def explain(loaded: LoadedModel, image, method: str = "grad_rollout", target=None) -> Explanation:
     """Which patches made the model say ``target``? One explanation map, by one of :data:`METHODS`.
 
@@ -346,7 +279,9 @@ def explain(loaded: LoadedModel, image, method: str = "grad_rollout", target=Non
 
     Args:
         loaded: from :func:`vit.load_model`.
-        image: a path, bytes, a PIL image or an (H, W[, C]) array (see ``vit.images``).
+        image: a path, bytes, a PIL image or an (H, W[, C]) array (see ``vit.images``), or the
+            :class:`~vit.model.loaded.ModelInput` of ``loaded.input(image)`` (preprocessed once
+            for several calls).
         method: "rollout", "attention", "grad_rollout" or "gradcam".
         target: the class to explain: an index 0..K-1, a class name, or None for the top-1.
 
@@ -359,18 +294,18 @@ def explain(loaded: LoadedModel, image, method: str = "grad_rollout", target=Non
     target = target_index(target, loaded.class_names)
     check_memory(loaded, method)
     t0 = time.perf_counter()
-    x, view = model_input(loaded, image)
+    inp = loaded.input(image)
+    x = inp.x  # (1, C, H, W)
     t1 = time.perf_counter()
     model = loaded.module
     with loaded.lock, torch.inference_mode(False):
         logits, row, target = _RUN[method](model, x, target)  # (1, K), (N+1,), the class explained
     t2 = time.perf_counter()
     probs = logits[0].float().softmax(-1).cpu()  # (K,)
-    remember_probs(loaded, x, probs)
     grid = x.shape[-2] // loaded.config.patch_size, x.shape[-1] // loaded.config.patch_size
     return Explanation(
         method=method, target=target, label=loaded.class_names[target], prob=float(probs[target]),
         map=rollout.patch_grid(row.detach().float().cpu(), grid),
         timings_ms={"preprocess": (t1 - t0) * 1e3, "explain": (t2 - t1) * 1e3},
-        patch_size=loaded.config.patch_size, image=view, probs=probs,
+        patch_size=loaded.config.patch_size, image=inp.view, probs=probs,
     )

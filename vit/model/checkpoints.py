@@ -1,4 +1,4 @@
-"""Pretrained checkpoints: the registry, the download cache, and the key map.
+"""Pretrained checkpoints: the registry, the download cache (and its memory of failed downloads), the key map.
 
 The checkpoints are torchvision's (``torchvision.models.ViT_*_Weights``): their
 URLs, preprocessing and the 1,000 ImageNet class names ship with torchvision.
@@ -141,6 +141,40 @@ def download(
         tmp.unlink(missing_ok=True)
 
 
+# A failed download is not retried for this long, so a class without a network
+# does not wait for a timeout on every request.
+RETRY_DOWNLOAD_AFTER_S = 60.0
+_failed_downloads: dict[str, tuple[float, str, str]] = {}  # name -> (when, public reason, full reason)
+
+
+def fetch_checkpoint(name: str, progress: Callable[[int, int], None] | None = None) -> tuple[Path | None, str, str]:
+    """A family's checkpoint in the cache, downloaded if it is not there yet; or None and why not.
+
+    Apart from loading so that a server can fetch on one process and load on another: on a
+    ZeroGPU Space the model loads in a GPU worker whose seconds count against the visitor's
+    quota, and the download happens before, on the CPU. A file in the cache is always tried
+    first: a download that failed a moment ago says nothing about a checkpoint that has been
+    put there since. A failed download is not tried again for ``RETRY_DOWNLOAD_AFTER_S``.
+
+    Returns:
+        (the cached file, "", "") or (None, why not for a web page, why not in full).
+    """
+    path = cached_path(name)
+    if not path.is_file():
+        failed = _failed_downloads.get(name)
+        if failed and time.monotonic() - failed[0] < RETRY_DOWNLOAD_AFTER_S:
+            return None, failed[1], failed[2]
+        try:
+            path = download(name, progress=progress)
+        except DownloadError as exc:
+            public = (f"UNTRAINED: weights could not be downloaded — predictions are random; "
+                      f"run `python -m vit download {name}`")
+            _failed_downloads[name] = (time.monotonic(), public, f"{public} ({exc})")
+            return None, public, _failed_downloads[name][2]
+    _failed_downloads.pop(name, None)
+    return path, "", ""
+
+
 _PARTIAL = re.compile(r"^\.(?P<file>.+?\.pth)\.(?:(?P<pid>\d+)\.)?[^.]+\.partial$")
 ORPHAN_PARTIAL_AGE_S = 3600.0  # a partial file without a pid (older versions) is an orphan after an hour
 
@@ -187,7 +221,7 @@ def read_state_dict(path: str | os.PathLike) -> dict[str, Tensor]:
         raise WeightsError(f"weights file not found: {path}", public=f"weights file {path.name} not found")
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - torch.load raises many kinds on a bad file: all mean "unreadable"
         raise WeightsError(
             f"could not read the checkpoint {path} ({type(exc).__name__}: {exc}); the file is corrupt or truncated",
             public=f"the checkpoint {path.name} is corrupt or truncated",

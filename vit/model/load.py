@@ -1,52 +1,54 @@
-"""The Python API: ``load_model`` and ``analyze``.
+"""``load_model``: one of the ViT families under the chapter's names, as a :class:`~vit.model.loaded.LoadedModel`.
 
     >>> import vit
     >>> loaded = vit.load_model("vit_b_16", weights="imagenet", patch_size=24, depth=6)
-    >>> loaded.status
-    'ViT-B/16 ImageNet weights (torchvision); patch embedding PI-resized 16->24; position embedding 14x14->9x9; first 6 of 12 layers'
-    >>> result = vit.analyze(loaded, "assets/cat.jpg")
-    >>> result.topk[0].label, result.rollout().shape
+    >>> loaded.status  # doctest: +NORMALIZE_WHITESPACE
+    'ViT-B/16 ImageNet weights (torchvision); patch embedding PI-resized 16->24;
+     position embedding 14x14->9x9; first 6 of 12 layers'
 
-``loaded`` is a :class:`~vit.model.loaded.LoadedModel`: the plain module (``loaded.module``) and,
-beside it, its config, preprocessing, class names and status.
+``loaded`` holds the plain module (``loaded.module``) and, beside it, its config, preprocessing,
+class names and status. As torchvision's builder, the steps are short and apart: choose the
+state (:func:`_chosen_state`), cut it to the depth (:func:`_cut_depth`), resample it to the patch
+size (:func:`_resampled`, the pure functions of ``vit.model.resample``), build (:func:`_built`).
+The checkpoint's download and its memory of failures live in ``vit.model.checkpoints``.
 """
 
 from __future__ import annotations
 
 import os
-import time
-from contextlib import contextmanager
 from collections.abc import Callable
 from pathlib import Path
 
 import torch
 
 from vit import validate
-from vit.analysis import rollout
-from vit.model import families
-from vit.analysis.record import Analysis, LayerPrediction, Prediction
-from vit.config import DISPLAY_NAMES, PRESETS, TRAINED_HERE
-from vit.cost import check_budget, estimate, fused_itemsize
+from vit.config import DISPLAY_NAMES, PRESETS, TRAINED_HERE, ViTConfig
 from vit.errors import InputError, WeightsError
-from vit.images import load_image
+from vit.model import families
+from vit.model.checkpoints import (
+    CHECKPOINTS,
+    check_shapes,
+    convert_torchvision,
+    fetch_checkpoint,
+    read_state_dict,
+)
 from vit.model.loaded import LoadedModel
 from vit.model.modules import ViTForImageClassification
-from vit.model.preprocess import as_array, preprocess_for
+from vit.model.preprocess import preprocess_for
 from vit.model.resample import pi_resize_patch_embed, resample_pos_embed
-from vit.analysis.trace import Tracer
-from vit.model.checkpoints import CHECKPOINTS, DownloadError, cached_path, check_shapes, convert_torchvision, download, read_state_dict
 
 Progress = Callable[[int, int], None]
-
-# A failed download is not retried for this long, so a class without a network
-# does not wait for a timeout on every request.
-RETRY_DOWNLOAD_AFTER_S = 60.0
-_failed_downloads: dict[str, tuple[float, str, str]] = {}  # name -> (when, public reason, full reason)
+State = dict[str, torch.Tensor]  # a state dict in our key names
 
 
 def default_device() -> torch.device:
     """CUDA when there is a GPU, else the CPU."""
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def _weights_file(weights: str | os.PathLike) -> Path:
+    """The path a ``weights`` argument names, ``~`` expanded."""
+    return Path(os.path.expanduser(str(weights)))
 
 
 def _random_state(name: str) -> dict[str, torch.Tensor]:
@@ -60,34 +62,6 @@ def _native_shapes(name: str) -> dict[str, torch.Size]:
     """Every parameter's shape in a family's native model (built on the meta device: no memory)."""
     with torch.device("meta"):
         return {k: v.shape for k, v in ViTForImageClassification(PRESETS[name]).state_dict().items()}
-
-
-def fetch_checkpoint(name: str, progress: Progress | None = None) -> tuple[Path | None, str, str]:
-    """A family's checkpoint in the cache, downloaded if it is not there yet; or None and why not.
-
-    Apart from loading so that a server can fetch on one process and load on another: on a
-    ZeroGPU Space the model loads in a GPU worker whose seconds count against the visitor's
-    quota, and the download happens before, on the CPU. A file in the cache is always tried
-    first: a download that failed a moment ago says nothing about a checkpoint that has been
-    put there since. A failed download is not tried again for ``RETRY_DOWNLOAD_AFTER_S``.
-
-    Returns:
-        (the cached file, "", "") or (None, why not for a web page, why not in full).
-    """
-    path = cached_path(name)
-    if not path.is_file():
-        failed = _failed_downloads.get(name)
-        if failed and time.monotonic() - failed[0] < RETRY_DOWNLOAD_AFTER_S:
-            return None, failed[1], failed[2]
-        try:
-            path = download(name, progress=progress)
-        except DownloadError as exc:
-            public = (f"UNTRAINED: weights could not be downloaded — predictions are random; "
-                      f"run `python -m vit download {name}`")
-            _failed_downloads[name] = (time.monotonic(), public, f"{public} ({exc})")
-            return None, public, _failed_downloads[name][2]
-    _failed_downloads.pop(name, None)
-    return path, "", ""
 
 
 def _pretrained_state(name: str, progress: Progress | None) -> tuple[dict | None, str, str]:
@@ -126,7 +100,7 @@ def _trained_state(name: str, weights: str) -> tuple[dict[str, torch.Tensor], st
         what = (f"{display.split(',')[0]} weights trained here on drawn shapes; not ImageNet "
                 f"({len(classes)} classes: {', '.join(classes)})")
     else:
-        path = Path(os.path.expanduser(str(weights)))
+        path = _weights_file(weights)
         state, loaded, what = read_state_dict(path), str(path), f"{display} weights from {path.name}"
     if "conv_proj.weight" in state:  # a torchvision-format file of the same architecture
         state = convert_torchvision(state)
@@ -134,7 +108,7 @@ def _trained_state(name: str, weights: str) -> tuple[dict[str, torch.Tensor], st
 
 
 def load_model(
-    name: str = "vit_b_16",
+    name: str | validate.Setting = "vit_b_16",
     weights: str = "imagenet",
     patch_size: int | None = None,
     depth: int | None = None,
@@ -145,14 +119,16 @@ def load_model(
 
     Args:
         name: "vit_b_16", "vit_b_32", "vit_l_16", "vit_l_32" or "vit_h_14" (or "ViT-B/16"), or
-            "vit_tiny_shapes", the small ViT trained here on ``vit.shapes``' drawings.
+            "vit_tiny_shapes", the small ViT trained here on ``vit.shapes``' drawings. Or a
+            :class:`vit.validate.Setting` (family, patch size and depth, already valid): it is
+            not validated again, and ``patch_size`` and ``depth`` are then not given.
         weights: "imagenet" (torchvision's checkpoint, downloaded once into the torch hub cache;
             offline, the model falls back to random weights and ``status`` says so), "random",
             or the path of a ``.pth`` state dict in torchvision's format. For "vit_tiny_shapes",
             "trained" (or the default "imagenet") loads the weights shipped in ``assets/``, never
             downloading anything, and a path is a state dict as ``python -m vit train-shapes`` writes it.
-        patch_size: P from 4 to 64 (to 32 for "vit_tiny_shapes"); None keeps the checkpoint's. Another P PI-resizes the
-            patch embedding (FlexiViT) and resamples the position embedding to the new grid,
+        patch_size: P from 4 to 64 (to 32 for "vit_tiny_shapes"); None keeps the checkpoint's. Another P
+            PI-resizes the patch embedding (FlexiViT) and resamples the position embedding to the new grid,
             grid = round(native resolution / P); the input size becomes grid x P.
         depth: keep the first ``depth`` encoder layers (1..L), then the final norm and head.
         device: where to run; default CUDA if available, else CPU.
@@ -165,66 +141,84 @@ def load_model(
         them, for the CLI and logs), ``weights`` (what was actually loaded: "imagenet", "trained",
         "random" or the path) and ``name``.
     """
-    setting = validate.setting(name, patch_size, depth)
-    name, patch_size, depth = setting.name, setting.patch_size, setting.depth
-    native, display = setting.native, setting.display_name
-
-    notes = []
-    detail = ""
-    if families.is_trained_here(name) and weights != "random":
-        state, weights_used, what, detail = _trained_state(name, weights)
-    elif weights == "trained":
-        raise InputError(f"weights='trained' is for the families trained here ({', '.join(TRAINED_HERE)}); "
-                         f"{display} takes 'imagenet', 'random' or a .pth path, got 'trained'")
-    elif weights == "random":
-        state, weights_used, what = _random_state(name), "random", f"UNTRAINED {display} (random weights, as asked)"
-    elif weights == "imagenet":
-        state, what, detail = _pretrained_state(name, progress)
-        if state is None:
-            state, weights_used = _random_state(name), "random"
-        else:
-            weights_used, what = "imagenet", f"{display} {CHECKPOINTS[name].source} weights (torchvision)"
+    if isinstance(name, validate.Setting):
+        if patch_size is not None or depth is not None:
+            raise TypeError("load_model takes a Setting or a name with patch_size and depth, not both "
+                            f"(got patch_size={patch_size!r}, depth={depth!r} beside {name})")
+        setting = name
     else:
-        path = Path(os.path.expanduser(str(weights)))
-        state = convert_torchvision(read_state_dict(path))
-        weights_used, what = str(path), f"{display} weights from {path.name}"
-
-    grid, native_grid = setting.grid, native.grid_size
-    config = setting.config
-
-    # Drop the layers past ``depth`` (early exit), resample what the patch size changes.
-    def kept(key: str) -> bool:
-        return not key.startswith("encoder.layers.") or int(key.split(".")[2]) < depth
-
-    state = {k: v for k, v in state.items() if kept(k)}
+        setting = validate.setting(name, patch_size, depth)
+    state, weights_used, what, detail = _chosen_state(setting, weights, progress)
+    state = _cut_depth(state, setting.depth)
     # Before anything is resampled: a B/32 file given for B/16 is named as such, not as a resampling error.
-    native_shapes = {k: shape for k, shape in _native_shapes(name).items() if kept(k)}
-    check_shapes(native_shapes, state, f"weights for {display} ({Path(weights_used).name})")
-    key = "embedding.patch_embed.proj.weight"
-    if patch_size != native.patch_size:
-        state[key] = pi_resize_patch_embed(state[key], (patch_size, patch_size))
-        notes.append(f"patch embedding PI-resized {native.patch_size}->{patch_size}")
-    key = "embedding.pos_embed.weight"
-    if grid != native_grid:
-        state[key] = resample_pos_embed(state[key], (native_grid, native_grid), (grid, grid))
-        notes.append(f"position embedding {native_grid}x{native_grid}->{grid}x{grid}")
-    if depth != native.num_layers:
-        notes.append(f"first {depth} of {native.num_layers} layers")
-
-    with torch.device("meta"):
-        model = ViTForImageClassification(config)
-    expected = {k: v.shape for k, v in model.state_dict().items()}
-    check_shapes(expected, state, f"weights for {display} ({weights_used})")
-    model.load_state_dict(state, strict=True, assign=True)
-    model.eval().requires_grad_(False)
-    model.to(default_device() if device is None else torch.device(device))
+    native_shapes = _cut_depth(_native_shapes(setting.name), setting.depth)
+    check_shapes(native_shapes, state, f"weights for {setting.display_name} ({Path(weights_used).name})")
+    state, notes = _resampled(state, setting)
+    model = _built(setting.config, state, f"weights for {setting.display_name} ({weights_used})", device)
     return LoadedModel(
         module=model,
-        config=config,
-        name=name,
+        config=setting.config,
+        name=setting.name,
         weights=weights_used,
         status="; ".join([what, *notes]),  # for anyone: no server paths, no raw exception text
         status_detail="; ".join([detail or what, *notes]),  # for the CLI and the server's log
-        preprocess=preprocess_for(name, config.image_size),
-        class_names=families.class_names(name),
+        preprocess=preprocess_for(setting.name, setting.config.image_size),
+        class_names=families.class_names(setting.name),
     )
+
+
+def _chosen_state(setting: validate.Setting, weights: str, progress: Progress | None) -> tuple[State, str, str, str]:
+    """The native state the ``weights`` argument asks for: (state, what was loaded, a sentence, the sentence
+    with paths and the reader's error where one failed, or "")."""
+    name, display = setting.name, setting.display_name
+    if families.is_trained_here(name) and weights != "random":
+        return _trained_state(name, weights)
+    if weights == "trained":
+        raise InputError(f"weights='trained' is for the families trained here ({', '.join(TRAINED_HERE)}); "
+                         f"{display} takes 'imagenet', 'random' or a .pth path, got 'trained'")
+    if weights == "random":
+        return _random_state(name), "random", f"UNTRAINED {display} (random weights, as asked)", ""
+    if weights == "imagenet":
+        state, what, detail = _pretrained_state(name, progress)
+        if state is None:
+            return _random_state(name), "random", what, detail
+        return state, "imagenet", f"{display} {CHECKPOINTS[name].source} weights (torchvision)", detail
+    path = _weights_file(weights)
+    return convert_torchvision(read_state_dict(path)), str(path), f"{display} weights from {path.name}", ""
+
+
+def _cut_depth(state: dict, depth: int) -> dict:
+    """The entries of the first ``depth`` encoder layers and everything outside the encoder's layers (a new dict)."""
+    def kept(key: str) -> bool:
+        return not key.startswith("encoder.layers.") or int(key.split(".")[2]) < depth
+
+    return {k: v for k, v in state.items() if kept(k)}
+
+
+def _resampled(state: State, setting: validate.Setting) -> tuple[State, list[str]]:
+    """The state at the setting's patch size (a new dict; PI-resized kernel, resampled position embedding),
+    and a note for each change, the depth's included."""
+    native, P, grid = setting.native, setting.patch_size, setting.grid
+    state, notes = dict(state), []
+    if P != native.patch_size:
+        key = "embedding.patch_embed.proj.weight"
+        state[key] = pi_resize_patch_embed(state[key], (P, P))
+        notes.append(f"patch embedding PI-resized {native.patch_size}->{P}")
+    if grid != native.grid_size:
+        key, g = "embedding.pos_embed.weight", native.grid_size
+        state[key] = resample_pos_embed(state[key], (g, g), (grid, grid))
+        notes.append(f"position embedding {g}x{g}->{grid}x{grid}")
+    if setting.depth != native.num_layers:
+        notes.append(f"first {setting.depth} of {native.num_layers} layers")
+    return state, notes
+
+
+def _built(config: ViTConfig, state: State, source: str, device: str | torch.device | None
+           ) -> ViTForImageClassification:
+    """The model of ``config`` holding ``state`` (shapes checked, strict): eval mode, no gradients, on ``device``."""
+    with torch.device("meta"):
+        model = ViTForImageClassification(config)
+    check_shapes({k: v.shape for k, v in model.state_dict().items()}, state, source)
+    model.load_state_dict(state, strict=True, assign=True)
+    model.eval().requires_grad_(False)
+    return model.to(default_device() if device is None else torch.device(device))

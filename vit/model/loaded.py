@@ -14,13 +14,29 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from vit.images import load_image
+
 if TYPE_CHECKING:  # the record itself needs no torch: it only holds what load_model built
+    import numpy as np
     import torch
     from torch import Tensor, nn
 
     from vit.config import ViTConfig
     from vit.model.modules import ViTForImageClassification
     from vit.model.preprocess import Preprocess
+
+
+@dataclass(frozen=True, eq=False)
+class ModelInput:
+    """One image as a model receives it, computed once per request (:meth:`LoadedModel.input`).
+
+    ``vit.explain``, ``vit.perturbation_curves`` and ``vit.analyze`` take it in place of an image,
+    so a request that asks several of them decodes and preprocesses its image once.
+    """
+
+    x: Tensor = field(repr=False)  # (1, C, H, W): normalised, on the model's device
+    view: np.ndarray = field(repr=False)  # (H, W, 3) uint8: the pixels the model sees (resized, centre-cropped)
+    source_size: tuple[int, int]  # (width, height) of the image before preprocessing
 
 
 @dataclass(frozen=True, eq=False)  # eq=False: compared and hashed by identity, like the module it holds
@@ -45,6 +61,30 @@ class LoadedModel:
     def __call__(self, x: Tensor) -> Tensor:
         """The module's forward: (B, C, H, W) -> (B, K) logits."""
         return self.module(x)
+
+    def input(self, image) -> ModelInput:
+        """The model's input for an image: decoded (``vit.images.load_image``), preprocessed, on the device.
+
+        Args:
+            image: a path, bytes, a PIL image or an (H, W[, C]) array; a :class:`ModelInput` for
+                this model is returned as it is.
+
+        Returns:
+            A :class:`ModelInput`: ``x`` (1, C, S, S) with S = ``config.image_size``, and ``view``
+            (S, S, 3) uint8.
+        """
+        if isinstance(image, ModelInput):
+            size = self.config.image_size
+            if tuple(image.x.shape[-2:]) != (size, size):
+                raise ValueError(f"expected a model input of {size}x{size} pixels for this model, "
+                                 f"got {image.x.shape[-2]}x{image.x.shape[-1]}")
+            return image
+        from vit.model.preprocess import as_array  # noqa: PLC0415 - imports torch, as the preprocess held here does
+
+        pil = load_image(image)
+        view = self.preprocess.view(pil)  # (S, S) PIL: resized, centre-cropped
+        x = self.preprocess.to_tensor(view).to(self.device)  # (1, C, S, S)
+        return ModelInput(x=x, view=as_array(view), source_size=pil.size)
 
     def parameters(self) -> Iterator[nn.Parameter]:
         return self.module.parameters()

@@ -17,8 +17,8 @@ from torch import Tensor
 from torchvision.transforms import InterpolationMode
 from torchvision.transforms import functional as TF
 
-from vit.model.families import is_trained_here, normalisation
 from vit.model.checkpoints import CHECKPOINTS
+from vit.model.families import is_trained_here, normalisation
 
 _MAX_ASPECT = 4  # longer side kept before resizing: the centre crop never reaches further
 

@@ -5,10 +5,12 @@ the patch-embedding kernel is resized with the pseudo-inverse of the bilinear
 resize matrix, ``w_new = pinv(B^T) w_old``, so that a patch upsampled by B
 gives the same token as the original patch under the original kernel:
 ``<B x, w_new> = <x, w_old>``. The position embedding of the patch tokens is
-resampled to the new grid; the class token's position is kept.
+resampled to the new grid; the class token's position (any prefix tokens') is kept.
 """
 
 from __future__ import annotations
+
+import functools
 
 import torch
 import torch.nn.functional as F
@@ -42,38 +44,61 @@ def pi_resize_patch_embed(weight: Tensor, new_size: tuple[int, int]) -> Tensor:
     old_size = tuple(weight.shape[-2:])
     if old_size == tuple(new_size):
         return weight.clone()
-    pinv = pi_resize_matrix(old_size, new_size)  # (p*p, P*P)
-    flat = weight.detach().to(torch.float64).reshape(-1, old_size[0] * old_size[1])  # (D*C, P*P)
-    resized = flat @ pinv.T  # (D*C, p*p)
-    return resized.reshape(*weight.shape[:-2], *new_size).to(weight.dtype)
+    pinv = pi_resize_matrix(old_size, new_size)  # (p*p, P*P), float64
+    return _apply_pi_resize(weight.detach().to(torch.float64), pinv, tuple(new_size)).to(weight.dtype)
+
+
+def pi_resize_kernel(weight: Tensor, new_size: tuple[int, int]) -> Tensor:
+    """:func:`pi_resize_patch_embed` inside the autograd graph, in ``weight``'s dtype: (D, C, P, P) -> (D, C, p, p).
+
+    What training at random patch sizes applies (``ViTEmbedding.forward_at_patch_size``), so a
+    kernel trained at P and resized by ``load_model`` is the one the training saw.
+    """
+    pinv = pi_resize_matrix(tuple(weight.shape[-2:]), tuple(new_size)).to(weight.device, weight.dtype)  # (p*p, P*P)
+    return _apply_pi_resize(weight, pinv, tuple(new_size))
+
+
+def _apply_pi_resize(weight: Tensor, pinv: Tensor, new_size: tuple[int, int]) -> Tensor:
+    """``w_new = pinv(B^T) w_old`` for every (output, input) channel pair: (D, C, P, P) -> (D, C, p, p)."""
+    flat = weight.reshape(-1, weight.shape[-2] * weight.shape[-1])  # (D*C, P*P)
+    return (flat @ pinv.T).reshape(*weight.shape[:-2], *new_size)  # (D*C, p*p) -> (D, C, p, p)
 
 
 def pi_resize_matrix(old_size: tuple[int, int], new_size: tuple[int, int]) -> Tensor:
     """The linear map of PI-resize, ``pinv(B^T)``: (p*p, P*P) in float64, ``w_new = pinv(B^T) w_old``.
 
-    :func:`pi_resize_patch_embed` applies it to a kernel; training at random patch
-    sizes (``vit.train``) applies the same matrix inside the graph, so a kernel
-    trained at P and resized by ``load_model`` is the one the training saw.
+    A new tensor each call; the pseudo-inverse itself is computed once per pair of sizes (as timm's
+    ``PatchEmbedResamplerFixedOrigSize`` caches it), since training asks for it at every step.
     """
+    return _pi_resize_matrix(tuple(old_size), tuple(new_size)).clone()
+
+
+@functools.lru_cache(maxsize=64)
+def _pi_resize_matrix(old_size: tuple[int, int], new_size: tuple[int, int]) -> Tensor:
     return torch.linalg.pinv(resize_matrix(old_size, new_size).T)  # (p*p, P*P)
 
 
-def resample_pos_embed(pos_embed: Tensor, old_grid: tuple[int, int], new_grid: tuple[int, int]) -> Tensor:
-    """Resample a position embedding (1, 1 + gh*gw, D) to a new grid (bicubic), class position kept.
+def resample_pos_embed(
+    pos_embed: Tensor, old_grid: tuple[int, int], new_grid: tuple[int, int], num_prefix_tokens: int = 1
+) -> Tensor:
+    """Resample a position embedding (1, prefix + gh*gw, D) to a new grid (bicubic), the prefix kept.
 
-    Returns a new tensor (1, 1 + new_gh*new_gw, D); the same grid returns a copy.
+    As timm's ``resample_abs_pos_embed``: the first ``num_prefix_tokens`` positions (the class
+    token's, for the chapter's ViT) are not on the grid and are kept as they are.
+
+    Returns a new tensor (1, prefix + new_gh*new_gw, D); the same grid returns a copy.
     """
-    num_tokens = 1 + old_grid[0] * old_grid[1]
+    num_tokens = num_prefix_tokens + old_grid[0] * old_grid[1]
     if pos_embed.shape[1] != num_tokens:
         raise ValueError(
-            f"expected a position embedding of {num_tokens} tokens for a {old_grid[0]}x{old_grid[1]} grid, "
-            f"got {pos_embed.shape[1]}"
+            f"expected a position embedding of {num_tokens} tokens for a {old_grid[0]}x{old_grid[1]} grid "
+            f"and {num_prefix_tokens} prefix tokens, got {pos_embed.shape[1]}"
         )
     if tuple(old_grid) == tuple(new_grid):
         return pos_embed.clone()
-    cls_pos, patch_pos = pos_embed[:, :1], pos_embed[:, 1:]
+    prefix_pos, patch_pos = pos_embed[:, :num_prefix_tokens], pos_embed[:, num_prefix_tokens:]
     D = pos_embed.shape[-1]
     grid = patch_pos.reshape(1, old_grid[0], old_grid[1], D).permute(0, 3, 1, 2)  # (1, D, gh, gw)
     grid = F.interpolate(grid.float(), size=new_grid, mode="bicubic", align_corners=False, antialias=True)
     patch_pos = grid.permute(0, 2, 3, 1).reshape(1, -1, D).to(pos_embed.dtype)  # (1, gh'*gw', D)
-    return torch.cat([cls_pos, patch_pos], dim=1)
+    return torch.cat([prefix_pos, patch_pos], dim=1)

@@ -14,9 +14,9 @@ Random patch sizes (Beyer et al. 2023, "FlexiViT", section 3): after the first
 size drawn from ``TrainSettings.patch_sizes``, with the patch-embedding
 kernel PI-resized from the native P and the position embedding resampled from
 the native grid, inside the graph, by the functions ``load_model`` applies at
-another P (``vit.resample``). The image is resized to grid x P first, as the
-preprocessing at that P does. So the weights are trained for exactly what the
-patch-size knob does to them.
+another P (``ViTEmbedding.forward_at_patch_size``, over ``vit.model.resample``).
+The image is resized to grid x P first, as the preprocessing at that P does.
+So the weights are trained for exactly what the patch-size knob does to them.
 """
 
 from __future__ import annotations
@@ -36,10 +36,9 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from vit import shapes
-from vit.model import families
 from vit.config import DISPLAY_NAMES, PRESETS, ViTConfig, grid_for_patch_size, patch_size_range
+from vit.model import families
 from vit.model.modules import ViTForImageClassification
-from vit.model.resample import pi_resize_matrix, resample_pos_embed
 
 NAME = "vit_tiny_shapes"
 EVAL_SEED_OFFSET = 10_000  # the accuracy tables are measured on seed + this: drawings never trained on
@@ -94,50 +93,22 @@ def augment(x: Tensor, generator: torch.Generator) -> Tensor:
 # --------------------------------------------------------------------------- the forward at any patch size
 
 
-class FlexiForward:
-    """The model at patch size P, from its native weights, differentiably (FlexiViT).
+def flexi_tokens(model: ViTForImageClassification, x: Tensor, patch_size: int) -> Tensor:
+    """The model at patch size P up to its last block, from its native weights, differentiably (FlexiViT).
 
-    At the native P this is ``model(x)``. At another P the image is resized to
-    grid x P, the kernel is ``pinv(B^T) w`` (``vit.model.resample.pi_resize_matrix``)
-    and the position embedding is resampled to the grid (``resample_pos_embed``):
-    what ``load_model(..., patch_size=P)`` does, here inside the autograd graph.
+    (B, C, S, S) -> the last block's output (B, N+1, D), before the final norm (``model.classify``
+    takes it from there). At another P the image is resized to grid x P, as the preprocessing at
+    that P does, and embedded by :meth:`~vit.model.ViTEmbedding.forward_at_patch_size`: what
+    ``load_model(..., patch_size=P)`` does, here inside the autograd graph.
     """
-
-    def __init__(self, model: ViTForImageClassification):
-        self.model = model
-        self._matrices: dict[int, Tensor] = {}
-
-    def matrix(self, patch_size: int, device: torch.device) -> Tensor:
-        if patch_size not in self._matrices:
-            P = self.model.config.patch_size
-            self._matrices[patch_size] = pi_resize_matrix((P, P), (patch_size, patch_size)).float().to(device)
-        return self._matrices[patch_size]  # (p*p, P*P)
-
-    def __call__(self, x: Tensor, patch_size: int) -> Tensor:
-        """(B, C, S, S) -> the encoder's output (B, N+1, D) at patch size P (after the final norm)."""
-        model, cfg = self.model, self.model.config
-        if patch_size == cfg.patch_size:
-            return model.encoder(model.embedding(x))  # (B, C, H, W) -> (B, N+1, D)
-        grid = grid_for_patch_size(cfg.image_size, patch_size)
-        side = grid * patch_size
+    if patch_size != model.config.patch_size:
+        side = grid_for_patch_size(model.config.image_size, patch_size) * patch_size
         if side != x.shape[-1]:
             x = F.interpolate(x, size=(side, side), mode="bilinear", align_corners=False, antialias=True)
-        emb = model.embedding
-        weight = emb.patch_embed.proj.weight  # (D, C, P, P)
-        D, C = weight.shape[:2]
-        kernel = (weight.reshape(D * C, -1) @ self.matrix(patch_size, x.device).T).reshape(
-            D, C, patch_size, patch_size)  # (D, C, p, p)
-        tokens = F.conv2d(x, kernel, emb.patch_embed.proj.bias, stride=patch_size)  # (B, D, H/p, W/p)
-        tokens = tokens.flatten(2).transpose(1, 2)  # -> (B, N, D)
-        tokens = emb.add_cls_token(tokens)  # -> (B, N+1, D)
-        g = cfg.grid_size
-        pos = resample_pos_embed(emb.pos_embed.weight, (g, g), (grid, grid))  # (1, N+1, D)
-        tokens = emb.dropout(tokens + pos)  # (B, N+1, D)
-        return model.encoder(tokens)  # -> (B, N+1, D)
-
-    def logits(self, x: Tensor, patch_size: int) -> Tensor:
-        """The classification at patch size P: (B, C, S, S) -> (B, K)."""
-        return self.model.head(self(x, patch_size))
+    tokens = model.embedding.forward_at_patch_size(x, patch_size)  # (B, C, H, W) -> (B, N+1, D)
+    for layer in model.encoder.layers:
+        tokens = layer(tokens)  # (B, N+1, D)
+    return tokens
 
 
 # --------------------------------------------------------------------------- the loop
@@ -157,11 +128,11 @@ def token_targets(masks: Tensor, patch_size: int, side: int, coverage: float) ->
 def token_labelling_loss(model: ViTForImageClassification, z: Tensor, under: Tensor, y: Tensor) -> Tensor:
     """Jiang et al. 2021, "All Tokens Matter" (token labelling), with the masks as the dense labels.
 
-    The head is applied to every patch token of the encoder's output z (B, N+1, D); the tokens
-    under the shape are trained to name its class: every patch token that shows part of the shape
-    gets a gradient, not only the class token.
+    The final norm and the head are applied to every patch token of the last block's output
+    z (B, N+1, D); the tokens under the shape are trained to name its class: every patch token
+    that shows part of the shape gets a gradient, not only the class token.
     """
-    logits = model.head.head(z[:, 1:])  # (B, N, D) -> (B, N, K)
+    logits = model.classify_tokens(z[:, 1:])  # (B, N, D) -> (B, N, K)
     if not under.any():
         return logits.sum() * 0.0
     targets = y.view(-1, 1).expand_as(under)  # (B, N)
@@ -182,6 +153,41 @@ def _schedule(done: float, warmup: float) -> float:
     if done < warmup:
         return max(done / warmup, 1e-3)
     return 0.5 * (1 + math.cos(math.pi * min(1.0, (done - warmup) / max(1e-9, 1 - warmup))))
+
+
+def _check_data(config: ViTConfig, images: Tensor, labels: Tensor, settings: TrainSettings) -> None:
+    """Refuse, saying what was expected, images, labels or patch sizes ``train`` cannot use."""
+    if images.ndim != 4 or images.shape[1:] != (3, config.image_size, config.image_size):
+        raise ValueError(f"expected images (n, 3, {config.image_size}, {config.image_size}), "
+                         f"got {tuple(images.shape)}")
+    if images.dtype != torch.uint8 or labels.shape != images.shape[:1]:
+        raise ValueError(f"expected uint8 images and one label per image, got {images.dtype} and "
+                         f"{tuple(labels.shape)} labels for {images.shape[0]} images")
+    lo, hi = patch_size_range(NAME) if config == PRESETS[NAME] else (1, config.image_size)
+    if any(not lo <= p <= hi for p in settings.patch_sizes):
+        raise ValueError(f"patch sizes must lie in {lo}..{hi}, got {settings.patch_sizes}")
+
+
+def _step(model: ViTForImageClassification, optimizer: torch.optim.Optimizer, settings: TrainSettings,
+          x: Tensor, y: Tensor, mask: Tensor | None, patch_size: int) -> float:
+    """One optimiser step on a batch at patch size P; returns the class token's loss.
+
+    Args:
+        x: (B, C, S, S) normalised, augmented images; y: (B,) their classes.
+        mask: (B, 1, S, S) where each shape is, for token labelling; None trains the class token alone.
+    """
+    z = flexi_tokens(model, x, patch_size)  # (B, N+1, D), the last block's output
+    loss = F.cross_entropy(model.classify(z), y, label_smoothing=settings.label_smoothing)
+    total_loss = loss
+    if mask is not None:
+        side = grid_for_patch_size(model.config.image_size, patch_size) * patch_size
+        under = token_targets(mask, patch_size, side, settings.token_coverage)  # (B, N)
+        total_loss = loss + settings.token_weight * token_labelling_loss(model, z, under, y)
+    optimizer.zero_grad(set_to_none=True)
+    total_loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    optimizer.step()
+    return loss.item()
 
 
 def train(
@@ -211,21 +217,12 @@ def train(
     Returns:
         The model (eval mode, on the CPU) and the loss of every step (the class token's loss).
     """
-    if images.ndim != 4 or images.shape[1:] != (3, config.image_size, config.image_size):
-        raise ValueError(f"expected images (n, 3, {config.image_size}, {config.image_size}), "
-                         f"got {tuple(images.shape)}")
-    if images.dtype != torch.uint8 or labels.shape != images.shape[:1]:
-        raise ValueError(f"expected uint8 images and one label per image, got {images.dtype} and "
-                         f"{tuple(labels.shape)} labels for {images.shape[0]} images")
-    lo, hi = patch_size_range(NAME) if config == PRESETS[NAME] else (1, config.image_size)
-    if any(not lo <= p <= hi for p in settings.patch_sizes):
-        raise ValueError(f"patch sizes must lie in {lo}..{hi}, got {settings.patch_sizes}")
+    _check_data(config, images, labels, settings)
     device = torch.device(device)
     torch.manual_seed(settings.seed)
     generator = torch.Generator().manual_seed(settings.seed)
     rng = np.random.default_rng(settings.seed)
     model = ViTForImageClassification(config).to(device).train()  # PyTorch's default init
-    forward = FlexiForward(model)
     optimizer = _optimizer(model, settings)
     n = images.shape[0]
     per_epoch = math.ceil(n / settings.batch_size)
@@ -250,23 +247,12 @@ def train(
             if masks is not None:
                 x = torch.cat([x, masks[index].to(device).unsqueeze(1).float()], dim=1)  # (B, C+1, S, S)
             x = augment(x, generator)
-            x, mask = x[:, :3], x[:, 3:]
+            x, mask = x[:, :3], (x[:, 3:] if masks is not None and settings.token_weight else None)
             y = labels[index].to(device)
             native = (rng.random() < settings.native_share or not settings.patch_sizes
                       or done() < settings.flexi_after)
             patch_size = config.patch_size if native else int(rng.choice(settings.patch_sizes))
-            z = forward(x, patch_size)  # (B, N+1, D)
-            loss = F.cross_entropy(model.head(z), y, label_smoothing=settings.label_smoothing)
-            total_loss = loss
-            if masks is not None and settings.token_weight:
-                side = grid_for_patch_size(config.image_size, patch_size) * patch_size
-                under = token_targets(mask, patch_size, side, settings.token_coverage)  # (B, N)
-                total_loss = loss + settings.token_weight * token_labelling_loss(model, z, under, y)
-            optimizer.zero_grad(set_to_none=True)
-            total_loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            optimizer.step()
-            losses.append(loss.item())
+            losses.append(_step(model, optimizer, settings, x, y, mask, patch_size))
             if progress:
                 progress(len(losses), total, losses[-1])
     if progress and losses and len(losses) < total:  # the time budget ended it: close the bar
@@ -383,21 +369,33 @@ def train_shapes(
     test_images, test_labels, _ = shapes.sample(EVAL_IMAGES, eval_seed, config.image_size)
     tables = accuracy_tables(out, test_images, test_labels, device)
     t3 = time.perf_counter()
-    meta = {
+    meta = _meta(out, settings, device, losses, tables, eval_seed, (t1 - t0, t2 - t1, t3 - t0))
+    out.with_suffix(".json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    return meta
+
+
+def _meta(out: Path, settings: TrainSettings, device: torch.device, losses: list[float], tables: dict,
+          eval_seed: int, seconds: tuple[float, float, float]) -> dict:
+    """The JSON written beside the weights: config, classes, recipe, machine, times and accuracy.
+
+    ``seconds``: drawing, training and the whole run.
+    """
+    drawing, training, total = seconds
+    return {
         "name": NAME,
         "display_name": DISPLAY_NAMES[NAME],
-        "config": asdict(config),
+        "config": asdict(PRESETS[NAME]),
         "classes": list(shapes.CLASSES),
         "normalisation": dict(zip(("mean", "std"), families.normalisation(NAME))),
-        "seed": seed,
+        "seed": settings.seed,
         "settings": asdict(settings),
         "device": str(device),
         "threads": torch.get_num_threads(),
         "torch": torch.__version__,
         "machine": platform.processor() or platform.machine(),
-        "drawing_time_s": round(t1 - t0, 1),
-        "training_time_s": round(t2 - t1, 1),
-        "total_time_s": round(t3 - t0, 1),
+        "drawing_time_s": round(drawing, 1),
+        "training_time_s": round(training, 1),
+        "total_time_s": round(total, 1),
         "steps": len(losses),
         "steps_planned": settings.epochs * math.ceil(settings.train_images / settings.batch_size),
         "final_loss": round(float(np.mean(losses[-20:])), 4),
@@ -405,5 +403,3 @@ def train_shapes(
         "accuracy": tables,
         "weights": {"file": out.name, "bytes": out.stat().st_size, "sha256": families.sha256(out)},
     }
-    out.with_suffix(".json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
-    return meta

@@ -117,8 +117,8 @@ def run_explanation(name: str, patch_size: int, depth: int, image, method: str, 
     from vit.explanations.perturb import perturbation_curves  # noqa: PLC0415
 
     loaded = state.model_cache().get(name, "imagenet", patch_size, depth)
-    e = explain(loaded, image, method=method, target=target)
-    return e, (perturbation_curves(loaded, image, e.map, e.target, baseline=baseline) if curves else {})
+    e = explain(loaded, inp := loaded.input(image), method=method, target=target)  # decoded and preprocessed once
+    return e, (perturbation_curves(loaded, inp, e, e.target, baseline=baseline) if curves else {})
 
 
 _prefetch = None  # on a Space, the startup download of the default model's checkpoint (vit.serve.prefetch.Prefetch)

@@ -198,7 +198,7 @@ def matrix_view(a, layer: int, head: int, size: int = DISPLAY_SIZE) -> View:
     """
     from vit.analysis import rollout  # noqa: PLC0415 - torch is loaded already: the analysis holds tensors
 
-    full = a.attention_matrix(layer, head - 1)  # (N+1, N+1)
+    full = a.attention_matrix(layer, head)  # (N+1, N+1), head 1-based
     masked = rollout.causal(full)
     panel = (size - 12) // 2
     factor = matrix_factor(a.num_tokens, panel)

@@ -45,7 +45,7 @@ def query_view(a, query: tuple[float, float], layer: int, head: int, opacity: fl
     """Where one patch looks: its row of softmax(QKᵀ/√d) at one layer and head, over the patches."""
     cell = query_cell(query, a.grid)
     token = token_index(cell, a.grid)
-    heat = a.attention_map(layer, head - 1, token).numpy()  # (rows, cols)
+    heat = a.attention_map(layer, head, token).numpy()  # (rows, cols), head 1-based
     image, scale, legend = base.heat_view(a, heat, opacity, cmap, size, mark=cell)
     caption = (
         f"**Patch (row {cell[0]}, col {cell[1]}) = token {token} as the query:** row {token} of softmax(QKᵀ/√d) "
