@@ -24,6 +24,7 @@ _EXPORTS = {
     "patch_filters": "analysis.figure7",
     "position_similarity": "analysis.figure7",
     "LoadedModel": "model.loaded",
+    "ModelInput": "model.loaded",
     "Curve": "explanations.perturb",
     "perturbation_curve": "explanations.perturb",
     "perturbation_curves": "explanations.perturb",
