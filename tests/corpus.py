@@ -12,8 +12,8 @@ from __future__ import annotations
 import io
 import struct
 import zlib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 from PIL import Image
@@ -163,7 +163,10 @@ def _bad_files() -> dict[str, tuple[Callable[[], bytes], tuple[str, ...]]]:
             lambda: b"\x89PNG\r\n\x1a\n" + np.random.default_rng(1).bytes(2048),
             ("could not",),
         ),
-        "photo.heic": (lambda: b"\x00\x00\x00\x18ftypheic\x00\x00\x00\x00mif1heic" + b"\x00" * 64, not_image + ("heic",)),
+        "photo.heic": (
+            lambda: b"\x00\x00\x00\x18ftypheic\x00\x00\x00\x00mif1heic" + b"\x00" * 64,
+            not_image + ("heic",),
+        ),
         "drawing.svg": (
             lambda: b'<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"/>',
             not_image + ("svg",),

@@ -304,6 +304,8 @@ def _read_file(path: Path) -> bytes:
     """Read a whole image file, refusing what cannot be an image before decoding."""
     try:
         if not path.exists():
+            if path.is_symlink():
+                raise InputError(f"image file {path} is a link that leads nowhere (a loop or a missing target)")
             raise InputError(f"image file not found: {path}{_url_hint(str(path))}")
         if path.is_dir():
             raise InputError(f"expected an image file, got a directory: {path}")
