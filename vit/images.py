@@ -283,8 +283,10 @@ def stretch_to_uint8(values: np.ndarray, lo: float | None = None, hi: float | No
             scale = 255.0 / (hi - lo)
             out *= np.float32(scale)  # scaled before the shift: no overflow for values near float32's limits
             out -= np.float32(lo * scale)
-    np.nan_to_num(out, copy=False, nan=0.0, posinf=255.0, neginf=0.0)
-    return np.clip(np.rint(out), 0, 255).astype(np.uint8)
+        np.clip(out, 0, 255, out=out)  # -inf -> 0, +inf -> 255; NaN stays NaN
+        np.rint(out, out=out)
+    out[np.isnan(out)] = 0
+    return out.astype(np.uint8)
 
 
 def finite_range(values: np.ndarray) -> tuple[float, float]:
