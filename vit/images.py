@@ -441,12 +441,14 @@ def _bomb_message_from_pillow(pillow_message: str) -> str:
 
 # --------------------------------------------------------------------------- formats we do not open
 
-# Pillow's names -> the words a student knows; the others are named by Pillow's own description.
+# Pillow's names -> the words a student knows; others are named by Pillow's own description.
 _FORMAT_NAMES = {
     "JPEG2000": "JPEG 2000", "ICO": "Windows icon (ICO)", "CUR": "Windows cursor (CUR)", "TGA": "Targa (TGA)",
     "PCX": "PCX", "SGI": "SGI", "QOI": "QOI", "DDS": "DDS texture", "IM": "IM", "SPIDER": "SPIDER",
     "PPM": "Netpbm (PPM, PGM, PBM)", "XBM": "X11 bitmap (XBM)", "AVIF": "AVIF", "EPS": "PostScript (EPS)",
     "PSD": "Photoshop (PSD)", "ICNS": "Mac icon (ICNS)", "DIB": "headerless BMP (DIB)",
+    # ours, for the messages that name an accepted file's format
+    "JPEG": "JPEG", "MPO": "JPEG (MPO)", "PNG": "PNG", "WEBP": "WebP", "GIF": "GIF", "BMP": "BMP", "TIFF": "TIFF",
 }
 
 
