@@ -237,6 +237,7 @@ def no_model(monkeypatch):
     (lambda tmp: "", "--out must name a folder, got an empty name"),
     (lambda tmp: str(tmp / ("a" * 300)), "a name in the path is too long: at most 255 bytes per name"),
     (lambda tmp: str(tmp / ("b" * 256) / "sub"), "a name in the path is too long"),
+    (lambda tmp: str(tmp.joinpath(*["d" * 200] * 25)), "the path is too long"),  # 5,000 bytes, over PATH_MAX
 ])
 def test_out_edges_are_one_sentence_before_any_work(tmp_path, capsys, no_model, make_out, words):
     import vit.__main__ as cli

@@ -132,7 +132,7 @@ def _out_folder(value: str) -> Path:
         out.mkdir(parents=True, exist_ok=True)
         writable = os.access(out, os.W_OK)
     except OSError as exc:
-        raise InputError(f"--out: cannot create the folder {_short(out)!r} ({_os_reason(exc)})") from None
+        raise InputError(f"--out: cannot create the folder {_short(out)!r} ({_os_reason(exc, out)})") from None
     if not writable:
         raise InputError(f"--out: cannot write into the folder {str(out)!r} (permission denied)")
     return out
@@ -153,7 +153,7 @@ def _pth_out(value: str | None) -> Path | None:
         with tempfile.TemporaryFile(dir=out.parent):  # the one sure test: write a file there
             pass
     except OSError as exc:
-        raise InputError(f"--out: cannot write {_short(out)!r} ({_os_reason(exc)})") from None
+        raise InputError(f"--out: cannot write {_short(out)!r} ({_os_reason(exc, out)})") from None
     return out
 
 
@@ -167,9 +167,11 @@ def _check_name_fits(path: Path) -> None:
         raise OSError(errno.ENAMETOOLONG, os.strerror(errno.ENAMETOOLONG))
 
 
-def _os_reason(exc: OSError) -> str:
-    if exc.errno == errno.ENAMETOOLONG:
+def _os_reason(exc: OSError, path: Path) -> str:
+    if exc.errno == errno.ENAMETOOLONG and any(len(os.fsencode(part)) > 255 for part in path.parts):
         return "a name in the path is too long: at most 255 bytes per name"
+    if exc.errno == errno.ENAMETOOLONG:
+        return "the path is too long"
     return exc.strerror or str(exc)
 
 
