@@ -605,3 +605,12 @@ def test_an_mpo_phone_jpeg_opens_as_a_jpeg():
         assert probe.format == "MPO"
     img = load_image(data)
     assert img.size == (40, 20) and close(img.getpixel((2, 10)), RED)
+
+
+def test_a_large_progressive_jpeg_is_allowed_fewer_scans(monkeypatch):
+    """Every scan is a pass over the whole image: scans x pixels is bounded too."""
+    progressive = _encoded(NOISE, "JPEG", progressive=True)  # 128 x 96, about 10 scans
+    monkeypatch.setattr(images, "MAX_SCAN_PIXELS", 128 * 96 * 12)
+    assert load_image(progressive).size == (128, 96)
+    with pytest.raises(InputError, match=r"progressive JPEG of 128 x 96 pixels with more than 12 scans"):
+        load_image(with_repeated_last_scan(progressive, 5))

@@ -74,6 +74,8 @@ MAX_FILE_BYTES = 20 * 1024 * 1024
 # A normal progressive JPEG has about 10 scans (libjpeg's default script); every scan is a pass over the whole
 # image, so a file that repeats one 1,000 times costs 40 s of CPU. Refused from its markers, before decoding.
 MAX_JPEG_SCANS = 100
+# ... and a large one fewer: scans x pixels at most this (a 64 Mpx JPEG may have 23 scans, ~1 s to decode).
+MAX_SCAN_PIXELS = 1_500_000_000
 # The most memory one decode may hold at its peak (see decode_cost): a 64 Mpx PNG, TIFF or progressive JPEG
 # fits; a 64 Mpx WebP does not (libwebp holds four copies of it: ~1 GB), a 24 Mpx one does.
 MAX_DECODE_BYTES = 400 * 2**20
@@ -360,7 +362,7 @@ def _open_header(data: bytes, label: str) -> tuple[Image.Image, tuple[int, int]]
     try:
         _check_pixel_count(*size)
         if img.format in ("JPEG", "MPO"):
-            _check_scan_count(count_jpeg_scans(data, MAX_JPEG_SCANS), label)
+            _check_scan_count(data, size, label)
             img.draft(None, JPEG_DRAFT_SIZE)
     except BaseException:
         img.close()
@@ -551,12 +553,18 @@ def _check_decode_bytes(cost: DecodeCost, label: str) -> None:
         )
 
 
-def _check_scan_count(scans: int, label: str) -> None:
-    if scans > MAX_JPEG_SCANS:
-        raise InputError(
-            f"{label} is a progressive JPEG with more than {MAX_JPEG_SCANS} scans (a normal one has about 10), "
-            "which would take minutes to decode: save it again as a normal JPEG"
-        )
+def _check_scan_count(data: bytes, size: tuple[int, int], label: str) -> None:
+    """Refuse a JPEG whose scans would take long to decode: more than ``MAX_JPEG_SCANS``, or, for a large
+    image, more than ``MAX_SCAN_PIXELS`` pixels decoded over all its scans."""
+    w, h = size
+    allowed = max(1, min(MAX_JPEG_SCANS, MAX_SCAN_PIXELS // max(1, w * h)))
+    if count_jpeg_scans(data, allowed) <= allowed:
+        return
+    of_size = "" if allowed == MAX_JPEG_SCANS else f" of {w} x {h} pixels"
+    raise InputError(
+        f"{label} is a progressive JPEG{of_size} with more than {allowed} scans (a normal one has about 10), "
+        "which would take minutes to decode: save it again as a normal JPEG"
+    )
 
 
 # --------------------------------------------------------------------------- the cost of a decode
