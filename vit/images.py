@@ -74,8 +74,8 @@ MAX_FILE_BYTES = 20 * 1024 * 1024
 # A normal progressive JPEG has about 10 scans (libjpeg's default script); every scan is a pass over the whole
 # image, so a file that repeats one 1,000 times costs 40 s of CPU. Refused from its markers, before decoding.
 MAX_JPEG_SCANS = 100
-# ... and a large one fewer: scans x pixels at most this (a 64 Mpx JPEG may have 23 scans, ~1 s to decode).
-MAX_SCAN_PIXELS = 1_500_000_000
+# ... and a large one fewer: scans x pixels at most this (a 64 Mpx JPEG may have 15 scans, ~1 s of CPU).
+MAX_SCAN_PIXELS = 1_000_000_000
 # The most memory one decode may hold at its peak (see decode_cost): a 64 Mpx PNG, TIFF or progressive JPEG
 # fits; a 64 Mpx WebP does not (libwebp holds four copies of it: ~1 GB), a 24 Mpx one does.
 MAX_DECODE_BYTES = 400 * 2**20
