@@ -19,7 +19,8 @@ much larger than any model needs is shrunk at the decoder: a JPEG in libjpeg's d
 mode (1/2, 1/4 or 1/8), any other by an integer box reduction right after loading,
 converted band by band so that no full-size copy is made; the shorter side is kept at
 least :data:`MODEL_SIDE` pixels and the aspect ratio is kept. A progressive JPEG with
-more scans than :data:`MAX_JPEG_SCANS` is refused from its markers before decoding.
+more scans than :data:`MAX_JPEG_SCANS` (a large one: more than
+:data:`MAX_SCAN_PIXELS` pixels over all its scans) is refused from its markers before decoding.
 
 Conversion rules (see :func:`to_rgb`):
 
