@@ -12,8 +12,8 @@ from __future__ import annotations
 import io
 import struct
 import zlib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 from PIL import Image
@@ -140,7 +140,6 @@ def _good_files() -> dict[str, tuple[Callable[[], bytes], tuple[int, int]]]:
         "rgba.tiff": (lambda: _encode(rgba, "TIFF"), (32, 24)),
         "jpeg_named.png": (lambda: _encode(halves(24, 16), "JPEG"), (24, 16)),
         "no_extension": (lambda: _encode(halves(24, 16), "PNG"), (24, 16)),
-        "icon.ico": (lambda: _encode(halves(32, 32), "ICO", sizes=[(32, 32)]), (32, 32)),
     }
 
 
@@ -164,7 +163,10 @@ def _bad_files() -> dict[str, tuple[Callable[[], bytes], tuple[str, ...]]]:
             lambda: b"\x89PNG\r\n\x1a\n" + np.random.default_rng(1).bytes(2048),
             ("could not",),
         ),
-        "photo.heic": (lambda: b"\x00\x00\x00\x18ftypheic\x00\x00\x00\x00mif1heic" + b"\x00" * 64, not_image + ("heic",)),
+        "photo.heic": (
+            lambda: b"\x00\x00\x00\x18ftypheic\x00\x00\x00\x00mif1heic" + b"\x00" * 64,
+            not_image + ("heic",),
+        ),
         "drawing.svg": (
             lambda: b'<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"/>',
             not_image + ("svg",),
@@ -176,6 +178,28 @@ def _bad_files() -> dict[str, tuple[Callable[[], bytes], tuple[str, ...]]]:
         "bomb_9000x8000.png": (lambda: raw_png(9000, 8000, 1, 0, b"\x00" * 1000), ("9000 x 8000", "pixels", "limit")),
         # 12000 x 10000 = 120M: between Pillow's warning (89M) and error (179M) thresholds.
         "bomb_12000x10000.png": (lambda: raw_png(12_000, 10_000, 1, 0), ("pixels", "limit")),
+        **_refused_formats(),
+    }
+
+
+def _refused_formats() -> dict[str, tuple[Callable[[], bytes], tuple[str, ...]]]:
+    """Formats Pillow opens but the README does not list: each refused, named, in one sentence."""
+    small = halves(32, 32)
+    refused = ("not supported", "use a jpeg, png, webp, gif, bmp or tiff file")
+    return {
+        "icon.ico": (lambda: _encode(small, "ICO", sizes=[(32, 32)]), ("windows icon (ico)",) + refused),
+        "photo.j2k": (lambda: _encode(small, "JPEG2000", no_jp2=True), ("jpeg 2000",) + refused),
+        "photo.jp2": (lambda: _encode(small, "JPEG2000", no_jp2=False), ("jpeg 2000",) + refused),
+        "picture.tga": (lambda: _encode(small, "TGA"), ("targa",) + refused),
+        "picture.pcx": (lambda: _encode(small, "PCX"), ("pcx",) + refused),
+        "picture.sgi": (lambda: _encode(small, "SGI"), ("sgi",) + refused),
+        "picture.qoi": (lambda: _encode(small, "QOI"), ("qoi",) + refused),
+        "picture.dds": (lambda: _encode(small, "DDS"), ("dds",) + refused),
+        "picture.im": (lambda: _encode(small, "IM"), ("im",) + refused),
+        "picture.spider": (lambda: _encode(small.convert("F"), "SPIDER"), ("spider",) + refused),
+        "picture.ppm": (lambda: _encode(small, "PPM"), ("ppm",) + refused),
+        "picture.xbm": (lambda: _encode(small.convert("1"), "XBM"), ("xbm",) + refused),
+        "picture.eps": (lambda: b"%!PS-Adobe-3.0 EPSF-3.0\n%%BoundingBox: 0 0 32 32\n", ("postscript",) + refused),
     }
 
 

@@ -10,10 +10,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from PIL import Image
-
 from conftest import ROOT
 from corpus import make_corpus
+from PIL import Image
 
 
 def run(*args, env_home: Path | None = None, timeout=300) -> subprocess.CompletedProcess:
@@ -150,7 +149,8 @@ def test_bad_out_is_refused_before_the_analysis(tmp_path, monkeypatch):
     """--out naming a file or an impossible folder: one line, exit 2, and the model never ran."""
     existing = tmp_path / "results.png"
     existing.write_bytes(b"not a folder")
-    for out, words in ((existing, "is a file"), (existing / "sub", "cannot create"), ("/proc/no/such", "cannot create")):
+    refused = ((existing, "is a file"), (existing / "sub", "cannot create"), ("/proc/no/such", "cannot create"))
+    for out, words in refused:
         proc = run("analyze", str(ROOT / "assets" / "cat.jpg"), "--model", "vit_b_32", "--weights", "random",
                    "--out", str(out), "--json")
         assert proc.returncode == 2, proc.stderr
@@ -160,8 +160,8 @@ def test_bad_out_is_refused_before_the_analysis(tmp_path, monkeypatch):
 
 def test_another_familys_weights_file_is_one_line(tmp_path):
     """B/32's state dict given for B/16 at a patch size that resamples: named as such, not a traceback."""
-    from conftest import random_torchvision_vit
     import torch
+    from conftest import random_torchvision_vit
 
     path = tmp_path / "b32.pth"
     torch.save(random_torchvision_vit("vit_b_32").state_dict(), path)
@@ -214,3 +214,165 @@ def test_explain_refuses_bad_options_in_one_line(args, words):
     proc = run("explain", str(STAR), "--model", "vit_tiny_shapes", *args)
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.startswith("error: ") and words in proc.stderr and "Traceback" not in proc.stderr
+
+
+# --------------------------------------------------------------------------- the CLI's edges (issue 26)
+
+
+def one_error_line(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in err, err
+    return lines[0]
+
+
+@pytest.fixture
+def no_model(monkeypatch):
+    """The model must never be loaded: the refusal comes before any work."""
+    from vit.model import load as api
+
+    monkeypatch.setattr(api, "load_model", lambda *a, **k: pytest.fail("the model was loaded"))
+
+
+@pytest.mark.parametrize(("make_out", "words"), [
+    (lambda tmp: "", "--out must name a folder, got an empty name"),
+    (lambda tmp: str(tmp / ("a" * 300)), "a name in the path is too long: at most 255 bytes per name"),
+    (lambda tmp: str(tmp / ("b" * 256) / "sub"), "a name in the path is too long"),
+    (lambda tmp: str(tmp.joinpath(*["d" * 200] * 25)), "the path is too long"),  # 5,000 bytes, over PATH_MAX
+])
+def test_out_edges_are_one_sentence_before_any_work(tmp_path, capsys, no_model, make_out, words):
+    import vit.__main__ as cli
+
+    out = make_out(tmp_path)
+    assert cli.main(["analyze", str(ROOT / "assets" / "cat.jpg"), "--weights", "random", "--out", out]) == 2
+    captured = capsys.readouterr()
+    line = one_error_line(captured.err)
+    assert words in line and captured.out == ""
+    assert len(line) < 300  # a 300-character name is not printed whole
+    assert list(tmp_path.iterdir()) == [] and not list(Path.cwd().glob("*.png"))
+
+
+@pytest.mark.parametrize(("make_out", "words"), [
+    (lambda tmp: "/proc/self/x.pth", "--out: cannot write '/proc/self/x.pth'"),
+    (lambda tmp: str(tmp / ("c" * 252 + ".pth")), "too long"),  # the .json beside it would be 256 bytes
+    (lambda tmp: str(tmp / "folder.pth"), "is a folder"),
+    (lambda tmp: "", "--out must be a .pth path, got ''"),
+])
+def test_train_shapes_out_is_checked_before_training(tmp_path, monkeypatch, capsys, make_out, words):
+    import vit.__main__ as cli
+    from vit.model import train
+
+    (tmp_path / "folder.pth").mkdir()
+    monkeypatch.setattr(train, "train_shapes", lambda *a, **k: pytest.fail("training started"))
+    assert cli.main(["train-shapes", "--out", make_out(tmp_path), "--device", "cpu"]) == 2
+    assert words in one_error_line(capsys.readouterr().err)
+
+
+def test_train_shapes_out_that_can_be_written_reaches_training(tmp_path, monkeypatch):
+    """The check above is not a refusal of everything: a writable place goes on to train."""
+    import vit.__main__ as cli
+    from vit.model import train
+
+    asked = []
+    monkeypatch.setattr(train, "train_shapes", lambda out, *a, **k: asked.append(out) or (_ for _ in ()).throw(
+        KeyboardInterrupt()))
+    assert cli.main(["train-shapes", "--out", str(tmp_path / "new" / "w.pth"), "--device", "cpu"]) == 130
+    assert asked == [tmp_path / "new" / "w.pth"] and list((tmp_path / "new").iterdir()) == []
+
+
+ESCAPES = "esc\x1b[31mRED\x1b]0;pwned-title\x07.png"
+
+
+def test_terminal_escapes_in_file_names_are_shown_escaped(tmp_path, capsys, monkeypatch):
+    import vit.__main__ as cli
+    from vit.model import load as api
+
+    broken = tmp_path / ESCAPES
+    broken.write_bytes(b"not an image at all")
+    assert cli.main(["analyze", str(broken), "--weights", "random"]) == 2
+    line = one_error_line(capsys.readouterr().err)
+    assert "\x1b" not in line and "\x07" not in line
+    assert "esc\\x1b[31mRED\\x1b]0;pwned-title\\x07.png" in line
+
+    model = api.load_model("vit_b_32", weights="random", depth=1, device="cpu")
+    monkeypatch.setattr(api, "load_model", lambda *args, **kwargs: model)
+    out = tmp_path / ("views" + "\x1b[2J")
+    assert cli.main(["analyze", str(ROOT / "assets" / "cat.jpg"), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "\x1b" not in printed and "views\\x1b[2J" in printed and "wrote " in printed
+
+
+def test_printable_escapes_every_control_character():
+    from vit.__main__ import _printable
+
+    assert _printable("a\x00b\x7fc\x9bd\u202ee\tf\ng") == "a\\x00b\\x7fc\\x9bd\\u202ee\\tf\\ng"
+    assert _printable("café ✓ 猫.png") == "café ✓ 猫.png"
+
+
+@pytest.fixture(scope="module")
+def nan_checkpoint(tmp_path_factory) -> Path:
+    import torch
+
+    state = torch.load(ROOT / "assets" / "vit_tiny_shapes.pth", weights_only=True)
+    path = tmp_path_factory.mktemp("nan") / "all_nan.pth"
+    torch.save({k: torch.full_like(v, float("nan")) if v.is_floating_point() else v for k, v in state.items()}, path)
+    return path
+
+
+def test_an_all_nan_checkpoint_is_refused_in_one_sentence(nan_checkpoint):
+    proc = run("analyze", str(STAR), "--model", "vit_tiny_shapes", "--weights", str(nan_checkpoint), "--json")
+    assert proc.returncode == 2 and proc.stdout == ""
+    line = one_error_line(proc.stderr)
+    assert "expected finite numbers, got" in line and "NaN or infinite values" in line and "broken" in line
+
+
+def strict(text: str):
+    """json.loads that refuses NaN and Infinity, as RFC 8259 does."""
+    def refuse(token):
+        raise ValueError(f"not JSON: {token}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_json_is_strict_even_when_the_numbers_are_not_finite(tmp_path, capsys, monkeypatch):
+    """Past the weights check (patched out here), a NaN model still prints JSON, its NaNs as null."""
+    import torch
+
+    import vit.__main__ as cli
+    from vit.model import load as api
+
+    model = api.load_model("vit_tiny_shapes", weights="trained", device="cpu")
+    with torch.no_grad():
+        for p in model.module.parameters():
+            p.fill_(float("nan"))
+    monkeypatch.setattr(api, "load_model", lambda *args, **kwargs: model)
+    monkeypatch.setattr(cli, "_check_finite_weights", lambda *a: None)
+    assert cli.main(["analyze", str(STAR), "--model", "vit_tiny_shapes", "--json"]) == 0
+    doc = strict(capsys.readouterr().out)
+    assert doc["topk"][0]["prob"] is None
+    assert cli.main(["explain", str(STAR), "--model", "vit_tiny_shapes", "--method", "rollout", "--json"]) == 0
+    strict(capsys.readouterr().out)
+
+
+def test_strict_json_writes_non_finite_numbers_as_null():
+    from vit.__main__ import _strict_json
+
+    text = _strict_json({"a": [float("nan"), float("inf"), -float("inf"), 1.5], "b": {"c": (2.0, float("nan"))}})
+    assert text == '{"a": [null, null, null, 1.5], "b": {"c": [2.0, null]}}'
+    assert strict(text)["a"][3] == 1.5
+
+
+def test_a_symlink_loop_is_named_as_such(tmp_path, capsys):
+    import vit.__main__ as cli
+
+    loop = tmp_path / "loop.jpg"
+    loop.symlink_to(loop)
+    assert cli.main(["analyze", str(loop), "--weights", "random"]) == 2
+    assert "a link that leads nowhere" in one_error_line(capsys.readouterr().err)
+
+
+def test_a_too_long_weights_name_is_one_sentence(capsys):
+    import vit.__main__ as cli
+
+    assert cli.main(["analyze", str(STAR), "--model", "vit_tiny_shapes", "--weights", "w" * 300 + ".pth"]) == 2
+    line = one_error_line(capsys.readouterr().err)
+    assert "--weights must be" in line and len(line) < 300

@@ -227,7 +227,8 @@ def test_pa_transparency_becomes_white():
 
 @pytest.mark.parametrize(
     ("mode", "value", "expected"),
-    [("I;16", 1000, round(1000 / 257)), ("I;16", 200, 200), ("I", 0, 0), ("I", 70_000, 255), ("F", 0.5, 0), ("F", 300.0, 255)],
+    [("I;16", 1000, round(1000 / 257)), ("I;16", 200, 200), ("I", 0, 0), ("I", 70_000, 255), ("F", 0.5, 0),
+     ("F", 300.0, 255)],
 )
 def test_constant_wide_images_do_not_divide_by_zero(mode, value, expected):
     with warnings.catch_warnings():
@@ -429,3 +430,187 @@ def test_random_bytes_never_crash(data):
         load_image(data)
     except InputError:
         pass
+
+
+# --------------------------------------------------------------------------- formats we do not open (issue 26)
+
+
+def _encoded(img: Image.Image, fmt: str, **params) -> bytes:
+    buf = io.BytesIO()
+    img.save(buf, fmt, **params)
+    return buf.getvalue()
+
+
+def test_jpeg_2000_is_refused_in_one_sentence():
+    with pytest.raises(InputError) as caught:
+        load_image(_encoded(halves(64, 64), "JPEG2000"))
+    assert str(caught.value) == ("could not use the uploaded data: JPEG 2000 files are not supported, "
+                                 "use a JPEG, PNG, WebP, GIF, BMP or TIFF file")
+
+
+REFUSED = sorted(name for name, words in EXPECTED_ERROR_WORDS.items() if "not supported" in words)
+
+
+def test_the_refused_formats_are_the_undocumented_ones():
+    assert len(REFUSED) >= 12
+    assert {"icon.ico", "photo.j2k", "picture.tga", "picture.qoi", "picture.eps"} <= set(REFUSED)
+
+
+@pytest.mark.parametrize("name", REFUSED)
+def test_naming_a_refused_format_decodes_no_pixel(corpus_dir, monkeypatch, name):
+    """Every pixel decoder Pillow runs is made by Image._getdecoder (ICO's embedded PNG too): none is asked for."""
+    asked = []
+
+    def no_decoder(*args, **kwargs):
+        asked.append(args)
+        raise AssertionError("a pixel decoder was asked for")
+
+    monkeypatch.setattr(Image, "_getdecoder", no_decoder)
+    with pytest.raises(InputError, match="files are not supported"):
+        load(corpus_dir, name)
+    assert asked == []
+
+
+@pytest.mark.parametrize(("fmt", "with_exif"), [("PNG", False), ("PNG", True), ("JPEG", True), ("TIFF", False),
+                                                ("GIF", False), ("BMP", False), ("WEBP", True)])
+def test_decode_cost_reads_the_header_only(monkeypatch, fmt, with_exif):
+    """decode_cost decodes nothing (a PNG's getexif() would: without an early eXIf it loads the image to look)."""
+    exif = Image.Exif()
+    exif[0x0112] = 6
+    params = {"exif": exif.tobytes()} if with_exif else {}
+    data = _encoded(halves(300, 200).convert("P" if fmt == "GIF" else "RGB"), fmt, **params)
+    monkeypatch.setattr(Image, "_getdecoder", lambda *a, **k: pytest.fail("decoded"))
+    cost = images.decode_cost(data)
+    assert cost.size == (300, 200) and cost.factor == 1 and cost.peak_bytes > 300 * 200
+
+
+# --------------------------------------------------------------------------- shrinking at the decoder
+
+
+def test_a_large_png_is_box_reduced_keeping_the_shorter_side_and_the_aspect():
+    data = _encoded(halves(4096, 2100), "PNG")
+    cost = images.decode_cost(data)
+    assert (cost.factor, cost.output_size) == (2, (2048, 1050))
+    img = load_image(data)
+    assert img.size == (2048, 1050) and min(img.size) >= images.MODEL_SIDE
+    assert close(img.getpixel((10, 500)), RED, tol=2) and close(img.getpixel((2040, 500)), BLUE, tol=2)
+
+
+def test_an_image_under_twice_the_model_side_keeps_its_size():
+    data = _encoded(halves(2047, 5000), "PNG")
+    assert images.decode_cost(data).factor == 1
+    assert load_image(data).size == (2047, 5000)
+
+
+def test_a_large_jpeg_is_decoded_in_draft_mode():
+    data = _encoded(halves(4100, 4100), "JPEG")
+    cost = images.decode_cost(data)
+    assert cost.decoded_size == (1025, 1025) and cost.factor == 1
+    assert load_image(data).size == (1025, 1025)
+
+
+@pytest.mark.parametrize("fmt", ["JPEG", "PNG"])
+def test_exif_rotation_is_right_after_the_shrink(fmt):
+    exif = Image.Exif()
+    exif[0x0112] = 6  # stored left red | right blue, shown turned: top red, bottom blue
+    img = load_image(_encoded(halves(4100, 2050), fmt, exif=exif.tobytes()))
+    assert img.size == (1025, 2050)  # JPEG: draft 1/2; PNG: reduced by 2
+    assert close(img.getpixel((500, 10)), RED) and close(img.getpixel((500, 2040)), BLUE)
+
+
+def test_transparency_is_averaged_with_its_alpha_before_the_white():
+    """A 2 x 2 block with one transparent black pixel and one red pixel: pink on white, not dark red."""
+    rgba = Image.new("RGBA", (2050, 2050), RED + (255,))
+    rgba.paste((0, 0, 0, 0), (0, 0, 1025, 2050))  # an odd width: column 1024 shares a block with red 1025
+    img = load_image(_encoded(rgba, "PNG"))
+    assert img.size == (1025, 1025)
+    assert img.getpixel((100, 100)) == WHITE and img.getpixel((900, 100)) == RED
+    r, g, b = img.getpixel((512, 100))
+    assert r >= 250 and 110 <= g <= 145 and g == b  # straight averaging would give (191, 127, 127)
+
+
+def test_float_images_span_several_bands_like_one_float64_stretch():
+    rng = np.random.default_rng(3)
+    values = rng.normal(0, 1000, (700, 3000)).astype(np.float32)
+    values[::97, ::89] = np.nan
+    values[5, 5], values[600, 7] = np.inf, -np.inf
+    out = np.asarray(load_image(_encoded(Image.fromarray(values), "TIFF")))[:, :, 0].astype(int)
+    finite = values[np.isfinite(values)].astype(np.float64)
+    lo, hi = finite.min(), finite.max()
+    ref = np.nan_to_num((values.astype(np.float64) - lo) * (255 / (hi - lo)), nan=0, posinf=255, neginf=0)
+    assert np.abs(out - np.clip(np.rint(ref), 0, 255)).max() <= 1
+    assert out[5, 5] == 255 and out[600, 7] == 0 and out[0, 0] == 0
+
+
+def test_sixteen_bit_range_is_decided_over_the_whole_image_not_a_band():
+    """Only the last rows exceed 255: every band is scaled by 257, the dark first rows too."""
+    values = np.full((3000, 1500), 200, dtype=np.uint16)
+    values[-1, -1] = 60000
+    out = np.asarray(load_image(_encoded(Image.fromarray(values), "PNG")))
+    assert out[0, 0, 0] == round(200 / 257)
+
+
+def test_a_decode_over_the_memory_limit_is_refused_from_the_header(monkeypatch):
+    monkeypatch.setattr(images, "MAX_DECODE_BYTES", 1_000_000)
+    monkeypatch.setattr(Image, "_getdecoder", lambda *a, **k: pytest.fail("decoded"))
+    with pytest.raises(InputError, match=r"decoding the uploaded data \(1000 x 800 pixels, PNG\) would take about "
+                                         r"0\.0 GB of memory, more than the limit of 0\.0 GB for one image"):
+        load_image(_encoded(halves(1000, 800), "PNG"))
+
+
+# --------------------------------------------------------------------------- progressive JPEG scans
+
+
+def with_repeated_last_scan(data: bytes, times: int) -> bytes:
+    last, eoi = data.rindex(b"\xff\xda"), data.rindex(b"\xff\xd9")
+    return data[:eoi] + data[last:eoi] * times + data[eoi:]
+
+
+NOISE = Image.fromarray(np.random.default_rng(0).integers(0, 256, (96, 128, 3), dtype=np.uint8))
+
+
+def test_scans_are_counted_by_walking_the_segments():
+    assert images.count_jpeg_scans(_encoded(NOISE, "JPEG"), 100) == 1
+    progressive = _encoded(NOISE, "JPEG", progressive=True)
+    normal = images.count_jpeg_scans(progressive, 100)
+    assert 4 <= normal <= 12
+    # 0xFFDA inside a comment is not a scan; stuffed 0xFF00 bytes and restart markers in the scans are skipped
+    commented = _encoded(NOISE, "JPEG", progressive=True, comment=b"\xff\xda" * 300, restart_marker_blocks=1)
+    assert commented.count(b"\xff\xda") > 300
+    assert images.count_jpeg_scans(commented, 1000) == normal
+    assert images.count_jpeg_scans(with_repeated_last_scan(progressive, 50), 1000) == normal + 50
+    assert images.count_jpeg_scans(with_repeated_last_scan(progressive, 5000), 100) == 101  # stops past the limit
+    assert images.count_jpeg_scans(b"\x89PNG", 100) == 0
+
+
+def test_a_progressive_jpeg_with_too_many_scans_is_refused_before_decoding(monkeypatch):
+    progressive = _encoded(NOISE, "JPEG", progressive=True)
+    assert load_image(with_repeated_last_scan(progressive, 50)).size == (128, 96)  # 60 scans: a slow file, allowed
+    monkeypatch.setattr(Image, "_getdecoder", lambda *a, **k: pytest.fail("decoded"))
+    with pytest.raises(InputError) as caught:
+        load_image(with_repeated_last_scan(progressive, 1000))
+    assert str(caught.value) == ("the uploaded data is a progressive JPEG with more than 100 scans (a normal one "
+                                 "has about 10), which would take minutes to decode: save it again as a normal JPEG")
+
+
+def test_mpo_counts_the_first_image_only():
+    first = _encoded(NOISE, "JPEG", progressive=True)
+    assert images.count_jpeg_scans(first + with_repeated_last_scan(first, 500), 100) == \
+        images.count_jpeg_scans(first, 100)
+
+
+def test_an_mpo_phone_jpeg_opens_as_a_jpeg():
+    data = _encoded(halves(40, 20), "MPO", save_all=True, append_images=[halves(40, 20, BLUE, RED)])
+    with Image.open(io.BytesIO(data)) as probe:
+        assert probe.format == "MPO"
+    img = load_image(data)
+    assert img.size == (40, 20) and close(img.getpixel((2, 10)), RED)
+
+
+def test_a_large_progressive_jpeg_is_allowed_fewer_scans(monkeypatch):
+    """Every scan is a pass over the whole image: scans x pixels is bounded too."""
+    progressive = _encoded(NOISE, "JPEG", progressive=True)  # 128 x 96, about 10 scans
+    monkeypatch.setattr(images, "MAX_SCAN_PIXELS", 128 * 96 * 12)
+    assert load_image(progressive).size == (128, 96)
+    with pytest.raises(InputError, match=r"progressive JPEG of 128 x 96 pixels with more than 12 scans"):
+        load_image(with_repeated_last_scan(progressive, 5))

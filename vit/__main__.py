@@ -9,9 +9,13 @@ stderr and exit with status 2; no traceback.
 from __future__ import annotations
 
 import argparse
+import errno
 import json
+import math
 import os
 import sys
+import tempfile
+import unicodedata
 from pathlib import Path
 
 from vit import validate
@@ -99,15 +103,14 @@ def _train_shapes(args) -> int:
     minutes = validate.minutes(args.minutes)
     if args.device is not None and args.device not in ("cpu", "cuda"):
         raise InputError(f"--device must be cpu or cuda, got {args.device!r}")
-    if args.out is not None and not args.out.endswith(".pth"):
-        raise InputError(f"--out must be a .pth path, got {args.out!r}")
+    out = _pth_out(args.out)  # before training: a place it cannot write is refused now, not after minutes
     import torch  # noqa: PLC0415 - after the checks
 
     from vit.model.train import train_shapes  # noqa: PLC0415
 
     if args.device == "cuda" and not torch.cuda.is_available():
         raise InputError("--device cuda asked for, but no CUDA GPU is available")
-    meta = train_shapes(args.out, epochs, seed, args.device, minutes=minutes)
+    meta = train_shapes(out, epochs, seed, args.device, minutes=minutes)
     acc = meta["accuracy"]
     native = str(meta["config"]["patch_size"])
     cut = " (the time budget ended it)" if meta["steps"] < meta["steps_planned"] else ""
@@ -116,28 +119,119 @@ def _train_shapes(args) -> int:
           f"accuracy at P = {native}: {acc['patch_size'][native]:.1%} on {meta['eval']['images']} fresh drawings")
     print("by patch size: " + ", ".join(f"{p}: {a:.1%}" for p, a in acc["patch_size"].items()))
     print("by depth:      " + ", ".join(f"{d}: {a:.1%}" for d, a in acc["depth"].items()))
-    print(f"wrote {meta['weights']['file']} (sha256 {meta['weights']['sha256'][:12]}...) and its .json")
+    _say(f"wrote {meta['weights']['file']} (sha256 {meta['weights']['sha256'][:12]}...) and its .json")
     return 0
 def _out_folder(value: str) -> Path:
     """The ``--out`` folder, created now: an impossible one is refused before any work is done."""
+    if not value.strip():
+        raise InputError("--out must name a folder, got an empty name")
     out = Path(value)
-    if out.exists() and not out.is_dir():
-        raise InputError(f"--out must be a folder, but {str(out)!r} is a file")
     try:
+        if out.exists() and not out.is_dir():
+            raise InputError(f"--out must be a folder, but {str(out)!r} is a file")
         out.mkdir(parents=True, exist_ok=True)
+        writable = os.access(out, os.W_OK)
     except OSError as exc:
-        raise InputError(f"--out: cannot create the folder {str(out)!r} ({exc.strerror or exc})") from None
-    if not os.access(out, os.W_OK):
+        raise InputError(f"--out: cannot create the folder {_short(out)!r} ({_os_reason(exc, out)})") from None
+    if not writable:
         raise InputError(f"--out: cannot write into the folder {str(out)!r} (permission denied)")
     return out
+
+
+def _pth_out(value: str | None) -> Path | None:
+    """``train-shapes --out``: a .pth path whose folder can take the .pth and the .json, checked before training."""
+    if value is None:
+        return None
+    if not value.endswith(".pth"):
+        raise InputError(f"--out must be a .pth path, got {value!r}")
+    out = Path(value)
+    try:
+        if out.is_dir():
+            raise InputError(f"--out must be a .pth file, but {_short(out)!r} is a folder")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        _check_name_fits(out.with_suffix(".json"))
+        with tempfile.TemporaryFile(dir=out.parent):  # the one sure test: write a file there
+            pass
+    except OSError as exc:
+        raise InputError(f"--out: cannot write {_short(out)!r} ({_os_reason(exc, out)})") from None
+    return out
+
+
+def _check_name_fits(path: Path) -> None:
+    """Raise ENAMETOOLONG for a file name the folder's file system cannot hold (the .json is one longer)."""
+    try:
+        limit = os.pathconf(path.parent, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        limit = 255
+    if len(os.fsencode(path.name)) > limit:
+        raise OSError(errno.ENAMETOOLONG, os.strerror(errno.ENAMETOOLONG))
+
+
+def _os_reason(exc: OSError, path: Path) -> str:
+    if exc.errno == errno.ENAMETOOLONG and any(len(os.fsencode(part)) > 255 for part in path.parts):
+        return "a name in the path is too long: at most 255 bytes per name"
+    if exc.errno == errno.ENAMETOOLONG:
+        return "the path is too long"
+    return exc.strerror or str(exc)
+
+
+def _short(path: Path, limit: int = 80) -> str:
+    """A path cut for a message: a 5,000-character --out is not printed whole."""
+    text = str(path)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _printable(text: str) -> str:
+    """The text with control characters escaped (``\x1b`` for ESC): a file name cannot drive the terminal."""
+    return "".join(ch.encode("unicode_escape").decode("ascii") if unicodedata.category(ch) in ("Cc", "Cf")
+                   else ch for ch in text)
+
+
+def _say(text: str, file=None) -> None:
+    print(_printable(text), file=file or sys.stdout)
+
+
+def _strict_json(doc) -> str:
+    """One JSON object as RFC 8259 has it: NaN and infinities (a broken model) written as null."""
+    return json.dumps(_finite_or_null(doc), allow_nan=False)
+
+
+def _finite_or_null(value):
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite_or_null(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite_or_null(v) for v in value]
+    return value
+
+
+def _check_finite_weights(loaded, weights: str) -> None:
+    """Refuse a model whose weights hold NaN or infinity: every output would be NaN."""
+    import torch  # noqa: PLC0415 - torch is already loaded by load_model
+
+    tensors = [*loaded.module.parameters(), *loaded.module.buffers()]
+    bad = sum(int((~torch.isfinite(t)).sum()) for t in tensors if t.is_floating_point())
+    if bad:
+        total = sum(t.numel() for t in tensors)
+        raise InputError(f"--weights {weights!r}: expected finite numbers, got {bad:,} NaN or infinite values "
+                         f"among the model's {total:,} (the checkpoint is broken)")
+
+
+def _is_file(value: str) -> bool:
+    try:
+        return Path(value).is_file()
+    except (OSError, ValueError):  # a name too long, a NUL byte
+        return False
 
 
 def _model_setting(args):
     """The model options checked (no torch yet): a bad option fails fast."""
     setting = validate.setting(args.model, args.patch_size, args.depth)
     named = ("imagenet", "random", "trained") if setting.name in TRAINED_HERE else ("imagenet", "random")
-    if args.weights not in named and not Path(args.weights).is_file():
-        raise InputError(f"--weights must be {', '.join(named)} or an existing .pth file, got {args.weights!r}")
+    if args.weights not in named and not _is_file(args.weights):
+        raise InputError(f"--weights must be {', '.join(named)} or an existing .pth file, "
+                         f"got {_short(Path(args.weights))!r}")
     if args.device is not None and args.device not in ("cpu", "cuda"):
         raise InputError(f"--device must be cpu or cuda, got {args.device!r}")
     return setting
@@ -155,8 +249,9 @@ def _image_and_model(args, setting):
         raise InputError("--device cuda asked for, but no CUDA GPU is available")
     loaded = load_model(setting.name, args.weights, setting.patch_size, setting.depth, args.device,
                         progress=_progress(setting.name))
+    _check_finite_weights(loaded, args.weights)
     if loaded.status.startswith("UNTRAINED:"):
-        print(f"warning: {loaded.status_detail}", file=sys.stderr)
+        _say(f"warning: {loaded.status_detail}", file=sys.stderr)
     return image, loaded
 
 
@@ -194,11 +289,11 @@ def _explain(args) -> int:
                 r = curves[mode, "random"]
                 doc[mode] = {"fractions": c.fractions, "probs": c.probs, "auc": c.auc, "baseline": c.baseline,
                              "random": {"probs": r.probs, "auc": r.auc}}
-        print(json.dumps(doc))
+        print(_strict_json(doc))
     else:
         from vit.explanations.maps import METHODS  # noqa: PLC0415
 
-        print(loaded.status)
+        _say(loaded.status)
         print(f"{METHODS[e.method].title} for {e.label!r} (class {e.target}, p = {e.prob:.2%}) on a "
               f"{e.grid[0]}x{e.grid[1]} grid of {e.patch_size}-px patches:")
         top = e.map.flatten().topk(min(5, e.map.numel()))
@@ -209,7 +304,7 @@ def _explain(args) -> int:
             print(f"{mode:<9} {order + ' order':<15} AUC {c.auc:.3f} ({c.better})  "
                   + " ".join(f"{p:.2f}" for p in c.probs))
     for path in written:
-        print(f"wrote {path}", file=sys.stderr if args.json else sys.stdout)
+        _say(f"wrote {path}", file=sys.stderr if args.json else sys.stdout)
     return 0
 
 
@@ -226,9 +321,9 @@ def _analyze(args) -> int:
 
     written = _write_views(result, out) if out else []
     if args.json:
-        print(json.dumps(result.to_json()))
+        print(_strict_json(result.to_json()))
     else:
-        print(result.status)
+        _say(result.status)
         print(f"input {result.input_size[0]}x{result.input_size[1]}, patch {result.patch_size}, "
               f"grid {result.grid[0]}x{result.grid[1]}, {result.num_tokens} tokens (N+1), depth {result.depth}")
         for s in result.stages:
@@ -236,7 +331,7 @@ def _analyze(args) -> int:
         for p in result.topk:
             print(f"{p.prob:7.2%}  {p.label}")
     for path in written:  # on stderr under --json, whose stdout is one JSON object
-        print(f"wrote {path}", file=sys.stderr if args.json else sys.stdout)
+        _say(f"wrote {path}", file=sys.stderr if args.json else sys.stdout)
     return 0
 
 
@@ -273,14 +368,14 @@ def _download(args) -> int:
                   f"(retrain with `python -m vit train-shapes`)")
             continue
         if cached_path(name).is_file():
-            print(f"{DISPLAY_NAMES[name]}: already cached at {cached_path(name)}")
+            _say(f"{DISPLAY_NAMES[name]}: already cached at {cached_path(name)}")
             continue
         try:
             path = download(name, progress=_progress(f"{name} ({CHECKPOINTS[name].file_size_mb:.0f} MB)"))
-            print(f"{DISPLAY_NAMES[name]}: saved {path}")
+            _say(f"{DISPLAY_NAMES[name]}: saved {path}")
         except DownloadError as exc:
             failed += 1
-            print(f"error: {exc}", file=sys.stderr)
+            _say(f"error: {exc}", file=sys.stderr)
     return 1 if failed else 0
 
 
@@ -290,7 +385,7 @@ def main(argv: list[str] | None = None) -> int:
         commands = {"analyze": _analyze, "explain": _explain, "download": _download, "train-shapes": _train_shapes}
         return commands[args.command](args)
     except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        _say(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

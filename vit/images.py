@@ -1,11 +1,26 @@
 """Image intake: turn whatever a phone, a browser or a script hands us into an RGB image.
 
 :func:`load_image` accepts a path, raw bytes, a PIL image or a numpy array and
-returns a fully decoded ``PIL.Image.Image`` in mode ``"RGB"`` at its original
-size (resizing happens later, in the model's preprocessing). Everything a user
+returns a fully decoded ``PIL.Image.Image`` in mode ``"RGB"`` (resizing to the
+model's input happens later, in the model's preprocessing). Everything a user
 can get wrong — a missing file, a PDF renamed ``.jpg``, a truncated download, a
-decompression bomb — becomes an :class:`~vit.errors.InputError` with a one-line
-message; no Pillow traceback ever reaches the user.
+decompression bomb, a format we do not open — becomes an
+:class:`~vit.errors.InputError` with a one-line message; no Pillow traceback
+ever reaches the user.
+
+Only the formats the README lists are opened: JPEG (and MPO, as Pillow calls many
+phone JPEGs), PNG, WebP, GIF, BMP and TIFF. Another format Pillow knows (JPEG 2000,
+ICO, TGA, ...) is named in the refusal, found from its first bytes without decoding it.
+
+Decoding is bounded before it starts (see :func:`decode_cost`): the header gives the
+size and mode, so the memory a decode will hold at its peak is known before any pixel
+is decoded (:mod:`vit.serve.decode` admits decodes against a budget with it). A file
+much larger than any model needs is shrunk at the decoder: a JPEG in libjpeg's draft
+mode (1/2, 1/4 or 1/8), any other by an integer box reduction right after loading,
+converted band by band so that no full-size copy is made; the shorter side is kept at
+least :data:`MODEL_SIDE` pixels and the aspect ratio is kept. A progressive JPEG with
+more scans than :data:`MAX_JPEG_SCANS` (a large one: more than
+:data:`MAX_SCAN_PIXELS` pixels over all its scans) is refused from its markers before decoding.
 
 Conversion rules (see :func:`to_rgb`):
 
@@ -20,7 +35,8 @@ Conversion rules (see :func:`to_rgb`):
 * 32-bit integer (``I``) and float (``F``) images have no conventional range,
   so they are stretched from their own min..max to 0..255 (non-finite values
   are ignored for the range; NaN and -inf become 0, +inf 255). A constant image
-  cannot be stretched and keeps its value clipped to 0..255.
+  cannot be stretched and keeps its value clipped to 0..255. The arithmetic is
+  float32, band by band: never a full-size float64 copy.
 * Float numpy arrays must hold values in [0, 1] and are multiplied by 255.
 * Every other mode (``1``, ``L``, ``P``, ``CMYK``, ``YCbCr``, ``LAB``, ``HSV``,
   ``RGBX`` ...) goes through Pillow's own ``convert("RGB")``.
@@ -39,11 +55,12 @@ import io
 import math
 import os
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Union
 
 import numpy as np
-from PIL import Image, ImageOps, UnidentifiedImageError
+from PIL import Image, UnidentifiedImageError
 
 from vit.errors import InputError
 
@@ -51,21 +68,59 @@ MAX_PIXELS = 64_000_000  # a 48 MP phone photo or a 20,000 x 3,000 panorama fits
 # JPEGs larger than this are decoded at 1/2, 1/4 or 1/8 scale (libjpeg's draft mode):
 # the model sees at most a few hundred pixels, and a panorama decodes in a fraction of the memory.
 JPEG_DRAFT_SIZE = (1024, 1024)
+# Other formats are box-reduced by an integer factor after loading, keeping the shorter side at least this
+# long: the models resize the shorter side to at most ~1024 px (ViT-H/14 at 518 px, the largest patch sizes).
+MODEL_SIDE = 1024
 MAX_FILE_BYTES = 20 * 1024 * 1024
+# A normal progressive JPEG has about 10 scans (libjpeg's default script); every scan is a pass over the whole
+# image, so a file that repeats one 1,000 times costs 40 s of CPU. Refused from its markers, before decoding.
+MAX_JPEG_SCANS = 100
+# ... and a large one fewer: scans x pixels at most this (a 64 Mpx JPEG may have 15 scans, ~1 s of CPU).
+MAX_SCAN_PIXELS = 1_000_000_000
+# The most memory one decode may hold at its peak (see decode_cost): a 64 Mpx PNG, TIFF or progressive JPEG
+# fits; a 64 Mpx WebP does not (libwebp holds four copies of it: ~1 GB), a 24 Mpx one does.
+MAX_DECODE_BYTES = 400 * 2**20
 
-ImageSource = Union[str, os.PathLike, bytes, bytearray, memoryview, Image.Image, np.ndarray]
+ImageSource = str | os.PathLike | bytes | bytearray | memoryview | Image.Image | np.ndarray
 
+# What Image.open may try: the README's formats. "JPEG" also opens MPO (Pillow's name for many phone JPEGs).
+OPEN_FORMATS = ("JPEG", "PNG", "WEBP", "GIF", "BMP", "TIFF")
 _FORMATS = "not a JPEG/PNG/WebP/GIF/BMP/TIFF file?"
+_USE_INSTEAD = "use a JPEG, PNG, WebP, GIF, BMP or TIFF file"
 _SIXTEEN_BIT_MODES = ("I;16", "I;16B", "I;16L", "I;16N")
 _ALPHA_MODES = ("RGBA", "LA", "PA")
 _PREMULTIPLIED = {"La": "LA", "RGBa": "RGBA"}
+_BAND_BYTES = 4 * 2**20  # the rows converted at a time: the only full-width temporaries
 
 
 # --------------------------------------------------------------------------- public
 
 
+@dataclass(frozen=True)
+class DecodeCost:
+    """What decoding a file will take, known from its header before any pixel is decoded.
+
+    Attributes:
+        format: Pillow's name for the file's format (``JPEG``, ``MPO``, ``PNG``, ``WEBP``, ``GIF``, ``BMP``, ``TIFF``).
+        size: (width, height) in the file.
+        mode: the mode the decoder produces (after the JPEG draft).
+        decoded_size: (width, height) the decoder produces: ``size``, or 1/2, 1/4, 1/8 of it for a JPEG.
+        factor: the box reduction applied right after loading (1: none).
+        output_size: (width, height) of the RGB image returned, before the EXIF rotation.
+        peak_bytes: the memory the decode holds at its peak: decoder, decoded image, conversion, result.
+    """
+
+    format: str
+    size: tuple[int, int]
+    mode: str
+    decoded_size: tuple[int, int]
+    factor: int
+    output_size: tuple[int, int]
+    peak_bytes: int
+
+
 def load_image(source: ImageSource) -> Image.Image:
-    """Decode ``source`` into a fully loaded RGB image at its original size.
+    """Decode ``source`` into a fully loaded RGB image.
 
     Args:
         source: a file path (``str`` or ``os.PathLike``), the file's bytes
@@ -76,29 +131,90 @@ def load_image(source: ImageSource) -> Image.Image:
 
     Returns:
         A new ``PIL.Image.Image`` in mode ``"RGB"``, upright per its EXIF
-        orientation, with transparency composited on white.
+        orientation, with transparency composited on white. A file is shrunk by
+        an integer factor where its shorter side is at least twice
+        :data:`MODEL_SIDE` (see :class:`DecodeCost`); in-memory images and arrays
+        keep their size.
 
     Raises:
         InputError: the file is missing, a directory, empty, larger than
-            ``MAX_FILE_BYTES``, not an image, truncated or corrupt; the image
-            has more than ``MAX_PIXELS`` pixels; the array has a wrong shape,
-            dtype or value range; or ``source`` is of another type.
+            ``MAX_FILE_BYTES``, not an image, of a format we do not open,
+            truncated or corrupt; the image has more than ``MAX_PIXELS`` pixels;
+            a progressive JPEG has more than ``MAX_JPEG_SCANS`` scans; the array
+            has a wrong shape, dtype or value range; or ``source`` is of another type.
     """
-    if isinstance(source, (str, os.PathLike)):
-        path = Path(source)
-        return _decode(_read_file(path), label=str(path))
-    if isinstance(source, (bytes, bytearray, memoryview)):
-        data = bytes(source)
-        _check_byte_count(len(data), label="the uploaded data")
-        return _decode(data, label="the uploaded data")
     if isinstance(source, Image.Image):
         return _from_pil(source)
     if isinstance(source, np.ndarray):
         return _from_array(source)
+    data, label = read_encoded(source)
+    with PendingDecode(data, label) as pending:
+        return pending.decode()
+
+
+def read_encoded(source) -> tuple[bytes, str]:
+    """The encoded bytes of a path or bytes source and the label its messages use.
+
+    Raises:
+        InputError: as :func:`load_image`, for a file that cannot be read or has a wrong size,
+            or a source that is neither a path nor bytes.
+    """
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        return _read_file(path), str(path)
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        data = bytes(source)
+        _check_byte_count(len(data), label="the uploaded data")
+        return data, "the uploaded data"
     raise InputError(
         "image must be a file path, the file's bytes, a PIL image or a numpy array, "
         f"got {type(source).__name__}"
     )
+
+
+def decode_cost(data: bytes, label: str = "the uploaded data") -> DecodeCost:
+    """What decoding these encoded bytes will cost, from the header alone (nothing is decoded).
+
+    Raises:
+        InputError: whatever :func:`load_image` would refuse before decoding (not an image, a format we
+            do not open, too many pixels, too many JPEG scans).
+    """
+    with PendingDecode(data, label) as pending:
+        return pending.cost
+
+
+class PendingDecode:
+    """An image opened from its header (lazily: no pixel decoded yet), its cost, and the decode.
+
+    ``with PendingDecode(data, label) as p:`` refuses what can be refused from the header, then
+    ``p.cost`` says what decoding will take and ``p.decode()`` does it (once). The budget of
+    :mod:`vit.serve.decode` admits between the two.
+    """
+
+    def __init__(self, data: bytes, label: str):
+        self._label = label
+        self._img, size = _open_header(data, label)
+        try:
+            self.cost = _cost_of(self._img, size, data, _header_orientation(self._img))
+            _check_decode_bytes(self.cost, label)
+        except BaseException:
+            self._img.close()
+            raise
+
+    def decode(self) -> Image.Image:
+        """Decode, shrink and convert: a new RGB image, upright."""
+        _load(self._img, self._label)
+        rgb = _shrunk_rgb(self._img, self.cost.factor)
+        return _apply_orientation(rgb, _orientation(self._img))
+
+    def close(self) -> None:
+        self._img.close()
+
+    def __enter__(self) -> PendingDecode:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 def to_rgb(img: Image.Image) -> Image.Image:
@@ -110,24 +226,7 @@ def to_rgb(img: Image.Image) -> Image.Image:
     Returns:
         A new RGB image of the same size.
     """
-    mode = img.mode
-    if mode in _SIXTEEN_BIT_MODES:
-        return _grey_to_rgb(scale_16bit(np.asarray(img)))
-    if mode in ("I", "F"):
-        return _grey_to_rgb(stretch_to_uint8(np.asarray(img, dtype=np.float64)))
-    if mode in _PREMULTIPLIED:
-        img = img.convert(_PREMULTIPLIED[mode])
-        mode = img.mode
-    if mode in _ALPHA_MODES or "transparency" in img.info:
-        return flatten_on_white(img.convert("RGBA"))
-    if mode == "RGB":
-        return img.copy()
-    return img.convert("RGB")
-
-
-def _grey_to_rgb(grey: np.ndarray) -> Image.Image:
-    """An RGB image from a 2-D uint8 array of grey levels."""
-    return Image.fromarray(np.ascontiguousarray(grey)).convert("RGB")
+    return _shrunk_rgb(img, 1)
 
 
 def flatten_on_white(rgba: Image.Image) -> Image.Image:
@@ -143,7 +242,7 @@ def flatten_on_white(rgba: Image.Image) -> Image.Image:
     return Image.alpha_composite(white, rgba).convert("RGB")
 
 
-def scale_16bit(values: np.ndarray) -> np.ndarray:
+def scale_16bit(values: np.ndarray, wide: bool | None = None) -> np.ndarray:
     """Map 16-bit samples to uint8 by the type's range.
 
     If any value exceeds 255 the data spans 0..65535 and is divided by 257
@@ -151,18 +250,21 @@ def scale_16bit(values: np.ndarray) -> np.ndarray:
 
     Args:
         values: an unsigned integer array (any byte order) with values 0..65535.
+        wide: whether the whole image (of which ``values`` may be a band) has a value over 255;
+            ``None``: decide from ``values``.
 
     Returns:
         A uint8 array of the same shape.
     """
-    wide = values.astype(np.uint32)
-    if wide.size and int(wide.max()) > 255:
-        wide = (wide + 128) // 257
-    return wide.astype(np.uint8)
+    if wide is None:
+        wide = bool(values.size) and int(values.max()) > 255
+    if not wide:
+        return values.astype(np.uint8)
+    return ((values.astype(np.uint32) + 128) // 257).astype(np.uint8)
 
 
-def stretch_to_uint8(values: np.ndarray) -> np.ndarray:
-    """Stretch numbers from their own finite min..max to 0..255.
+def stretch_to_uint8(values: np.ndarray, lo: float | None = None, hi: float | None = None) -> np.ndarray:
+    """Stretch numbers from their own finite min..max to 0..255, in float32.
 
     Non-finite values do not count towards the range; NaN and -inf map to 0,
     +inf to 255. A constant array (or one with no finite value) cannot be
@@ -170,21 +272,34 @@ def stretch_to_uint8(values: np.ndarray) -> np.ndarray:
 
     Args:
         values: a numeric array.
+        lo, hi: the range to stretch from, when ``values`` is one band of a larger image
+            (see :func:`finite_range`); ``None``: the range of ``values``.
 
     Returns:
         A uint8 array of the same shape.
     """
-    values = np.asarray(values, dtype=np.float64)
-    finite = values[np.isfinite(values)]
-    lo = float(finite.min()) if finite.size else 0.0
-    hi = float(finite.max()) if finite.size else 0.0
+    if lo is None or hi is None:
+        lo, hi = finite_range(values)
+    out = np.array(values, dtype=np.float32)  # a copy: the caller's array is not changed
     with np.errstate(invalid="ignore", over="ignore"):
         if hi > lo:
-            out = (values - lo) * (255.0 / (hi - lo))
-        else:
-            out = values.copy()
-    out = np.nan_to_num(out, nan=0.0, posinf=255.0, neginf=0.0)
-    return np.clip(np.rint(out), 0, 255).astype(np.uint8)
+            scale = 255.0 / (hi - lo)
+            out *= np.float32(scale)  # scaled before the shift: no overflow for values near float32's limits
+            out -= np.float32(lo * scale)
+        np.clip(out, 0, 255, out=out)  # -inf -> 0, +inf -> 255; NaN stays NaN
+        np.rint(out, out=out)
+    out[np.isnan(out)] = 0
+    return out.astype(np.uint8)
+
+
+def finite_range(values: np.ndarray) -> tuple[float, float]:
+    """(min, max) of the finite values, (0, 0) if there is none."""
+    values = np.asarray(values)
+    if np.issubdtype(values.dtype, np.floating):
+        values = values[np.isfinite(values)]
+    if not values.size:
+        return 0.0, 0.0
+    return float(values.min()), float(values.max())
 
 
 # --------------------------------------------------------------------------- files and bytes
@@ -194,6 +309,8 @@ def _read_file(path: Path) -> bytes:
     """Read a whole image file, refusing what cannot be an image before decoding."""
     try:
         if not path.exists():
+            if path.is_symlink():
+                raise InputError(f"image file {path} is a link that leads nowhere (a loop or a missing target)")
             raise InputError(f"image file not found: {path}{_url_hint(str(path))}")
         if path.is_dir():
             raise InputError(f"expected an image file, got a directory: {path}")
@@ -226,8 +343,8 @@ def _check_byte_count(size: int, label: str) -> None:
         )
 
 
-def _decode(data: bytes, label: str) -> Image.Image:
-    """Open, size-check, fully load, orient and convert encoded image bytes.
+def _open_header(data: bytes, label: str) -> tuple[Image.Image, tuple[int, int]]:
+    """Open lazily (the header only) with the README's formats, refuse what the header can, set the JPEG draft.
 
     The pixel limit is checked by us, from the header, before anything is decoded: no
     ``warnings.catch_warnings()`` (process-global, so not safe while other requests
@@ -235,24 +352,42 @@ def _decode(data: bytes, label: str) -> Image.Image:
     limit and that, it only warns, and :data:`MAX_PIXELS`, which is lower, has refused.
     """
     try:
-        img = Image.open(io.BytesIO(data))
+        img = Image.open(io.BytesIO(data), formats=OPEN_FORMATS)
     except UnidentifiedImageError:
-        raise InputError(_not_an_image_message(label, data[:64])) from None
+        raise InputError(_unopened_message(label, data)) from None
     except Image.DecompressionBombError as err:
         raise InputError(_bomb_message_from_pillow(str(err))) from None
     except Exception as err:  # noqa: BLE001 - any decoder failure is a bad file
         raise InputError(_corrupt_message(label, err)) from None
-    with img:
-        _check_pixel_count(*img.size)
-        try:
-            if img.format == "JPEG":
-                img.draft(None, JPEG_DRAFT_SIZE)
-            img.load()
-        except Image.DecompressionBombError as err:
-            raise InputError(_bomb_message_from_pillow(str(err))) from None
-        except Exception as err:  # noqa: BLE001 - truncated or corrupt data
-            raise InputError(_corrupt_message(label, err)) from None
-        return to_rgb(_upright(img))
+    size = img.size
+    try:
+        _check_pixel_count(*size)
+        if img.format in ("JPEG", "MPO"):
+            _check_scan_count(data, size, label)
+            img.draft(None, JPEG_DRAFT_SIZE)
+    except BaseException:
+        img.close()
+        raise
+    return img, size
+
+
+def _load(img: Image.Image, label: str) -> None:
+    """Decode the pixels (the first frame), every decoder failure as one sentence."""
+    try:
+        img.load()
+    except Image.DecompressionBombError as err:
+        raise InputError(_bomb_message_from_pillow(str(err))) from None
+    except Exception as err:  # noqa: BLE001 - truncated or corrupt data
+        raise InputError(_corrupt_message(label, err)) from None
+
+
+def _unopened_message(label: str, data: bytes) -> str:
+    """Not one of our formats: named where Pillow knows it, else the hints of :func:`_not_an_image_message`."""
+    hint = _guess_non_image(data[:64])
+    other = None if hint else sniff_format(data)
+    if other is None:
+        return _not_an_image_message(label, data[:64])
+    return f"could not use {label}: {format_name(other)} files are not supported, {_USE_INSTEAD}"
 
 
 def _not_an_image_message(label: str, head: bytes) -> str:
@@ -307,15 +442,311 @@ def _bomb_message_from_pillow(pillow_message: str) -> str:
     )
 
 
-# --------------------------------------------------------------------------- in-memory inputs
+# --------------------------------------------------------------------------- formats we do not open
+
+# Pillow's names -> the words a student knows; others are named by Pillow's own description.
+_FORMAT_NAMES = {
+    "JPEG2000": "JPEG 2000", "ICO": "Windows icon (ICO)", "CUR": "Windows cursor (CUR)", "TGA": "Targa (TGA)",
+    "PCX": "PCX", "SGI": "SGI", "QOI": "QOI", "DDS": "DDS texture", "IM": "IM", "SPIDER": "SPIDER",
+    "PPM": "Netpbm (PPM, PGM, PBM)", "XBM": "X11 bitmap (XBM)", "AVIF": "AVIF", "EPS": "PostScript (EPS)",
+    "PSD": "Photoshop (PSD)", "ICNS": "Mac icon (ICNS)", "DIB": "headerless BMP (DIB)",
+    # ours, for the messages that name an accepted file's format
+    "JPEG": "JPEG", "MPO": "JPEG (MPO)", "PNG": "PNG", "WEBP": "WebP", "GIF": "GIF", "BMP": "BMP", "TIFF": "TIFF",
+}
 
 
-def _upright(img: Image.Image) -> Image.Image:
-    """Apply the EXIF orientation; a broken EXIF block is ignored, not fatal."""
+# Their openers decode pixels (ICO loads at open, AVIF and BLP start their decoder): named by signature alone.
+_NAMED_BY_SIGNATURE = ("ICO", "AVIF", "BLP", "FLI")
+
+
+def sniff_format(data: bytes) -> str | None:
+    """Pillow's name for a format we do not open, from its header only (no pixel is decoded).
+
+    A format whose signature test (``accept``) matches is confirmed by opening the file lazily with that
+    plugin alone, which reads the header only, except where the plugin decodes at open
+    (:data:`_NAMED_BY_SIGNATURE`): those are named by the signature. The few without a signature test
+    (TGA, SPIDER, IM, ...) are tried the same way.
+    """
+    Image.init()
+    prefix = data[:16]
+    signed = [f for f in Image.ID if f not in OPEN_FORMATS and Image.OPEN[f][1] is not None
+              and _accepts(Image.OPEN[f][1], prefix)]
+    unsigned = [f for f in Image.ID if f not in OPEN_FORMATS and Image.OPEN[f][1] is None]
+    for fmt in signed + unsigned:
+        if fmt in _NAMED_BY_SIGNATURE or _opens_lazily_as(data, fmt):
+            return fmt
+    return signed[0] if signed else None
+
+
+def _opens_lazily_as(data: bytes, fmt: str) -> bool:
     try:
-        return ImageOps.exif_transpose(img)
+        with Image.open(io.BytesIO(data), formats=[fmt]):
+            return True
+    except Exception:  # noqa: BLE001 - not this format
+        return False
+
+
+def _accepts(accept: Callable[[bytes], object], prefix: bytes) -> bool:
+    try:
+        return accept(prefix) is True
+    except Exception:  # noqa: BLE001 - a plugin's signature test failing means "not mine"
+        return False
+
+
+def format_name(fmt: str) -> str:
+    """A format's name as a student knows it, e.g. ``JPEG2000`` -> ``"JPEG 2000"``."""
+    if fmt in _FORMAT_NAMES:
+        return _FORMAT_NAMES[fmt]
+    description = getattr(Image.OPEN.get(fmt, (None,))[0], "format_description", None)
+    return f"{description} ({fmt})" if description else fmt
+
+
+# --------------------------------------------------------------------------- progressive JPEG scans
+
+_NEXT_MARKER = re.compile(rb"\xff[^\x00\xd0-\xd7]")  # in entropy-coded data: not a stuffed byte, not RSTn
+_STANDALONE = {0x01, *range(0xD0, 0xD8)}  # TEM and RSTn carry no length
+
+
+def count_jpeg_scans(data: bytes, limit: int) -> int:
+    """The number of scans (SOS markers, 0xFFDA) of the first image of a JPEG, walking its segments.
+
+    Only markers and lengths are read; the scan data is skipped to the next marker. Counting stops at
+    the first image's EOI, at the end of the data, or once ``limit`` is exceeded (then ``limit + 1``).
+    """
+    if not data.startswith(b"\xff\xd8"):
+        return 0
+    scans, pos, end = 0, 2, len(data)
+    while pos + 1 < end:
+        if data[pos] != 0xFF or data[pos + 1] == 0xFF:  # garbage or fill bytes: on to the next marker
+            found = _NEXT_MARKER.search(data, pos + 1 if data[pos] == 0xFF else pos)
+            if found is None:
+                break
+            pos = found.start()
+            continue
+        marker = data[pos + 1]
+        if marker == 0xD9:  # EOI
+            break
+        if marker in _STANDALONE:
+            pos += 2
+            continue
+        if pos + 4 > end:
+            break
+        pos += 2 + int.from_bytes(data[pos + 2:pos + 4], "big")
+        if marker == 0xDA:
+            scans += 1
+            if scans > limit:
+                return scans
+            found = _NEXT_MARKER.search(data, pos)
+            if found is None:
+                break
+            pos = found.start()
+    return scans
+
+
+def _check_decode_bytes(cost: DecodeCost, label: str) -> None:
+    """Refuse, from the header, a decode that would hold more than ``MAX_DECODE_BYTES``."""
+    if cost.peak_bytes > MAX_DECODE_BYTES:
+        w, h = cost.size
+        raise InputError(
+            f"decoding {label} ({w} x {h} pixels, {format_name(cost.format)}) would take about "
+            f"{cost.peak_bytes / 1e9:.1f} GB of memory, more than the limit of {MAX_DECODE_BYTES / 1e9:.1f} GB "
+            "for one image: send a smaller image or a JPEG"
+        )
+
+
+def _check_scan_count(data: bytes, size: tuple[int, int], label: str) -> None:
+    """Refuse a JPEG whose scans would take long to decode: more than ``MAX_JPEG_SCANS``, or, for a large
+    image, more than ``MAX_SCAN_PIXELS`` pixels decoded over all its scans."""
+    w, h = size
+    allowed = max(1, min(MAX_JPEG_SCANS, MAX_SCAN_PIXELS // max(1, w * h)))
+    if count_jpeg_scans(data, allowed) <= allowed:
+        return
+    of_size = "" if allowed == MAX_JPEG_SCANS else f" of {w} x {h} pixels"
+    raise InputError(
+        f"{label} is a progressive JPEG{of_size} with more than {allowed} scans (a normal one has about 10), "
+        "which would take minutes to decode: save it again as a normal JPEG"
+    )
+
+
+# --------------------------------------------------------------------------- the cost of a decode
+
+
+def pixel_bytes(mode: str) -> int:
+    """Bytes per pixel Pillow stores for a mode: 1 for ``1``/``L``/``P``, 2 for ``I;16*``, else 4 (RGB too)."""
+    if mode in ("1", "L", "P"):
+        return 1
+    return 2 if mode.startswith("I;16") else 4
+
+
+def shrink_factor(width: int, height: int) -> int:
+    """The integer box reduction that keeps the shorter side at least :data:`MODEL_SIDE` (1: none)."""
+    return max(1, min(width, height) // MODEL_SIDE)
+
+
+def _cost_of(img: Image.Image, size: tuple[int, int], data: bytes, orientation: int) -> DecodeCost:
+    """The peak of a decode: the decoder's own buffers, the decoded image, one band's conversion, the result."""
+    w, h = img.size  # after the JPEG draft
+    factor = shrink_factor(w, h)
+    out_w, out_h = -(-w // factor), -(-h // factor)
+    out = out_w * out_h * 4 * (2 if orientation != 1 else 1)  # RGB is stored in 4 bytes; a rotation copies it
+    band = min(h, _band_rows(w, factor)) * w * 16  # the band's crop, float32, uint8 and RGB(A) copies
+    peak = w * h * pixel_bytes(img.mode) + _decoder_bytes(img, size, data) + band + out
+    return DecodeCost(format=img.format, size=size, mode=img.mode, decoded_size=(w, h),
+                      factor=factor, output_size=(out_w, out_h), peak_bytes=int(peak))
+
+
+def _decoder_bytes(img: Image.Image, size: tuple[int, int], data: bytes) -> int:
+    """What the format's decoder holds besides the decoded image, from its header."""
+    w, h = img.size
+    if img.format == "WEBP":
+        return 3 * w * h * 4  # libwebp's canvas, its copy of the previous frame, the frame Pillow copies out
+    if img.format in ("JPEG", "MPO") and img.info.get("progressive"):
+        return _jpeg_coefficient_bytes(img, *size)
+    if img.format == "TIFF":
+        return _tiff_buffer_bytes(img) + len(data)  # libtiff reads the file, then a strip or tile at a time
+    return 0
+
+
+def _jpeg_coefficient_bytes(img: Image.Image, w: int, h: int) -> int:
+    """A progressive JPEG keeps every DCT coefficient (2 bytes each) at full size until the last scan."""
+    layers = getattr(img, "layer", None) or [("", 1, 1, 0)] * len(img.getbands())
+    h_max = max(layer[1] for layer in layers) or 1
+    v_max = max(layer[2] for layer in layers) or 1
+    blocks = sum(math.ceil(w * layer[1] / h_max / 8) * math.ceil(h * layer[2] / v_max / 8) for layer in layers)
+    return blocks * 64 * 2
+
+
+def _tiff_buffer_bytes(img: Image.Image) -> int:
+    """libtiff decodes a strip (RowsPerStrip rows) or a tile at a time into one buffer."""
+    w, h = img.size
+    tags = getattr(img, "tag_v2", {})
+    rows = min(h, int(tags.get(278, h) or h))  # RowsPerStrip
+    if 322 in tags and 323 in tags:  # TileWidth, TileLength
+        w, rows = int(tags[322]), int(tags[323])
+    return w * rows * pixel_bytes(img.mode)
+
+
+# --------------------------------------------------------------------------- shrink and convert, band by band
+
+
+def _band_rows(width: int, factor: int) -> int:
+    """Rows converted at a time: about ``_BAND_BYTES`` of RGB, a multiple of the reduction factor."""
+    rows = max(1, _BAND_BYTES // max(1, width * 4))
+    return max(factor, rows // factor * factor)
+
+
+def _shrunk_rgb(img: Image.Image, factor: int) -> Image.Image:
+    """A new RGB image, ``factor`` times smaller, converted a band of rows at a time (no full-size copy).
+
+    Each band is brought to L, RGB or RGBA at full size, box-reduced (Pillow's ``reduce`` averages RGBA
+    premultiplied by alpha, so a transparent pixel's hidden colour does not bleed), then made RGB
+    (RGBA composited on white) at the reduced size.
+    """
+    reducible = _band_converter(img)
+    w, h = img.size
+    rows = _band_rows(w, factor)
+    out = Image.new("RGB", (-(-w // factor), -(-h // factor)))
+    for top in range(0, h, rows):
+        band = reducible(img.crop((0, top, w, min(h, top + rows))))
+        if factor > 1:
+            band = band.reduce(factor)
+        out.paste(_reduced_to_rgb(band), (0, top // factor))
+    return out
+
+
+def _band_converter(img: Image.Image) -> Callable[[Image.Image], Image.Image]:
+    """The function that brings one band of ``img`` to L, RGB or RGBA; the whole image's range is measured first."""
+    mode = img.mode
+    if mode in _SIXTEEN_BIT_MODES:
+        wide = _band_max(img) > 255
+        return lambda band: Image.fromarray(scale_16bit(np.asarray(band), wide))
+    if mode in ("I", "F"):
+        lo, hi = _band_range(img)
+        return lambda band: Image.fromarray(stretch_to_uint8(np.asarray(band), lo, hi))
+    if mode in _PREMULTIPLIED or mode in _ALPHA_MODES or "transparency" in img.info:
+        return _rgba_band
+    if mode in ("RGB", "L"):
+        return lambda band: band
+    return lambda band: band.convert("RGB")
+
+
+def _rgba_band(band: Image.Image) -> Image.Image:
+    if band.mode in _PREMULTIPLIED:
+        band = band.convert(_PREMULTIPLIED[band.mode])
+    return band if band.mode == "RGBA" else band.convert("RGBA")
+
+
+def _reduced_to_rgb(band: Image.Image) -> Image.Image:
+    if band.mode == "RGBA":
+        return flatten_on_white(band)
+    return band if band.mode == "RGB" else band.convert("RGB")
+
+
+def _bands(img: Image.Image):
+    w, h = img.size
+    rows = _band_rows(w, 1)
+    for top in range(0, h, rows):
+        yield np.asarray(img.crop((0, top, w, min(h, top + rows))))
+
+
+def _band_max(img: Image.Image) -> int:
+    return max((int(band.max()) for band in _bands(img) if band.size), default=0)
+
+
+def _band_range(img: Image.Image) -> tuple[float, float]:
+    """The finite (min, max) of the whole image, a band at a time (see :func:`stretch_to_uint8`)."""
+    lo, hi = math.inf, -math.inf
+    for band in _bands(img):
+        if np.issubdtype(band.dtype, np.floating):
+            band = band[np.isfinite(band)]
+        if band.size:
+            lo, hi = min(lo, float(band.min())), max(hi, float(band.max()))
+    return (lo, hi) if lo <= hi else (0.0, 0.0)
+
+
+# --------------------------------------------------------------------------- EXIF orientation
+
+_TRANSPOSE = {
+    2: Image.Transpose.FLIP_LEFT_RIGHT, 3: Image.Transpose.ROTATE_180, 4: Image.Transpose.FLIP_TOP_BOTTOM,
+    5: Image.Transpose.TRANSPOSE, 6: Image.Transpose.ROTATE_270, 7: Image.Transpose.TRANSVERSE,
+    8: Image.Transpose.ROTATE_90,
+}
+
+
+def _orientation(img: Image.Image) -> int:
+    """The EXIF orientation (1: upright); a broken EXIF block is ignored, not fatal.
+
+    Call it on a loaded image: a PNG's ``getexif()`` decodes the whole image to look for an eXIf chunk after
+    the pixels. Before loading, :func:`_header_orientation`.
+    """
+    try:
+        value = img.getexif().get(0x0112, 1)
     except Exception:  # noqa: BLE001 - bad EXIF should not cost the user their photo
-        return img
+        return 1
+    return value if value in _TRANSPOSE else 1
+
+
+def _header_orientation(img: Image.Image) -> int:
+    """The orientation known before decoding: a PNG's only from an eXIf chunk before its pixels."""
+    if img.format != "PNG":
+        return _orientation(img)
+    if "exif" not in img.info:
+        return 1
+    try:
+        exif = Image.Exif()
+        exif.load(img.info["exif"])
+        value = exif.get(0x0112, 1)
+    except Exception:  # noqa: BLE001 - as in _orientation
+        return 1
+    return value if value in _TRANSPOSE else 1
+
+
+def _apply_orientation(rgb: Image.Image, orientation: int) -> Image.Image:
+    """Turn the (already shrunk) image upright, as ``ImageOps.exif_transpose`` would have the original."""
+    return rgb.transpose(_TRANSPOSE[orientation]) if orientation in _TRANSPOSE else rgb
+
+
+# --------------------------------------------------------------------------- in-memory inputs
 
 
 def _from_pil(img: Image.Image) -> Image.Image:
@@ -327,7 +758,7 @@ def _from_pil(img: Image.Image) -> Image.Image:
         img.load()
     except Exception as err:  # noqa: BLE001 - a lazily opened, truncated file
         raise InputError(_corrupt_message("the image", err)) from None
-    return to_rgb(_upright(img))
+    return _apply_orientation(to_rgb(img), _orientation(img))
 
 
 def _from_array(array: np.ndarray) -> Image.Image:

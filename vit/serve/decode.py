@@ -1,0 +1,184 @@
+"""Decoding bounded before it starts (issue 26): decodes run at once only while their memory fits a budget.
+
+The header says what a decode will hold at its peak (:func:`vit.images.decode_cost`), so the server can
+admit a decode before any pixel is decoded: :class:`DecodeBudget` lets decodes run together only while the
+total of their costs stays within ``max_bytes`` (``VIT_DECODE_BUDGET_GB``, 1.0 by default), first come
+first served, and refuses at once a decode larger than the whole budget. :func:`load_image_bounded`
+reads the header, waits for its turn, decodes.
+
+Everything here blocks: call it from a worker thread (gradio runs sync handlers in threads), never on the
+event loop. Torch-free and gradio-free.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import numpy as np
+from PIL import Image
+
+from vit.errors import InputError
+from vit.images import ImageSource, PendingDecode, load_image, read_encoded
+
+BUDGET_ENV = "VIT_DECODE_BUDGET_GB"
+DEFAULT_BUDGET_GB = 1.0
+DEFAULT_TIMEOUT_S = 60.0  # a decode takes ~1 s; a minute's wait means the server is flooded
+_POLL_S = 0.1  # how often ``give_up`` is asked while waiting
+
+
+class DecodeTooLarge(InputError):
+    """The decode alone would need more than the whole budget."""
+
+
+class DecodeWaitedTooLong(InputError):
+    """The decode waited for memory longer than its timeout, or its request gave up."""
+
+
+def budget_bytes(environ: Mapping[str, str] = os.environ) -> int:
+    """The decode budget in bytes from ``VIT_DECODE_BUDGET_GB`` (gigabytes, 1e9 bytes), 1.0 GB if unset.
+
+    Raises:
+        ValueError: the variable is set to something that is not a positive number.
+    """
+    raw = environ.get(BUDGET_ENV, "").strip()
+    if not raw:
+        return int(DEFAULT_BUDGET_GB * 1e9)
+    try:
+        gb = float(raw)
+    except ValueError:
+        gb = math.nan
+    if not (math.isfinite(gb) and gb > 0):
+        raise ValueError(f"{BUDGET_ENV} must be a number of gigabytes greater than 0, got {raw!r}")
+    return int(gb * 1e9)
+
+
+@dataclass(eq=False)
+class _Waiter:
+    cost: int
+
+
+class DecodeBudget:
+    """A thread-safe admission gate: the decodes running at once hold at most ``max_bytes`` together.
+
+    ``with budget.admit(cost):`` blocks until every decode that asked before this one has been admitted
+    and the running total plus ``cost`` fits, then holds ``cost`` until the block ends (also by an
+    exception). First come, first served: a small decode does not overtake a large one that waits for room,
+    so no decode starves.
+    """
+
+    def __init__(self, max_bytes: int | None = None):
+        self.max_bytes = budget_bytes() if max_bytes is None else int(max_bytes)
+        if self.max_bytes <= 0:
+            raise ValueError(f"the decode budget must be more than 0 bytes, got {self.max_bytes}")
+        self._cond = threading.Condition()
+        self._line: deque[_Waiter] = deque()
+        self._in_use = 0
+
+    @property
+    def in_use(self) -> int:
+        """Bytes held by the decodes admitted now."""
+        with self._cond:
+            return self._in_use
+
+    @property
+    def waiting(self) -> int:
+        """Decodes waiting for their turn now."""
+        with self._cond:
+            return len(self._line)
+
+    @contextmanager
+    def admit(self, cost_bytes: int, *, timeout: float | None = DEFAULT_TIMEOUT_S,
+              give_up: Callable[[], bool] | None = None) -> Iterator[None]:
+        """Hold ``cost_bytes`` of the budget for the block, after waiting for them.
+
+        Args:
+            cost_bytes: the decode's peak memory (``DecodeCost.peak_bytes``).
+            timeout: the most seconds to wait (``None``: no limit).
+            give_up: asked every 0.1 s while waiting; ``True`` stops the wait (e.g. the client went away).
+
+        Raises:
+            DecodeTooLarge: ``cost_bytes`` is more than the whole budget (before waiting).
+            DecodeWaitedTooLong: the timeout passed or ``give_up`` said so.
+        """
+        cost = max(0, int(cost_bytes))
+        if cost > self.max_bytes:
+            raise DecodeTooLarge(
+                f"this image would take about {cost / 1e9:.2f} GB of memory to decode, more than the "
+                f"server's decode budget of {self.max_bytes / 1e9:.2f} GB: send a smaller image"
+            )
+        self._acquire(cost, timeout, give_up)
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._in_use -= cost
+                self._cond.notify_all()
+
+    def _acquire(self, cost: int, timeout: float | None, give_up: Callable[[], bool] | None) -> None:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        me = _Waiter(cost)
+        with self._cond:
+            self._line.append(me)
+            try:
+                while not (self._line[0] is me and self._in_use + cost <= self.max_bytes):
+                    self._cond.wait(self._wait_slice(deadline, give_up, timeout))
+                self._in_use += cost
+            finally:
+                self._line.remove(me)
+                self._cond.notify_all()  # the next in line may fit now, or move to the front
+
+    @staticmethod
+    def _wait_slice(deadline: float | None, give_up: Callable[[], bool] | None, timeout: float | None) -> float | None:
+        """How long to wait before looking again; raises when the wait is over."""
+        if give_up is not None and give_up():
+            raise DecodeWaitedTooLong("the request was given up while its image waited to be decoded")
+        if deadline is None:
+            return _POLL_S if give_up is not None else None
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise DecodeWaitedTooLong(
+                f"the server is decoding other images and this one waited {timeout:g} s for memory: "
+                "try again in a moment"
+            )
+        return min(left, _POLL_S) if give_up is not None else left
+
+
+_DEFAULT: DecodeBudget | None = None
+_DEFAULT_LOCK = threading.Lock()
+
+
+def default_budget() -> DecodeBudget:
+    """The process's budget, made on first use from ``VIT_DECODE_BUDGET_GB``."""
+    global _DEFAULT
+    with _DEFAULT_LOCK:
+        if _DEFAULT is None:
+            _DEFAULT = DecodeBudget()
+        return _DEFAULT
+
+
+def load_image_bounded(source: ImageSource, budget: DecodeBudget | None = None, *,
+                       timeout: float | None = DEFAULT_TIMEOUT_S,
+                       give_up: Callable[[], bool] | None = None):
+    """:func:`vit.images.load_image`, admitted against a decode budget before any pixel is decoded.
+
+    The header is read and checked first (a bad file, a refused format, too many pixels or scans fail
+    before waiting), then the decode waits for its share of ``budget`` (the process's default budget if
+    ``None``), then runs. A PIL image or a numpy array is already decoded: converted at once.
+
+    Raises:
+        InputError: whatever :func:`~vit.images.load_image` raises, and :class:`DecodeTooLarge` or
+            :class:`DecodeWaitedTooLong` from :meth:`DecodeBudget.admit`.
+    """
+    if isinstance(source, (Image.Image, np.ndarray)):
+        return load_image(source)
+    data, label = read_encoded(source)
+    with PendingDecode(data, label) as pending:
+        with (budget or default_budget()).admit(pending.cost.peak_bytes, timeout=timeout, give_up=give_up):
+            return pending.decode()
