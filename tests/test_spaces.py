@@ -170,14 +170,16 @@ def check():
         time.sleep(1.0)
         facts["analysis_waits"] = first.is_alive()
         facts["banner_during"] = gpu.startup_banner()
-        banner, timer = gpu.startup_status(None)
+        status = gpu.startup_status(None)
+        banner, timer = status["banner"], status["startup-timer"]
         facts["timer_during"] = timer.active
         urllib.request.urlopen(os.environ["RELEASE_URL"], timeout=5).close()
         first.join(120)
         facts["banner_after_analysis"] = result["out"][0] if "out" in result else result.get("error", "no result")
         facts["calls"] = spaces.calls
         facts["runs"] = state.RUNS["model"]
-        banner, timer = gpu.startup_status(None)
+        status = gpu.startup_status(None)
+        banner, timer = status["banner"], status["startup-timer"]
         facts["banner_after"], facts["timer_after"] = banner, timer.active
         facts["cached"] = weights.cached_path("vit_b_16").is_file()
         facts["cuda_touched_outside"] = touched

@@ -11,7 +11,8 @@ import torch
 
 import vit
 from conftest import ROOT
-from vit.ui import events, inputs, state, why
+from vit.ui import events, inputs, state
+from vit.ui.tabs import why
 
 STAR = ROOT / "assets" / "shapes-star.png"
 

@@ -25,27 +25,34 @@ from vit import validate, views
 from vit.config import PRESETS, patch_size_range
 from vit.errors import InputError
 from vit.ui import inputs, meter, pictures, runs
-from vit.ui.inputs import CENTRE, layer_head
+from vit.ui.inputs import layer_head
 from vit.ui.state import TABS, analysis_store, kept, png_file, release_memory, session_of
+from vit.views import pictures as registry
+from vit.views.pictures import Display
 
 log = logging.getLogger("vit.app")
 
-DEFAULT_OPACITY = 0.6
-DEFAULT_COLORMAP = "cividis"  # reads the same to colour-blind viewers and in greyscale
+DEFAULTS = Display()  # the display before anyone changes it (vit.views.pictures: defined there once)
 AUTO_DOWNLOAD_MB = 400  # larger checkpoints (ViT-L, ViT-H) download only when Analyze is pressed
 SERVER_ERROR = "Something went wrong on the server (it has been logged). Try again, or another image or setting."
 
-PICTURES = pictures.PICTURES
 # /analyze's outputs, in the order API clients receive them.
 ANALYZE_OUTPUTS = ("banner", "patch-grid", "patch-grid-caption", "stage-table", "rollout-view",
                    "rollout-view-caption", "head-views", "head-views-caption", "layer-views",
                    "layer-views-caption", "query-view", "query-view-caption", "predictions", "depth-plot",
-                   "timing", "analysis")
-REDRAW_OUTPUTS = tuple(n for p in pictures.ALL_PICTURES for n in (p, f"{p}-caption")) + ("grid-info", "timing")
+                   "timing", "analysis-key")
+REDRAW_PICTURES = tuple(n for n in registry.ANALYSIS_PICTURES if n != "depth-plot")  # the depth plot: with the analysis
+REDRAW_OUTPUTS = tuple(n for p in REDRAW_PICTURES for n in (p, f"{p}-caption")) + ("grid-info", "timing")
 # /redraw's outputs (the API's five pictures, each followed by its caption, then the timing).
-API_REDRAW_OUTPUTS = tuple(n for p in PICTURES for n in (p, f"{p}-caption")) + ("timing",)
+API_REDRAW_OUTPUTS = tuple(n for p in registry.API_PICTURES for n in (p, f"{p}-caption")) + ("timing",)
+# The inputs of /analyze and of the page's analyses, in the order of the handlers' arguments.
+ANALYZE_INPUTS = ("image", "model", "patch-size", "depth", "top-k", "head-fusion", "discard-ratio", "layer", "head",
+                  "opacity", "colormap", "query")
+PAGE_ANALYZE_INPUTS = ANALYZE_INPUTS[:9]
+MODEL_SETTINGS_OUTPUTS = ("patch-size", "depth", "cost-meter")
+METER_OUTPUTS = ("cost-meter", "notice")
 PAGE_ANALYZE_OUTPUTS = ("banner", "stage-table", "predictions", "depth-plot", "depth-plot-caption", "timing",
-                        "analysis", "notice", "patch-size", "depth", "layer", "head", "cost-meter")
+                        "analysis-key", "notice", "patch-size", "depth", "layer", "head", "cost-meter")
 
 
 def named(fn, names: tuple[str, ...]):
@@ -103,8 +110,8 @@ def _as_files(result):
 
 @handler
 def analyze(image, model, patch_size, depth, top_k=5, head_fusion="mean", discard_ratio=0.0,
-            layer=None, head=1, opacity=DEFAULT_OPACITY, colormap=DEFAULT_COLORMAP,
-            query=CENTRE, progress=gr.Progress(), request: gr.Request = None):
+            layer=None, head=1, opacity=DEFAULTS.opacity, colormap=DEFAULTS.cmap,
+            query=DEFAULTS.query, progress=gr.Progress(), request: gr.Request = None):
     """Run the ViT on one image and draw every view.
 
     Args:
@@ -144,20 +151,21 @@ def analyze(image, model, patch_size, depth, top_k=5, head_fusion="mean", discar
     progress(0.8, desc="drawing")
     t2 = time.perf_counter()
     out = {"banner": meter.banner_html(a), "stage-table": pictures.stage_table(a), "predictions": views.top_k(a, top_k),
-           "depth-plot": views.depth_view(a).image}
-    for which in pictures.PICTURES:
-        view = pictures.draw(a, which, query, layer, head, opacity, cmap)
-        out[which], out[f"{which}-caption"] = view.image, pictures.caption(view)
+           "depth-plot": registry.draw(a, "depth-plot").image}
+    display = Display(query, layer, head, opacity, cmap)
+    for name in registry.API_PICTURES:
+        view = registry.draw(a, name, display)
+        out[name], out[f"{name}-caption"] = view.image, pictures.caption(view)
     out["timing"] = runs.timing(a, run_s, t0, t2)
-    out["analysis"] = analysis_store().put(a)
+    out["analysis-key"] = analysis_store().put(a)
     log.info("analysed %s: %s", meter.setting_words(*setting), out["timing"])
     release_memory()
     return tuple(out[k] for k in ANALYZE_OUTPUTS)
 
 
 @handler
-def redraw_all(key, query_x=0.5, query_y=0.5, layer=None, head=1, opacity=DEFAULT_OPACITY,
-               colormap=DEFAULT_COLORMAP, head_fusion="mean", discard_ratio=0.0):
+def redraw_all(key, query_x=DEFAULTS.query[0], query_y=DEFAULTS.query[1], layer=None, head=1,
+               opacity=DEFAULTS.opacity, colormap=DEFAULTS.cmap, head_fusion="mean", discard_ratio=0.0):
     """Every picture of this tab's last analysis again, with other display settings (no model run).
 
     Args:
@@ -173,11 +181,13 @@ def redraw_all(key, query_x=0.5, query_y=0.5, layer=None, head=1, opacity=DEFAUL
     layer, head = layer_head(a, layer, head)
     q, cmap = inputs.query_fraction((query_x, query_y)), inputs.colormap_name(colormap)
     alpha = validate.opacity(opacity)
-    out = []
-    for which in pictures.PICTURES:
-        view = pictures.draw(a, which, q, layer, head, alpha, cmap)
-        out += [view.image, pictures.caption(view)]
-    return (*out, pictures.redrawn(t0))
+    display = Display(q, layer, head, alpha, cmap)
+    out = {}
+    for name in registry.API_PICTURES:
+        view = registry.draw(a, name, display)
+        out[name], out[f"{name}-caption"] = view.image, pictures.caption(view)
+    out["timing"] = pictures.redrawn(t0)
+    return out
 
 
 @handler
@@ -203,8 +213,8 @@ def predictions(key, top_k):
 
 def _auto_reason(c) -> str:
     """Why a setting does not run by itself (it waits for Analyze), or ""."""
-    from vit.model.families import is_trained_here  # noqa: PLC0415
     from vit.model.checkpoints import CHECKPOINTS, cached_path  # noqa: PLC0415
+    from vit.model.families import is_trained_here  # noqa: PLC0415
 
     seconds = meter.estimated_seconds(c)
     if meter.over_budget(c):
@@ -276,12 +286,12 @@ def page_analyze(image, model, patch_size, depth, top_k, head_fusion, discard_ra
                 tab.running = None
     layer = inputs.clamp(layer, 1, depth, depth) if same_model else depth  # another model or depth: its last layer
     head = inputs.clamp(head, 1, a.num_heads, 1)
-    depth_view = views.depth_view(a)
+    depth_view = registry.draw(a, "depth-plot")
     out = {
         **controls,
         "banner": meter.banner_html(a), "stage-table": pictures.stage_table(a), "predictions": views.top_k(a, top_k),
         "depth-plot": depth_view.image, "depth-plot-caption": pictures.caption(depth_view),
-        "analysis": key, "notice": "",
+        "analysis-key": key, "notice": "",
         "layer": _slider(layer, depth),
         "head": gr.update(maximum=a.num_heads, value=head),
         "cost-meter": meter.cost_meter(*setting, shown=True),
@@ -320,24 +330,22 @@ def page_redraw(key, query, layer, head, opacity, colormap, head_fusion, discard
     a = runs.with_options(key, head_fusion, discard_ratio)
     layer = inputs.clamp(layer, 1, a.depth, a.depth)
     head = inputs.clamp(head, 1, a.num_heads, 1)
-    opacity = inputs.opacity(opacity, DEFAULT_OPACITY)
-    cmap = inputs.colormap_name(colormap)
-    q = inputs.query_fraction(query)
-    cell = views.query_cell(q, a.grid)
+    display = Display(inputs.query_fraction(query), layer, head, inputs.opacity(opacity, DEFAULTS.opacity),
+                      inputs.colormap_name(colormap), bool(projector))
+    cell = views.query_cell(display.query, a.grid)
     out, drawn = {}, {}
-    for which in pictures.on_tab(tab_on_screen):
-        sig = (pictures.signature(pictures.variant_key(key, which, a.head_fusion, a.discard_ratio),
-                                  which, cell, layer, head, opacity, cmap), bool(projector))
-        if tab.drawn.get(which) == sig:
+    for name in registry.on_tab(tab_on_screen):
+        sig = registry.signature(registry.variant_key(key, name, a.head_fusion, a.discard_ratio), name, display, cell)
+        if tab.drawn.get(name) == sig:
             continue
-        view = pictures.draw(a, which, q, layer, head, opacity, cmap, bool(projector))
-        out[which], out[f"{which}-caption"] = view.image, pictures.caption(view)
-        drawn[which] = sig
+        view = registry.draw(a, name, display, weights=pictures.model_weights(a))
+        out[name], out[f"{name}-caption"] = view.image, pictures.caption(view)
+        drawn[name] = sig
     if not out or tab.redraw != number or tab.key not in (None, key):
         return {}  # nothing changed, or a newer redraw or analysis of this tab shows instead
     tab.drawn.update(drawn)
     if "patch-grid" in out:
-        out["grid-info"] = pictures.grid_info(a, bool(projector))
+        out["grid-info"] = pictures.grid_info(a, display)
     out["timing"] = pictures.redrawn(t0)
     return out
 
@@ -351,7 +359,7 @@ def click(key, which: str, projector, evt: gr.SelectData):
     a = analysis_store().get(key)
     if a is None or evt is None:
         return gr.skip()
-    size = pictures.sizes(bool(projector))[0]
+    size = Display(projector=bool(projector)).sizes()[0]
     box = views.picture_box(a, size) if which == "patch-grid" else views.display_size(a, size)
     try:
         return views.clicked_fraction(evt.index, box)
@@ -376,11 +384,12 @@ def settings_changed(model, patch_size, depth, request: gr.Request = None):
     try:
         setting = inputs.page_setting(model, patch_size, depth)
     except InputError as exc:
-        return f"⚠ {exc}", ""
+        return {"cost-meter": f"⚠ {exc}", "notice": ""}
     tab = TABS.get(session_of(request))
     shown = tab.shown[1:] if tab.shown else None
     reason = _auto_reason(costs.estimate(*setting))
-    return meter.cost_meter(*setting, shown=shown == setting), meter.out_of_date(shown, setting, reason)
+    return {"cost-meter": meter.cost_meter(*setting, shown=shown == setting),
+            "notice": meter.out_of_date(shown, setting, reason)}
 
 
 @handler
@@ -388,14 +397,13 @@ def model_settings(model, head):
     """A new model: its own patch size and depth, the sliders' ranges, and the cost meter."""
     name = validate.model_name(model)
     native = PRESETS[name]
-    L, h, P = native.num_layers, native.num_heads, native.patch_size
-    head = inputs.clamp(head, 1, h, 1)
+    L, P = native.num_layers, native.patch_size
     lo, hi = patch_size_range(name)
-    return (
-        gr.update(value=P, minimum=lo, maximum=hi, info=f"checkpoint's own: {P}"),
-        gr.update(maximum=L, value=L, info=f"1 to L = {L}"),
-        meter.cost_meter(name, P, L),
-    )
+    return {
+        "patch-size": gr.update(value=P, minimum=lo, maximum=hi, info=f"checkpoint's own: {P}"),
+        "depth": gr.update(maximum=L, value=L, info=f"1 to L = {L}"),
+        "cost-meter": meter.cost_meter(name, P, L),
+    }
 
 
 def offer_button(banner: str):
@@ -413,48 +421,12 @@ def download(key, which, query, layer, head, opacity, colormap, head_fusion, dis
     """One picture with its title, caption and legend, as one PNG file to save."""
     a = runs.with_options(key, head_fusion, discard_ratio)
     layer, head = inputs.clamp(layer, 1, a.depth, a.depth), inputs.clamp(head, 1, a.num_heads, 1)
-    if which == "depth-plot":
-        view = views.depth_view(a)
-    else:
-        view = pictures.draw(a, which, inputs.query_fraction(query), layer, head, validate.opacity(opacity),
-                             inputs.colormap_name(colormap))
+    display = Display(inputs.query_fraction(query), layer, head, validate.opacity(opacity),
+                      inputs.colormap_name(colormap))
+    view = registry.draw(a, which, display, weights=pictures.model_weights(a))
     from vit.ui.state import picture_folder  # noqa: PLC0415
 
     unique = picture_folder().new_path(".png")
     path = unique.with_name(f"{which}-{a.model}-P{a.patch_size}-L{layer}-{unique.stem[-6:]}.png")
     views.captioned(view).save(path, format="PNG", compress_level=1)
     return str(path)
-
-
-LESSON_OUTPUTS = ("lesson-step", "lesson-progress", "lesson-text", "lesson-picture", "lesson-table")
-
-
-@handler
-def lesson(key, step, delta, layer, head, opacity, colormap, projector=False, tab_on_screen="lesson"):
-    """The guided lesson (11.4.1 → 11.4.7): one step per screen, this image's numbers, the view that shows it.
-
-    ``delta`` is -1, 0 or +1 (Previous, the same step again, Next). Drawn only while the lesson is on screen.
-    """
-    if tab_on_screen != "lesson":
-        return {}
-    steps = views.LESSON
-    step = min(max(inputs.clamp(step, 0, len(steps) - 1, 0) + inputs.clamp(delta, -1, 1, 0), 0), len(steps) - 1)
-    out = {"lesson-step": step, "lesson-progress": f"**Step {step + 1} of {len(steps)}** · {steps[step].section} "
-                                                   f"{steps[step].title}"}
-    a = analysis_store().get(key) if key is not None else None
-    if a is None:
-        out["lesson-text"] = "Analyse an image first (an example, or your own): the lesson uses its numbers."
-        return out
-    item = steps[step]
-    out["lesson-text"] = views.lesson_text(item, a)
-    which = item.view  # an elem id of the page (vit.lesson.LESSON_VIEWS)
-    if which == "stage-table":
-        out["lesson-picture"], out["lesson-table"] = None, pictures.stage_table(a)
-        return out
-    layer = inputs.clamp(layer, 1, a.depth, a.depth)
-    head = inputs.clamp(head, 1, a.num_heads, 1)
-    opacity = inputs.opacity(opacity, DEFAULT_OPACITY)
-    view = (views.depth_view(a) if which == "depth-plot" else
-            pictures.draw(a, which, CENTRE, layer, head, opacity, inputs.colormap_name(colormap), bool(projector)))
-    out["lesson-picture"], out["lesson-table"] = view.image, ""
-    return out

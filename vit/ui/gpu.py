@@ -150,8 +150,8 @@ def fetch_weights(name: str, report) -> None:
         name: the family ("vit_b_16").
         report: ``report(bytes_done, bytes_total)`` while waiting or downloading.
     """
-    from vit.model.load import fetch_checkpoint  # noqa: PLC0415 - imports torch
     from vit.model.checkpoints import CHECKPOINTS  # noqa: PLC0415
+    from vit.model.load import fetch_checkpoint  # noqa: PLC0415 - imports torch
 
     if name not in CHECKPOINTS:  # a family that ships its own weights: nothing to download
         return
@@ -180,10 +180,16 @@ def startup_banner() -> str:
     return f'<div class="banner {kind}" role="status"><b>{html.escape(head)}</b> · {html.escape(text)}</div>'
 
 
-def startup_status(key):
+STARTUP_OUTPUTS = ("banner", "startup-timer")
+
+
+def startup_status(key: str | None) -> dict:
     """Each tick of the banner's timer on a Space, until the startup download has finished.
 
     A page that shows an analysis keeps its own banner.
     """
     p = _prefetch
-    return (gr.skip() if key is not None else startup_banner()), gr.Timer(active=p is not None and not p.finished)
+    out = {"startup-timer": gr.Timer(active=p is not None and not p.finished)}
+    if key is None:
+        out["banner"] = startup_banner()
+    return out

@@ -11,8 +11,8 @@ import math
 from vit import validate
 from vit.config import PRESETS, patch_size_range
 from vit.errors import InputError
+from vit.views.pictures import CENTRE
 
-CENTRE = (0.5, 0.5)  # the query patch before any click, as a fraction of (width, height)
 NO_IMAGE = "No image yet: upload a photo, take one with the webcam, paste one, or click an example."
 
 

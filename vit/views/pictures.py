@@ -49,7 +49,7 @@ Weights = Callable[[str], Any]  # "filters" or "similarity" -> the array view.fi
 class Picture:
     """One picture of the page: where it is, what it says, how it is drawn, what it depends on."""
 
-    name: str  # element id; its caption is "<name>-caption"; the CLI writes "<name>.png"
+    name: str  # element id; its caption is "<name>-caption"
     tab: str  # the page tab that shows it
     title: str  # the heading above it
     what_is: str  # "What is this?": two to five sentences for a newcomer
@@ -60,6 +60,7 @@ class Picture:
     clickable: bool = False  # a click picks the query patch
     download: bool = True
     in_api: bool = False  # returned by /analyze and /redraw
+    out_file: str = ""  # the CLI's ``--out`` writes it under this name ("": it does not)
 
 
 def _weights_needed(weights: Weights | None, name: str) -> Weights:
@@ -76,7 +77,7 @@ PICTURES: dict[str, Picture] = {p.name: p for p in (
         "The N = HW/P² patch tokens are read row by row, left to right, after a learned class token (token 0): "
         "N+1 tokens in all. A smaller P gives more, finer tokens, and attention's cost grows with (N+1)².",
         lambda a, d, size, tile, w: views.grid_view(a, d.query, size),
-        depends_on=("query",), clickable=True, in_api=True),
+        depends_on=("query",), clickable=True, in_api=True, out_file="patch_grid.png"),
     Picture(
         "query-view", "patches", "What the clicked patch attends to",
         "One row of softmax(QKᵀ/√d): the chosen patch's query is compared with every token's key, and the "
@@ -84,7 +85,8 @@ PICTURES: dict[str, Picture] = {p.name: p for p in (
         "mixes in most, at this layer and head. It shows where one patch looks at one depth, not what the model "
         "finally relies on.",
         lambda a, d, size, tile, w: views.query_view(a, d.query, d.layer_of(a), d.head, d.opacity, d.cmap, size),
-        depends_on=("query", "layer", "head", "opacity", "cmap"), clickable=True, in_api=True),
+        depends_on=("query", "layer", "head", "opacity", "cmap"), clickable=True, in_api=True,
+        out_file="query.png"),
     Picture(
         "rollout-view", "attention", "Attention rollout: where the class token looks",
         "Attention rollout (Abnar & Zuidema, 2020) follows attention back through the layers. Each layer's "
@@ -93,7 +95,8 @@ PICTURES: dict[str, Picture] = {p.name: p for p in (
         "class token, which makes the prediction. It is an estimate of information flow, not a proof of what "
         "mattered.",
         lambda a, d, size, tile, w: views.rollout_view(a, d.layer_of(a), d.opacity, d.cmap, size),
-        depends_on=("layer", "opacity", "cmap"), on_fusion=True, on_discard=True, clickable=True, in_api=True),
+        depends_on=("layer", "opacity", "cmap"), on_fusion=True, on_discard=True, clickable=True, in_api=True,
+        out_file="rollout.png"),
     Picture(
         "head-views", "attention", "Class token, per head",
         "Each layer has h attention heads working side by side, each with its own query, key and value "
@@ -101,21 +104,21 @@ PICTURES: dict[str, Picture] = {p.name: p for p in (
         "specialise, on the object, the background or neighbouring patches. Each tile is coloured from 0 to its "
         "own max, so compare where the tiles look, not how strongly.",
         lambda a, d, size, tile, w: views.heads_view(a, d.layer_of(a), d.opacity, d.cmap, tile),
-        depends_on=("layer", "opacity", "cmap"), in_api=True),
+        depends_on=("layer", "opacity", "cmap"), in_api=True, out_file="heads.png"),
     Picture(
         "layer-views", "depth", "Class token, per layer",
         "One tile per encoder layer: where the class token looks at that depth, heads fused. Early layers often "
         "look broadly or locally; later ones, after the tokens have exchanged information, often settle on what "
         "the decision rests on. Each tile is coloured from 0 to its own max.",
         lambda a, d, size, tile, w: views.layers_view(a, d.opacity, d.cmap, tile),
-        depends_on=("opacity", "cmap"), on_fusion=True, in_api=True),
+        depends_on=("opacity", "cmap"), on_fusion=True, in_api=True, out_file="layers.png"),
     Picture(
         "depth-plot", "depth", "How the prediction forms (early exit)",
         "After every layer the class token is sent through the final LayerNorm and the classification head, as "
         "if the model stopped there (an early exit). Blue: the probability of the final answer at each depth; "
         "orange: whichever class would win there. The head was trained on the last layer only, so early readings "
         "are rough, but they show at what depth the answer forms.",
-        lambda a, d, size, tile, w: views.depth_view(a)),
+        lambda a, d, size, tile, w: views.depth_view(a), out_file="depth.png"),
     Picture(
         "block-view", "inside", "Inside a block: what attention and the MLP add",
         "Each encoder block is pre-norm: H = X + MSA(LN(X)), then Y = H + MLP(LN(H)). The chart gives, per "
@@ -186,6 +189,7 @@ PICTURES: dict[str, Picture] = {p.name: p for p in (
 TABS = ("patches", "attention", "depth", "why", "inside", "figure7", "lesson")  # the page's tabs, in order
 OWN_PICTURES = ("why",)  # tabs that draw their own pictures from an explanation (vit.ui.tabs.why)
 API_PICTURES = tuple(n for n, p in PICTURES.items() if p.in_api)  # what /analyze and /redraw return
+OUT_PICTURES = tuple(n for n, p in PICTURES.items() if p.out_file)  # what the CLI's --out writes
 ANALYSIS_PICTURES = tuple(n for n, p in PICTURES.items() if p.tab not in OWN_PICTURES)  # drawn from an Analysis
 
 

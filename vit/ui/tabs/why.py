@@ -1,4 +1,5 @@
-"""The "Why this class?" tab: an explanation for the class the student picks, and a live test of it.
+"""The "Why this class?" tab, its layout, events and handlers: an explanation for the class the student picks,
+and a live test of it.
 
 The class comes from the top-k (a click on a prediction opens this tab with it) or the list
 here; the method from :data:`vit.explanations.METHODS`. "Test it" draws the deletion and
@@ -23,9 +24,12 @@ from vit import validate, views
 from vit.errors import InputError
 from vit.explanations.methods import METHODS
 from vit.ui import gpu, inputs, meter
-from vit.ui.events import DEFAULT_OPACITY, handler
-from vit.ui.pictures import caption, sizes
+from vit.ui.events import DEFAULTS, handler, named
+from vit.ui.pictures import caption
 from vit.ui.state import RUNS, TABS, fair_queue, kept, session_of
+from vit.ui.tabs.parts import MODEL_WAITERS, PICTURE_MIN_WIDTH, outputs, picture, pinned, private, wire_pictures
+from vit.views import pictures as registry
+from vit.views.pictures import Display
 
 TAB = "why"
 TARGETS_SHOWN = 10  # classes offered in the list: the top 10 (a click on a prediction adds it if it is not there)
@@ -147,8 +151,9 @@ def explain_page(image, key, target, method, opacity, colormap, projector=False,
     if tab_on_screen != TAB or key is None or target is None:
         return {}
     e, _ = _explained(image, key, method, target, None, request, progress)
-    view = views.explanation_view(e, inputs.opacity(opacity, DEFAULT_OPACITY), inputs.colormap_name(colormap),
-                                  sizes(bool(projector))[0])
+    display = Display(opacity=inputs.opacity(opacity, DEFAULTS.opacity), cmap=inputs.colormap_name(colormap),
+                      projector=bool(projector))
+    view = registry.draw(e, "why-map", display)
     return {"why-map": view.image, "why-map-caption": caption(view)}
 
 
@@ -161,7 +166,7 @@ def test_page(image, key, target, method, baseline, progress=gr.Progress(), requ
 
     baseline = validate.choice("baseline", baseline, BASELINES)
     e, curves = _explained(image, key, method, target, baseline, request, progress)
-    view = views.curves_view(e, curves)
+    view = registry.draw((e, curves), "why-curves")
     return {"why-curves": view.image, "why-curves-caption": caption(view)}
 
 
@@ -200,3 +205,59 @@ def comparison_html(results: list, baseline: str) -> str:
             f"replaced by {replaced}, 10 steps. Deletion: lower is better; insertion: higher is better; "
             f"the best of each in bold.</p><table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}"
             f"</tbody></table></div>")
+
+
+# --------------------------------------------------------------------------- layout and events
+
+
+def build(c: dict) -> None:
+    with gr.Tab("Why this class?", id=TAB, elem_id=f"tab-{TAB}") as c[f"tab-{TAB}"]:
+        with gr.Row(equal_height=True):
+            c["why-target"] = gr.Dropdown([], label="Class to explain (or click a prediction)", elem_id="why-target",
+                                          min_width=220, scale=2)
+            # Wide enough for the four methods on two lines: the map stays on a laptop's screen.
+            c["why-method"] = gr.Radio(methods(), value="grad_rollout", label="Method", elem_id="why-method", scale=3)
+            c["why-baseline"] = gr.Radio([("grey (the mean)", "mean"), ("blurred", "blur")], value="mean",
+                                         label="Test: replace patches with", elem_id="why-baseline", min_width=200,
+                                         scale=2)
+        with gr.Row(equal_height=False):
+            picture(c, "why-map")
+            with gr.Column(min_width=PICTURE_MIN_WIDTH):
+                c["why-test"] = gr.Button("Test it: delete and insert patches in the map's order", variant="primary",
+                                          elem_id="why-test")
+                picture(c, "why-curves")
+            pinned(c, TAB)
+        c["why-compare"] = gr.Button("Compare all methods on this class", elem_id="why-compare")
+        c["why-table"] = gr.HTML("", elem_id="why-table")
+
+
+def wire(c: dict) -> None:
+    model_run = dict(preprocess=False, concurrency_id="model", concurrency_limit=MODEL_WAITERS,
+                     trigger_mode="always_last")
+    explain = dict(fn=named(explain_page, MAP_OUTPUTS),
+                   inputs=outputs(c, ["image", "analysis-key", "why-target", "why-method", "opacity", "colormap",
+                                      "projector", "tab-on-screen"]),
+                   outputs=outputs(c, MAP_OUTPUTS), show_progress_on=[c["why-map"]], **model_run)
+    c["analysis-key"].change(named(targets, TARGET_OUTPUTS), c["analysis-key"], outputs(c, TARGET_OUTPUTS),
+                             preprocess=False, show_progress="hidden", **private("why_targets")).then(
+        **explain, **private("why_new_analysis"))
+    c[f"tab-{TAB}"].select(lambda: TAB, None, c["tab-on-screen"], queue=False, show_progress="hidden",
+                           **private(f"show_tab_{TAB}")).then(**explain, **private("why_shown"))
+    c["predictions"].select(named(pick, PICK_OUTPUTS), c["analysis-key"], outputs(c, PICK_OUTPUTS),
+                            preprocess=False, queue=False, show_progress="hidden", **private("why_pick")).then(
+        **explain, **private("why_picked"))
+    gr.on([c["why-target"].input, c["why-method"].change, c["opacity"].change, c["colormap"].change],
+          **explain, **private("why_map"))
+    c["why-test"].click(named(test_page, CURVE_OUTPUTS),
+                        outputs(c, ["image", "analysis-key", "why-target", "why-method", "why-baseline"]),
+                        outputs(c, CURVE_OUTPUTS), show_progress_on=[c["why-curves"]], **model_run,
+                        **private("why_test"))
+    c["why-compare"].click(named(compare_page, ("why-table",)),
+                           outputs(c, ["image", "analysis-key", "why-target", "why-baseline"]), c["why-table"],
+                           show_progress_on=[c["why-table"]], **model_run, **private("why_compare"))
+    wire_pictures(c, TAB)
+    # Projector mode: the page's script first, then the map at its new size. A listener of its own on
+    # .change would stop the script's.
+    c["projector"].change(None, c["projector"], None,
+                          js="(on) => window.vitAnatomy && window.vitAnatomy.projector(on)").then(
+        **explain, **private("why_projector"))
