@@ -33,7 +33,7 @@ except ImportError:
 import gradio as gr  # noqa: E402
 
 from vit.model.families import ASSETS  # noqa: E402
-from vit.ui import gpu, layout  # noqa: E402
+from vit.ui import layout, startup  # noqa: E402
 
 log = logging.getLogger("vit.app")
 
@@ -116,7 +116,7 @@ def _remove_leftovers() -> None:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="ViT Anatomy: look inside a Vision Transformer in the browser.")
     # A Space starts `python app.py` and expects 0.0.0.0:7860; gradio's own variables are honoured as gradio does.
-    host = os.environ.get("GRADIO_SERVER_NAME") or ("0.0.0.0" if gpu.on_space() else "127.0.0.1")  # noqa: S104
+    host = os.environ.get("GRADIO_SERVER_NAME") or ("0.0.0.0" if startup.on_space() else "127.0.0.1")  # noqa: S104
     parser.add_argument("--host", default=host,
                         help="address to listen on (default 127.0.0.1, or $GRADIO_SERVER_NAME, or 0.0.0.0 on a "
                              "Space; 0.0.0.0 lets others on the network connect)")
@@ -130,8 +130,8 @@ def main(argv: list[str] | None = None) -> None:
     signal.signal(signal.SIGTERM, _interrupt)
     _remove_leftovers()
     logging.getLogger("httpx").setLevel(logging.WARNING)  # gradio's own start-up requests
-    if gpu.on_space():  # a Space starts with an empty cache: fetch the default model's weights from the start
-        gpu.start_prefetch()
+    if startup.on_space():  # a Space starts with an empty cache: fetch the default model's weights from the start
+        startup.start_prefetch()
     demo = build_demo()
     launch(demo, args.host, args.port, args.share, prevent_thread_lock=True)
     threading.Thread(target=_prewarm, name="prewarm", daemon=True).start()

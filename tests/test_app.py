@@ -27,6 +27,7 @@ import vit.model.load
 import vit.cost
 from vit import views
 from vit.ui import events, inputs, layout, meter, state
+from vit.validate import Setting
 from vit.views import pictures as registry
 
 # gradio 6.31 itself calls deprecated pandas options on every request.
@@ -335,10 +336,10 @@ def test_layers_past_the_depth_run_show_the_last_one(b32_analysis):
                                               (float("nan"), 16), (16.4, 16), (24, 24)])
 def test_the_page_runs_what_its_controls_show(typed, shown):
     """A typed value out of range is clamped, as the browser's number box shows it."""
-    assert inputs.page_setting("ViT-B/16", typed, 12) == ("vit_b_16", shown, 12)
-    assert inputs.page_setting("ViT-B/16", 16, 0) == ("vit_b_16", 16, 1)
-    assert inputs.page_setting("ViT-B/16", 16, 99) == ("vit_b_16", 16, 12)
-    assert inputs.page_setting("ViT-Tiny shapes, trained here", 100, 1)[1] == 32
+    assert inputs.page_setting("ViT-B/16", typed, 12) == Setting("vit_b_16", shown, 12)
+    assert inputs.page_setting("ViT-B/16", 16, 0) == Setting("vit_b_16", 16, 1)
+    assert inputs.page_setting("ViT-B/16", 16, 99) == Setting("vit_b_16", 16, 12)
+    assert inputs.page_setting("ViT-Tiny shapes, trained here", 100, 1).patch_size == 32
 
 
 # --------------------------------------------------------------------------- the weights banner
@@ -563,7 +564,7 @@ def test_a_redraw_overtaken_by_a_newer_one_is_dropped(b32_analysis, monkeypatch)
 
     key = state.analysis_store().put(b32_analysis)
     request = Request("stale-redraw-test")
-    state.TABS.get("session:stale-redraw-test").key = key
+    state.SESSIONS.get("session:stale-redraw-test").key = key
     started, release = threading.Event(), threading.Event()
     real = registry.draw
 

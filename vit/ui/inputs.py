@@ -8,9 +8,15 @@ from __future__ import annotations
 
 import math
 
-from vit import validate
+from gradio.utils import get_upload_folder
+
+from vit import images, validate
 from vit.config import PRESETS, patch_size_range
 from vit.errors import InputError
+from vit.model.families import ASSETS
+from vit.serve.files import proven_file
+from vit.validate import Setting
+from vit.views.draw import COLORMAPS
 from vit.views.pictures import CENTRE
 
 NO_IMAGE = "No image yet: upload a photo, take one with the webcam, paste one, or click an example."
@@ -39,22 +45,19 @@ def opacity(value, default: float) -> float:
     return default if math.isnan(number) else min(max(number, 0.0), 1.0)
 
 
-def page_setting(model, patch_size, depth) -> tuple[str, int, int]:
-    """(name, P, depth) from the page's controls, clamped to the model's ranges, then resolved as
-    everywhere else (:func:`vit.validate.setting`)."""
+def page_setting(model, patch_size, depth) -> Setting:
+    """The :class:`~vit.validate.Setting` of the page's controls: P and depth clamped to the model's ranges,
+    then validated, once, as everywhere else (:func:`vit.validate.setting`)."""
     name = validate.model_name(model)
     native, (lo, hi) = PRESETS[name], patch_size_range(name)
-    s = validate.setting(name, clamp(patch_size, lo, hi, native.patch_size),
-                         clamp(depth, 1, native.num_layers, native.num_layers))
-    return s.name, s.patch_size, s.depth
+    return validate.setting(name, clamp(patch_size, lo, hi, native.patch_size),
+                            clamp(depth, 1, native.num_layers, native.num_layers))
 
 
 def colormap_name(value) -> str:
-    from vit.views import draw as render  # noqa: PLC0415
-
-    if isinstance(value, str) and value.strip().lower() in render.COLORMAPS:
+    if isinstance(value, str) and value.strip().lower() in COLORMAPS:
         return value.strip().lower()
-    raise InputError(f"colormap must be one of {', '.join(map(repr, render.COLORMAPS))}, got {validate.show(value)}")
+    raise InputError(f"colormap must be one of {', '.join(map(repr, COLORMAPS))}, got {validate.show(value)}")
 
 
 def query_fraction(value) -> tuple[float, float]:
@@ -85,8 +88,6 @@ def image_source(image):
     Returns:
         (what ``vit.images.load_image`` reads, the name the student knows the file by).
     """
-    from vit.serve.files import proven_file  # noqa: PLC0415
-
     if image is None or image == "" or image == {}:
         raise InputError(NO_IMAGE)
     if isinstance(image, dict):
@@ -103,19 +104,13 @@ def image_source(image):
 
 def upload_roots() -> tuple[str, ...]:
     """The folders whose files a request may name: gradio's upload folder and the app's assets."""
-    from gradio.utils import get_upload_folder  # noqa: PLC0415
-
-    from vit.model.families import ASSETS  # noqa: PLC0415
-
     return get_upload_folder(), str(ASSETS)
 
 
 def load_image(source, name):
     """Decode the upload; messages name the file as the student knows it, not the server's path."""
-    from vit.images import load_image  # noqa: PLC0415
-
     try:
-        return load_image(source)
+        return images.load_image(source)
     except InputError as exc:
         if name is None:
             raise

@@ -13,6 +13,8 @@ import html
 import time
 
 from vit import views
+from vit.ui.state import model_cache
+from vit.validate import Setting
 from vit.views.pictures import Display, Weights
 
 
@@ -52,9 +54,7 @@ def _similarity(name: str, weights: str, patch_size: int, depth: int):
 
 
 def _loaded(name: str, patch_size: int, depth: int):
-    from vit.ui.state import model_cache  # noqa: PLC0415 - state imports this module's users
-
-    return model_cache().get(name, "imagenet", patch_size, depth)
+    return model_cache().get(Setting(name, patch_size, depth), "imagenet")  # the setting an analysis ran at
 
 
 def grid_info(a, display: Display = Display()) -> str:

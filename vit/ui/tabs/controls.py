@@ -11,16 +11,17 @@ from pathlib import Path
 
 import gradio as gr
 
+from vit import validate
 from vit.config import DISPLAY_NAMES, MAX_PATCH_SIZE, MIN_PATCH_SIZE, PRESETS
 from vit.model.families import ASSETS
-from vit.ui import events, gpu, meter
+from vit.ui import events, meter, startup
 from vit.ui.tabs.parts import DISPLAY, MODEL_WAITERS, REDRAW_CONCURRENCY, outputs, private, redraw
 from vit.validate import MAX_TOP_K
 from vit.views.draw import COLORMAPS
 from vit.views.pictures import Display
 
 EXAMPLES = sorted(p for p in ASSETS.glob("*") if p.suffix.lower() in (".jpg", ".jpeg", ".png"))
-DEFAULT = next(k for k, v in DISPLAY_NAMES.items() if v == gpu.DEFAULT_MODEL)  # the family shown first
+DEFAULT = next(k for k, v in DISPLAY_NAMES.items() if v == startup.DEFAULT_MODEL)  # the family shown first
 DIRECTIONS = ("up", "down", "left", "right")  # the arrow keys' hidden buttons (vit/ui/page.js clicks them)
 STARTUP_TICK_S = 1.0  # how often a Space's page asks how far the startup download is
 SIDEBAR_WIDTH, MAIN_WIDTH = 300, 320  # px, the columns' narrowest
@@ -40,7 +41,7 @@ def build_sidebar(c: dict) -> None:
     gr.Examples(examples=[[str(p)] for p in EXAMPLES], inputs=[c["image"]], label="Examples: click one",
                 example_labels=[_example_name(p) for p in EXAMPLES], examples_per_page=max(1, len(EXAMPLES)),
                 api_visibility="private", elem_id="examples")
-    c["model"] = gr.Dropdown(list(DISPLAY_NAMES.values()), value=gpu.DEFAULT_MODEL, label="Model",
+    c["model"] = gr.Dropdown(list(DISPLAY_NAMES.values()), value=startup.DEFAULT_MODEL, label="Model",
                              info="five torchvision checkpoints, and one trained here on drawn shapes", elem_id="model")
     c["patch-size"] = gr.Slider(MIN_PATCH_SIZE, MAX_PATCH_SIZE, value=native.patch_size, step=1,
                                 label="Patch size P (pixels)", info=f"checkpoint's own: {native.patch_size}",
@@ -53,7 +54,7 @@ def build_sidebar(c: dict) -> None:
     centre = Display().query
     c["query-x"] = gr.Number(centre[0], visible=False, label="query_x")  # /redraw's query patch, as fractions
     c["query-y"] = gr.Number(centre[1], visible=False, label="query_y")
-    c["cost-meter"] = gr.Markdown(meter.cost_meter(DEFAULT, native.patch_size, native.num_layers), elem_id="cost-meter")
+    c["cost-meter"] = gr.Markdown(meter.cost_meter(validate.setting(DEFAULT)), elem_id="cost-meter")
     c["predictions"] = gr.Label(num_top_classes=MAX_TOP_K, label="Top-k predictions: softmax(h_cls W + b)",
                                 elem_id="predictions")
     c["top-k"] = gr.Slider(1, MAX_TOP_K, value=5, step=1, label="Top-k", elem_id="top-k")
@@ -93,10 +94,10 @@ def wire(c: dict) -> None:
     _wire_api(c)
     _wire_analyses(c)
     _wire_redraws(c)
-    if gpu.on_space():  # the startup download's progress in the banner
+    if startup.on_space():  # the startup download's progress in the banner
         c["startup-timer"] = ticker = gr.Timer(STARTUP_TICK_S)
-        ticker.tick(events.named(gpu.startup_status, gpu.STARTUP_OUTPUTS), [c["analysis-key"]],
-                    outputs(c, gpu.STARTUP_OUTPUTS), api_name="startup_status", api_visibility="private",
+        ticker.tick(events.named(startup.startup_status, startup.STARTUP_OUTPUTS), [c["analysis-key"]],
+                    outputs(c, startup.STARTUP_OUTPUTS), api_name="startup_status", api_visibility="private",
                     queue=False, show_progress="hidden")
 
 

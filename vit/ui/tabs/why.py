@@ -15,18 +15,21 @@ import html
 import re
 import threading
 import time
-from collections import OrderedDict
+from dataclasses import dataclass, replace
 
 import gradio as gr
 
 from vit import cost as costs
 from vit import validate, views
+from vit.bounded import BoundedDict
 from vit.errors import InputError
 from vit.explanations.methods import METHODS
+from vit.model.families import class_names
+from vit.serve.queue import take_turn
 from vit.ui import gpu, inputs, meter
 from vit.ui.events import DEFAULTS, handler, named
 from vit.ui.pictures import caption
-from vit.ui.state import RUNS, TABS, fair_queue, kept, session_of
+from vit.ui.state import RUNS, SESSIONS, fair_queue, kept, session_of
 from vit.ui.tabs.parts import MODEL_WAITERS, PICTURE_MIN_WIDTH, outputs, picture, pinned, private, wire_pictures
 from vit.views import pictures as registry
 from vit.views.pictures import Display
@@ -37,10 +40,11 @@ MAP_OUTPUTS = ("why-map", "why-map-caption")
 CURVE_OUTPUTS = ("why-curves", "why-curves-caption")
 TARGET_OUTPUTS = ("why-target", "why-curves", "why-curves-caption", "why-table")
 PICK_OUTPUTS = ("why-target", "tabs", "tab-on-screen")
-PATIENCE_S = 120.0  # how long a request waits for this tab's own analysis to finish before giving up
+PATIENCE_S = 120.0  # how long a request waits for its session's own analysis to finish before giving up
+PROGRESS_WAITING, PROGRESS_EXPLAINING = 0.05, 0.3  # where the progress bar stands, waiting and then running
 KEPT = 256  # explanations and curve sets remembered (each ~0.2 MB at P = 16)
 
-_kept: OrderedDict[tuple, tuple] = OrderedDict()  # (key, method, target, baseline or None) -> (Explanation, curves)
+_kept = BoundedDict(KEPT)  # Asked -> (Explanation, curves)
 _kept_lock = threading.Lock()
 
 
@@ -50,8 +54,6 @@ def methods() -> list[tuple[str, str]]:
 
 
 def _class_names(a) -> list[str]:
-    from vit.model.families import class_names  # noqa: PLC0415
-
     return class_names(a.model)
 
 
@@ -99,48 +101,56 @@ def _target(a, target) -> int:
     return validate.class_index(target, len(a.probs), "target")
 
 
-def _explained(image, key, method, target, baseline, request, progress):
+@dataclass(frozen=True)
+class Asked:
+    """What an explanation is of: an analysis (its store key), a method, a class, and the test's baseline."""
+
+    key: str
+    method: str
+    target: int
+    baseline: str | None = None  # None: the map alone, no curves
+
+    def map_only(self) -> Asked:
+        return replace(self, baseline=None)
+
+
+def _recall(asked: Asked) -> tuple | None:
+    """(Explanation, curves) kept for ``asked``; a map alone is also in any entry that has curves."""
+    with _kept_lock:
+        found = asked if asked in _kept else None
+        if found is None and asked.baseline is None:
+            found = next((k for k in _kept if k.map_only() == asked), None)
+        return None if found is None else _kept.get(found)
+
+
+def _explained(image, key: str, method, target, baseline: str | None, request, progress) -> tuple:
     """(Explanation, curves) for this analysis, from what is kept or by running the model in its turn."""
-    from vit.explanations.maps import method_name  # noqa: PLC0415
-    from vit.serve.queue import Busy  # noqa: PLC0415
+    from vit.explanations.maps import method_name  # noqa: PLC0415 - imports torch
 
     a = kept(key)
-    method, target = method_name(method), _target(a, target)
-    wanted = (key, method, target, baseline)
-    with _kept_lock:  # a map alone (baseline None) is also in any entry that has curves
-        found = wanted if wanted in _kept else None
-        if found is None and baseline is None:
-            found = next((k for k in _kept if k[:3] == wanted[:3]), None)
-        if found is not None:
-            _kept.move_to_end(found)
-            return _kept[found]
-    tab = TABS.get(session_of(request))
-    if image is None or tab.shown is None or tab.key != key or tab.shown[0] != inputs.image_id(image):
+    asked = Asked(key, method_name(method), _target(a, target), baseline)
+    found = _recall(asked)
+    if found is not None:
+        return found
+    session = SESSIONS.get(session_of(request))
+    if image is None or session.shown is None or session.key != key or session.shown.image != inputs.image_id(image):
         raise InputError("The image or the setting changed since the last analysis: press Analyze first, "
                          "then ask why.")
     source, filename = inputs.image_source(image)
-    pil = inputs.load_image(source, filename)
-    c = costs.estimate(a.model, a.patch_size, a.depth)
-    seconds = meter.estimated_seconds(c) * (gpu.EXPLAIN_FACTOR + (gpu.CURVES_FACTOR if baseline else 0))
-    what = METHODS[method].title + (": explaining and testing" if baseline else "")
-    progress(0.05, desc=f"{what}: waiting for the model (one run at a time)")
+    pil = inputs.load_image(source, filename)  # decoded once, here
+    setting = meter.analysis_setting(a)
+    seconds = meter.estimated_seconds(costs.estimate(setting)) * (
+        gpu.EXPLAIN_FACTOR + (gpu.CURVES_FACTOR if baseline else 0))
+    what = METHODS[asked.method].title + (": explaining and testing" if baseline else "")
+    progress(PROGRESS_WAITING, desc=f"{what}: waiting for the model (one run at a time)")
     deadline = time.monotonic() + PATIENCE_S
-    while True:
-        try:
-            with fair_queue().turn(session_of(request), seconds):
-                progress(0.3, desc=f"{what} (~{seconds:.0f} s)")
-                result = gpu.run_explanation(a.model, a.patch_size, a.depth, pil, method, target,
-                                             curves=baseline is not None, baseline=baseline or "mean")
-                RUNS["explain"] += 1
-                break
-        except Busy:  # this tab's analysis is finishing
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.05)
+    with take_turn(fair_queue(), session_of(request), seconds, give_up=lambda: time.monotonic() > deadline):
+        progress(PROGRESS_EXPLAINING, desc=f"{what} (~{seconds:.0f} s)")
+        result = gpu.run_explanation(setting, pil, asked.method, asked.target, curves=baseline is not None,
+                                     baseline=baseline or "mean")
+        RUNS["explain"] += 1
     with _kept_lock:
-        _kept[wanted] = result
-        while len(_kept) > KEPT:
-            _kept.popitem(last=False)
+        _kept[asked] = result
     return result
 
 
