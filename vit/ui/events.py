@@ -28,7 +28,7 @@ from vit.config import patch_size_range
 from vit.errors import InputError
 from vit.model.families import is_trained_here
 from vit.ui import inputs, meter, pictures, runs
-from vit.ui.inputs import layer_head
+from vit.ui.inputs import Number, Query, layer_head
 from vit.ui.runs import PROGRESS_DRAWING
 from vit.ui.state import (
     SESSIONS,
@@ -121,9 +121,10 @@ def _as_files(result):
 
 
 @handler
-def analyze(image, model, patch_size, depth, top_k=5, head_fusion="mean", discard_ratio=0.0,
-            layer=None, head=1, opacity=DEFAULTS.opacity, colormap=DEFAULTS.cmap,
-            query=DEFAULTS.query, progress=gr.Progress(), request: gr.Request = None) -> tuple:
+def analyze(image: object, model: str, patch_size: Number, depth: Number, top_k: Number = 5, head_fusion: str = "mean",
+            discard_ratio: Number = 0.0, layer: Number = None, head: Number = 1, opacity: Number = DEFAULTS.opacity,
+            colormap: str = DEFAULTS.cmap, query: Query = DEFAULTS.query, progress=gr.Progress(),
+            request: gr.Request = None) -> tuple:
     """Run the ViT on one image and draw every view.
 
     Args:
@@ -172,8 +173,9 @@ def analyze(image, model, patch_size, depth, top_k=5, head_fusion="mean", discar
 
 
 @handler
-def redraw_all(key: str | None, query_x=DEFAULTS.query[0], query_y=DEFAULTS.query[1], layer=None, head=1,
-               opacity=DEFAULTS.opacity, colormap=DEFAULTS.cmap, head_fusion="mean", discard_ratio=0.0) -> dict:
+def redraw_all(key: str | None, query_x: Number = DEFAULTS.query[0], query_y: Number = DEFAULTS.query[1],
+               layer: Number = None, head: Number = 1, opacity: Number = DEFAULTS.opacity,
+               colormap: str = DEFAULTS.cmap, head_fusion: str = "mean", discard_ratio: Number = 0.0) -> dict:
     """Every picture of this session's last analysis again, with other display settings (no model run).
 
     Args:
@@ -198,7 +200,7 @@ def redraw_all(key: str | None, query_x=DEFAULTS.query[0], query_y=DEFAULTS.quer
 
 
 @handler
-def predictions(key: str | None, top_k):
+def predictions(key: str | None, top_k: Number):
     """Another top-k: read from the kept probabilities."""
     if key is None:
         return gr.skip()
@@ -251,8 +253,9 @@ def _claim(session: Session, wanted: Shown, explicit: bool) -> tuple[int | None,
 
 
 @handler
-def page_analyze(image, model, patch_size, depth, top_k, head_fusion, discard_ratio, layer, head,
-                 progress=gr.Progress(), request: gr.Request = None, explicit: bool = False) -> dict:
+def page_analyze(image: object, model: str, patch_size: Number, depth: Number, top_k: Number, head_fusion: str,
+                 discard_ratio: Number, layer: Number, head: Number, progress=gr.Progress(), request: gr.Request = None,
+                 explicit: bool = False) -> dict:
     """The page's analysis: Analyze (``explicit``), or a new image, patch size, depth or model.
 
     Controls are read as they show (clamped); a setting already shown or running is not run
@@ -313,8 +316,9 @@ def _analysed(a, key: str, setting: Setting, before: Setting | None, layer, head
     }
 
 
-def page_analyze_now(image, model, patch_size, depth, top_k, head_fusion, discard_ratio, layer, head,
-                     progress=gr.Progress(), request: gr.Request = None) -> dict:
+def page_analyze_now(image: object, model: str, patch_size: Number, depth: Number, top_k: Number, head_fusion: str,
+                     discard_ratio: Number, layer: Number, head: Number, progress=gr.Progress(),
+                     request: gr.Request = None) -> dict:
     """The Analyze button: runs whatever the setting costs (within the server's budget).
 
     The same parameters as :func:`page_analyze`, spelled out: gradio passes ``progress`` and
@@ -325,8 +329,9 @@ def page_analyze_now(image, model, patch_size, depth, top_k, head_fusion, discar
 
 
 @handler
-def page_redraw(key: str | None, query, layer, head, opacity, colormap, head_fusion, discard_ratio,
-                projector=False, tab_on_screen: str = "patches", request: gr.Request = None) -> dict:
+def page_redraw(key: str | None, query: Query, layer: Number, head: Number, opacity: Number, colormap: str,
+                head_fusion: str, discard_ratio: Number, projector: bool = False, tab_on_screen: str = "patches",
+                request: gr.Request = None) -> dict:
     """Any display control, a click or an arrow key, a new analysis or another tab: redraw what changed.
 
     No model run. Only the pictures of the tab on screen whose inputs changed are drawn and sent;
@@ -361,7 +366,7 @@ def page_redraw(key: str | None, query, layer, head, opacity, colormap, head_fus
     return out
 
 
-def click(key: str | None, which: str, projector, evt: gr.SelectData):
+def click(key: str | None, which: str, projector: bool, evt: gr.SelectData):
     """A click on a picture of the model's view: that patch becomes the query (fractions x, y).
 
     The patch grid has margins on fine grids (:func:`vit.views.picture_box`); the overlays start at (0, 0).
@@ -381,7 +386,7 @@ def click(key: str | None, which: str, projector, evt: gr.SelectData):
 MOVES = {"up": (-1, 0), "down": (1, 0), "left": (0, -1), "right": (0, 1)}  # (rows, columns) per arrow key
 
 
-def move(key: str | None, query, direction: str):
+def move(key: str | None, query: Query, direction: str):
     """An arrow key (or a presenter's clicker): the query patch moves one patch."""
     a = analysis_store().get(key)
     if a is None:
@@ -393,7 +398,7 @@ def move(key: str | None, query, direction: str):
     return ((c + 0.5) / cols, (r + 0.5) / rows)
 
 
-def settings_changed(model, patch_size, depth, request: gr.Request = None) -> dict:
+def settings_changed(model: str, patch_size: Number, depth: Number, request: gr.Request = None) -> dict:
     """The meter and the out-of-date notice while the setting is being chosen (no model run)."""
     try:
         setting = inputs.page_setting(model, patch_size, depth)
@@ -407,7 +412,7 @@ def settings_changed(model, patch_size, depth, request: gr.Request = None) -> di
 
 
 @handler
-def model_settings(model, head) -> dict:
+def model_settings(model: str, head: Number) -> dict:
     """A new model: its own patch size and depth, the sliders' ranges, and the cost meter."""
     native = validate.setting(model)  # the family at its own patch size and depth
     P, L = native.patch_size, native.depth
@@ -430,7 +435,8 @@ def use_trained_model() -> str:
 
 
 @handler
-def download(key: str | None, which: str, query, layer, head, opacity, colormap, head_fusion, discard_ratio) -> str:
+def download(key: str | None, which: str, query: Query, layer: Number, head: Number, opacity: Number, colormap: str,
+             head_fusion: str, discard_ratio: Number) -> str:
     """One picture with its title, caption and legend, as one PNG file to save."""
     a = runs.with_options(key, head_fusion, discard_ratio)
     layer, head = inputs.clamp(layer, 1, a.depth, a.depth), inputs.clamp(head, 1, a.num_heads, 1)

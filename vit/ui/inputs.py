@@ -19,6 +19,9 @@ from vit.validate import Setting
 from vit.views.draw import COLORMAPS
 from vit.views.pictures import CENTRE
 
+# What a request sends: checked (clamped for the page, validated for the API) before anything uses it.
+Number = float | int | str | None  # a control's number
+Query = tuple[float, float] | list | None  # the query patch, fractions (x, y) of the picture
 NO_IMAGE = "No image yet: upload a photo, take one with the webcam, paste one, or click an example."
 
 
@@ -45,7 +48,7 @@ def opacity(value, default: float) -> float:
     return default if math.isnan(number) else min(max(number, 0.0), 1.0)
 
 
-def page_setting(model, patch_size, depth) -> Setting:
+def page_setting(model: str, patch_size: Number, depth: Number) -> Setting:
     """The :class:`~vit.validate.Setting` of the page's controls: P and depth clamped to the model's ranges,
     then validated, once, as everywhere else (:func:`vit.validate.setting`)."""
     name = validate.model_name(model)
@@ -76,7 +79,7 @@ def layer_head(a, layer, head) -> tuple[int, int]:
     return layer, validate.head(head, a.num_heads)
 
 
-def image_source(image):
+def image_source(image: object):
     """The one gate for every image that comes with a request, public event or internal.
 
     A gr.Image payload names a file; only a file that gradio itself received as an
@@ -107,7 +110,7 @@ def upload_roots() -> tuple[str, ...]:
     return get_upload_folder(), str(ASSETS)
 
 
-def load_image(source, name):
+def load_image(source: object, name: str | None):
     """Decode the upload; messages name the file as the student knows it, not the server's path."""
     try:
         return images.load_image(source)

@@ -14,7 +14,7 @@ from vit import cost as costs
 from vit import validate
 from vit.serve.queue import Busy, take_turn
 from vit.ui import gpu, meter, startup
-from vit.ui.inputs import load_image
+from vit.ui.inputs import Number, load_image
 from vit.ui.state import RUNS, fair_queue, kept
 from vit.validate import Setting
 
@@ -90,7 +90,7 @@ def timing(a, run_s: float, t0: float, t2: float) -> str:
             f" · drawing {1e3 * (time.perf_counter() - t2):.0f} ms · total {1e3 * (time.perf_counter() - t0):.0f} ms")
 
 
-def with_options(key: str, head_fusion, discard_ratio):
+def with_options(key: str, head_fusion: str, discard_ratio: Number):
     """The analysis of ``key`` with another head fusion or discard ratio (no model run).
 
     The kept analysis holds every fusion's maps and remembers its recent variants

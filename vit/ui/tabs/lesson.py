@@ -7,6 +7,7 @@ import gradio as gr
 from vit import views
 from vit.ui import inputs, pictures
 from vit.ui.events import DEFAULTS, handler, named
+from vit.ui.inputs import Number
 from vit.ui.state import analysis_store
 from vit.ui.tabs.parts import PICTURE_MIN_WIDTH, outputs, private, show_tab
 from vit.views import pictures as registry
@@ -19,8 +20,8 @@ NAV_WIDTH = 140  # px, the Previous and Next buttons
 
 
 @handler
-def lesson(key: str | None, step, delta, layer, head, opacity, colormap, projector: bool = False,
-           tab_on_screen: str = TAB) -> dict:
+def lesson(key: str | None, step: Number, delta: Number, layer: Number, head: Number, opacity: Number, colormap: str,
+           projector: bool = False, tab_on_screen: str = TAB) -> dict:
     """The guided lesson (11.4.1 → 11.4.7): one step per screen, this image's numbers, the view that shows it.
 
     ``delta`` is -1, 0 or +1 (Previous, the same step again, Next). Drawn only while the lesson is on screen.

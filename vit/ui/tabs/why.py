@@ -28,6 +28,7 @@ from vit.model.families import class_names
 from vit.serve.queue import take_turn
 from vit.ui import gpu, inputs, meter
 from vit.ui.events import DEFAULTS, handler, named
+from vit.ui.inputs import Number
 from vit.ui.pictures import caption
 from vit.ui.state import RUNS, SESSIONS, fair_queue, kept, session_of
 from vit.ui.tabs.parts import MODEL_WAITERS, PICTURE_MIN_WIDTH, outputs, picture, pinned, private, wire_pictures
@@ -65,7 +66,7 @@ def target_choices(a, shown: int = TARGETS_SHOWN) -> list[tuple[str, int]]:
 
 
 @handler
-def targets(key):
+def targets(key: str | None):
     """A new analysis: its top classes in the list, the top-1 chosen, old curves and table cleared."""
     if key is None:
         return {}
@@ -76,7 +77,7 @@ def targets(key):
 
 
 @handler
-def pick(key, evt: gr.SelectData):
+def pick(key: str | None, evt: gr.SelectData):
     """A click on a prediction of the top-k: this tab opens with that class."""
     if key is None or evt is None:
         return {}
@@ -123,7 +124,7 @@ def _recall(asked: Asked) -> tuple | None:
         return None if found is None else _kept.get(found)
 
 
-def _explained(image, key: str, method, target, baseline: str | None, request, progress) -> tuple:
+def _explained(image: object, key: str, method: str, target: Number, baseline: str | None, request, progress) -> tuple:
     """(Explanation, curves) for this analysis, from what is kept or by running the model in its turn."""
     from vit.explanations.maps import method_name  # noqa: PLC0415 - imports torch
 
@@ -155,8 +156,8 @@ def _explained(image, key: str, method, target, baseline: str | None, request, p
 
 
 @handler
-def explain_page(image, key, target, method, opacity, colormap, projector=False, tab_on_screen=TAB,
-                 progress=gr.Progress(), request: gr.Request = None):
+def explain_page(image: object, key: str | None, target: Number, method: str, opacity: Number, colormap: str,
+                 projector: bool = False, tab_on_screen: str = TAB, progress=gr.Progress(), request: gr.Request = None):
     """The map for the chosen class and method, over the image (drawn only while this tab is on screen)."""
     if tab_on_screen != TAB or key is None or target is None:
         return {}
@@ -168,7 +169,8 @@ def explain_page(image, key, target, method, opacity, colormap, projector=False,
 
 
 @handler
-def test_page(image, key, target, method, baseline, progress=gr.Progress(), request: gr.Request = None):
+def test_page(image: object, key: str | None, target: Number, method: str, baseline: str | None, progress=gr.Progress(),
+              request: gr.Request = None):
     """"Test it": the deletion and insertion curves of the map, beside a random order."""
     if key is None or target is None:
         raise InputError("Analyse an image first, then pick a class to explain.")
@@ -181,7 +183,8 @@ def test_page(image, key, target, method, baseline, progress=gr.Progress(), requ
 
 
 @handler
-def compare_page(image, key, target, baseline, progress=gr.Progress(), request: gr.Request = None):
+def compare_page(image: object, key: str | None, target: Number, baseline: str | None, progress=gr.Progress(),
+                 request: gr.Request = None):
     """"Compare all methods": every method explained and tested on this class, as a table."""
     if key is None or target is None:
         raise InputError("Analyse an image first, then pick a class to explain.")
