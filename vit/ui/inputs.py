@@ -25,27 +25,28 @@ Query = tuple[float, float] | list | None  # the query patch, fractions (x, y) o
 NO_IMAGE = "No image yet: upload a photo, take one with the webcam, paste one, or click an example."
 
 
-def clamp(value, lo: int, hi: int, default: int) -> int:
+def _number(value: Number) -> float | None:
+    """A control's value as a float; None for anything that is not a number (NaN included)."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(number) else number
+
+
+def clamp(value: Number, lo: int, hi: int, default: int) -> int:
     """A control's number as the page shows it: rounded and clamped to [lo, hi]; not a number -> default.
 
     A browser's number box accepts 100 in a 4..64 slider and shows 64; what runs is what it shows.
     """
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return default
-    if math.isnan(number):
-        return default
-    return int(min(max(round(number), lo), hi))
+    number = _number(value)
+    return default if number is None else int(min(max(round(number), lo), hi))
 
 
-def opacity(value, default: float) -> float:
+def opacity(value: Number, default: float) -> float:
     """The opacity slider as the page shows it: a number clamped to [0, 1]; not a number -> default."""
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return default
-    return default if math.isnan(number) else min(max(number, 0.0), 1.0)
+    number = _number(value)
+    return default if number is None else min(max(number, 0.0), 1.0)
 
 
 def page_setting(model: str, patch_size: Number, depth: Number) -> Setting:

@@ -3,7 +3,7 @@
 Each :class:`Picture` says its element id, its tab, its title, its "What is this?" text, how it is
 drawn and what it depends on; :class:`Display` is what a redraw may change, with its defaults
 defined here once. To add a picture: write its view (a function returning a ``View``), add one
-``Picture`` to :data:`PICTURES`, and place it on its tab with ``_picture(c, name)`` (``vit/ui/tabs/``).
+``Picture`` to :data:`PICTURES`, and place it on its tab with ``parts.picture(c, name)`` (``vit/ui/tabs/``).
 """
 
 from __future__ import annotations
