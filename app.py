@@ -6,12 +6,25 @@
 
 Upload a photo and follow it through the model in the chapter's notation:
 (B, C, H, W) -> (B, N, D) -> (B, N+1, D) -> L encoder blocks -> h_cls -> (B, K).
-This file only starts the server. The page is ``vit/ui``: ``layout`` (tabs, components by
-elem_id, wiring), ``events`` (what each event does, outputs by name), ``meter`` (cost meter,
-banner, out-of-date notice), ``state`` (model cache, kept analyses, the model's queue, tabs)
-and ``gpu`` (ZeroGPU and a Space's startup download). The pictures themselves are
-``vit.views``, shared with the CLI and the benchmark. Nothing heavy happens at import: torch
-and the models load on the first request.
+This file only starts the server. The page is ``vit/ui``:
+
+    layout.py     composes the page: shared states, then each section's build(c) and wire(c)
+    tabs/         one module per section, its components, events and own handlers: controls (sidebar,
+                  view controls, the API's events), patches, attention, depth, why, inside, figure7, lesson;
+                  parts.py: a picture with its buttons, the pinned copy, the redraw event
+    events.py     the handlers several sections share (analyze, redraw, click, move, download, settings),
+                  outputs by name
+    runs.py       a model run: its turn in the fair queue, the weights, progress layer by layer
+    gpu.py        ZeroGPU's spaces.GPU around the model work
+    startup.py    a Space's startup download and its banner
+    inputs.py     the controls as the page shows them, and the one gate for images
+    meter.py      cost meter, banners, out-of-date notice
+    pictures.py   captions, the grid's geometry, the stage table, Figure 7's weights
+    state.py      model cache, kept analyses, the model's queue, picture folder, sessions
+
+The pictures themselves are ``vit.views`` and their registry ``vit.views.pictures``, shared with
+the CLI and the benchmark. Nothing heavy happens at import: torch and the models load on the
+first request.
 """
 
 from __future__ import annotations
@@ -21,6 +34,7 @@ import logging
 import os
 import re
 import signal
+import tempfile
 import threading
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")  # a classroom server phones nobody
@@ -31,11 +45,15 @@ except ImportError:
     spaces = None
 
 import gradio as gr  # noqa: E402
+from starlette.middleware import Middleware  # noqa: E402 - gradio's own dependency
 
 from vit.model.families import ASSETS  # noqa: E402
-from vit.ui import gpu, layout  # noqa: E402
+from vit.serve.files import remove_stale_folders  # noqa: E402
+from vit.ui import layout, startup  # noqa: E402
 
 log = logging.getLogger("vit.app")
+
+QUEUE_SIZE = 64  # requests gradio's queue holds; vit.ui.tabs.parts.MODEL_WAITERS of them may wait for the model
 
 build_demo = layout.build_demo
 
@@ -72,9 +90,7 @@ def private_events(demo: gr.Blocks) -> frozenset[str]:
 
 def launch(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, share: bool = False, **kwargs):
     """Start the server with the app's limits: bounded queue, 20 MB uploads, only assets/ served."""
-    from starlette.middleware import Middleware  # noqa: PLC0415 - gradio's own dependency
-
-    demo.queue(max_size=64, default_concurrency_limit=1)
+    demo.queue(max_size=QUEUE_SIZE, default_concurrency_limit=1)
     guard = Middleware(PrivateEventGuard, private=private_events(demo))
     return demo.launch(
         server_name=host, server_port=port, share=share, max_file_size="20mb", allowed_paths=[str(ASSETS)],
@@ -105,10 +121,6 @@ def _interrupt(signum, frame):
 
 def _remove_leftovers() -> None:
     """Picture folders that killed servers left behind (partial downloads: :func:`_prewarm`)."""
-    import tempfile  # noqa: PLC0415
-
-    from vit.serve.files import remove_stale_folders  # noqa: PLC0415
-
     for path in remove_stale_folders(tempfile.gettempdir()):
         log.info("removed %s, left by a server that is gone", path.name)
 
@@ -116,7 +128,7 @@ def _remove_leftovers() -> None:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="ViT Anatomy: look inside a Vision Transformer in the browser.")
     # A Space starts `python app.py` and expects 0.0.0.0:7860; gradio's own variables are honoured as gradio does.
-    host = os.environ.get("GRADIO_SERVER_NAME") or ("0.0.0.0" if gpu.on_space() else "127.0.0.1")  # noqa: S104
+    host = os.environ.get("GRADIO_SERVER_NAME") or ("0.0.0.0" if startup.on_space() else "127.0.0.1")  # noqa: S104
     parser.add_argument("--host", default=host,
                         help="address to listen on (default 127.0.0.1, or $GRADIO_SERVER_NAME, or 0.0.0.0 on a "
                              "Space; 0.0.0.0 lets others on the network connect)")
@@ -130,8 +142,8 @@ def main(argv: list[str] | None = None) -> None:
     signal.signal(signal.SIGTERM, _interrupt)
     _remove_leftovers()
     logging.getLogger("httpx").setLevel(logging.WARNING)  # gradio's own start-up requests
-    if gpu.on_space():  # a Space starts with an empty cache: fetch the default model's weights from the start
-        gpu.start_prefetch()
+    if startup.on_space():  # a Space starts with an empty cache: fetch the default model's weights from the start
+        startup.start_prefetch()
     demo = build_demo()
     launch(demo, args.host, args.port, args.share, prevent_thread_lock=True)
     threading.Thread(target=_prewarm, name="prewarm", daemon=True).start()

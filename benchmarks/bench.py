@@ -61,6 +61,7 @@ sys.path.insert(0, str(ROOT))
 import vit  # noqa: E402 - after the path is set
 from vit import views  # noqa: E402
 from vit.config import PRESETS  # noqa: E402
+from vit.views import pictures  # noqa: E402
 
 from served import app_env, free_port, start_app, stop_app, wait_http_200  # noqa: E402
 
@@ -83,7 +84,8 @@ DISPLAY_TARGETS_MS = {"b16-p16": 60.0, "b16-p4": 1000.0}
 BURST_CLIENTS, BURST_SEQUENCE = 5, (4, 8, 16, 16)  # 20 mixed analyses for the settled RSS (memory_burst.py)
 RSS_TARGET_GB = 2.5  # vit.analyze at patch 4 (the peer was measured at 7.0 GB)
 STARTUP_TARGET_S = 10.0
-QUERY, OPACITY, CMAP, TOP_K = (0.5, 0.5), 0.6, "cividis", 5  # the app's defaults
+DISPLAY = pictures.Display()  # the app's defaults (defined once, in vit.views.pictures)
+QUERY, OPACITY, CMAP, TOP_K = DISPLAY.query, DISPLAY.opacity, DISPLAY.cmap, 5
 PNG_LEVEL = 1  # vit.ui.state.png_file's zlib level: the app serves its pictures as PNG files
 
 
@@ -129,31 +131,23 @@ def timed(fn) -> tuple[float, object]:
 def page_views(a: vit.Analysis) -> list:
     """What the page shows for a new analysis with its first tab on screen (``vit.ui.events.page_analyze``
     then ``page_redraw``): the depth plot, stage table and top-k, then the tab's pictures (patch grid
-    and query view), drawn by ``vit.ui.pictures.draw`` as the page draws them."""
-    from vit.ui import pictures  # noqa: PLC0415 - the page's own drawing, torch-free
+    and query view), drawn by ``vit.views.pictures.draw`` as the page draws them."""
+    from vit.ui import pictures as page  # noqa: PLC0415 - the page's own stage table, torch-free
 
-    first = [views.depth_view(a), pictures.stage_table(a), views.top_k(a, TOP_K)]
-    return first + [pictures.draw(a, which, QUERY, a.depth, 1, OPACITY, CMAP) for which in pictures.on_tab("patches")]
+    first = [pictures.draw(a, "depth-plot"), page.stage_table(a), views.top_k(a, TOP_K)]
+    return first + [pictures.draw(a, name, DISPLAY) for name in pictures.on_tab("patches")]
 
 
 def render_views(a: vit.Analysis) -> list:
-    """Every picture and table the app shows for a new analysis, drawn by ``vit.views``.
+    """Every picture and table the app shows for a new analysis, drawn by ``vit.views.pictures``.
 
-    The app, the CLI and this benchmark draw through the same functions, so what is
+    The app, the CLI and this benchmark draw through the same registry, so what is
     timed is what a visitor sees: patch grid, stage table, rollout, per-head and
     per-layer sheets, query-patch view, top-k and the early-exit plot.
     """
-    layer, head = a.depth, 1
-    return [
-        views.grid_view(a, QUERY),
-        views.stage_rows(a),
-        views.rollout_view(a, layer, OPACITY, CMAP),
-        views.heads_view(a, layer, OPACITY, CMAP),
-        views.layers_view(a, OPACITY, CMAP),
-        views.query_view(a, QUERY, layer, head, OPACITY, CMAP),
-        views.top_k(a, TOP_K),
-        views.depth_view(a),
-    ]
+    drawn = {name: pictures.draw(a, name, DISPLAY) for name in (*pictures.API_PICTURES, "depth-plot")}
+    return [drawn["patch-grid"], views.stage_rows(a), drawn["rollout-view"], drawn["head-views"],
+            drawn["layer-views"], drawn["query-view"], views.top_k(a, TOP_K), drawn["depth-plot"]]
 
 
 def untried(a: vit.Analysis) -> vit.Analysis:

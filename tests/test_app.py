@@ -26,7 +26,9 @@ import vit.analysis.run
 import vit.model.load
 import vit.cost
 from vit import views
-from vit.ui import events, inputs, layout, meter, pictures, state
+from vit.ui import events, inputs, layout, meter, state
+from vit.validate import Setting
+from vit.views import pictures as registry
 
 # gradio 6.31 itself calls deprecated pandas options on every request.
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:gradio.queueing")
@@ -160,14 +162,14 @@ def redraw(client, **display):
 
 
 def test_a_fusion_or_discard_change_redraws_only_the_pictures_drawn_from_it():
-    from vit.ui import pictures
+    from vit.views import pictures
 
     key = pictures.variant_key
     assert key("k", "rollout-view", "max", 0.5) not in (key("k", "rollout-view", "max", 0.6),
                                                        key("k", "rollout-view", "min", 0.5))
     assert key("k", "layer-views", "max", 0.5) == key("k", "layer-views", "max", 0.6)  # fused tiles: no discard
     assert key("k", "layer-views", "max", 0.5) != key("k", "layer-views", "min", 0.5)
-    for which in set(pictures.ALL_PICTURES) - {"rollout-view", "layer-views"}:
+    for which in set(pictures.ANALYSIS_PICTURES) - {"rollout-view", "layer-views"}:
         assert key("k", which, "max", 0.5) == key("k", which, "mean", 0.0) == "k"
 
 
@@ -334,10 +336,10 @@ def test_layers_past_the_depth_run_show_the_last_one(b32_analysis):
                                               (float("nan"), 16), (16.4, 16), (24, 24)])
 def test_the_page_runs_what_its_controls_show(typed, shown):
     """A typed value out of range is clamped, as the browser's number box shows it."""
-    assert inputs.page_setting("ViT-B/16", typed, 12) == ("vit_b_16", shown, 12)
-    assert inputs.page_setting("ViT-B/16", 16, 0) == ("vit_b_16", 16, 1)
-    assert inputs.page_setting("ViT-B/16", 16, 99) == ("vit_b_16", 16, 12)
-    assert inputs.page_setting("ViT-Tiny shapes, trained here", 100, 1)[1] == 32
+    assert inputs.page_setting("ViT-B/16", typed, 12) == Setting("vit_b_16", shown, 12)
+    assert inputs.page_setting("ViT-B/16", 16, 0) == Setting("vit_b_16", 16, 1)
+    assert inputs.page_setting("ViT-B/16", 16, 99) == Setting("vit_b_16", 16, 12)
+    assert inputs.page_setting("ViT-Tiny shapes, trained here", 100, 1).patch_size == 32
 
 
 # --------------------------------------------------------------------------- the weights banner
@@ -562,17 +564,17 @@ def test_a_redraw_overtaken_by_a_newer_one_is_dropped(b32_analysis, monkeypatch)
 
     key = state.analysis_store().put(b32_analysis)
     request = Request("stale-redraw-test")
-    state.TABS.get("session:stale-redraw-test").key = key
+    state.SESSIONS.get("session:stale-redraw-test").key = key
     started, release = threading.Event(), threading.Event()
-    real = pictures.draw
+    real = registry.draw
 
-    def slow_draw(a, which, *args):  # the first redraw waits inside its drawing until the second has finished
+    def slow_draw(a, which, *args, **kwargs):  # the first redraw waits inside its drawing until the second has finished
         if threading.current_thread().name == "older" and which == "rollout-view":
             started.set()
             release.wait(30)
-        return real(a, which, *args)
+        return real(a, which, *args, **kwargs)
 
-    monkeypatch.setattr(pictures, "draw", slow_draw)
+    monkeypatch.setattr(registry, "draw", slow_draw)
     results = {}
     older = threading.Thread(name="older", target=lambda: results.update(
         older=events.page_redraw(key, (0.5, 0.5), 3, 1, 0.6, "cividis", "mean", 0.0, False, "attention",

@@ -113,7 +113,7 @@ def test_corrupt_checkpoint_in_the_cache(tmp_path, monkeypatch):
     path = write_checkpoint(home / "hub", "vit_b_32")
     path.write_bytes(path.read_bytes()[:100_000])
     monkeypatch.setenv("TORCH_HOME", str(home))
-    monkeypatch.setattr(state, "_cache", None)
+    monkeypatch.setattr(state.model_cache, "_value", None)
     demo = app.build_demo()
     _, url, _ = app.launch(demo, port=free_port(), prevent_thread_lock=True, quiet=True)
     try:

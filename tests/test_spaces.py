@@ -21,10 +21,11 @@ import pytest
 from packaging.requirements import Requirement
 
 import app
-from vit.ui import events, gpu, meter, state
+from vit.ui import events, gpu, meter, startup, state
 from conftest import free_port, serve_http
 import vit.cost
 from vit.model import checkpoints
+from vit.validate import setting
 from vit.serve.prefetch import Prefetch
 from vit.model.checkpoints import Checkpoint
 
@@ -86,7 +87,7 @@ sys.modules["spaces"] = None  # `import spaces` raises ImportError, as where the
 for name in ("GRADIO_SERVER_NAME", "GRADIO_SERVER_PORT"):
     os.environ.pop(name, None)
 import app
-from vit.ui import events, gpu, meter, state
+from vit.ui import events, gpu, meter, startup, state
 demo = app.build_demo()
 facts = {
     "spaces": gpu.spaces is None,
@@ -101,7 +102,7 @@ launched = {}
 app.build_demo, app._prewarm, app._delete_gradio_files = Demo, lambda: None, lambda demo: None
 app.launch = lambda demo, host, port, share, **kwargs: launched.update(host=host, port=port, share=share)
 app.main([])
-facts.update(launched=launched, prefetch=gpu._prefetch is not None, torch="torch" in sys.modules)
+facts.update(launched=launched, prefetch=startup._prefetch is not None, torch="torch" in sys.modules)
 print(json.dumps(facts))
 """
 
@@ -138,19 +139,21 @@ real_url = weights.Checkpoint.url
 weights.Checkpoint.url = property(lambda c: os.environ["CKPT_URL"] if c.name == "vit_b_16" else real_url.fget(c))
 
 import app
-from vit.ui import events, gpu, meter, state
+from vit.ui import events, gpu, meter, startup, state
+from vit.validate import setting
 facts = {"applied": [[a["function"], callable(a["duration"])] for a in spaces.applied]}
 duration = spaces.applied[0]["duration"]
-facts["seconds"] = {f"{name} P={p}": duration(name, p, depth, None, 5, "mean", 0.0)
+facts["seconds"] = {f"{name} P={p}": duration(setting(name, p, depth), None, 5, "mean", 0.0)
                     for name, p, depth in [("vit_b_16", 16, 12), ("vit_b_16", 4, 12), ("vit_h_14", 14, 32)]}
-facts["explain_seconds"] = spaces.applied[1]["duration"]("vit_b_16", 16, 12, None, "grad_rollout", 0, curves=True)
+facts["explain_seconds"] = spaces.applied[1]["duration"](setting("vit_b_16", 16, 12), None, "grad_rollout", 0,
+                                                              curves=True)
 
 def check():
     try:
         t0 = time.monotonic()
-        while (gpu._prefetch is None or gpu._prefetch.done == 0) and time.monotonic() - t0 < 60:
+        while (startup._prefetch is None or startup._prefetch.done == 0) and time.monotonic() - t0 < 60:
             time.sleep(0.05)
-        facts["prefetch"] = [gpu._prefetch.name, gpu._prefetch.in_flight, gpu._prefetch.done]
+        facts["prefetch"] = [startup._prefetch.name, startup._prefetch.in_flight, startup._prefetch.done]
         port = os.environ["GRADIO_SERVER_PORT"]
         while time.monotonic() - t0 < 60:
             try:
@@ -169,15 +172,17 @@ def check():
         first.start()
         time.sleep(1.0)
         facts["analysis_waits"] = first.is_alive()
-        facts["banner_during"] = gpu.startup_banner()
-        banner, timer = gpu.startup_status(None)
+        facts["banner_during"] = startup.startup_banner()
+        status = startup.startup_status(None)
+        banner, timer = status["banner"], status["startup-timer"]
         facts["timer_during"] = timer.active
         urllib.request.urlopen(os.environ["RELEASE_URL"], timeout=5).close()
         first.join(120)
         facts["banner_after_analysis"] = result["out"][0] if "out" in result else result.get("error", "no result")
         facts["calls"] = spaces.calls
         facts["runs"] = state.RUNS["model"]
-        banner, timer = gpu.startup_status(None)
+        status = startup.startup_status(None)
+        banner, timer = status["banner"], status["startup-timer"]
         facts["banner_after"], facts["timer_after"] = banner, timer.active
         facts["cached"] = weights.cached_path("vit_b_16").is_file()
         facts["cuda_touched_outside"] = touched
@@ -239,16 +244,16 @@ def test_zerogpu_space_decorates_the_run_and_fetches_the_weights_at_startup(b16_
 
 
 def test_duration_grows_with_the_setting_and_the_checkpoint():
-    b16 = [gpu.gpu_seconds("vit_b_16", p, 12) for p in (32, 16, 8, 4)]
+    b16 = [gpu.gpu_seconds(setting("vit_b_16", p, 12)) for p in (32, 16, 8, 4)]
     assert b16 == sorted(b16) and b16[-1] > b16[1], b16
-    native = [gpu.gpu_seconds(name, p, depth) for name, p, depth in
+    native = [gpu.gpu_seconds(setting(name, p, depth)) for name, p, depth in
               [("vit_b_32", 32, 12), ("vit_l_16", 16, 24), ("vit_h_14", 14, 32)]]
     assert native == sorted(native) and native[-1] > native[0], native
-    assert gpu.gpu_seconds("vit_h_14", 4, 32) > gpu.gpu_seconds("vit_h_14", 14, 32)
+    assert gpu.gpu_seconds(setting("vit_h_14", 4, 32)) > gpu.gpu_seconds(setting("vit_h_14", 14, 32))
     assert all(isinstance(s, int) for s in b16 + native)
     # A duration is a ceiling on the GPU time: never below what the run takes on the GPU (GPU_GFLOPS).
     c = vit.cost.estimate("vit_h_14", 4, 32)
-    assert gpu.zerogpu_seconds(c) > gpu.ZEROGPU_START_S + c.gflops / gpu.GPU_GFLOPS
+    assert gpu.zerogpu_seconds(c) > gpu.ZEROGPU_START_S + c.gflops / meter.GPU_GFLOPS
 
 
 class Refusing(http.server.BaseHTTPRequestHandler):
@@ -270,14 +275,14 @@ def test_a_failed_startup_download_says_untrained_and_is_not_repeated(tmp_path, 
     monkeypatch.setenv("TORCH_HOME", str(tmp_path / "torch"))
     monkeypatch.setattr(checkpoints, "_failed_downloads", {})
     monkeypatch.setattr(Checkpoint, "url", property(lambda c: f"{url}/{c.name}-00000000.pth"))
-    monkeypatch.setattr(state, "_cache", None)
+    monkeypatch.setattr(state.model_cache, "_value", None)
     Refusing.requests = 0
     try:
         prefetch = Prefetch("vit_b_32").start()
         assert prefetch.wait() is False
-        monkeypatch.setattr(gpu, "_prefetch", prefetch)
+        monkeypatch.setattr(startup, "_prefetch", prefetch)
         assert prefetch.error.startswith("UNTRAINED: weights could not be downloaded")
-        banner = gpu.startup_banner()
+        banner = startup.startup_banner()
         assert "UNTRAINED" in banner and "ViT-B/32 weights could not be downloaded" in banner
         result = events.analyze(str(CAT), "ViT-B/32", 32, 12)
     finally:
@@ -296,9 +301,9 @@ def test_a_family_without_a_checkpoint_to_download_is_not_fetched(tmp_path, monk
     monkeypatch.setattr(Checkpoint, "url", property(lambda c: "http://127.0.0.1:9/unused.pth"))
     prefetch = Prefetch("vit_b_32").start()
     assert prefetch.wait() is True and prefetch.error == ""
-    monkeypatch.setattr(gpu, "_prefetch", prefetch)
-    gpu.fetch_weights("vit_b_32", lambda done, total: pytest.fail("nothing should be downloaded"))
-    assert gpu.startup_banner() == meter.banner_html()
+    monkeypatch.setattr(startup, "_prefetch", prefetch)
+    startup.fetch_weights("vit_b_32", lambda done, total: pytest.fail("nothing should be downloaded"))
+    assert startup.startup_banner() == meter.banner_html()
     assert not (tmp_path / "torch").exists()
 
 

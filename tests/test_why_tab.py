@@ -11,7 +11,9 @@ import torch
 
 import vit
 from conftest import ROOT
-from vit.ui import events, inputs, state, why
+from vit.ui import events, inputs, state
+from vit.ui.tabs import why
+from vit.validate import Setting
 
 STAR = ROOT / "assets" / "shapes-star.png"
 
@@ -34,8 +36,8 @@ def shown():
     a = vit.analyze(vit.load_model("vit_tiny_shapes"), STAR)
     key = state.analysis_store().put(a)
     request = Request("why-tab-test")
-    tab = state.TABS.get("session:why-tab-test")
-    tab.key, tab.shown = key, (inputs.image_id(image), a.model, a.patch_size, a.depth)
+    session = state.SESSIONS.get("session:why-tab-test")
+    session.key, session.shown = key, state.Shown(inputs.image_id(image), Setting(a.model, a.patch_size, a.depth))
     yield key, image, request, a
     state.reset()
     why._kept.clear()

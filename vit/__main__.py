@@ -273,8 +273,10 @@ def _explain(args) -> int:
     written = []
     if out:
         from vit import views  # noqa: PLC0415
+        from vit.views.pictures import Display  # noqa: PLC0415
 
-        views.captioned(views.explanation_view(e, OUT_OPACITY, OUT_COLORMAP)).save(out / "explanation.png")
+        shown = Display()  # the app's display defaults
+        views.captioned(views.explanation_view(e, shown.opacity, shown.cmap)).save(out / "explanation.png")
         written.append(out / "explanation.png")
         if curves:
             views.captioned(views.curves_view(e, curves)).save(out / "curves.png")
@@ -335,26 +337,19 @@ def _analyze(args) -> int:
     return 0
 
 
-# What --out draws: the app's defaults, the last layer, head 1, the centre patch as the query.
-OUT_QUERY, OUT_OPACITY, OUT_COLORMAP = (0.5, 0.5), 0.6, "cividis"
-
-
 def _write_views(a, out: Path) -> list[Path]:
-    """Every view of the analysis as a captioned PNG (title, picture, caption, legend, note) in ``out``."""
+    """Every view the registry gives a file name, as a captioned PNG (title, picture, caption, legend, note) in
+    ``out``: drawn as the app first shows them (its display defaults, the last layer, head 1, the centre patch)."""
     from vit import views  # noqa: PLC0415
+    from vit.views import pictures  # noqa: PLC0415
 
-    L, q, alpha, cmap = a.depth, OUT_QUERY, OUT_OPACITY, OUT_COLORMAP
-    drawn = {
-        "patch_grid.png": views.grid_view(a, q),
-        "rollout.png": views.rollout_view(a, L, alpha, cmap),
-        "query.png": views.query_view(a, q, L, 1, alpha, cmap),
-        "heads.png": views.heads_view(a, L, alpha, cmap),
-        "layers.png": views.layers_view(a, alpha, cmap),
-        "depth.png": views.depth_view(a),
-    }
-    for name, view in drawn.items():
-        views.captioned(view).save(out / name)
-    return [out / name for name in drawn]
+    written = []
+    for name in pictures.OUT_PICTURES:
+        view = pictures.draw(a, name, pictures.Display())
+        path = out / pictures.PICTURES[name].out_file
+        views.captioned(view).save(path)
+        written.append(path)
+    return written
 
 
 def _download(args) -> int:

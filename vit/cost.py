@@ -44,9 +44,15 @@ class Cost:
     weights_bytes: int  # the model's parameters (float32)
 
 
-def estimate(model, patch_size=None, depth=None) -> Cost:
-    """The cost of analysing one image with ``model`` at ``patch_size`` and ``depth`` (validated)."""
-    setting = validate.setting(model, patch_size, depth)
+def estimate(setting: validate.Setting | str, patch_size=None, depth=None) -> Cost:
+    """The cost of analysing one image at a setting.
+
+    Args:
+        setting: a :class:`vit.validate.Setting` (valid already: used as it is), or a model name
+            validated here with ``patch_size`` and ``depth`` (:func:`vit.validate.setting`).
+    """
+    if not isinstance(setting, validate.Setting):
+        setting = validate.setting(setting, patch_size, depth)
     native, patch_size, depth, grid = setting.native, setting.patch_size, setting.depth, setting.grid
     T, D, h = grid * grid + 1, native.embed_dim, native.num_heads
     macs_per_layer = 4 * T * D * D + 2 * T * D * native.mlp_dim + 2 * T * T * D
@@ -58,9 +64,9 @@ def estimate(model, patch_size=None, depth=None) -> Cost:
     per_layer_params = 4 * D * D + 4 * D + 2 * D * native.mlp_dim + native.mlp_dim + D + 4 * D
     params = depth * per_layer_params + (T + 1) * D + 3 * patch_size**2 * D + D + 2 * D + (D + 1) * native.num_classes
     return Cost(
-        name=setting.name, display_name=setting.display_name, patch_size=patch_size, native_patch_size=native.patch_size,
-        depth=depth, heads=h, dim=D, grid=grid, input_size=grid * patch_size, tokens=T,
-        attention_per_head=T * T, attention_total=depth * h * T * T,
+        name=setting.name, display_name=setting.display_name, patch_size=patch_size,
+        native_patch_size=native.patch_size, depth=depth, heads=h, dim=D, grid=grid, input_size=grid * patch_size,
+        tokens=T, attention_per_head=T * T, attention_total=depth * h * T * T,
         gflops=2 * depth * macs_per_layer / 1e9, kept_bytes=kept, peak_bytes=kept + 4 * h * T * T,
         weights_bytes=4 * params,
     )

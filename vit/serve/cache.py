@@ -10,24 +10,21 @@ it once.
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import uuid
 from collections import OrderedDict
 
 from vit import validate
-from vit.model.load import load_model
-from vit.model.families import is_trained_here
-from vit.model.loaded import LoadedModel
+from vit.bounded import BoundedDict
 from vit.model.checkpoints import cached_path
+from vit.model.families import is_trained_here
+from vit.model.load import load_model
+from vit.model.loaded import LoadedModel
 
 MAX_CACHE_BYTES = int(float(os.environ.get("VIT_MODEL_CACHE_GB", "3")) * 1e9)
 MAX_CACHE_MODELS = int(os.environ.get("VIT_MODEL_CACHE_SIZE", "6"))
 _BIG = ("vit_l_", "vit_h_")
-
-
-def model_bytes(loaded: LoadedModel) -> int:
-    """Bytes a cached model's parameters take (its ``nbytes``)."""
-    return loaded.nbytes
 
 
 class ModelCache:
@@ -39,14 +36,20 @@ class ModelCache:
         self._loading: dict[tuple, threading.Lock] = {}
         self.loads = 0  # how many times a model was built (tests count it)
 
-    def key(self, name, weights="imagenet", patch_size=None, depth=None) -> tuple:
-        """``(name, weights, patch_size, depth)``, validated: every spelling of a setting is one key."""
-        s = validate.setting(name, patch_size, depth)
+    @staticmethod
+    def key(setting: validate.Setting | str, weights: str = "imagenet", patch_size=None, depth=None) -> tuple:
+        """``(name, weights, patch_size, depth)``: every spelling of a setting is one key.
+
+        ``setting``: a :class:`vit.validate.Setting` (valid already), or a model name validated here
+        with ``patch_size`` and ``depth``.
+        """
+        s = setting if isinstance(setting, validate.Setting) else validate.setting(setting, patch_size, depth)
         return (s.name, weights, s.patch_size, s.depth)
 
-    def get(self, name, weights="imagenet", patch_size=None, depth=None, progress=None) -> LoadedModel:
-        """The model for these settings (a :class:`LoadedModel`), loaded once and kept while it fits."""
-        key = self.key(name, weights, patch_size, depth)
+    def get(self, setting: validate.Setting | str, weights: str = "imagenet", patch_size=None, depth=None,
+            progress=None) -> LoadedModel:
+        """The model for a setting (a :class:`LoadedModel`), loaded once and kept while it fits."""
+        key = self.key(setting, weights, patch_size, depth)
         with self._lock:
             loaded = self._models.get(key)
             if loaded is not None and not self._stale(loaded, key):
@@ -107,28 +110,24 @@ class AnalysisStore:
 
     def __init__(self, max_bytes: int = int(float(os.environ.get("VIT_APP_STATE_GB", "3")) * 1e9)):
         self.max_bytes = max_bytes
-        self._items: OrderedDict[str, object] = OrderedDict()
+        self._items = BoundedDict(sys.maxsize, max_size=max_bytes, size=lambda a: a.nbytes)
         self._lock = threading.Lock()
 
     def put(self, analysis) -> str:
         key = uuid.uuid4().hex
         with self._lock:
-            self._items[key] = analysis
-            while len(self._items) > 1 and self.nbytes > self.max_bytes:
-                self._items.popitem(last=False)
+            self._items[key] = analysis  # the least recently used go while over max_bytes; the newest stays
         return key
 
     def get(self, key):
         """The analysis for ``key``, or None if it was never kept or has been dropped."""
         with self._lock:
-            analysis = self._items.get(key) if isinstance(key, str) else None
-            if analysis is not None:
-                self._items.move_to_end(key)
-            return analysis
+            return self._items.get(key) if isinstance(key, str) else None
 
     @property
     def nbytes(self) -> int:
-        return sum(a.nbytes for a in list(self._items.values()))  # a snapshot: other threads put and evict
+        with self._lock:
+            return self._items.total_size()
 
     def __len__(self) -> int:
         return len(self._items)

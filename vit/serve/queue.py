@@ -7,8 +7,8 @@ from __future__ import annotations
 import itertools
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 
 from vit.errors import InputError
@@ -25,6 +25,7 @@ class Replaced(InputError):
 BUSY = ("Your previous analysis is still running: this one was not started. "
         "Wait for the pictures, then change the setting again.")
 REPLACED = "Replaced by a newer request from the same tab."
+RETRY_S = 0.05  # how often take_turn looks again while the session's previous run is finishing
 
 
 @dataclass(eq=False)
@@ -97,3 +98,21 @@ class FairQueue:
             return len(self._waiting)
 
 
+@contextmanager
+def take_turn(queue: FairQueue, session: str, seconds: float, give_up: Callable[[], bool]):
+    """``with take_turn(...):`` the model's turn in ``queue``, waiting while the session's previous run finishes.
+
+    ``queue.turn`` refuses a session whose own run is going (:class:`Busy`): a page request then looks
+    again every :data:`RETRY_S` until that run is done, unless ``give_up()`` says to stop waiting, and
+    then the :class:`Busy` is raised. A request replaced meanwhile raises :class:`Replaced`, as in ``turn``.
+    """
+    with ExitStack() as stack:
+        while True:
+            try:
+                stack.enter_context(queue.turn(session, seconds))
+                break
+            except Busy:
+                if give_up():
+                    raise
+                time.sleep(RETRY_S)
+        yield

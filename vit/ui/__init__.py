@@ -1,0 +1,1 @@
+"""The page of the app (gradio): see app.py for its modules."""

@@ -6,7 +6,7 @@ so no output is ever matched by position; :func:`named` turns that into gradio's
 
 * the page (private events): controls are clamped to what they show, a setting that is
   slow or needs a large download waits for the Analyze button (the pictures say they are
-  out of date), the newest request of a tab wins and older results are dropped, and
+  out of date), the newest request of a session wins and older results are dropped, and
   pictures are redrawn only when what they show changes (:func:`page_redraw`);
 * the API (``/analyze``, ``/redraw``, ``/top_k``, ...): strict, every bad value named in
   its message, every picture returned.
@@ -17,39 +17,60 @@ from __future__ import annotations
 import functools
 import logging
 import time
+from collections.abc import Callable
 
 import gradio as gr
+from PIL import Image
 
 from vit import cost as costs
 from vit import validate, views
-from vit.config import PRESETS, patch_size_range
+from vit.config import patch_size_range
 from vit.errors import InputError
-from vit.lesson import LESSON, lesson_text
+from vit.model.families import is_trained_here
 from vit.ui import inputs, meter, pictures, runs
-from vit.ui.inputs import CENTRE, layer_head
-from vit.ui.state import TABS, analysis_store, kept, png_file, release_memory, session_of
+from vit.ui.inputs import Number, Query, layer_head
+from vit.ui.runs import PROGRESS_DRAWING
+from vit.ui.state import (
+    SESSIONS,
+    Session,
+    Shown,
+    analysis_store,
+    kept,
+    picture_folder,
+    png_file,
+    release_memory,
+    session_of,
+)
+from vit.validate import Setting
+from vit.views import pictures as registry
+from vit.views.pictures import Display
 
 log = logging.getLogger("vit.app")
 
-DEFAULT_OPACITY = 0.6
-DEFAULT_COLORMAP = "cividis"  # reads the same to colour-blind viewers and in greyscale
+DEFAULTS = Display()  # the display before anyone changes it (vit.views.pictures: defined there once)
 AUTO_DOWNLOAD_MB = 400  # larger checkpoints (ViT-L, ViT-H) download only when Analyze is pressed
 SERVER_ERROR = "Something went wrong on the server (it has been logged). Try again, or another image or setting."
 
-PICTURES = pictures.PICTURES
 # /analyze's outputs, in the order API clients receive them.
 ANALYZE_OUTPUTS = ("banner", "patch-grid", "patch-grid-caption", "stage-table", "rollout-view",
                    "rollout-view-caption", "head-views", "head-views-caption", "layer-views",
                    "layer-views-caption", "query-view", "query-view-caption", "predictions", "depth-plot",
-                   "timing", "analysis")
-REDRAW_OUTPUTS = tuple(n for p in pictures.ALL_PICTURES for n in (p, f"{p}-caption")) + ("grid-info", "timing")
+                   "timing", "analysis-key")
+REDRAW_PICTURES = tuple(n for n in registry.ANALYSIS_PICTURES if n != "depth-plot")  # the depth plot: with the analysis
+REDRAW_OUTPUTS = tuple(n for p in REDRAW_PICTURES for n in (p, f"{p}-caption")) + ("grid-info", "timing")
 # /redraw's outputs (the API's five pictures, each followed by its caption, then the timing).
-API_REDRAW_OUTPUTS = tuple(n for p in PICTURES for n in (p, f"{p}-caption")) + ("timing",)
+API_REDRAW_OUTPUTS = tuple(n for p in registry.API_PICTURES for n in (p, f"{p}-caption")) + ("timing",)
+# The inputs of /analyze and of the page's analyses, in the order of the handlers' arguments.
+ANALYZE_INPUTS = ("image", "model", "patch-size", "depth", "top-k", "head-fusion", "discard-ratio", "layer", "head",
+                  "opacity", "colormap", "query")
+PAGE_ANALYZE_INPUTS = ANALYZE_INPUTS[:9]
+MODEL_SETTINGS_OUTPUTS = ("patch-size", "depth", "cost-meter")
+METER_OUTPUTS = ("cost-meter", "notice")
 PAGE_ANALYZE_OUTPUTS = ("banner", "stage-table", "predictions", "depth-plot", "depth-plot-caption", "timing",
-                        "analysis", "notice", "patch-size", "depth", "layer", "head", "cost-meter")
+                        "analysis-key", "notice", "patch-size", "depth", "layer", "head", "cost-meter")
 
 
-def named(fn, names: tuple[str, ...]):
+def named(fn: Callable[..., dict], names: tuple[str, ...]) -> Callable[..., tuple]:
     """``fn`` returning ``{elem_id: value}`` as gradio wants it: a value (or ``gr.skip()``) per output of ``names``."""
 
     @functools.wraps(fn)
@@ -63,7 +84,7 @@ def named(fn, names: tuple[str, ...]):
     return wrapper
 
 
-def handler(fn):
+def handler(fn: Callable) -> Callable:
     """Our errors become messages a student reads; anything else is logged and the server keeps serving.
 
     Pictures in the result go out as fast-encoded PNG files (:func:`vit.ui.state.png_file`).
@@ -86,8 +107,6 @@ def handler(fn):
 
 
 def _as_files(result):
-    from PIL import Image  # noqa: PLC0415
-
     def encode(x):
         return png_file(x) if isinstance(x, Image.Image) else x
 
@@ -98,14 +117,14 @@ def _as_files(result):
     return encode(result)
 
 
-
 # --------------------------------------------------------------------------- the API's events
 
 
 @handler
-def analyze(image, model, patch_size, depth, top_k=5, head_fusion="mean", discard_ratio=0.0,
-            layer=None, head=1, opacity=DEFAULT_OPACITY, colormap=DEFAULT_COLORMAP,
-            query=CENTRE, progress=gr.Progress(), request: gr.Request = None):
+def analyze(image: object, model: str, patch_size: Number, depth: Number, top_k: Number = 5, head_fusion: str = "mean",
+            discard_ratio: Number = 0.0, layer: Number = None, head: Number = 1, opacity: Number = DEFAULTS.opacity,
+            colormap: str = DEFAULTS.cmap, query: Query = DEFAULTS.query, progress=gr.Progress(),
+            request: gr.Request = None) -> tuple:
     """Run the ViT on one image and draw every view.
 
     Args:
@@ -130,36 +149,34 @@ def analyze(image, model, patch_size, depth, top_k=5, head_fusion="mean", discar
     """
     t0 = time.perf_counter()
     source, filename = inputs.image_source(image)
-    s = validate.setting(model, patch_size, depth)
-    setting = (s.name, s.patch_size, s.depth)
-    native = PRESETS[s.name]
+    setting = validate.setting(model, patch_size, depth)  # once: everything below takes the record
+    native = setting.native
     top_k = min(validate.top_k(top_k), native.num_classes)  # the shapes model has 8 classes
     head_fusion = validate.head_fusion(head_fusion)
     discard_ratio = validate.discard_ratio(discard_ratio)
-    layer = s.depth if layer is None else min(validate.layer(layer, native.num_layers), s.depth)
-    head = validate.head(head, native.num_heads)
-    opacity = validate.opacity(opacity)
-    cmap = inputs.colormap_name(colormap)
-    query = inputs.query_fraction(query)
+    layer = setting.depth if layer is None else min(validate.layer(layer, native.num_layers), setting.depth)
+    display = Display(inputs.query_fraction(query), layer, validate.head(head, native.num_heads),
+                      validate.opacity(opacity), inputs.colormap_name(colormap))
     a, run_s = runs.run(source, filename, setting, top_k, head_fusion, discard_ratio, progress, session_of(request))
-    progress(0.8, desc="drawing")
+    progress(PROGRESS_DRAWING, desc="drawing")
     t2 = time.perf_counter()
     out = {"banner": meter.banner_html(a), "stage-table": pictures.stage_table(a), "predictions": views.top_k(a, top_k),
-           "depth-plot": views.depth_view(a).image}
-    for which in pictures.PICTURES:
-        view = pictures.draw(a, which, query, layer, head, opacity, cmap)
-        out[which], out[f"{which}-caption"] = view.image, pictures.caption(view)
+           "depth-plot": registry.draw(a, "depth-plot").image}
+    for name in registry.API_PICTURES:
+        view = registry.draw(a, name, display)
+        out[name], out[f"{name}-caption"] = view.image, pictures.caption(view)
     out["timing"] = runs.timing(a, run_s, t0, t2)
-    out["analysis"] = analysis_store().put(a)
-    log.info("analysed %s: %s", meter.setting_words(*setting), out["timing"])
+    out["analysis-key"] = analysis_store().put(a)
+    log.info("analysed %s: %s", meter.setting_words(setting), out["timing"])
     release_memory()
     return tuple(out[k] for k in ANALYZE_OUTPUTS)
 
 
 @handler
-def redraw_all(key, query_x=0.5, query_y=0.5, layer=None, head=1, opacity=DEFAULT_OPACITY,
-               colormap=DEFAULT_COLORMAP, head_fusion="mean", discard_ratio=0.0):
-    """Every picture of this tab's last analysis again, with other display settings (no model run).
+def redraw_all(key: str | None, query_x: Number = DEFAULTS.query[0], query_y: Number = DEFAULTS.query[1],
+               layer: Number = None, head: Number = 1, opacity: Number = DEFAULTS.opacity,
+               colormap: str = DEFAULTS.cmap, head_fusion: str = "mean", discard_ratio: Number = 0.0) -> dict:
+    """Every picture of this session's last analysis again, with other display settings (no model run).
 
     Args:
         query_x, query_y: the query patch, as fractions of the picture's width and height (0 to 1).
@@ -172,17 +189,18 @@ def redraw_all(key, query_x=0.5, query_y=0.5, layer=None, head=1, opacity=DEFAUL
     t0 = time.perf_counter()
     a = runs.with_options(key, head_fusion, discard_ratio)
     layer, head = layer_head(a, layer, head)
-    q, cmap = inputs.query_fraction((query_x, query_y)), inputs.colormap_name(colormap)
-    alpha = validate.opacity(opacity)
-    out = []
-    for which in pictures.PICTURES:
-        view = pictures.draw(a, which, q, layer, head, alpha, cmap)
-        out += [view.image, pictures.caption(view)]
-    return (*out, pictures.redrawn(t0))
+    display = Display(inputs.query_fraction((query_x, query_y)), layer, head, validate.opacity(opacity),
+                      inputs.colormap_name(colormap))
+    out = {}
+    for name in registry.API_PICTURES:
+        view = registry.draw(a, name, display)
+        out[name], out[f"{name}-caption"] = view.image, pictures.caption(view)
+    out["timing"] = pictures.redrawn(t0)
+    return out
 
 
 @handler
-def predictions(key, top_k):
+def predictions(key: str | None, top_k: Number):
     """Another top-k: read from the kept probabilities."""
     if key is None:
         return gr.skip()
@@ -190,111 +208,117 @@ def predictions(key, top_k):
     return views.top_k(a, min(validate.top_k(top_k), len(a.probs)))
 
 
-
-
-
-
-
-
-
-
-
 # --------------------------------------------------------------------------- the page's events
 
 
-def _auto_reason(c) -> str:
+def _auto_reason(c: costs.Cost) -> str:
     """Why a setting does not run by itself (it waits for Analyze), or ""."""
-    from vit.model.families import is_trained_here  # noqa: PLC0415
-    from vit.model.checkpoints import CHECKPOINTS, cached_path  # noqa: PLC0415
-
     seconds = meter.estimated_seconds(c)
     if meter.over_budget(c):
         return "too big for this server: choose a larger patch size or fewer layers"
     if seconds > meter.SLOW_S:
         return f"takes ~{seconds:.0f} s here"
-    if (not is_trained_here(c.name) and not cached_path(c.name).is_file()
-            and CHECKPOINTS[c.name].file_size_mb > AUTO_DOWNLOAD_MB):
+    if is_trained_here(c.name):
+        return ""
+    from vit.model.checkpoints import CHECKPOINTS, cached_path  # noqa: PLC0415 - imports torch
+
+    if not cached_path(c.name).is_file() and CHECKPOINTS[c.name].file_size_mb > AUTO_DOWNLOAD_MB:
         return f"needs its {CHECKPOINTS[c.name].file_size_mb:,.0f} MB checkpoint first"
     return ""
 
 
-def _slider(value: int, top: int):
+def _slider(value: int, top: int) -> dict:
     """A 1..top slider; with a single value (depth 1) it is hidden: a slider needs two ends."""
     return gr.update(minimum=1, maximum=max(top, 2), value=min(value, top), visible=top > 1)
 
 
+def _claim(session: Session, wanted: Shown, explicit: bool) -> tuple[int | None, str]:
+    """Under the session's lock: (the run's number, "") if ``wanted`` runs now, else (None, the notice to show).
+
+    A setting already shown or running is not run again (two triggers of one change, Enter and the box
+    losing focus, run once); a slow one waits for Analyze unless ``explicit``.
+    """
+    with session.lock:
+        if wanted in (session.running, session.shown):
+            return None, ""
+        reason = "" if explicit else _auto_reason(costs.estimate(wanted.setting))
+        if reason:
+            shown = session.shown.setting if session.shown else None
+            return None, meter.out_of_date(shown, wanted.setting, reason) if shown else (
+                f'<div class="stale" role="status">⚠ {meter.setting_words(wanted.setting)} {reason}: '
+                "press <b>Analyze</b>.</div>")
+        session.latest = number = SESSIONS.next_number()
+        session.running = wanted
+        return number, ""
+
+
 @handler
-def page_analyze(image, model, patch_size, depth, top_k, head_fusion, discard_ratio, layer, head,
-                 progress=gr.Progress(), request: gr.Request = None, explicit: bool = False):
+def page_analyze(image: object, model: str, patch_size: Number, depth: Number, top_k: Number, head_fusion: str,
+                 discard_ratio: Number, layer: Number, head: Number, progress=gr.Progress(), request: gr.Request = None,
+                 explicit: bool = False) -> dict:
     """The page's analysis: Analyze (``explicit``), or a new image, patch size, depth or model.
 
     Controls are read as they show (clamped); a setting already shown or running is not run
-    again; a slow one waits for Analyze; the newest request of a tab wins. Pictures are not
+    again; a slow one waits for Analyze; the newest request of a session wins. Pictures are not
     drawn here: the new analysis key triggers :func:`page_redraw` with the controls as they are then.
     """
     t0 = time.perf_counter()
     if image is None:
         return {}
-    tab = TABS.get(session_of(request))
+    session = SESSIONS.get(session_of(request))
     setting = inputs.page_setting(model, patch_size, depth)
-    sent = {"patch-size": patch_size, "depth": depth}
-    name, patch_size, depth = setting
     # A clamped value goes back to its control, so the control shows what runs; others are left alone
     # (echoing them could overwrite what the student is typing meanwhile).
-    controls = {k: v for k, v in {"patch-size": patch_size, "depth": depth}.items() if v != sent[k]}
-    ident = (inputs.image_id(image), *setting)
-    log.debug("page analysis asked for %s (explicit: %s, image %s)", meter.setting_words(*setting), explicit,
-              ident[0])
-    with tab.lock:  # one check-and-claim: two triggers of one change (Enter, then the box losing focus) run once
-        if ident in (tab.running, tab.shown):
-            return {**controls, "notice": ""}
-        reason = "" if explicit else _auto_reason(costs.estimate(*setting))
-        if reason:
-            shown = tab.shown[1:] if tab.shown else None
-            notice = meter.out_of_date(shown, setting, reason) if shown else (
-                f'<div class="stale" role="status">⚠ {meter.setting_words(*setting)} {reason}: '
-                "press <b>Analyze</b>.</div>")
-            return {**controls, "notice": notice}
-        number = TABS.next_number()
-        tab.latest, tab.running = number, ident
-    native = PRESETS[name]
-    top_k = inputs.clamp(top_k, 1, min(validate.MAX_TOP_K, native.num_classes), 5)
+    sent = {"patch-size": patch_size, "depth": depth}
+    controls = {k: v for k, v in {"patch-size": setting.patch_size, "depth": setting.depth}.items() if v != sent[k]}
+    wanted = Shown(inputs.image_id(image), setting)
+    log.debug("page analysis asked for %s (explicit: %s, image %s)", meter.setting_words(setting), explicit,
+              wanted.image)
+    number, notice = _claim(session, wanted, explicit)
+    if number is None:
+        return {**controls, "notice": notice}
+    top_k = inputs.clamp(top_k, 1, min(validate.MAX_TOP_K, setting.native.num_classes), 5)
     try:
         source, filename = inputs.image_source(image)
         a, run_s = runs.run(source, filename, setting, top_k, validate.head_fusion(head_fusion),
                             validate.discard_ratio(discard_ratio), progress, session_of(request),
-                            still_wanted=lambda: tab.latest == number)
-        if a is None or tab.latest != number:  # a newer request of this tab: it shows instead
+                            still_wanted=lambda: session.latest == number)
+        if a is None or session.latest != number:  # a newer request of this session: it shows instead
             return {}
         t2 = time.perf_counter()
-        same_model = tab.shown is not None and tab.shown[1] == name and tab.shown[3] == depth
+        before = session.shown.setting if session.shown is not None else None
         key = analysis_store().put(a)
-        with tab.lock:
-            tab.shown, tab.key = ident, key
+        with session.lock:
+            session.shown, session.key = wanted, key
     finally:
-        with tab.lock:
-            if tab.running == ident and tab.latest == number:
-                tab.running = None
-    layer = inputs.clamp(layer, 1, depth, depth) if same_model else depth  # another model or depth: its last layer
-    head = inputs.clamp(head, 1, a.num_heads, 1)
-    depth_view = views.depth_view(a)
-    out = {
-        **controls,
-        "banner": meter.banner_html(a), "stage-table": pictures.stage_table(a), "predictions": views.top_k(a, top_k),
-        "depth-plot": depth_view.image, "depth-plot-caption": pictures.caption(depth_view),
-        "analysis": key, "notice": "",
-        "layer": _slider(layer, depth),
-        "head": gr.update(maximum=a.num_heads, value=head),
-        "cost-meter": meter.cost_meter(*setting, shown=True),
-    }
+        with session.lock:
+            if session.running == wanted and session.latest == number:
+                session.running = None
+    out = {**controls, **_analysed(a, key, setting, before, layer, head, top_k)}
     out["timing"] = runs.timing(a, run_s, t0, t2)
-    log.info("analysed %s: %s", meter.setting_words(*setting), out["timing"])
+    log.info("analysed %s: %s", meter.setting_words(setting), out["timing"])
     release_memory()
     return out
 
 
-def page_analyze_now(image, model, patch_size, depth, top_k, head_fusion, discard_ratio, layer, head,
-                     progress=gr.Progress(), request: gr.Request = None):
+def _analysed(a, key: str, setting: Setting, before: Setting | None, layer, head, top_k: int) -> dict:
+    """A new analysis's outputs on the page (its pictures follow from the new key: :func:`page_redraw`)."""
+    same_model = before is not None and (before.name, before.depth) == (setting.name, setting.depth)
+    layer = inputs.clamp(layer, 1, setting.depth, setting.depth) if same_model else setting.depth  # else its last
+    depth_view = registry.draw(a, "depth-plot")
+    return {
+        "banner": meter.banner_html(a), "stage-table": pictures.stage_table(a), "predictions": views.top_k(a, top_k),
+        "depth-plot": depth_view.image, "depth-plot-caption": pictures.caption(depth_view),
+        "analysis-key": key, "notice": "",
+        "layer": _slider(layer, setting.depth),
+        "head": gr.update(maximum=a.num_heads, value=inputs.clamp(head, 1, a.num_heads, 1)),
+        "cost-meter": meter.cost_meter(setting, shown=True),
+    }
+
+
+def page_analyze_now(image: object, model: str, patch_size: Number, depth: Number, top_k: Number, head_fusion: str,
+                     discard_ratio: Number, layer: Number, head: Number, progress=gr.Progress(),
+                     request: gr.Request = None) -> dict:
     """The Analyze button: runs whatever the setting costs (within the server's budget).
 
     The same parameters as :func:`page_analyze`, spelled out: gradio passes ``progress`` and
@@ -305,45 +329,44 @@ def page_analyze_now(image, model, patch_size, depth, top_k, head_fusion, discar
 
 
 @handler
-def page_redraw(key, query, layer, head, opacity, colormap, head_fusion, discard_ratio, projector=False,
-                tab_on_screen="patches", request: gr.Request = None):
+def page_redraw(key: str | None, query: Query, layer: Number, head: Number, opacity: Number, colormap: str,
+                head_fusion: str, discard_ratio: Number, projector: bool = False, tab_on_screen: str = "patches",
+                request: gr.Request = None) -> dict:
     """Any display control, a click or an arrow key, a new analysis or another tab: redraw what changed.
 
     No model run. Only the pictures of the tab on screen whose inputs changed are drawn and sent;
-    a redraw of an analysis the browser tab no longer shows, or one overtaken by a newer redraw,
+    a redraw of an analysis the browser session no longer shows, or one overtaken by a newer redraw,
     is dropped.
     """
     if key is None:
         return {}
     t0 = time.perf_counter()
-    tab = TABS.get(session_of(request))
-    number = tab.redraw = TABS.next_number()
+    session = SESSIONS.get(session_of(request))
+    number = session.redraw = SESSIONS.next_number()
     a = runs.with_options(key, head_fusion, discard_ratio)
     layer = inputs.clamp(layer, 1, a.depth, a.depth)
     head = inputs.clamp(head, 1, a.num_heads, 1)
-    opacity = inputs.opacity(opacity, DEFAULT_OPACITY)
-    cmap = inputs.colormap_name(colormap)
-    q = inputs.query_fraction(query)
-    cell = views.query_cell(q, a.grid)
+    display = Display(inputs.query_fraction(query), layer, head, inputs.opacity(opacity, DEFAULTS.opacity),
+                      inputs.colormap_name(colormap), bool(projector))
+    cell = views.query_cell(display.query, a.grid)
     out, drawn = {}, {}
-    for which in pictures.on_tab(tab_on_screen):
-        sig = (pictures.signature(pictures.variant_key(key, which, a.head_fusion, a.discard_ratio),
-                                  which, cell, layer, head, opacity, cmap), bool(projector))
-        if tab.drawn.get(which) == sig:
+    for name in registry.on_tab(tab_on_screen):
+        sig = registry.signature(registry.variant_key(key, name, a.head_fusion, a.discard_ratio), name, display, cell)
+        if session.drawn.get(name) == sig:
             continue
-        view = pictures.draw(a, which, q, layer, head, opacity, cmap, bool(projector))
-        out[which], out[f"{which}-caption"] = view.image, pictures.caption(view)
-        drawn[which] = sig
-    if not out or tab.redraw != number or tab.key not in (None, key):
-        return {}  # nothing changed, or a newer redraw or analysis of this tab shows instead
-    tab.drawn.update(drawn)
+        view = registry.draw(a, name, display, weights=pictures.model_weights(a))
+        out[name], out[f"{name}-caption"] = view.image, pictures.caption(view)
+        drawn[name] = sig
+    if not out or session.redraw != number or session.key not in (None, key):
+        return {}  # nothing changed, or a newer redraw or analysis of this session shows instead
+    session.drawn.update(drawn)
     if "patch-grid" in out:
-        out["grid-info"] = pictures.grid_info(a, bool(projector))
+        out["grid-info"] = pictures.grid_info(a, display)
     out["timing"] = pictures.redrawn(t0)
     return out
 
 
-def click(key, which: str, projector, evt: gr.SelectData):
+def click(key: str | None, which: str, projector: bool, evt: gr.SelectData):
     """A click on a picture of the model's view: that patch becomes the query (fractions x, y).
 
     The patch grid has margins on fine grids (:func:`vit.views.picture_box`); the overlays start at (0, 0).
@@ -352,7 +375,7 @@ def click(key, which: str, projector, evt: gr.SelectData):
     a = analysis_store().get(key)
     if a is None or evt is None:
         return gr.skip()
-    size = pictures.sizes(bool(projector))[0]
+    size = Display(projector=bool(projector)).sizes()[0]
     box = views.picture_box(a, size) if which == "patch-grid" else views.display_size(a, size)
     try:
         return views.clicked_fraction(evt.index, box)
@@ -360,102 +383,67 @@ def click(key, which: str, projector, evt: gr.SelectData):
         return gr.skip()
 
 
-def move(key, query, direction: str):
+MOVES = {"up": (-1, 0), "down": (1, 0), "left": (0, -1), "right": (0, 1)}  # (rows, columns) per arrow key
+
+
+def move(key: str | None, query: Query, direction: str):
     """An arrow key (or a presenter's clicker): the query patch moves one patch."""
     a = analysis_store().get(key)
     if a is None:
         return gr.skip()
     rows, cols = a.grid
     r, c = views.query_cell(inputs.query_fraction(query), a.grid)
-    dr, dc = {"up": (-1, 0), "down": (1, 0), "left": (0, -1), "right": (0, 1)}.get(direction, (0, 0))
+    dr, dc = MOVES.get(direction, (0, 0))
     r, c = min(max(r + dr, 0), rows - 1), min(max(c + dc, 0), cols - 1)
     return ((c + 0.5) / cols, (r + 0.5) / rows)
 
 
-def settings_changed(model, patch_size, depth, request: gr.Request = None):
+def settings_changed(model: str, patch_size: Number, depth: Number, request: gr.Request = None) -> dict:
     """The meter and the out-of-date notice while the setting is being chosen (no model run)."""
     try:
         setting = inputs.page_setting(model, patch_size, depth)
     except InputError as exc:
-        return f"⚠ {exc}", ""
-    tab = TABS.get(session_of(request))
-    shown = tab.shown[1:] if tab.shown else None
-    reason = _auto_reason(costs.estimate(*setting))
-    return meter.cost_meter(*setting, shown=shown == setting), meter.out_of_date(shown, setting, reason)
+        return {"cost-meter": f"⚠ {exc}", "notice": ""}
+    session = SESSIONS.get(session_of(request))
+    shown = session.shown.setting if session.shown else None
+    reason = _auto_reason(costs.estimate(setting))
+    return {"cost-meter": meter.cost_meter(setting, shown=shown == setting),
+            "notice": meter.out_of_date(shown, setting, reason)}
 
 
 @handler
-def model_settings(model, head):
+def model_settings(model: str, head: Number) -> dict:
     """A new model: its own patch size and depth, the sliders' ranges, and the cost meter."""
-    name = validate.model_name(model)
-    native = PRESETS[name]
-    L, h, P = native.num_layers, native.num_heads, native.patch_size
-    head = inputs.clamp(head, 1, h, 1)
-    lo, hi = patch_size_range(name)
-    return (
-        gr.update(value=P, minimum=lo, maximum=hi, info=f"checkpoint's own: {P}"),
-        gr.update(maximum=L, value=L, info=f"1 to L = {L}"),
-        meter.cost_meter(name, P, L),
-    )
+    native = validate.setting(model)  # the family at its own patch size and depth
+    P, L = native.patch_size, native.depth
+    lo, hi = patch_size_range(native.name)
+    return {
+        "patch-size": gr.update(value=P, minimum=lo, maximum=hi, info=f"checkpoint's own: {P}"),
+        "depth": gr.update(maximum=L, value=L, info=f"1 to L = {L}"),
+        "cost-meter": meter.cost_meter(native),
+    }
 
 
-def offer_button(banner: str):
+def offer_button(banner: str) -> dict:
     """Show the "try the model trained here" button while the banner offers it."""
     return gr.update(visible=isinstance(banner, str) and "data-offer=" in banner)
 
 
-def use_trained_model():
+def use_trained_model() -> str:
     """The offer's button: switch the model dropdown to the model trained here (which then runs)."""
     return meter.TRAINED_MODEL
 
 
 @handler
-def download(key, which, query, layer, head, opacity, colormap, head_fusion, discard_ratio):
+def download(key: str | None, which: str, query: Query, layer: Number, head: Number, opacity: Number, colormap: str,
+             head_fusion: str, discard_ratio: Number) -> str:
     """One picture with its title, caption and legend, as one PNG file to save."""
     a = runs.with_options(key, head_fusion, discard_ratio)
     layer, head = inputs.clamp(layer, 1, a.depth, a.depth), inputs.clamp(head, 1, a.num_heads, 1)
-    if which == "depth-plot":
-        view = views.depth_view(a)
-    else:
-        view = pictures.draw(a, which, inputs.query_fraction(query), layer, head, validate.opacity(opacity),
-                             inputs.colormap_name(colormap))
-    from vit.ui.state import picture_folder  # noqa: PLC0415
-
+    display = Display(inputs.query_fraction(query), layer, head, validate.opacity(opacity),
+                      inputs.colormap_name(colormap))
+    view = registry.draw(a, which, display, weights=pictures.model_weights(a))
     unique = picture_folder().new_path(".png")
     path = unique.with_name(f"{which}-{a.model}-P{a.patch_size}-L{layer}-{unique.stem[-6:]}.png")
     views.captioned(view).save(path, format="PNG", compress_level=1)
     return str(path)
-
-
-LESSON_OUTPUTS = ("lesson-step", "lesson-progress", "lesson-text", "lesson-picture", "lesson-table")
-
-
-@handler
-def lesson(key, step, delta, layer, head, opacity, colormap, projector=False, tab_on_screen="lesson"):
-    """The guided lesson (11.4.1 → 11.4.7): one step per screen, this image's numbers, the view that shows it.
-
-    ``delta`` is -1, 0 or +1 (Previous, the same step again, Next). Drawn only while the lesson is on screen.
-    """
-    if tab_on_screen != "lesson":
-        return {}
-    steps = LESSON
-    step = min(max(inputs.clamp(step, 0, len(steps) - 1, 0) + inputs.clamp(delta, -1, 1, 0), 0), len(steps) - 1)
-    out = {"lesson-step": step, "lesson-progress": f"**Step {step + 1} of {len(steps)}** · {steps[step].section} "
-                                                   f"{steps[step].title}"}
-    a = analysis_store().get(key) if key is not None else None
-    if a is None:
-        out["lesson-text"] = "Analyse an image first (an example, or your own): the lesson uses its numbers."
-        return out
-    item = steps[step]
-    out["lesson-text"] = lesson_text(item, a)
-    which = item.view  # an elem id of the page (vit.lesson.LESSON_VIEWS)
-    if which == "stage-table":
-        out["lesson-picture"], out["lesson-table"] = None, pictures.stage_table(a)
-        return out
-    layer = inputs.clamp(layer, 1, a.depth, a.depth)
-    head = inputs.clamp(head, 1, a.num_heads, 1)
-    opacity = inputs.opacity(opacity, DEFAULT_OPACITY)
-    view = (views.depth_view(a) if which == "depth-plot" else
-            pictures.draw(a, which, CENTRE, layer, head, opacity, inputs.colormap_name(colormap), bool(projector)))
-    out["lesson-picture"], out["lesson-table"] = view.image, ""
-    return out

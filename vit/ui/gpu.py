@@ -1,20 +1,18 @@
-"""Hosting: ZeroGPU's ``spaces.GPU`` around the model run, and a Space's startup download.
+"""The model work of a request, under ZeroGPU's ``spaces.GPU`` where that package is installed.
 
-On a ZeroGPU Space the model work of an analysis (:func:`run_model`) runs under
-``spaces.GPU``; everywhere else it is an ordinary call. See README, "Put it online".
+On a ZeroGPU Space the model work of an analysis (:func:`run_model`) and of an explanation
+(:func:`run_explanation`) runs under ``spaces.GPU`` for a duration computed from the setting's
+cost; everywhere else it is an ordinary call. See README, "Put it online".
 """
 
 from __future__ import annotations
 
-import html
 import logging
 import math
-import os
-
-import gradio as gr
 
 from vit import cost as costs
 from vit.ui import meter, state
+from vit.validate import Setting
 
 try:  # Hugging Face's ZeroGPU package: there on Spaces, needed nowhere else (app.py imports it before torch)
     import spaces
@@ -23,8 +21,6 @@ except ImportError:
 
 log = logging.getLogger("vit.app")
 
-DEFAULT_MODEL = "ViT-B/16"
-GPU_GFLOPS = meter.GPU_GFLOPS
 # How long a run may hold a ZeroGPU GPU (zerogpu_seconds), from the setting's cost. Measured on an H200
 # (benchmarks/gpu-check-h200-2026-11-30.txt): ViT-B/16 analyses take 25 ms at P=16 and 0.47 s at P=4,
 # the latter mostly copying its 0.7 GB of kept attention maps, queries and keys back to host memory.
@@ -32,11 +28,8 @@ ZEROGPU_START_S = 10.0  # ZeroGPU forks its GPU worker and starts CUDA before ou
 ZEROGPU_LOAD_BYTES_PER_S = 0.5e9  # checkpoint from the disk cache to a model on the GPU: read, resample, copy
 ZEROGPU_KEPT_BYTES_PER_S = 1.0e9  # kept maps to host memory (1.5 GB/s measured), then to the server process
 ZEROGPU_MARGIN = 2.0  # a slice of a shared machine: twice the estimate before ZeroGPU stops a run
-
-
-def on_space() -> bool:
-    """Whether this server runs on Hugging Face Spaces, which sets ``SPACE_ID`` ("teacher/vit-anatomy")."""
-    return bool(os.environ.get("SPACE_ID"))
+# An explanation's backward pass and a curve's batch of perturbed images, against one forward pass.
+EXPLAIN_FACTOR, CURVES_FACTOR = 3.5, 8.0
 
 
 def gpu(duration):
@@ -52,7 +45,7 @@ def gpu(duration):
     return spaces.GPU(duration=duration)
 
 
-def zerogpu_seconds(c) -> int:
+def zerogpu_seconds(c: costs.Cost) -> int:
     """How long a run of the setting ``c`` may hold a ZeroGPU GPU: start-up, model onto the GPU, the run.
 
     Too short and ZeroGPU stops the run; too long and a visitor with less quota left than this
@@ -61,18 +54,17 @@ def zerogpu_seconds(c) -> int:
     FLOPs and kept bytes: ~12 s for ViT-B/16 at P=16, ~13 s at P=4, ~26 s for ViT-H/14 at P=4.
     """
     load = c.weights_bytes / ZEROGPU_LOAD_BYTES_PER_S
-    run = c.gflops / GPU_GFLOPS + c.kept_bytes / ZEROGPU_KEPT_BYTES_PER_S
+    run = c.gflops / meter.GPU_GFLOPS + c.kept_bytes / ZEROGPU_KEPT_BYTES_PER_S
     return math.ceil(ZEROGPU_START_S + ZEROGPU_MARGIN * (load + run))
 
 
-def gpu_seconds(name, patch_size, depth, *_, **__) -> int:
+def gpu_seconds(setting: Setting, *_, **__) -> int:
     """:func:`run_model`'s ZeroGPU duration: ``spaces.GPU`` calls it with the run's own arguments."""
-    return zerogpu_seconds(costs.estimate(name, patch_size, depth))
+    return zerogpu_seconds(costs.estimate(setting))
 
 
 @gpu(duration=gpu_seconds)
-def run_model(name: str, patch_size: int, depth: int, image, top_k: int, head_fusion: str, discard_ratio: float,
-              on_layer=None):
+def run_model(setting: Setting, image, top_k: int, head_fusion: str, discard_ratio: float, on_layer=None):
     """The GPU work of one analysis: the model for the setting from the model cache, then the traced run.
 
     On a ZeroGPU Space ``spaces`` runs this in its GPU worker process: the (validated) arguments
@@ -80,34 +72,31 @@ def run_model(name: str, patch_size: int, depth: int, image, top_k: int, head_fu
     and moved to the GPU here, not at import as ZeroGPU's docs prefer, because the setting (family,
     P, depth) is only known per request and there is no GPU outside this function; the worker's
     own model cache keeps it while ZeroGPU keeps the worker. The checkpoint is in the disk cache
-    already (:func:`fetch_weights`), so no quota is spent waiting on the network. Everywhere else
-    this is an ordinary call in the request's thread. It runs inside the fair queue's turn, so
-    one analysis at a time holds the model (and the GPU), as before. ``on_layer`` (progress, and
-    stopping a run nobody waits for) is only passed where this runs in the request's own process.
+    already (:func:`vit.ui.startup.fetch_weights`), so no quota is spent waiting on the network.
+    Everywhere else this is an ordinary call in the request's thread. It runs inside the fair
+    queue's turn, so one analysis at a time holds the model (and the GPU), as before. ``on_layer``
+    (progress, and stopping a run nobody waits for) is only passed where this runs in the
+    request's own process.
     """
     from vit.analysis import run  # noqa: PLC0415 - imports torch
-    from vit.config import DISPLAY_NAMES  # noqa: PLC0415
 
-    loaded = state.model_cache().get(name, "imagenet", patch_size, depth)
+    loaded = state.model_cache().get(setting, "imagenet")
     if loaded.status != loaded.status_detail:
-        log.warning("%s: %s", DISPLAY_NAMES[name], loaded.status_detail)  # the whole reason, for the teacher's log
+        log.warning("%s: %s", setting.display_name, loaded.status_detail)  # the whole reason, for the teacher's log
     return run.analyze(loaded, image, top_k=top_k, head_fusion=head_fusion, discard_ratio=discard_ratio,
                        on_layer=on_layer)
 
 
-# An explanation's backward pass and a curve's batch of perturbed images, against one forward pass.
-EXPLAIN_FACTOR, CURVES_FACTOR = 3.5, 8.0
-
-
-def explain_seconds(name, patch_size, depth, *_, **__) -> int:
+def explain_seconds(setting: Setting, *_, **__) -> int:
     """:func:`run_explanation`'s ZeroGPU duration: an analysis' allowance, the model work made 3.5x + 8x larger."""
-    c = costs.estimate(name, patch_size, depth)
-    return zerogpu_seconds(c) + math.ceil(ZEROGPU_MARGIN * (EXPLAIN_FACTOR + CURVES_FACTOR) * c.gflops / GPU_GFLOPS)
+    c = costs.estimate(setting)
+    return zerogpu_seconds(c) + math.ceil(ZEROGPU_MARGIN * (EXPLAIN_FACTOR + CURVES_FACTOR) * c.gflops
+                                          / meter.GPU_GFLOPS)
 
 
 @gpu(duration=explain_seconds)
-def run_explanation(name: str, patch_size: int, depth: int, image, method: str, target: int,
-                    curves: bool = False, baseline: str = "mean"):
+def run_explanation(setting: Setting, image, method: str, target: int, curves: bool = False,
+                    baseline: str = "mean"):
     """The GPU work of "Why this class?": (Explanation, {(mode, order): Curve} or {}).
 
     Like :func:`run_model`: the model from the model cache, in the GPU worker on ZeroGPU, an ordinary
@@ -116,74 +105,6 @@ def run_explanation(name: str, patch_size: int, depth: int, image, method: str, 
     from vit.explanations.maps import explain  # noqa: PLC0415 - imports torch
     from vit.explanations.perturb import perturbation_curves  # noqa: PLC0415
 
-    loaded = state.model_cache().get(name, "imagenet", patch_size, depth)
+    loaded = state.model_cache().get(setting, "imagenet")
     e = explain(loaded, inp := loaded.input(image), method=method, target=target)  # decoded and preprocessed once
     return e, (perturbation_curves(loaded, inp, e, e.target, baseline=baseline) if curves else {})
-
-
-_prefetch = None  # on a Space, the startup download of the default model's checkpoint (vit.serve.prefetch.Prefetch)
-
-
-def start_prefetch():
-    """On a Space, from the start: the default model's checkpoint downloads in the background.
-
-    A Space starts with an empty cache; this way the first student waits less (or not at all)
-    for ViT-B/16's 330 MB, and every open page shows how far it is (:func:`startup_status`).
-    """
-    global _prefetch
-    from vit import validate  # noqa: PLC0415 - torch-free
-    from vit.serve.prefetch import Prefetch  # noqa: PLC0415 - imports torch in its own thread only
-
-    _prefetch = Prefetch(validate.model_name(DEFAULT_MODEL)).start()
-    return _prefetch
-
-
-def fetch_weights(name: str, report) -> None:
-    """The family's checkpoint into the disk cache before :func:`run_model`, in this process.
-
-    The startup download is waited for while it runs, so the first analysis on a Space neither
-    fetches the file a second time nor gives up on it while it is merely slow. A failed download
-    is remembered by :func:`vit.model.load.fetch_checkpoint`; the model then loads with random weights and
-    the banner says UNTRAINED.
-
-    Args:
-        name: the family ("vit_b_16").
-        report: ``report(bytes_done, bytes_total)`` while waiting or downloading.
-    """
-    from vit.model.load import fetch_checkpoint  # noqa: PLC0415 - imports torch
-    from vit.model.checkpoints import CHECKPOINTS  # noqa: PLC0415
-
-    if name not in CHECKPOINTS:  # a family that ships its own weights: nothing to download
-        return
-    prefetch = _prefetch
-    if prefetch is not None and prefetch.name == name:
-        prefetch.wait(report)
-    fetch_checkpoint(name, progress=report)
-
-
-def startup_banner() -> str:
-    """The banner of a page with no analysis yet on a Space: the startup download's progress, or its failure."""
-    p = _prefetch
-    if p is None or (p.finished and not p.error):
-        return meter.banner_html()
-    from vit.config import DISPLAY_NAMES  # noqa: PLC0415
-
-    display = DISPLAY_NAMES[p.name]
-    if p.error:
-        kind, head = "bad", "⚠ UNTRAINED"
-        text = (f"the {display} weights could not be downloaded, so its analyses use random weights "
-                "until a download succeeds (tried again a minute later).")
-    else:
-        size = f"{p.done / 1e6:,.0f} of {p.total / 1e6:,.0f} MB" if p.total else f"{p.done / 1e6:,.0f} MB"
-        kind, head = "idle", f"Downloading the {display} weights: {size}"
-        text = "Pick a photo: its analysis starts as soon as they are here."
-    return f'<div class="banner {kind}" role="status"><b>{html.escape(head)}</b> · {html.escape(text)}</div>'
-
-
-def startup_status(key):
-    """Each tick of the banner's timer on a Space, until the startup download has finished.
-
-    A page that shows an analysis keeps its own banner.
-    """
-    p = _prefetch
-    return (gr.skip() if key is not None else startup_banner()), gr.Timer(active=p is not None and not p.finished)

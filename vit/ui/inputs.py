@@ -8,53 +8,60 @@ from __future__ import annotations
 
 import math
 
-from vit import validate
+from gradio.utils import get_upload_folder
+
+from vit import images, validate
 from vit.config import PRESETS, patch_size_range
 from vit.errors import InputError
+from vit.model.families import ASSETS
+from vit.serve.files import proven_file
+from vit.validate import Setting
+from vit.views.draw import COLORMAPS
+from vit.views.pictures import CENTRE
 
-CENTRE = (0.5, 0.5)  # the query patch before any click, as a fraction of (width, height)
+# What a request sends: checked (clamped for the page, validated for the API) before anything uses it.
+Number = float | int | str | None  # a control's number
+Query = tuple[float, float] | list | None  # the query patch, fractions (x, y) of the picture
 NO_IMAGE = "No image yet: upload a photo, take one with the webcam, paste one, or click an example."
 
 
-def clamp(value, lo: int, hi: int, default: int) -> int:
+def _number(value: Number) -> float | None:
+    """A control's value as a float; None for anything that is not a number (NaN included)."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(number) else number
+
+
+def clamp(value: Number, lo: int, hi: int, default: int) -> int:
     """A control's number as the page shows it: rounded and clamped to [lo, hi]; not a number -> default.
 
     A browser's number box accepts 100 in a 4..64 slider and shows 64; what runs is what it shows.
     """
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return default
-    if math.isnan(number):
-        return default
-    return int(min(max(round(number), lo), hi))
+    number = _number(value)
+    return default if number is None else int(min(max(round(number), lo), hi))
 
 
-def opacity(value, default: float) -> float:
+def opacity(value: Number, default: float) -> float:
     """The opacity slider as the page shows it: a number clamped to [0, 1]; not a number -> default."""
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return default
-    return default if math.isnan(number) else min(max(number, 0.0), 1.0)
+    number = _number(value)
+    return default if number is None else min(max(number, 0.0), 1.0)
 
 
-def page_setting(model, patch_size, depth) -> tuple[str, int, int]:
-    """(name, P, depth) from the page's controls, clamped to the model's ranges, then resolved as
-    everywhere else (:func:`vit.validate.setting`)."""
+def page_setting(model: str, patch_size: Number, depth: Number) -> Setting:
+    """The :class:`~vit.validate.Setting` of the page's controls: P and depth clamped to the model's ranges,
+    then validated, once, as everywhere else (:func:`vit.validate.setting`)."""
     name = validate.model_name(model)
     native, (lo, hi) = PRESETS[name], patch_size_range(name)
-    s = validate.setting(name, clamp(patch_size, lo, hi, native.patch_size),
-                         clamp(depth, 1, native.num_layers, native.num_layers))
-    return s.name, s.patch_size, s.depth
+    return validate.setting(name, clamp(patch_size, lo, hi, native.patch_size),
+                            clamp(depth, 1, native.num_layers, native.num_layers))
 
 
 def colormap_name(value) -> str:
-    from vit.views import draw as render  # noqa: PLC0415
-
-    if isinstance(value, str) and value.strip().lower() in render.COLORMAPS:
+    if isinstance(value, str) and value.strip().lower() in COLORMAPS:
         return value.strip().lower()
-    raise InputError(f"colormap must be one of {', '.join(map(repr, render.COLORMAPS))}, got {validate.show(value)}")
+    raise InputError(f"colormap must be one of {', '.join(map(repr, COLORMAPS))}, got {validate.show(value)}")
 
 
 def query_fraction(value) -> tuple[float, float]:
@@ -73,7 +80,7 @@ def layer_head(a, layer, head) -> tuple[int, int]:
     return layer, validate.head(head, a.num_heads)
 
 
-def image_source(image):
+def image_source(image: object):
     """The one gate for every image that comes with a request, public event or internal.
 
     A gr.Image payload names a file; only a file that gradio itself received as an
@@ -85,8 +92,6 @@ def image_source(image):
     Returns:
         (what ``vit.images.load_image`` reads, the name the student knows the file by).
     """
-    from vit.serve.files import proven_file  # noqa: PLC0415
-
     if image is None or image == "" or image == {}:
         raise InputError(NO_IMAGE)
     if isinstance(image, dict):
@@ -103,19 +108,13 @@ def image_source(image):
 
 def upload_roots() -> tuple[str, ...]:
     """The folders whose files a request may name: gradio's upload folder and the app's assets."""
-    from gradio.utils import get_upload_folder  # noqa: PLC0415
-
-    from vit.model.families import ASSETS  # noqa: PLC0415
-
     return get_upload_folder(), str(ASSETS)
 
 
-def load_image(source, name):
+def load_image(source: object, name: str | None):
     """Decode the upload; messages name the file as the student knows it, not the server's path."""
-    from vit.images import load_image  # noqa: PLC0415
-
     try:
-        return load_image(source)
+        return images.load_image(source)
     except InputError as exc:
         if name is None:
             raise

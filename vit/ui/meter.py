@@ -14,6 +14,7 @@ from vit import cost as costs
 from vit.config import DISPLAY_NAMES, PRESETS
 from vit.errors import InputError
 from vit.model.families import is_trained_here
+from vit.validate import Setting
 
 # Throughput of the traced forward pass on a CPU core, measured with torch 2 on 2 cores:
 # ViT-B/16 at 224 px (35 GFLOPs) takes 0.45 s. Used only to say what will be slow.
@@ -63,17 +64,23 @@ def cost_markdown(c: costs.Cost, shown: bool = False) -> str:
     return "\n\n".join(lines)
 
 
-def cost_meter(model, patch_size, depth, shown: bool = False) -> str:
-    """The cost meter for a setting; a bad setting is described instead of raised."""
+def cost_meter(setting: Setting | str, patch_size=None, depth=None, shown: bool = False) -> str:
+    """The cost meter for a :class:`~vit.validate.Setting` (or a model name, patch size and depth to validate
+    first); a bad setting is described instead of raised."""
     try:
-        return cost_markdown(costs.estimate(model, patch_size, depth), shown)
+        return cost_markdown(costs.estimate(setting, patch_size, depth), shown)
     except InputError as exc:
         return f"⚠ {exc}"
 
 
-def setting_words(name: str, patch_size: int, depth: int) -> str:
+def setting_words(setting: Setting) -> str:
     """"ViT-B/16, P = 16, L = 12": how the banner and the notice name a setting."""
-    return f"{DISPLAY_NAMES[name]}, P = {patch_size}, L = {depth}"
+    return f"{setting.display_name}, P = {setting.patch_size}, L = {setting.depth}"
+
+
+def analysis_setting(a) -> Setting:
+    """The setting an analysis ran at (valid: it ran)."""
+    return Setting(a.model, a.patch_size, a.depth)
 
 
 def banner_html(analysis=None) -> str:
@@ -93,11 +100,25 @@ def banner_html(analysis=None) -> str:
             kind, head = "warn", f"{pretrained}, modified"
         else:
             kind, head = "ok", pretrained
-        head = f"{head} · showing {setting_words(analysis.model, analysis.patch_size, analysis.depth)}"
+        head = f"{head} · showing {setting_words(analysis_setting(analysis))}"
     body = re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text.replace("->", "→")))
     if kind == "bad":  # why a download failed is for the teacher: in smaller print
         body = re.sub(r" \([^()]{40,}\)", lambda m: f'<span class="detail">{m.group(0)}</span>', body)
     return f'<div class="banner {kind}" role="status"><b>{html.escape(head)}</b> · {body}{offer}</div>'
+
+
+def download_banner_html(name: str, done: int, total: int, failed: bool = False) -> str:
+    """The banner while a Space's startup download of ``name``'s weights runs, or after it failed."""
+    display = DISPLAY_NAMES[name]
+    if failed:
+        kind, head = "bad", "⚠ UNTRAINED"
+        text = (f"the {display} weights could not be downloaded, so its analyses use random weights "
+                "until a download succeeds (tried again a minute later).")
+    else:
+        size = f"{done / 1e6:,.0f} of {total / 1e6:,.0f} MB" if total else f"{done / 1e6:,.0f} MB"
+        kind, head = "idle", f"Downloading the {display} weights: {size}"
+        text = "Pick a photo: its analysis starts as soon as they are here."
+    return f'<div class="banner {kind}" role="status"><b>{html.escape(head)}</b> · {html.escape(text)}</div>'
 
 
 def trained_offer(model: str) -> str:
@@ -107,17 +128,17 @@ def trained_offer(model: str) -> str:
     return f'<span class="offer" data-offer="{html.escape(TRAINED_MODEL)}"></span>'
 
 
-def out_of_date(shown: tuple | None, wanted: tuple, reason: str = "") -> str:
+def out_of_date(shown: Setting | None, wanted: Setting, reason: str = "") -> str:
     """The notice over the pictures while the settings differ from what they show ("" when they agree).
 
     Args:
-        shown: (name, patch size, depth) the pictures show, or None before any analysis.
-        wanted: (name, patch size, depth) the controls say now.
+        shown: the setting the pictures show, or None before any analysis.
+        wanted: the setting the controls say now.
         reason: why it did not run by itself ("takes ~12 s here").
     """
-    if shown is None or tuple(shown) == tuple(wanted):
+    if shown is None or shown == wanted:
         return ""
     why = f" ({reason})" if reason else ""
     return (f'<div class="stale" role="status">⚠ <b>Out of date</b>{html.escape(why)}: the pictures show '
-            f"{html.escape(setting_words(*shown))}; your settings say {html.escape(setting_words(*wanted))}. "
+            f"{html.escape(setting_words(shown))}; your settings say {html.escape(setting_words(wanted))}. "
             "Press <b>Analyze</b>.</div>")

@@ -1,6 +1,9 @@
-"""The pictures of a tab and their captions, from a kept analysis (``vit.views`` draws them).
+"""The page's words and helpers around the pictures: captions, the grid's geometry, the stage table.
 
-A redraw sends only the pictures whose inputs changed: :func:`signature` says what each depends on.
+Which pictures there are, how each is drawn and what it depends on is :mod:`vit.views.pictures`
+(shared with the CLI and the benchmark); this module adds only what the page needs besides:
+caption text, the hover's geometry, the stage table's HTML, and Figure 7's weights from the
+server's model cache (:func:`model_weights`, passed to ``vit.views.pictures.draw`` as ``weights=``).
 """
 
 from __future__ import annotations
@@ -9,26 +12,10 @@ import functools
 import html
 import time
 
-from vit import validate, views
-from vit.errors import InputError
-
-# The pictures of an analysis, each with its caption (elem_ids; the caption's is "<picture>-caption").
-PICTURES = ("patch-grid", "query-view", "rollout-view", "head-views", "layer-views")
-# ... and those of the tabs beyond the chapter's first views (the page only: /analyze returns the five above).
-INSIDE = ("block-view", "lens-view", "token-norms", "matrix-view")
-FIGURE7 = ("filters-view", "position-view", "distance-view")
-# Which tab shows which pictures: a redraw draws and sends only those of the tab on screen.
-ON_TAB = {"patches": ("patch-grid", "query-view"), "attention": ("rollout-view", "head-views"),
-          "depth": ("layer-views",), "inside": INSIDE, "figure7": FIGURE7}
-ALL_PICTURES = PICTURES + INSIDE + FIGURE7
-
-
-OWN_PICTURES = ("why",)  # tabs that draw their own pictures (vit.ui.why): a redraw draws none of these
-
-
-def on_tab(tab) -> tuple[str, ...]:
-    """The pictures of the tab on screen (the first tab's for anything else)."""
-    return () if tab in OWN_PICTURES else ON_TAB.get(tab, ON_TAB["patches"])
+from vit import views
+from vit.ui.state import model_cache
+from vit.validate import Setting
+from vit.views.pictures import Display, Weights
 
 
 def caption(view: views.View) -> str:
@@ -40,49 +27,15 @@ def caption(view: views.View) -> str:
     return "\n\n".join(parts)
 
 
-PROJECTOR_SIZE = 900  # px: a main picture in projector mode (drawn this large, never enlarged by the browser)
-PROJECTOR_TILE = 280  # px: one small-multiples tile in projector mode
+def model_weights(a) -> Weights:
+    """Figure 7's weight pictures for the model the analysis ran: "filters" or "similarity" -> the array."""
 
+    def weights(kind: str):
+        if kind == "filters":
+            return _filters(a.model, a.weights, a.patch_size, a.depth)
+        return _similarity(a.model, a.weights, a.patch_size, a.depth)
 
-def sizes(projector: bool = False) -> tuple[int, int]:
-    """(main picture, small-multiples tile) in pixels, as drawn."""
-    return (PROJECTOR_SIZE, PROJECTOR_TILE) if projector else (views.DISPLAY_SIZE, views.TILE_SIZE)
-
-
-def draw(a, which: str, query, layer: int, head: int, opacity: float, cmap: str,
-         projector: bool = False) -> views.View:
-    """One of :data:`PICTURES` for an analysis and display settings (larger in projector mode)."""
-    size, tile = sizes(projector)
-    if which == "patch-grid":
-        return views.grid_view(a, query, size)
-    if which == "query-view":
-        return views.query_view(a, query, layer, head, opacity, cmap, size)
-    if which == "rollout-view":
-        return views.rollout_view(a, layer, opacity, cmap, size)
-    if which == "head-views":
-        return views.heads_view(a, layer, opacity, cmap, tile)
-    if which == "layer-views":
-        return views.layers_view(a, opacity, cmap, tile)
-    if which == "block-view":
-        return views.block_view(a, layer)
-    if which == "lens-view":
-        return views.lens_view(a, layer, size)
-    if which == "token-norms":
-        return views.token_norm_view(a, layer, opacity, cmap, size)
-    if which == "matrix-view":
-        return views.matrix_view(a, layer, head)
-    if which == "distance-view":
-        return views.distance_view(a)
-    if which in ("filters-view", "position-view"):  # properties of the weights: from the loaded model
-        return _weights_view(a, which)
-    raise InputError(f"picture must be one of {', '.join(ALL_PICTURES)}, got {validate.show(which)}")
-
-
-def _weights_view(a, which: str) -> views.View:
-    """Figure 7's weight pictures for the model the analysis ran (the server's model cache has it)."""
-    if which == "filters-view":
-        return views.filters_view(_filters(a.model, a.weights, a.patch_size, a.depth))
-    return views.position_view(_similarity(a.model, a.weights, a.patch_size, a.depth), a.grid)
+    return weights
 
 
 @functools.lru_cache(maxsize=8)
@@ -101,45 +54,13 @@ def _similarity(name: str, weights: str, patch_size: int, depth: int):
 
 
 def _loaded(name: str, patch_size: int, depth: int):
-    from vit.ui.state import model_cache  # noqa: PLC0415
-
-    return model_cache().get(name, "imagenet", patch_size, depth)
+    return model_cache().get(Setting(name, patch_size, depth), "imagenet")  # the setting an analysis ran at
 
 
-# The pictures drawn from the analysis's head fusion or discard ratio; the others are the same for all of them.
-ON_FUSION = ("rollout-view", "layer-views")
-ON_DISCARD = ("rollout-view",)
-
-
-def variant_key(key: str, which: str, head_fusion: str, discard_ratio: float) -> str:
-    """The analysis's key plus the options ``which`` is drawn from: a fusion or discard change redraws only those."""
-    fusion = f"|{head_fusion}" if which in ON_FUSION else ""
-    discard = f"|{discard_ratio}" if which in ON_DISCARD else ""
-    return f"{key}{fusion}{discard}"
-
-
-def signature(key: str, which: str, cell, layer, head, opacity, cmap) -> tuple:
-    """What a picture depends on: it is redrawn only when this changes."""
-    return {
-        "patch-grid": (key, cell),
-        "query-view": (key, cell, layer, head, opacity, cmap),
-        "rollout-view": (key, layer, opacity, cmap),
-        "head-views": (key, layer, opacity, cmap),
-        "layer-views": (key, opacity, cmap),
-        "block-view": (key, layer),
-        "lens-view": (key, layer),
-        "token-norms": (key, layer, opacity, cmap),
-        "matrix-view": (key, layer, head),
-        "distance-view": (key,),
-        "filters-view": (key,),
-        "position-view": (key,),
-    }[which]
-
-
-def grid_info(a, projector: bool = False) -> str:
+def grid_info(a, display: Display = Display()) -> str:
     """The grid's geometry for the page's hover (read by the page's script)."""
     rows, cols = a.grid
-    size = sizes(projector)[0]
+    size = display.sizes()[0]
     x0, y0, w, h = views.picture_box(a, size)
     ow, oh = views.display_size(a, size)
     return (f'<div id="grid-geometry" data-rows="{rows}" data-cols="{cols}" data-x0="{x0}" data-y0="{y0}" '

@@ -1,22 +1,29 @@
 """Running the model for a request: its turn in the fair queue, the weights, progress layer by layer.
 
 One run at a time holds the model (:class:`vit.serve.queue.FairQueue`); a page request that no
-longer matters (its tab sent a newer one) waits instead of being refused, and stops at the
+longer matters (its session sent a newer one) waits instead of being refused, and stops at the
 next layer once it is no longer wanted.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from vit import cost as costs
 from vit import validate
-from vit.ui import gpu, meter
-from vit.ui.inputs import load_image
+from vit.serve.queue import Busy, take_turn
+from vit.ui import gpu, meter, startup
+from vit.ui.inputs import Number, load_image
 from vit.ui.state import RUNS, fair_queue, kept
+from vit.validate import Setting
+
+# Where a request's progress bar stands (0 to 1) at each stage: waiting for the model, loading it,
+# running it (the layers then take PROGRESS_LAYERS of the bar), drawing the pictures.
+PROGRESS_WAITING, PROGRESS_LOADING, PROGRESS_RUNNING, PROGRESS_LAYERS, PROGRESS_DRAWING = 0.02, 0.05, 0.4, 0.5, 0.8
 
 
-def _progress_reporter(progress, label: str):
+def _progress_reporter(progress, label: str) -> Callable[[int, int], None]:
     def report(done: int, total: int) -> None:
         if total:
             progress((done // 1_000_000, total // 1_000_000), desc=f"downloading the {label} weights", unit="MB")
@@ -26,58 +33,54 @@ def _progress_reporter(progress, label: str):
     return report
 
 
-def run(source, filename, setting, top_k, head_fusion, discard_ratio, progress, session, still_wanted=None):
-    """Decode, wait for the model's turn, fetch weights, run: the :class:`vit.Analysis` and timings.
+def run(source, filename: str | None, setting: Setting, top_k: int, head_fusion: str, discard_ratio: float,
+        progress, session: str, still_wanted: Callable[[], bool] | None = None):
+    """Decode, wait for the model's turn, fetch weights, run: the :class:`vit.Analysis` and the run's seconds.
 
-    ``still_wanted()`` (the page) says whether the tab still wants this run; while another run of
-    the same tab holds the model, the request waits instead of being refused, and gives up
+    ``still_wanted()`` (the page) says whether the session still wants this run; while another run of
+    the same session holds the model, the request waits instead of being refused, and gives up
     when it is no longer wanted (``None`` is returned).
     """
-    from vit.serve.queue import Busy  # noqa: PLC0415
-
-    name, patch_size, depth = setting
-    c = costs.estimate(name, patch_size, depth)
+    c = costs.estimate(setting)
     costs.check_budget(c)  # before any download or model run
-    pil = load_image(source, filename)  # a bad file fails here, before any weights load
-    display = c.display_name
-    progress(0.02, desc="waiting for the model (one analysis at a time, the quickest first)")
-    while True:
-        if still_wanted is not None and not still_wanted():
-            return None, 0.0
-        try:
-            with fair_queue().turn(session, meter.estimated_seconds(c)):
-                if still_wanted is not None and not still_wanted():
-                    return None, 0.0
-                progress(0.05, desc=f"loading {display}")
-                gpu.fetch_weights(name, _progress_reporter(progress, display))
-                progress(0.4, desc=f"running {display} on your image (~{meter.estimated_seconds(c):.0f} s)")
-                t1 = time.perf_counter()
-                on_layer = _layer_progress(progress, display, still_wanted)
-                args = (name, patch_size, depth, pil, top_k, head_fusion, discard_ratio)
-                try:
-                    # ZeroGPU runs run_model in another process: no callbacks cross.
-                    a = gpu.run_model(*args) if gpu.spaces is not None else gpu.run_model(*args, on_layer=on_layer)
-                except Superseded:
-                    return None, 0.0
-                RUNS["model"] += 1
-                return a, time.perf_counter() - t1
-        except Busy:
-            if still_wanted is None:
-                raise
-            time.sleep(0.05)  # this tab's previous run is finishing; it will be dropped
+    image = load_image(source, filename)  # decoded once, here: a bad file fails before any weights load
+    wanted = still_wanted or (lambda: True)
+    seconds = meter.estimated_seconds(c)
+    progress(PROGRESS_WAITING, desc="waiting for the model (one analysis at a time, the quickest first)")
+    try:
+        with take_turn(fair_queue(), session, seconds, give_up=lambda: still_wanted is None or not wanted()):
+            if not wanted():
+                return None, 0.0
+            progress(PROGRESS_LOADING, desc=f"loading {setting.display_name}")
+            startup.fetch_weights(setting.name, _progress_reporter(progress, setting.display_name))
+            progress(PROGRESS_RUNNING, desc=f"running {setting.display_name} on your image (~{seconds:.0f} s)")
+            t1 = time.perf_counter()
+            # ZeroGPU runs run_model in another process: no callbacks cross.
+            on_layer = None if gpu.spaces is not None else _layer_progress(progress, setting.display_name, wanted)
+            try:
+                a = gpu.run_model(setting, image, top_k, head_fusion, discard_ratio,
+                                  **({} if on_layer is None else {"on_layer": on_layer}))
+            except Superseded:
+                return None, 0.0
+            RUNS["model"] += 1
+            return a, time.perf_counter() - t1
+    except Busy:
+        if still_wanted is None:
+            raise
+        return None, 0.0  # this session's previous run was still finishing, and this one is no longer wanted
 
 
 class Superseded(Exception):
-    """A newer request of the same tab arrived: this run stops at the next layer."""
+    """A newer request of the same session arrived: this run stops at the next layer."""
 
 
-def _layer_progress(progress, display: str, still_wanted):
-    """Progress layer by layer; a run the tab no longer wants stops at the next layer."""
+def _layer_progress(progress, display: str, wanted: Callable[[], bool]) -> Callable[[int, int], None]:
+    """Progress layer by layer; a run the session no longer wants stops at the next layer."""
 
     def on_layer(done: int, total: int) -> None:
-        if still_wanted is not None and not still_wanted():
+        if not wanted():
             raise Superseded
-        progress(0.4 + 0.5 * done / total, desc=f"running {display}: layer {done} of {total}")
+        progress(PROGRESS_RUNNING + PROGRESS_LAYERS * done / total, desc=f"running {display}: layer {done} of {total}")
 
     return on_layer
 
@@ -87,7 +90,7 @@ def timing(a, run_s: float, t0: float, t2: float) -> str:
             f" · drawing {1e3 * (time.perf_counter() - t2):.0f} ms · total {1e3 * (time.perf_counter() - t0):.0f} ms")
 
 
-def with_options(key: str, head_fusion, discard_ratio):
+def with_options(key: str, head_fusion: str, discard_ratio: Number):
     """The analysis of ``key`` with another head fusion or discard ratio (no model run).
 
     The kept analysis holds every fusion's maps and remembers its recent variants

@@ -1,7 +1,7 @@
-"""What the server keeps between requests: models, analyses, the model's queue, pictures, tabs.
+"""What the server keeps between requests: models, analyses, the model's queue, pictures, sessions.
 
 One of each per server process, created on first use (nothing heavy at import).
-A browser tab holds only small keys; everything large lives here, bounded.
+A browser session holds only small keys; everything large lives here, bounded.
 """
 
 from __future__ import annotations
@@ -10,77 +10,81 @@ import atexit
 import itertools
 import logging
 import threading
-from collections import Counter, OrderedDict
+from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Generic, TypeVar
 
+from vit.bounded import BoundedDict
 from vit.errors import InputError
+from vit.serve.files import PictureFolder
+from vit.serve.memory import rss_bytes, trim_memory
+from vit.serve.queue import FairQueue
+from vit.validate import Setting
 
 log = logging.getLogger("vit.app")
 
-STATE_TTL_S = 3600  # a tab's analysis key is dropped an hour after its last update
-MAX_TABS = 2000  # tabs remembered (what each shows); the least recently seen go first
+STATE_TTL_S = 3600  # a session's analysis key is dropped an hour after its last update
+MAX_SESSIONS = 2000  # sessions remembered (what each shows); the least recently seen go first
+MODEL_SLOTS = 1  # model runs at once, for the whole server (vit.serve.queue.FairQueue)
 
 # How many times the model ran (tests check that display-only changes do not add to it).
 RUNS: Counter = Counter()
 
-_lock = threading.Lock()
-_cache = None
-_store = None
-_fair = None
-_pictures = None
+T = TypeVar("T")
 
 
-def model_cache():
-    """The one :class:`vit.serve.cache.ModelCache` of this server."""
-    global _cache
-    with _lock:
-        if _cache is None:
-            from vit.serve.cache import ModelCache  # noqa: PLC0415 - imports torch
+class Lazy(Generic[T]):
+    """One object of this server, made by ``make()`` on first use (its module may import torch)."""
 
-            _cache = ModelCache()
-        return _cache
+    def __init__(self, make: Callable[[], T]):
+        self._make, self._value, self._lock = make, None, threading.Lock()
 
+    def __call__(self) -> T:
+        with self._lock:
+            if self._value is None:
+                self._value = self._make()
+            return self._value
 
-def analysis_store():
-    """The server's :class:`vit.serve.cache.AnalysisStore`: tabs hold keys, the analyses live here, bounded."""
-    global _store
-    with _lock:
-        if _store is None:
-            from vit.serve.cache import AnalysisStore  # noqa: PLC0415
+    @property
+    def made(self) -> T | None:
+        """The object if it has been made, else None (nothing is made for asking)."""
+        return self._value
 
-            _store = AnalysisStore()
-        return _store
-
-
-def fair_queue():
-    """The server's :class:`vit.serve.queue.FairQueue`: who runs the model next."""
-    global _fair
-    with _lock:
-        if _fair is None:
-            from vit.serve.queue import FairQueue  # noqa: PLC0415
-
-            _fair = FairQueue(slots=1)
-        return _fair
+    def forget(self) -> None:
+        with self._lock:
+            self._value = None
 
 
-def picture_folder():
-    """The server's :class:`vit.serve.files.PictureFolder` (pruned in the background, removed at exit)."""
-    global _pictures
-    with _lock:
-        if _pictures is None:
-            from vit.serve.files import PictureFolder  # noqa: PLC0415
+def _model_cache():
+    from vit.serve.cache import ModelCache  # noqa: PLC0415 - imports torch
 
-            _pictures = PictureFolder()
-            atexit.register(_pictures.remove)
-        return _pictures
+    return ModelCache()
+
+
+def _analysis_store():
+    from vit.serve.cache import AnalysisStore  # noqa: PLC0415 - its module imports torch
+
+    return AnalysisStore()
+
+
+def _picture_folder() -> PictureFolder:
+    folder = PictureFolder()
+    atexit.register(folder.remove)
+    return folder
+
+
+model_cache = Lazy(_model_cache)  # the one vit.serve.cache.ModelCache of this server
+analysis_store = Lazy(_analysis_store)  # vit.serve.cache.AnalysisStore: sessions hold keys, analyses live here
+fair_queue = Lazy(lambda: FairQueue(slots=MODEL_SLOTS))  # who runs the model next
+picture_folder = Lazy(_picture_folder)  # vit.serve.files.PictureFolder: pruned in the background, removed at exit
 
 
 def reset() -> None:
     """Forget the model cache and the kept analyses (tests point the server at another TORCH_HOME)."""
-    global _cache, _store
-    with _lock:
-        _cache = _store = None
-    TABS.clear()
+    model_cache.forget()
+    analysis_store.forget()
+    SESSIONS.clear()
 
 
 def png_file(image) -> str:
@@ -95,7 +99,7 @@ def png_file(image) -> str:
 
 
 def session_of(request) -> str:
-    """The browser tab (gradio session) a request comes from; the client's address without one."""
+    """The browser session (gradio's session hash) a request comes from; the client's address without one."""
     session = getattr(request, "session_hash", None)
     if session:
         return f"session:{session}"
@@ -104,7 +108,7 @@ def session_of(request) -> str:
 
 
 def kept(key):
-    """The analysis a tab's key stands for; a clear message if it was dropped to make room."""
+    """The analysis a session's key stands for; a clear message if it was dropped to make room."""
     analysis = analysis_store().get(key)
     if analysis is None:
         raise InputError("This picture's analysis was dropped to make room for other users' analyses: "
@@ -114,62 +118,65 @@ def kept(key):
 
 def release_memory() -> None:
     """After a model run: hand freed memory back to the OS and log what the caches account for."""
-    from vit.serve.cache import model_bytes  # noqa: PLC0415
-    from vit.serve.memory import rss_bytes, trim_memory  # noqa: PLC0415
-
     trim_memory()
-    with _lock:
-        models = sum(model_bytes(m) for m in _cache.models()) if _cache is not None else 0
-        analyses = _store.nbytes if _store is not None else 0
+    cache, store = model_cache.made, analysis_store.made
+    models = sum(m.nbytes for m in cache.models()) if cache is not None else 0
+    analyses = store.nbytes if store is not None else 0
     log.info("memory: RSS %.2f GB; model cache %.2f GB, kept analyses %.2f GB",
              rss_bytes() / 1e9, models / 1e9, analyses / 1e9)
 
 
-# --------------------------------------------------------------------------- tabs
+# --------------------------------------------------------------------------- sessions
+
+
+@dataclass(frozen=True)
+class Shown:
+    """An image at a setting: what a session's pictures show, or what its run is computing."""
+
+    image: str  # vit.ui.inputs.image_id: gradio names every upload with a fresh path
+    setting: Setting
 
 
 @dataclass
-class Tab:
-    """What one browser tab asked for last and what its pictures show (small: no pictures, no tensors).
+class Session:
+    """What one browser session asked for last and what its pictures show (small: no pictures, no tensors).
 
-    ``latest`` numbers the tab's analysis requests; a run whose number is no longer the latest
+    ``latest`` numbers the session's analysis requests; a run whose number is no longer the latest
     when it finishes is dropped (the newest request wins); ``redraw`` does the same for redraws.
     ``drawn`` maps each picture's elem_id to the inputs it was drawn from, so a redraw sends only
     the pictures that change.
     """
 
     latest: int = 0
-    running: tuple | None = None  # (image, name, P, depth) of the run going now
-    shown: tuple | None = None  # (image, name, P, depth) the pictures show
+    running: Shown | None = None  # the run going now
+    shown: Shown | None = None  # what the pictures show
     key: str | None = None  # the store's key of the analysis they show
     redraw: int = 0  # the number of the latest redraw; an older one that finishes later is dropped
     drawn: dict[str, tuple] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
 
-class Tabs:
-    """Every tab's :class:`Tab`, the least recently seen forgotten beyond :data:`MAX_TABS`."""
+class Sessions:
+    """Every session's :class:`Session`, the least recently seen forgotten beyond :data:`MAX_SESSIONS`."""
 
-    def __init__(self, limit: int = MAX_TABS):
-        self.limit = limit
-        self._tabs: OrderedDict[str, Tab] = OrderedDict()
+    def __init__(self, limit: int = MAX_SESSIONS):
+        self._sessions: BoundedDict = BoundedDict(limit)
         self._lock = threading.Lock()
         self._numbers = itertools.count(1)
 
-    def get(self, session: str) -> Tab:
+    def get(self, session: str) -> Session:
         with self._lock:
-            tab = self._tabs.pop(session, None) or Tab()
-            self._tabs[session] = tab
-            while len(self._tabs) > self.limit:
-                self._tabs.popitem(last=False)
-            return tab
+            found = self._sessions.get(session)
+            if found is None:
+                found = self._sessions[session] = Session()
+            return found
 
     def next_number(self) -> int:
         return next(self._numbers)
 
     def clear(self) -> None:
         with self._lock:
-            self._tabs.clear()
+            self._sessions.clear()
 
 
-TABS = Tabs()
+SESSIONS = Sessions()

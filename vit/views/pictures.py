@@ -3,7 +3,7 @@
 Each :class:`Picture` says its element id, its tab, its title, its "What is this?" text, how it is
 drawn and what it depends on; :class:`Display` is what a redraw may change, with its defaults
 defined here once. To add a picture: write its view (a function returning a ``View``), add one
-``Picture`` to :data:`PICTURES`, and place it on its tab with ``_picture(c, name)`` (``vit/ui/tabs/``).
+``Picture`` to :data:`PICTURES`, and place it on its tab with ``parts.picture(c, name)`` (``vit/ui/tabs/``).
 """
 
 from __future__ import annotations
@@ -12,12 +12,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from vit import validate
+from vit import validate, views
 from vit.errors import InputError
-from vit.views import attention, base, depth, figure7, inside, patches, why
 
-DISPLAY_SIZE = base.DISPLAY_SIZE  # px, a main picture as drawn in normal mode
-TILE_SIZE = base.TILE_SIZE  # px, one small-multiples tile
+DISPLAY_SIZE = views.DISPLAY_SIZE  # px, a main picture as drawn in normal mode
+TILE_SIZE = views.TILE_SIZE  # px, one small-multiples tile
 PROJECTOR_SIZE = 900  # px: a main picture in projector mode (drawn this large, never enlarged by the browser)
 PROJECTOR_TILE = 280  # px: one small-multiples tile in projector mode
 CENTRE = (0.5, 0.5)  # the query patch before any click, as a fraction of (width, height)
@@ -50,7 +49,7 @@ Weights = Callable[[str], Any]  # "filters" or "similarity" -> the array view.fi
 class Picture:
     """One picture of the page: where it is, what it says, how it is drawn, what it depends on."""
 
-    name: str  # element id; its caption is "<name>-caption"; the CLI writes "<name>.png"
+    name: str  # element id; its caption is "<name>-caption"
     tab: str  # the page tab that shows it
     title: str  # the heading above it
     what_is: str  # "What is this?": two to five sentences for a newcomer
@@ -61,6 +60,7 @@ class Picture:
     clickable: bool = False  # a click picks the query patch
     download: bool = True
     in_api: bool = False  # returned by /analyze and /redraw
+    out_file: str = ""  # the CLI's ``--out`` writes it under this name ("": it does not)
 
 
 def _weights_needed(weights: Weights | None, name: str) -> Weights:
@@ -76,16 +76,17 @@ PICTURES: dict[str, Picture] = {p.name: p for p in (
         "patch is mapped to a D-dimensional token by one shared linear map (a convolution with kernel = stride = P). "
         "The N = HW/P² patch tokens are read row by row, left to right, after a learned class token (token 0): "
         "N+1 tokens in all. A smaller P gives more, finer tokens, and attention's cost grows with (N+1)².",
-        lambda a, d, size, tile, w: patches.grid_view(a, d.query, size),
-        depends_on=("query",), clickable=True, in_api=True),
+        lambda a, d, size, tile, w: views.grid_view(a, d.query, size),
+        depends_on=("query",), clickable=True, in_api=True, out_file="patch_grid.png"),
     Picture(
         "query-view", "patches", "What the clicked patch attends to",
         "One row of softmax(QKᵀ/√d): the chosen patch's query is compared with every token's key, and the "
         "softmax turns the scores into weights that sum to 1. Bright patches are those whose values this patch "
         "mixes in most, at this layer and head. It shows where one patch looks at one depth, not what the model "
         "finally relies on.",
-        lambda a, d, size, tile, w: patches.query_view(a, d.query, d.layer_of(a), d.head, d.opacity, d.cmap, size),
-        depends_on=("query", "layer", "head", "opacity", "cmap"), clickable=True, in_api=True),
+        lambda a, d, size, tile, w: views.query_view(a, d.query, d.layer_of(a), d.head, d.opacity, d.cmap, size),
+        depends_on=("query", "layer", "head", "opacity", "cmap"), clickable=True, in_api=True,
+        out_file="query.png"),
     Picture(
         "rollout-view", "attention", "Attention rollout: where the class token looks",
         "Attention rollout (Abnar & Zuidema, 2020) follows attention back through the layers. Each layer's "
@@ -93,77 +94,85 @@ PICTURES: dict[str, Picture] = {p.name: p for p in (
         "draws from every other; multiplying these from layer 1 up estimates how much of each patch reaches the "
         "class token, which makes the prediction. It is an estimate of information flow, not a proof of what "
         "mattered.",
-        lambda a, d, size, tile, w: attention.rollout_view(a, d.layer_of(a), d.opacity, d.cmap, size),
-        depends_on=("layer", "opacity", "cmap"), on_fusion=True, on_discard=True, clickable=True, in_api=True),
+        lambda a, d, size, tile, w: views.rollout_view(a, d.layer_of(a), d.opacity, d.cmap, size),
+        depends_on=("layer", "opacity", "cmap"), on_fusion=True, on_discard=True, clickable=True, in_api=True,
+        out_file="rollout.png"),
     Picture(
         "head-views", "attention", "Class token, per head",
         "Each layer has h attention heads working side by side, each with its own query, key and value "
         "projections. One tile per head shows where the class token looks in that head: heads are free to "
         "specialise, on the object, the background or neighbouring patches. Each tile is coloured from 0 to its "
         "own max, so compare where the tiles look, not how strongly.",
-        lambda a, d, size, tile, w: attention.heads_view(a, d.layer_of(a), d.opacity, d.cmap, tile),
-        depends_on=("layer", "opacity", "cmap"), in_api=True),
+        lambda a, d, size, tile, w: views.heads_view(a, d.layer_of(a), d.opacity, d.cmap, tile),
+        depends_on=("layer", "opacity", "cmap"), in_api=True, out_file="heads.png"),
     Picture(
         "layer-views", "depth", "Class token, per layer",
         "One tile per encoder layer: where the class token looks at that depth, heads fused. Early layers often "
         "look broadly or locally; later ones, after the tokens have exchanged information, often settle on what "
         "the decision rests on. Each tile is coloured from 0 to its own max.",
-        lambda a, d, size, tile, w: attention.layers_view(a, d.opacity, d.cmap, tile),
-        depends_on=("opacity", "cmap"), on_fusion=True, in_api=True),
+        lambda a, d, size, tile, w: views.layers_view(a, d.opacity, d.cmap, tile),
+        depends_on=("opacity", "cmap"), on_fusion=True, in_api=True, out_file="layers.png"),
     Picture(
         "depth-plot", "depth", "How the prediction forms (early exit)",
         "After every layer the class token is sent through the final LayerNorm and the classification head, as "
         "if the model stopped there (an early exit). Blue: the probability of the final answer at each depth; "
         "orange: whichever class would win there. The head was trained on the last layer only, so early readings "
         "are rough, but they show at what depth the answer forms.",
-        lambda a, d, size, tile, w: depth.depth_view(a)),
+        lambda a, d, size, tile, w: views.depth_view(a), out_file="depth.png"),
     Picture(
         "block-view", "inside", "Inside a block: what attention and the MLP add",
         "Each encoder block is pre-norm: H = X + MSA(LN(X)), then Y = H + MLP(LN(H)). The chart gives, per "
         "layer, the average length ||·||₂ of the tokens entering the block (the residual stream), of what "
         "attention adds, of what the MLP adds, and of the tokens leaving it. The shape never changes; the "
         "content does (11.4.1).",
-        lambda a, d, size, tile, w: inside.block_view(a, d.layer_of(a)),
+        lambda a, d, size, tile, w: views.block_view(a, d.layer_of(a)),
         depends_on=("layer",)),
+    Picture(
+        "block-code", "lesson", "The encoder block in code (11.4.4)",
+        "The chapter's ViTEncoderLayer.forward, four lines: LayerNorm, attention, add; LayerNorm, MLP, add. Under "
+        "each line, this image's numbers at the chosen layer: the shape, which never changes, and how long the "
+        "vectors are that attention and the MLP add to the residual stream.",
+        lambda a, d, size, tile, w: views.block_code_view(a, d.layer_of(a), size),
+        depends_on=("layer",), download=False),
     Picture(
         "lens-view", "inside", "Token content: each patch's own vote (chosen layer)",
         "The final norm and the classification head applied to every patch token after this layer, not only "
         "to the class token: which class each patch would vote for on its own. Early layers vote noise; "
         "later, patches on the object agree with the final answer.",
-        lambda a, d, size, tile, w: inside.lens_view(a, d.layer_of(a), size),
+        lambda a, d, size, tile, w: views.lens_view(a, d.layer_of(a), size),
         depends_on=("layer",)),
     Picture(
         "token-norms", "inside", "Token lengths ||Y|| after the chosen layer",
         "How long each patch token's vector is after this layer. On large trained models a few background "
         "patches grow very long: they are used as scratch space (Darcet et al. 2024, 'Vision Transformers "
         "Need Registers').",
-        lambda a, d, size, tile, w: inside.token_norm_view(a, d.layer_of(a), d.opacity, d.cmap, size),
+        lambda a, d, size, tile, w: views.token_norm_view(a, d.layer_of(a), d.opacity, d.cmap, size),
         depends_on=("layer", "opacity", "cmap")),
     Picture(
         "matrix-view", "inside", "The whole matrix of the chosen layer and head, and under a causal mask",
         "The whole softmax(QKᵀ/√d) of one head: row i is where token i looks, column j who looks at token j; "
         "row 0 is the class token. Beside it, the same matrix under a causal mask, as a decoder would see "
         "it: each token only sees those before it. The ViT encoder has no such mask (11.4.2).",
-        lambda a, d, size, tile, w: inside.matrix_view(a, d.layer_of(a), d.head),
+        lambda a, d, size, tile, w: views.matrix_view(a, d.layer_of(a), d.head),
         depends_on=("layer", "head")),
     Picture(
         "filters-view", "figure7", "Patch-embedding filters: principal components",
         "The first principal components of the patch-embedding kernels (the D filters of the patch "
         "convolution), as in the ViT paper's Figure 7 (left). They show what the first layer looks for in a "
         "patch.",
-        lambda a, d, size, tile, w: figure7.filters_view(_weights_needed(w, "filters-view")("filters"))),
+        lambda a, d, size, tile, w: views.filters_view(_weights_needed(w, "filters-view")("filters"))),
     Picture(
         "position-view", "figure7", "Position-embedding similarity",
         "Cosine similarity between the learned position embeddings: one small map per patch position, "
         "bright where another position's embedding is similar. Trained models learn rows and columns "
         "(ViT paper, Figure 7, centre); after a patch-size change these are the resampled embeddings.",
-        lambda a, d, size, tile, w: figure7.position_view(_weights_needed(w, "position-view")("similarity"), a.grid)),
+        lambda a, d, size, tile, w: views.position_view(_weights_needed(w, "position-view")("similarity"), a.grid)),
     Picture(
         "distance-view", "figure7", "Mean attention distance per head",
         "For each head and layer, how far (in pixels) the patches look on average: the attention-weighted "
         "distance between a patch and the patches it attends to (ViT paper, Figure 7, right). Some heads "
         "look far from the first layer; others stay local until late.",
-        lambda a, d, size, tile, w: figure7.distance_view(a)),
+        lambda a, d, size, tile, w: views.distance_view(a)),
     Picture(
         "why-map", "why", "Why this class? The map for the chosen class",
         "An explanation map answers \"which patches made the model say this class?\". Rollout and the last "
@@ -171,7 +180,7 @@ PICTURES: dict[str, Picture] = {p.name: p for p in (
         "Gradient-weighted rollout (Chefer et al., 2021) weighs each layer's attention by how much it moves the "
         "chosen class's score, and Grad-CAM weighs the last layer's token features the same way: ask about "
         "another class and the map changes. A map is a claim, not a fact: test it.",
-        lambda e, d, size, tile, w: why.explanation_view(e, d.opacity, d.cmap, size),
+        lambda e, d, size, tile, w: views.explanation_view(e, d.opacity, d.cmap, size),
         depends_on=("opacity", "cmap"), download=False),
     Picture(
         "why-curves", "why", "Is it right? Deletion and insertion",
@@ -180,14 +189,16 @@ PICTURES: dict[str, Picture] = {p.name: p for p in (
         "area is better) and, starting from a grey image and putting those patches back first, it rises fast "
         "(insertion: higher area is better). The dashed lines do the same in a random order: a map worth "
         "believing beats them.",
-        lambda pair, d, size, tile, w: why.curves_view(*pair),
+        lambda pair, d, size, tile, w: views.curves_view(*pair),
         download=False),
 )}
 
 TABS = ("patches", "attention", "depth", "why", "inside", "figure7", "lesson")  # the page's tabs, in order
 OWN_PICTURES = ("why",)  # tabs that draw their own pictures from an explanation (vit.ui.tabs.why)
 API_PICTURES = tuple(n for n, p in PICTURES.items() if p.in_api)  # what /analyze and /redraw return
-ANALYSIS_PICTURES = tuple(n for n, p in PICTURES.items() if p.tab not in OWN_PICTURES)  # drawn from an Analysis
+OUT_PICTURES = tuple(n for n, p in PICTURES.items() if p.out_file)  # what the CLI's --out writes
+# Drawn from an Analysis on the tabs (the lesson's own pictures are drawn by the lesson, one per step).
+ANALYSIS_PICTURES = tuple(n for n, p in PICTURES.items() if p.tab not in (*OWN_PICTURES, "lesson"))
 
 
 def on_tab(tab) -> tuple[str, ...]:

@@ -1,0 +1,158 @@
+"""The controls: the sidebar (image, examples, model, P, depth, Analyze, cost meter, predictions, top-k,
+timing, projector), the banner, and the view controls above the tabs (layer, head, opacity, colormap).
+
+Its events are the analyses (Analyze, a new image, patch size, depth or model), the cost meter, the
+redraws the view controls ask for, the arrow keys, and the API's strict ``/analyze`` and ``/redraw``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import gradio as gr
+
+from vit import validate
+from vit.config import DISPLAY_NAMES, MAX_PATCH_SIZE, MIN_PATCH_SIZE, PRESETS
+from vit.model.families import ASSETS
+from vit.ui import events, meter, startup
+from vit.ui.tabs.parts import DISPLAY, MODEL_WAITERS, REDRAW_CONCURRENCY, outputs, private, redraw
+from vit.validate import MAX_TOP_K
+from vit.views.draw import COLORMAPS
+from vit.views.pictures import Display
+
+EXAMPLES = sorted(p for p in ASSETS.glob("*") if p.suffix.lower() in (".jpg", ".jpeg", ".png"))
+DEFAULT = next(k for k, v in DISPLAY_NAMES.items() if v == startup.DEFAULT_MODEL)  # the family shown first
+DIRECTIONS = ("up", "down", "left", "right")  # the arrow keys' hidden buttons (vit/ui/page.js clicks them)
+STARTUP_TICK_S = 1.0  # how often a Space's page asks how far the startup download is
+SIDEBAR_WIDTH, MAIN_WIDTH = 300, 320  # px, the columns' narrowest
+
+
+def _example_name(path: Path) -> str:
+    return path.stem.replace("shapes-", "drawn ").replace("_", " ")
+
+
+def build_sidebar(c: dict) -> None:
+    """The sidebar: the image and the setting to analyse it at, and what came out."""
+    native = PRESETS[DEFAULT]
+    gr.Markdown("# ViT Anatomy\nChapter 11.4: (B, C, H, W) → (B, N, D) → (B, N+1, D) → L blocks → h_cls → (B, K)",
+                elem_id="title")
+    c["image"] = gr.Image(type="pil", sources=["upload", "webcam", "clipboard"], label="Your image", height=190,
+                          elem_id="input-image")
+    gr.Examples(examples=[[str(p)] for p in EXAMPLES], inputs=[c["image"]], label="Examples: click one",
+                example_labels=[_example_name(p) for p in EXAMPLES], examples_per_page=max(1, len(EXAMPLES)),
+                api_visibility="private", elem_id="examples")
+    c["model"] = gr.Dropdown(list(DISPLAY_NAMES.values()), value=startup.DEFAULT_MODEL, label="Model",
+                             info="five torchvision checkpoints, and one trained here on drawn shapes", elem_id="model")
+    c["patch-size"] = gr.Slider(MIN_PATCH_SIZE, MAX_PATCH_SIZE, value=native.patch_size, step=1,
+                                label="Patch size P (pixels)", info=f"checkpoint's own: {native.patch_size}",
+                                elem_id="patch-size")
+    c["depth"] = gr.Slider(1, native.num_layers, value=native.num_layers, step=1, label="Depth: encoder blocks to run",
+                           info=f"1 to L = {native.num_layers}", elem_id="depth")
+    c["analyze"] = gr.Button("Analyze", variant="primary", size="lg", elem_id="analyze-btn")
+    c["api-analyze"] = gr.Button("Analyze (API)", visible=False)  # /analyze and /redraw: strict
+    c["api-redraw"] = gr.Button("Redraw (API)", visible=False)
+    centre = Display().query
+    c["query-x"] = gr.Number(centre[0], visible=False, label="query_x")  # /redraw's query patch, as fractions
+    c["query-y"] = gr.Number(centre[1], visible=False, label="query_y")
+    c["cost-meter"] = gr.Markdown(meter.cost_meter(validate.setting(DEFAULT)), elem_id="cost-meter")
+    c["predictions"] = gr.Label(num_top_classes=MAX_TOP_K, label="Top-k predictions: softmax(h_cls W + b)",
+                                elem_id="predictions")
+    c["top-k"] = gr.Slider(1, MAX_TOP_K, value=5, step=1, label="Top-k", elem_id="top-k")
+    c["timing"] = gr.Markdown("", elem_id="timing")
+    c["projector"] = gr.Checkbox(False, label="Projector mode: bigger text and pictures (or add ?projector to the "
+                                 "address)", elem_id="projector")
+
+
+def build_view_controls(c: dict) -> None:
+    """Above the tabs: the banner, the out-of-date notice, and the controls every picture shares."""
+    native, display = PRESETS[DEFAULT], Display()
+    with gr.Row(elem_id="top", equal_height=False):
+        c["banner"] = gr.HTML(meter.banner_html(), elem_id="banner")
+        c["offer"] = gr.Button(f"No ImageNet weights? Try {meter.TRAINED_MODEL} (no download)", visible=False,
+                               size="sm", elem_id="offer-trained", scale=0, min_width=220)
+    c["notice"] = gr.HTML("", elem_id="notice")
+    with gr.Row(elem_id="view-controls", equal_height=True):
+        c["layer"] = gr.Slider(1, native.num_layers, value=native.num_layers, step=1, label="Layer", elem_id="layer")
+        c["head"] = gr.Slider(1, native.num_heads, value=display.head, step=1, label="Head", elem_id="head")
+        c["opacity"] = gr.Slider(0.0, 1.0, value=display.opacity, step=0.05, label="Heatmap opacity",
+                                 elem_id="opacity")
+        c["colormap"] = gr.Dropdown(list(COLORMAPS), value=display.cmap, label="Colormap", elem_id="colormap",
+                                    min_width=140)
+
+
+def build_helpers(c: dict) -> None:
+    """Hidden helpers of the page's script: the grid's geometry, the download, the arrow keys' buttons."""
+    c["grid-info"] = gr.HTML("", elem_id="grid-info", elem_classes="hidden-helper")
+    c["download-file"] = gr.File(label="Download", elem_id="download-file", elem_classes="hidden-helper",
+                                 interactive=False)
+    with gr.Row(elem_classes="hidden-helper"):
+        for direction in DIRECTIONS:
+            c[f"move-{direction}"] = gr.Button(direction, elem_id=f"move-{direction}")
+
+
+def wire(c: dict) -> None:
+    _wire_api(c)
+    _wire_analyses(c)
+    _wire_redraws(c)
+    if startup.on_space():  # the startup download's progress in the banner
+        c["startup-timer"] = ticker = gr.Timer(STARTUP_TICK_S)
+        ticker.tick(events.named(startup.startup_status, startup.STARTUP_OUTPUTS), [c["analysis-key"]],
+                    outputs(c, startup.STARTUP_OUTPUTS), api_name="startup_status", api_visibility="private",
+                    queue=False, show_progress="hidden")
+
+
+def _wire_api(c: dict) -> None:
+    """The API (strict, every picture): /analyze and /redraw."""
+    c["api-analyze"].click(events.analyze, outputs(c, events.ANALYZE_INPUTS), outputs(c, events.ANALYZE_OUTPUTS),
+                           api_name="analyze", preprocess=False, concurrency_id="model",
+                           concurrency_limit=MODEL_WAITERS)
+    c["api-redraw"].click(events.named(events.redraw_all, events.API_REDRAW_OUTPUTS),
+                          outputs(c, ["analysis-key", "query-x", "query-y", *DISPLAY[2:]]),
+                          outputs(c, events.API_REDRAW_OUTPUTS), api_name="redraw", preprocess=False,
+                          concurrency_limit=REDRAW_CONCURRENCY)
+
+
+def _wire_analyses(c: dict) -> None:
+    """The page's analyses: Analyze, a new image, patch size, depth or model; the meter meanwhile."""
+    run = dict(inputs=outputs(c, events.PAGE_ANALYZE_INPUTS), outputs=outputs(c, events.PAGE_ANALYZE_OUTPUTS),
+               preprocess=False, show_progress_on=[c["banner"]], concurrency_id="model",
+               concurrency_limit=MODEL_WAITERS, trigger_mode="always_last")
+    auto = events.named(events.page_analyze, events.PAGE_ANALYZE_OUTPUTS)
+    now = events.named(events.page_analyze_now, events.PAGE_ANALYZE_OUTPUTS)
+    # While a run is going the Analyze button is disabled and says so; every trigger goes through it.
+    busy, idle = gr.update(interactive=False, value="Analyzing…"), gr.update(interactive=True, value="Analyze")
+
+    def analysis(trigger, fn, name: str) -> None:
+        trigger(lambda: busy, None, c["analyze"], queue=False, show_progress="hidden", trigger_mode="always_last",
+                **private(f"busy_{name}")).then(
+            fn, **run, **private(f"analyze_{name}")).then(
+            lambda: idle, None, c["analyze"], queue=False, show_progress="hidden", **private(f"idle_{name}"))
+
+    analysis(c["analyze"].click, now, "now")
+    analysis(c["image"].change, auto, "new_image")
+    analysis(c["patch-size"].release, auto, "new_patch_size")
+    analysis(c["depth"].release, auto, "new_depth")
+    analysis(c["model"].change(events.named(events.model_settings, events.MODEL_SETTINGS_OUTPUTS),
+                               outputs(c, ["model", "head"]), outputs(c, events.MODEL_SETTINGS_OUTPUTS),
+                               preprocess=False, queue=False, api_name="model_settings").then, auto, "new_model")
+    gr.on([c["patch-size"].change, c["depth"].change], events.named(events.settings_changed, events.METER_OUTPUTS),
+          outputs(c, ["model", "patch-size", "depth"]), outputs(c, events.METER_OUTPUTS), preprocess=False,
+          queue=False, show_progress="hidden", **private("settings_changed"))
+    c["banner"].change(events.offer_button, c["banner"], c["offer"], queue=False, show_progress="hidden",
+                       **private("offer_button"))
+    c["offer"].click(events.use_trained_model, None, c["model"], queue=False, api_name="use_trained_model")
+
+
+def _wire_redraws(c: dict) -> None:
+    """Redraws (no model run): a new analysis, a display control, an arrow key; another top-k."""
+    triggers = [c["analysis-key"].change, c["projector"].change, c["layer"].change, c["head"].change,
+                c["opacity"].change, c["colormap"].change, c["head-fusion"].change, c["discard-ratio"].change]
+    gr.on(triggers, **redraw(c), **private("redraw_page"))
+    c["top-k"].change(events.predictions, outputs(c, ["analysis-key", "top-k"]), c["predictions"], preprocess=False,
+                      trigger_mode="always_last", show_progress="hidden", api_name="top_k")
+    # Arrow keys set the query with queue=False (fast), then redraw: such outputs do not fire .change.
+    for direction in DIRECTIONS:
+        c[f"move-{direction}"].click(lambda key, q, d=direction: events.move(key, q, d),
+                                     outputs(c, ["analysis-key", "query"]), c["query"], queue=False,
+                                     show_progress="hidden", **private(f"move_{direction}")).then(
+            **redraw(c), **private(f"redraw_after_move_{direction}"))

@@ -1,0 +1,22 @@
+"""The "Across depth" tab: the class token per layer, and how the prediction forms (early exit)."""
+
+from __future__ import annotations
+
+import gradio as gr
+
+from vit.ui.tabs.parts import picture, pinned, private, redraw, show_tab, wire_pictures
+
+TAB = "depth"
+
+
+def build(c: dict) -> None:
+    with gr.Tab("Across depth", id=TAB, elem_id=f"tab-{TAB}") as c[f"tab-{TAB}"]:
+        with gr.Row(equal_height=False):
+            picture(c, "layer-views")
+            picture(c, "depth-plot")  # drawn with each analysis (events.page_analyze), not by a redraw
+            pinned(c, TAB)
+
+
+def wire(c: dict) -> None:
+    show_tab(c, TAB).then(**redraw(c), **private(f"redraw_tab_{TAB}"))
+    wire_pictures(c, TAB)

@@ -1,0 +1,23 @@
+"""The "Figure 7" tab: the ViT paper's Figure 7 for the model as loaded (filters, position similarity, distance)."""
+
+from __future__ import annotations
+
+import gradio as gr
+
+from vit.ui.tabs.parts import picture, pinned, private, redraw, show_tab, wire_pictures
+
+TAB = "figure7"
+
+
+def build(c: dict) -> None:
+    with gr.Tab("Figure 7", id=TAB, elem_id=f"tab-{TAB}") as c[f"tab-{TAB}"]:
+        with gr.Row(equal_height=False):
+            picture(c, "filters-view")
+            picture(c, "position-view")
+            picture(c, "distance-view")
+            pinned(c, TAB)
+
+
+def wire(c: dict) -> None:
+    show_tab(c, TAB).then(**redraw(c), **private(f"redraw_tab_{TAB}"))
+    wire_pictures(c, TAB)

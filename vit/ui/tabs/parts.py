@@ -1,0 +1,90 @@
+"""What every tab is made of: a picture with its caption and buttons, the pinned copy, the redraw event.
+
+A picture's title, "What is this?", clickability and download button come from the one registry
+(:data:`vit.views.pictures.PICTURES`); its buttons are wired here once for every picture.
+"""
+
+from __future__ import annotations
+
+import gradio as gr
+
+from vit.ui import events
+from vit.views.pictures import PICTURES
+
+PICTURE_MIN_WIDTH = 280  # px: a picture's column never gets narrower (two side by side on a laptop)
+MODEL_WAITERS = 16  # requests admitted to vit.serve.queue.FairQueue at once; the rest wait in gradio's queue
+REDRAW_CONCURRENCY = 4  # redraws drawn at once (no model run: numpy and PIL only)
+# A redraw's inputs: the analysis, the query patch and everything else a picture is drawn from.
+DISPLAY = ("analysis-key", "query", "layer", "head", "opacity", "colormap", "head-fusion", "discard-ratio")
+PIN_JS = "(picture, caption) => [picture, '**Pinned:** ' + (caption || '')]"
+
+
+def outputs(c: dict, names) -> list:
+    """The components of ``names`` (elem ids), in that order."""
+    return [c[n] for n in names]
+
+
+def private(name: str) -> dict:
+    """An event of the page only: named, but not part of the API (app.PrivateEventGuard refuses it by name)."""
+    return dict(api_name=name, api_visibility="private")
+
+
+def picture(c: dict, name: str) -> None:
+    """A picture with its caption, its buttons (download, pin, full screen) and "what is this?"."""
+    p = PICTURES[name]
+    with gr.Column(min_width=PICTURE_MIN_WIDTH, elem_classes="picture", elem_id=f"{name}-block"):
+        gr.Markdown(f"**{p.title}**", elem_classes="picture-title")
+        c[name] = gr.Image(type="pil", format="png", interactive=False, show_label=False, label=p.title,
+                           buttons=[], elem_id=name, elem_classes="clickable" if p.clickable else None)
+        c[f"{name}-caption"] = gr.Markdown(elem_classes="caption", elem_id=f"{name}-caption")
+        with gr.Row(elem_classes="picture-buttons"):
+            if p.download:
+                c[f"{name}-download"] = gr.Button("⬇ Download", size="sm", min_width=60, elem_id=f"{name}-download")
+            c[f"{name}-pin"] = gr.Button("Pin to compare", size="sm", min_width=60, elem_id=f"{name}-pin")
+            c[f"{name}-fullscreen"] = gr.Button("Full screen", size="sm", min_width=60, elem_id=f"{name}-fullscreen")
+        with gr.Accordion("What is this?", open=False, elem_classes="what-is"):
+            gr.Markdown(p.what_is)
+
+
+def pinned(c: dict, tab: str) -> None:
+    """The tab's pinned picture: a copy kept beside the live ones (set in the browser, no server)."""
+    with gr.Column(min_width=PICTURE_MIN_WIDTH, elem_classes="picture pinned", elem_id=f"{tab}-pinned-block"):
+        gr.Markdown("**Pinned, to compare**", elem_classes="picture-title")
+        c[f"{tab}-pinned"] = gr.Image(type="filepath", format="png", interactive=False, label="Pinned",
+                                      show_label=False, buttons=[], elem_id=f"{tab}-pinned")
+        c[f"{tab}-pinned-caption"] = gr.Markdown(elem_classes="caption", elem_id=f"{tab}-pinned-caption")
+
+
+def redraw(c: dict) -> dict:
+    """The page's redraw (:func:`vit.ui.events.page_redraw`) as an event's arguments, for ``.then`` or ``gr.on``."""
+    return dict(fn=events.named(events.page_redraw, events.REDRAW_OUTPUTS),
+                inputs=outputs(c, [*DISPLAY, "projector", "tab-on-screen"]), outputs=outputs(c, events.REDRAW_OUTPUTS),
+                preprocess=False, trigger_mode="always_last", concurrency_limit=REDRAW_CONCURRENCY,
+                show_progress="minimal")  # a fusion recompute at P = 4 takes seconds
+
+
+def show_tab(c: dict, tab: str):
+    """Selecting the tab: it becomes the tab on screen (only its pictures are drawn). Returns the event."""
+    return c[f"tab-{tab}"].select(lambda: tab, None, c["tab-on-screen"], queue=False, show_progress="hidden",
+                                  **private(f"show_tab_{tab}"))
+
+
+def wire_pictures(c: dict, tab: str) -> None:
+    """Every picture of ``tab``: download, pin, full screen and, where it is clickable, a click that picks the query."""
+    for name, p in PICTURES.items():
+        if p.tab != tab:
+            continue
+        event = name.replace("-", "_")
+        if p.download:
+            c[f"{name}-download"].click(events.download, [c["analysis-key"], gr.State(name), *outputs(c, DISPLAY[1:])],
+                                        c["download-file"], preprocess=False, show_progress="hidden",
+                                        **private(f"download_{event}")).then(
+                None, js="() => window.vitAnatomy && window.vitAnatomy.saveDownload()")
+        # Pinning copies what the page shows, in the browser: nothing goes back to the server.
+        c[f"{name}-pin"].click(None, outputs(c, [name, f"{name}-caption"]),
+                               outputs(c, [f"{tab}-pinned", f"{tab}-pinned-caption"]), js=PIN_JS)
+        c[f"{name}-fullscreen"].click(None, js=f"() => window.vitAnatomy && window.vitAnatomy.fullscreen('{name}')")
+        if p.clickable:  # the click sets the query with queue=False (fast), then redraws
+            c[name].select(events.click, [c["analysis-key"], gr.State(name), c["projector"]], c["query"],
+                           preprocess=False, queue=False, show_progress="hidden", **private(f"click_{event}")).then(
+                **redraw(c), **private(f"redraw_after_click_{event}"))

@@ -1,0 +1,23 @@
+"""The "Patches & shapes" tab: the patch grid, what the clicked patch attends to, and the stage table (11.4.1)."""
+
+from __future__ import annotations
+
+import gradio as gr
+
+from vit.ui.tabs.parts import picture, pinned, private, redraw, show_tab, wire_pictures
+
+TAB = "patches"
+
+
+def build(c: dict) -> None:
+    with gr.Tab("Patches & shapes", id=TAB, elem_id=f"tab-{TAB}") as c[f"tab-{TAB}"]:
+        with gr.Row(equal_height=False):
+            picture(c, "patch-grid")
+            picture(c, "query-view")
+            pinned(c, TAB)
+        c["stage-table"] = gr.HTML(elem_id="stage-table")
+
+
+def wire(c: dict) -> None:
+    show_tab(c, TAB).then(**redraw(c), **private(f"redraw_tab_{TAB}"))
+    wire_pictures(c, TAB)

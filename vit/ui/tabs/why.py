@@ -1,0 +1,276 @@
+"""The "Why this class?" tab, its layout, events and handlers: an explanation for the class the student picks,
+and a live test of it.
+
+The class comes from the top-k (a click on a prediction opens this tab with it) or the list
+here; the method from :data:`vit.explanations.METHODS`. "Test it" draws the deletion and
+insertion curves of the map beside a random order; "Compare all methods" fills a table.
+Explanations and curves are kept per (analysis, method, class), so a new opacity or
+colormap redraws without running the model; every model run takes its turn in the
+server's fair queue like an analysis.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import threading
+import time
+from dataclasses import dataclass, replace
+
+import gradio as gr
+
+from vit import cost as costs
+from vit import validate, views
+from vit.bounded import BoundedDict
+from vit.errors import InputError
+from vit.explanations.methods import METHODS
+from vit.model.families import class_names
+from vit.serve.queue import take_turn
+from vit.ui import gpu, inputs, meter
+from vit.ui.events import DEFAULTS, handler, named
+from vit.ui.inputs import Number
+from vit.ui.pictures import caption
+from vit.ui.state import RUNS, SESSIONS, fair_queue, kept, session_of
+from vit.ui.tabs.parts import MODEL_WAITERS, PICTURE_MIN_WIDTH, outputs, picture, pinned, private, wire_pictures
+from vit.views import pictures as registry
+from vit.views.pictures import Display
+
+TAB = "why"
+TARGETS_SHOWN = 10  # classes offered in the list: the top 10 (a click on a prediction adds it if it is not there)
+MAP_OUTPUTS = ("why-map", "why-map-caption")
+CURVE_OUTPUTS = ("why-curves", "why-curves-caption")
+TARGET_OUTPUTS = ("why-target", "why-curves", "why-curves-caption", "why-table")
+PICK_OUTPUTS = ("why-target", "tabs", "tab-on-screen")
+PATIENCE_S = 120.0  # how long a request waits for its session's own analysis to finish before giving up
+PROGRESS_WAITING, PROGRESS_EXPLAINING = 0.05, 0.3  # where the progress bar stands, waiting and then running
+KEPT = 256  # explanations and curve sets remembered (each ~0.2 MB at P = 16)
+
+_kept = BoundedDict(KEPT)  # Asked -> (Explanation, curves)
+_kept_lock = threading.Lock()
+
+
+def methods() -> list[tuple[str, str]]:
+    """(title, key) pairs for the method radio, the class-specific methods first."""
+    return [(m.title, m.name) for m in sorted(METHODS.values(), key=lambda m: not m.class_specific)]
+
+
+def _class_names(a) -> list[str]:
+    return class_names(a.model)
+
+
+def target_choices(a, shown: int = TARGETS_SHOWN) -> list[tuple[str, int]]:
+    """The analysis' top classes as (label with probability, class index), most probable first."""
+    names = _class_names(a)
+    order = a.probs.argsort(descending=True, stable=True)[:shown].tolist()
+    return [(f"{names[i]} ({float(a.probs[i]):.1%})", int(i)) for i in order]
+
+
+@handler
+def targets(key: str | None):
+    """A new analysis: its top classes in the list, the top-1 chosen, old curves and table cleared."""
+    if key is None:
+        return {}
+    a = kept(key)
+    choices = target_choices(a)
+    return {"why-target": gr.update(choices=choices, value=choices[0][1]), "why-curves": None,
+            "why-curves-caption": "", "why-table": ""}
+
+
+@handler
+def pick(key: str | None, evt: gr.SelectData):
+    """A click on a prediction of the top-k: this tab opens with that class."""
+    if key is None or evt is None:
+        return {}
+    a = kept(key)
+    label = str(evt.value if not isinstance(evt.value, dict) else evt.value.get("label", ""))
+    names = _class_names(a)
+    numbered = re.fullmatch(r"(.*) \((\d+)\)", label)  # "crane (517)": ImageNet names two classes "crane"
+    if numbered and int(numbered[2]) < len(names) and names[int(numbered[2])] == numbered[1]:
+        index = int(numbered[2])
+    elif label in names:
+        index = names.index(label)
+    else:
+        return {}
+    choices = target_choices(a)
+    if index not in [i for _, i in choices]:
+        choices.append((f"{names[index]} ({float(a.probs[index]):.1%})", index))
+    return {"why-target": gr.update(choices=choices, value=index), "tabs": gr.Tabs(selected=TAB),
+            "tab-on-screen": TAB}
+
+
+def _target(a, target) -> int:
+    return validate.class_index(target, len(a.probs), "target")
+
+
+@dataclass(frozen=True)
+class Asked:
+    """What an explanation is of: an analysis (its store key), a method, a class, and the test's baseline."""
+
+    key: str
+    method: str
+    target: int
+    baseline: str | None = None  # None: the map alone, no curves
+
+    def map_only(self) -> Asked:
+        return replace(self, baseline=None)
+
+
+def _recall(asked: Asked) -> tuple | None:
+    """(Explanation, curves) kept for ``asked``; a map alone is also in any entry that has curves."""
+    with _kept_lock:
+        found = asked if asked in _kept else None
+        if found is None and asked.baseline is None:
+            found = next((k for k in _kept if k.map_only() == asked), None)
+        return None if found is None else _kept.get(found)
+
+
+def _explained(image: object, key: str, method: str, target: Number, baseline: str | None, request, progress) -> tuple:
+    """(Explanation, curves) for this analysis, from what is kept or by running the model in its turn."""
+    from vit.explanations.maps import method_name  # noqa: PLC0415 - imports torch
+
+    a = kept(key)
+    asked = Asked(key, method_name(method), _target(a, target), baseline)
+    found = _recall(asked)
+    if found is not None:
+        return found
+    session = SESSIONS.get(session_of(request))
+    if image is None or session.shown is None or session.key != key or session.shown.image != inputs.image_id(image):
+        raise InputError("The image or the setting changed since the last analysis: press Analyze first, "
+                         "then ask why.")
+    source, filename = inputs.image_source(image)
+    pil = inputs.load_image(source, filename)  # decoded once, here
+    setting = meter.analysis_setting(a)
+    seconds = meter.estimated_seconds(costs.estimate(setting)) * (
+        gpu.EXPLAIN_FACTOR + (gpu.CURVES_FACTOR if baseline else 0))
+    what = METHODS[asked.method].title + (": explaining and testing" if baseline else "")
+    progress(PROGRESS_WAITING, desc=f"{what}: waiting for the model (one run at a time)")
+    deadline = time.monotonic() + PATIENCE_S
+    with take_turn(fair_queue(), session_of(request), seconds, give_up=lambda: time.monotonic() > deadline):
+        progress(PROGRESS_EXPLAINING, desc=f"{what} (~{seconds:.0f} s)")
+        result = gpu.run_explanation(setting, pil, asked.method, asked.target, curves=baseline is not None,
+                                     baseline=baseline or "mean")
+        RUNS["explain"] += 1
+    with _kept_lock:
+        _kept[asked] = result
+    return result
+
+
+@handler
+def explain_page(image: object, key: str | None, target: Number, method: str, opacity: Number, colormap: str,
+                 projector: bool = False, tab_on_screen: str = TAB, progress=gr.Progress(), request: gr.Request = None):
+    """The map for the chosen class and method, over the image (drawn only while this tab is on screen)."""
+    if tab_on_screen != TAB or key is None or target is None:
+        return {}
+    e, _ = _explained(image, key, method, target, None, request, progress)
+    display = Display(opacity=inputs.opacity(opacity, DEFAULTS.opacity), cmap=inputs.colormap_name(colormap),
+                      projector=bool(projector))
+    view = registry.draw(e, "why-map", display)
+    return {"why-map": view.image, "why-map-caption": caption(view)}
+
+
+@handler
+def test_page(image: object, key: str | None, target: Number, method: str, baseline: str | None, progress=gr.Progress(),
+              request: gr.Request = None):
+    """"Test it": the deletion and insertion curves of the map, beside a random order."""
+    if key is None or target is None:
+        raise InputError("Analyse an image first, then pick a class to explain.")
+    from vit.explanations.perturb import BASELINES  # noqa: PLC0415
+
+    baseline = validate.choice("baseline", baseline, BASELINES)
+    e, curves = _explained(image, key, method, target, baseline, request, progress)
+    view = registry.draw((e, curves), "why-curves")
+    return {"why-curves": view.image, "why-curves-caption": caption(view)}
+
+
+@handler
+def compare_page(image: object, key: str | None, target: Number, baseline: str | None, progress=gr.Progress(),
+                 request: gr.Request = None):
+    """"Compare all methods": every method explained and tested on this class, as a table."""
+    if key is None or target is None:
+        raise InputError("Analyse an image first, then pick a class to explain.")
+    from vit.explanations.perturb import BASELINES  # noqa: PLC0415
+
+    baseline = validate.choice("baseline", baseline, BASELINES)
+    results = []
+    for i, method in enumerate(METHODS):
+        progress(i / len(METHODS), desc=f"{METHODS[method].title} ({i + 1} of {len(METHODS)})")
+        results.append(_explained(image, key, method, target, baseline, request, gr.Progress()))
+    return {"why-table": comparison_html(results, baseline)}
+
+
+def comparison_html(results: list, baseline: str) -> str:
+    """The comparison as an HTML table, the best value of each curve column in bold."""
+    rows = views.comparison_rows(results)
+    scored = rows[:-1]
+    best_deletion = min(float(r[2]) for r in scored)
+    best_insertion = max(float(r[3]) for r in scored)
+    e = results[0][0]
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in views.COMPARISON_HEADERS)
+    body = []
+    for r in rows:
+        cells = []
+        for j, v in enumerate(r):
+            bold = r in scored and ((j == 2 and float(v) == best_deletion) or (j == 3 and float(v) == best_insertion))
+            cells.append(f"<td>{'<b>' if bold else ''}{html.escape(v)}{'</b>' if bold else ''}</td>")
+        body.append(f"<tr>{''.join(cells)}</tr>")
+    replaced = "the normalisation mean (grey)" if baseline == "mean" else "a blur of the image"
+    return (f'<div class="why-table"><p><b>Every method on “{html.escape(e.label)}”</b> ({e.prob:.1%}): patches '
+            f"replaced by {replaced}, 10 steps. Deletion: lower is better; insertion: higher is better; "
+            f"the best of each in bold.</p><table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}"
+            f"</tbody></table></div>")
+
+
+# --------------------------------------------------------------------------- layout and events
+
+
+def build(c: dict) -> None:
+    with gr.Tab("Why this class?", id=TAB, elem_id=f"tab-{TAB}") as c[f"tab-{TAB}"]:
+        with gr.Row(equal_height=True):
+            c["why-target"] = gr.Dropdown([], label="Class to explain (or click a prediction)", elem_id="why-target",
+                                          min_width=220, scale=2)
+            # Wide enough for the four methods on two lines: the map stays on a laptop's screen.
+            c["why-method"] = gr.Radio(methods(), value="grad_rollout", label="Method", elem_id="why-method", scale=3)
+            c["why-baseline"] = gr.Radio([("grey (the mean)", "mean"), ("blurred", "blur")], value="mean",
+                                         label="Test: replace patches with", elem_id="why-baseline", min_width=200,
+                                         scale=2)
+        with gr.Row(equal_height=False):
+            picture(c, "why-map")
+            with gr.Column(min_width=PICTURE_MIN_WIDTH):
+                c["why-test"] = gr.Button("Test it: delete and insert patches in the map's order", variant="primary",
+                                          elem_id="why-test")
+                picture(c, "why-curves")
+            pinned(c, TAB)
+        c["why-compare"] = gr.Button("Compare all methods on this class", elem_id="why-compare")
+        c["why-table"] = gr.HTML("", elem_id="why-table")
+
+
+def wire(c: dict) -> None:
+    model_run = dict(preprocess=False, concurrency_id="model", concurrency_limit=MODEL_WAITERS,
+                     trigger_mode="always_last")
+    explain = dict(fn=named(explain_page, MAP_OUTPUTS),
+                   inputs=outputs(c, ["image", "analysis-key", "why-target", "why-method", "opacity", "colormap",
+                                      "projector", "tab-on-screen"]),
+                   outputs=outputs(c, MAP_OUTPUTS), show_progress_on=[c["why-map"]], **model_run)
+    c["analysis-key"].change(named(targets, TARGET_OUTPUTS), c["analysis-key"], outputs(c, TARGET_OUTPUTS),
+                             preprocess=False, show_progress="hidden", **private("why_targets")).then(
+        **explain, **private("why_new_analysis"))
+    c[f"tab-{TAB}"].select(lambda: TAB, None, c["tab-on-screen"], queue=False, show_progress="hidden",
+                           **private(f"show_tab_{TAB}")).then(**explain, **private("why_shown"))
+    c["predictions"].select(named(pick, PICK_OUTPUTS), c["analysis-key"], outputs(c, PICK_OUTPUTS),
+                            preprocess=False, queue=False, show_progress="hidden", **private("why_pick")).then(
+        **explain, **private("why_picked"))
+    gr.on([c["why-target"].input, c["why-method"].change, c["opacity"].change, c["colormap"].change],
+          **explain, **private("why_map"))
+    c["why-test"].click(named(test_page, CURVE_OUTPUTS),
+                        outputs(c, ["image", "analysis-key", "why-target", "why-method", "why-baseline"]),
+                        outputs(c, CURVE_OUTPUTS), show_progress_on=[c["why-curves"]], **model_run,
+                        **private("why_test"))
+    c["why-compare"].click(named(compare_page, ("why-table",)),
+                           outputs(c, ["image", "analysis-key", "why-target", "why-baseline"]), c["why-table"],
+                           show_progress_on=[c["why-table"]], **model_run, **private("why_compare"))
+    wire_pictures(c, TAB)
+    # Projector mode: the page's script first, then the map at its new size. A listener of its own on
+    # .change would stop the script's.
+    c["projector"].change(None, c["projector"], None,
+                          js="(on) => window.vitAnatomy && window.vitAnatomy.projector(on)").then(
+        **explain, **private("why_projector"))
