@@ -58,12 +58,12 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from served import app_env, free_port, start_app, stop_app, wait_http_200  # noqa: E402
+
 import vit  # noqa: E402 - after the path is set
 from vit import views  # noqa: E402
 from vit.config import PRESETS  # noqa: E402
 from vit.views import pictures  # noqa: E402
-
-from served import app_env, free_port, start_app, stop_app, wait_http_200  # noqa: E402
 
 IMAGE = ROOT / "assets" / "cat.jpg"
 METHODS = ("bare", "analyze", "app", "page", "display", "fusion", "discard", "peer")
@@ -345,7 +345,7 @@ def interleaved(name: str, family: str, patch_size: int, depth: int | None, repe
         "discard": redraw(discard_change, lambda: fresh[0]),
         "peer": lambda: run_peer(peer, kept, x),
     }
-    for method, fn in calls.items():  # warm-up: kernels, allocator, matplotlib, fonts
+    for fn in calls.values():  # warm-up: kernels, allocator, matplotlib, fonts
         fresh[0] = untried(cached)
         fn()
     gc.collect()
@@ -401,8 +401,8 @@ def rss_child(mode: str, config: str, depth: int | None) -> None:
     family, patch_size = CONFIGS[config]
     image = load_image(IMAGE)
     if mode == "peer":  # our model is never built in this process
-        from vit.model.preprocess import preprocess_for  # noqa: PLC0415
         from vit.config import grid_for_patch_size  # noqa: PLC0415
+        from vit.model.preprocess import preprocess_for  # noqa: PLC0415
 
         native = PRESETS[family]
         grid = grid_for_patch_size(native.image_size, patch_size)

@@ -2,7 +2,7 @@
 
     python benchmarks/faithfulness.py                       # the shapes table: 200 one-shape + 200 two-shape drawings
     python benchmarks/faithfulness.py --single 20 --two 20  # a quick look
-    python benchmarks/faithfulness.py --photos              # + the example photos on ViT-B/16, if ImageNet weights are cached
+    python benchmarks/faithfulness.py --photos              # + the example photos on ViT-B/16 (cached weights)
 
 Shapes: the ViT trained here (``vit_tiny_shapes``, shipped in ``assets/``), drawings it never trained
 on (``vit.explanations.faithfulness.EVAL_SEED``); every method explains the drawing's true class (on two-shape
@@ -59,7 +59,8 @@ def photos_table(args) -> str:
         for method in METHODS:
             e = vit.explain(loaded, photo, method=method)
             c = perturbation_curves(loaded, photo, e.map, e.target, args.steps, args.baseline)
-            lines.append(f"| {photo.name} | {e.label} ({e.prob:.0%}) | `{method}` | {c['deletion', 'saliency'].auc:.3f} | "
+            lines.append(f"| {photo.name} | {e.label} ({e.prob:.0%}) | `{method}` | "
+                         f"{c['deletion', 'saliency'].auc:.3f} | "
                          f"{c['insertion', 'saliency'].auc:.3f} | {c['deletion', 'random'].auc:.3f} | "
                          f"{c['insertion', 'random'].auc:.3f} |")
     return f"{loaded.status}; each photo's top-1:\n\n" + "\n".join(lines)

@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from served import free_port  # noqa: E402 - one helper for the tests and the benchmarks
+
 os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
 os.environ.setdefault("VIT_DOWNLOAD_TIMEOUT", "3")
 torch.set_num_threads(min(2, torch.get_num_threads()))

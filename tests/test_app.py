@@ -16,15 +16,15 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from conftest import free_port
 from gradio_client import Client, handle_file
 from gradio_client.exceptions import AppError
 from PIL import Image
 
 import app
-from conftest import free_port
 import vit.analysis.run
-import vit.model.load
 import vit.cost
+import vit.model.load
 from vit import views
 from vit.ui import events, inputs, layout, meter, state
 from vit.validate import Setting

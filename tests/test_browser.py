@@ -19,12 +19,12 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import free_port
 from PIL import Image
 
 import app
-from conftest import free_port
-import vit.model.load
 import vit.model.checkpoints
+import vit.model.load
 from vit import shapes
 from vit.ui import state
 

@@ -6,8 +6,8 @@ import pytest
 
 from vit import cost
 from vit.analysis.run import analyze
-from vit.model.load import load_model
 from vit.errors import InputError
+from vit.model.load import load_model
 
 
 @pytest.mark.parametrize("name,patch,depth", [("vit_b_32", 32, 12), ("vit_b_32", 24, 3), ("vit_b_16", 8, 2)])

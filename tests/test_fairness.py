@@ -15,10 +15,9 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import ROOT, running_app, start_app_process
 from gradio_client import Client, handle_file
 from gradio_client.exceptions import AppError
-
-from conftest import ROOT, running_app, start_app_process
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:gradio.queueing")
 

@@ -13,15 +13,15 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 
 import pytest
+from conftest import ROOT, free_port, write_checkpoint
+from corpus import EXPECTED_ERROR_WORDS, make_corpus
 from gradio_client import Client, handle_file
 from gradio_client.exceptions import AppError
 from PIL import Image
 
 import app
-from vit.ui import state
 import vit
-from conftest import ROOT, free_port, write_checkpoint
-from corpus import EXPECTED_ERROR_WORDS, make_corpus
+from vit.ui import state
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:gradio.queueing")
 
@@ -74,7 +74,7 @@ def test_odd_files_through_the_app(server, tmp_path):
         if path.is_dir() or not path.exists():
             continue  # a folder or a missing path cannot be uploaded; the CLI test covers them
         if path.stat().st_size > 20 * 1024 * 1024:
-            with pytest.raises(Exception):  # refused by the server before our code sees it
+            with pytest.raises(Exception):  # noqa: B017 - refused by gradio before our code sees it, in its own words
                 quick(client, path)
         elif should_load:
             result = quick(client, path)

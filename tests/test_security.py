@@ -21,10 +21,9 @@ from pathlib import Path
 
 import httpx
 import pytest
+from conftest import ROOT, running_app
 from gradio.utils import get_upload_folder
 from PIL import Image
-
-from conftest import ROOT, running_app
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:gradio.queueing")
 

@@ -129,7 +129,7 @@ def test_cheap_requests_overtake_a_line_of_expensive_ones():
     wait_for(lambda: log == ["expensive-0"])
     for i in range(1, 6):
         threads.append(run_in_thread(queue, f"expensive-{i}", 12.0, log)[0])
-        wait_for(lambda: queue.waiting == i)
+        wait_for(lambda i=i: queue.waiting == i)
     threads.append(run_in_thread(queue, "cheap", 0.4, log)[0])
     wait_for(lambda: queue.waiting == 6)
     hold.set()
@@ -206,9 +206,8 @@ def test_folders_of_dead_servers_are_removed_at_start(tmp_path):
 
 def test_sigterm_removes_the_picture_folder_and_gradio_cache(tmp_path, torch_home):
     """`python app.py`, one analysis, then SIGTERM (systemd, docker stop): nothing is left behind."""
-    from gradio_client import Client, handle_file
-
     from conftest import ROOT, start_app_process
+    from gradio_client import Client, handle_file
 
     env = {**os.environ, "TMPDIR": str(tmp_path), "GRADIO_TEMP_DIR": str(tmp_path / "gradio")}
     server, url = start_app_process(env, tmp_path / "server.log")

@@ -18,16 +18,15 @@ import threading
 from pathlib import Path
 
 import pytest
+from conftest import free_port, serve_http
 from packaging.requirements import Requirement
 
-import app
-from vit.ui import events, gpu, meter, startup, state
-from conftest import free_port, serve_http
 import vit.cost
 from vit.model import checkpoints
-from vit.validate import setting
-from vit.serve.prefetch import Prefetch
 from vit.model.checkpoints import Checkpoint
+from vit.serve.prefetch import Prefetch
+from vit.ui import events, gpu, meter, startup, state
+from vit.validate import setting
 
 ROOT = Path(__file__).resolve().parents[1]
 FAKE_SPACES = Path(__file__).resolve().parent / "fake_spaces"

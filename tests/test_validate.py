@@ -218,7 +218,8 @@ def test_model_name_refuses_and_lists_the_choices(value):
 def test_depth_names_the_models_layer_count():
     assert v.depth(12, 12) == 12
     assert v.depth("1", 24) == 1
-    with pytest.raises(InputError, match=r"depth must be an integer from 1 to 12 \(the model has L=12 layers\), got 13"):
+    with pytest.raises(InputError,
+                       match=r"depth must be an integer from 1 to 12 \(the model has L=12 layers\), got 13"):
         v.depth(13, 12)
     with pytest.raises(InputError, match="got 0"):
         v.depth(0, 12)
@@ -322,7 +323,8 @@ def test_layer_is_one_based():
 def test_head_is_one_based():
     assert v.head(1, 12) == 1
     assert v.head(12, 12) == 12
-    with pytest.raises(InputError, match=r"head must be an integer from 1 to 12 \(1-based; the model has h=12 heads\), got 0"):
+    with pytest.raises(InputError,
+                       match=r"head must be an integer from 1 to 12 \(1-based; the model has h=12 heads\), got 0"):
         v.head(0, 12)
     with pytest.raises(InputError, match="got 13"):
         v.head(13, 12)

@@ -8,9 +8,9 @@ from types import SimpleNamespace
 import gradio as gr
 import pytest
 import torch
+from conftest import ROOT
 
 import vit
-from conftest import ROOT
 from vit.ui import events, inputs, state
 from vit.ui.tabs import why
 from vit.validate import Setting

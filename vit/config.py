@@ -57,7 +57,7 @@ class ViTConfig:
     def head_dim(self) -> int:
         return self.embed_dim // self.num_heads
 
-    def with_(self, **changes) -> "ViTConfig":
+    def with_(self, **changes) -> ViTConfig:
         return replace(self, **changes)
 
 

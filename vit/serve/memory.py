@@ -4,10 +4,9 @@ operating system (glibc keeps freed heap pages otherwise), and :func:`rss_bytes`
 from __future__ import annotations
 
 import ctypes
-import os
 import ctypes.util
+import os
 from pathlib import Path
-
 
 _libc = None
 if os.name == "posix":

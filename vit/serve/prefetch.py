@@ -65,8 +65,8 @@ class Prefetch:
 
     def _run(self) -> None:
         try:
-            from vit.model.load import fetch_checkpoint  # noqa: PLC0415 - imports torch: in this thread, not the caller's
             from vit.model.checkpoints import CHECKPOINTS  # noqa: PLC0415
+            from vit.model.load import fetch_checkpoint  # noqa: PLC0415 - imports torch: in this thread, not the caller's
 
             if self.name not in CHECKPOINTS:  # a family that ships its own weights: nothing to download
                 return
