@@ -40,16 +40,16 @@ import threading
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")  # a classroom server phones nobody
 
 try:  # Hugging Face's ZeroGPU package: there on Spaces, needed nowhere else; imported before torch, as its docs ask
-    import spaces  # noqa: F401
+    import spaces
 except ImportError:
     spaces = None
 
-import gradio as gr  # noqa: E402
-from starlette.middleware import Middleware  # noqa: E402 - gradio's own dependency
+import gradio as gr
+from starlette.middleware import Middleware  # gradio's own dependency
 
-from vit.model.families import ASSETS  # noqa: E402
-from vit.serve.files import remove_stale_folders  # noqa: E402
-from vit.ui import layout, startup  # noqa: E402
+from vit.model.families import ASSETS
+from vit.serve.files import remove_stale_folders
+from vit.ui import layout, startup
 
 log = logging.getLogger("vit.app")
 
@@ -104,14 +104,14 @@ def _prewarm() -> None:
     """In the background: import torch and the model code, so the first analysis does not wait for
     it, and remove partial downloads left by processes that were killed."""
     try:
-        import vit.model.load  # noqa: F401, PLC0415
-        import vit.serve.cache  # noqa: F401, PLC0415
+        import vit.model.load  # noqa: PLC0415
+        import vit.serve.cache  # noqa: PLC0415
         import vit.views.draw  # noqa: F401, PLC0415
         from vit.model.checkpoints import remove_stale_partials  # noqa: PLC0415
 
         for path in remove_stale_partials():
             log.info("removed the partial download %s, left by a process that is gone", path.name)
-    except Exception:  # noqa: BLE001 - the first request will report it
+    except Exception:  # the first request will report it
         log.exception("pre-loading vit failed")
 
 
@@ -161,7 +161,7 @@ def _delete_gradio_files(demo: gr.Blocks) -> None:
         from gradio.route_utils import delete_files_created_by_app  # noqa: PLC0415
 
         delete_files_created_by_app(demo, age=None)
-    except Exception:  # noqa: BLE001 - gradio's internals moved: its own delete_cache still bounds the cache
+    except Exception:  # gradio's internals moved: its own delete_cache still bounds the cache
         log.exception("could not remove gradio's cached files")
 
 

@@ -58,12 +58,12 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from served import app_env, free_port, start_app, stop_app, wait_http_200  # noqa: E402
+from served import app_env, free_port, start_app, stop_app, wait_http_200
 
-import vit  # noqa: E402 - after the path is set
-from vit import views  # noqa: E402
-from vit.config import PRESETS  # noqa: E402
-from vit.views import pictures  # noqa: E402
+import vit  # after the path is set
+from vit import views
+from vit.config import PRESETS
+from vit.views import pictures
 
 IMAGE = ROOT / "assets" / "cat.jpg"
 METHODS = ("bare", "analyze", "app", "page", "display", "fusion", "discard", "peer")

@@ -31,7 +31,7 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import vit  # noqa: E402
+import vit
 
 IMAGE = ROOT / "assets" / "cat.jpg"
 METHODS = ("bare", "rollout", "attention", "grad_rollout", "gradcam", "curve")

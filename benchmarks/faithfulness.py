@@ -25,10 +25,10 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import vit  # noqa: E402
-from vit.explanations import faithfulness  # noqa: E402
-from vit.explanations.maps import METHODS  # noqa: E402
-from vit.explanations.perturb import perturbation_curves  # noqa: E402
+import vit
+from vit.explanations import faithfulness
+from vit.explanations.methods import METHODS
+from vit.explanations.perturb import perturbation_curves
 
 PHOTOS = sorted(p for p in (ROOT / "assets").glob("*.jpg"))
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import vit  # noqa: E402
+import vit
 
 
 def timed(fn, sync, repeat=5):

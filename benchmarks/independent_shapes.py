@@ -31,7 +31,7 @@ from PIL import Image, ImageFilter
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import vit  # noqa: E402 - after the path is set
+import vit  # after the path is set
 
 CLASSES = ("circle", "square", "triangle", "star", "cross", "ring", "diamond", "heart")  # the model's order
 SIZES = (64, 128, 256, 512, 1024)

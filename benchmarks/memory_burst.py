@@ -25,9 +25,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import subprocess  # noqa: E402
+import subprocess
 
-from served import ROOT, app_env, free_port, stop_app, wait_http_200  # noqa: E402
+from served import ROOT, app_env, free_port, stop_app, wait_http_200
 
 NO_TRIM = "import vit.serve.memory as s; s.trim_memory = lambda: False; "
 LAUNCH = ("import runpy, sys; sys.argv = ['app.py', '--port', '{port}']; "

@@ -9,7 +9,7 @@ from conftest import ROOT
 
 import vit
 from vit.explanations import faithfulness, perturb
-from vit.explanations.maps import METHODS
+from vit.explanations.methods import METHODS
 
 
 def test_patch_coverage_pointing_and_share_on_a_hand_made_mask():

@@ -293,7 +293,7 @@ def _explain(args) -> int:
                              "random": {"probs": r.probs, "auc": r.auc}}
         print(_strict_json(doc))
     else:
-        from vit.explanations.maps import METHODS  # noqa: PLC0415
+        from vit.explanations.methods import METHODS  # noqa: PLC0415
 
         _say(loaded.status)
         print(f"{METHODS[e.method].title} for {e.label!r} (class {e.target}, p = {e.prob:.2%}) on a "

@@ -19,7 +19,7 @@ calls: list[dict] = []  # one per call: {"function": name, "seconds": what the d
 inside = threading.local()  # .active: this thread is inside a decorated call
 
 
-def GPU(task=None, *, duration=None, size=None):  # noqa: N802 - the real package's name
+def GPU(task=None, *, duration=None, size=None):  # the real package's name
     """``@spaces.GPU``, ``@spaces.GPU(duration=60)`` or ``@spaces.GPU(duration=callable)``, as in spaces 0.51."""
     if size not in (None, "large", "xlarge"):
         raise ValueError(f"size must be 'large' or 'xlarge', got {size!r}")

@@ -25,7 +25,8 @@ import torch
 from torch import Tensor
 
 from vit import shapes
-from vit.explanations.maps import METHODS, explain
+from vit.explanations.maps import explain
+from vit.explanations.methods import METHODS
 from vit.explanations.perturb import perturbation_curves
 from vit.model.loaded import LoadedModel
 

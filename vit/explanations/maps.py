@@ -42,7 +42,7 @@ from vit import cost, validate
 from vit.analysis import rollout
 from vit.analysis.trace import attention_kept
 from vit.errors import InputError
-from vit.explanations.methods import METHODS, Method  # noqa: F401 - the registry, re-exported
+from vit.explanations.methods import METHODS
 from vit.model.loaded import LoadedModel
 
 # Below this estimate the gradient methods keep the whole autograd graph (one forward, one backward);

@@ -31,7 +31,7 @@ def is_trained_here(name: str) -> bool:
 
 def weights_path(name: str) -> Path:
     """``assets/<name>.pth``: the shipped state dict of a family trained here."""
-    assert is_trained_here(name), name  # noqa: S101 - callers check the family first
+    assert is_trained_here(name), name  # callers check the family first
     return ASSETS / f"{name}.pth"
 
 
@@ -70,5 +70,5 @@ def class_names(name: str) -> list[str]:
 
 def normalisation(name: str) -> tuple[tuple[float, ...], tuple[float, ...]]:
     """(mean, std) per RGB channel of a family trained here."""
-    assert is_trained_here(name), name  # noqa: S101
+    assert is_trained_here(name), name
     return SHAPES_MEAN, SHAPES_STD

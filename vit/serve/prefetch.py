@@ -77,7 +77,7 @@ class Prefetch:
             else:
                 self.done = self.total = path.stat().st_size
                 log.info("prefetch of %s: %s is in the cache (%.0f MB)", self.name, path.name, self.done / 1e6)
-        except Exception as exc:  # noqa: BLE001 - a request will try again and report it
+        except Exception as exc:  # a request will try again and report it
             self.error = f"the download of the {self.name} weights failed ({type(exc).__name__})"
             log.exception("prefetch of %s failed", self.name)
         finally:
