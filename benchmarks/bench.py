@@ -35,7 +35,6 @@ P = 4, 8, 16, 16) is measured by ``memory_burst.py``.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import datetime as dt
 import gc
 import hashlib
@@ -50,7 +49,6 @@ import sys
 import tempfile
 import threading
 import time
-from collections import OrderedDict
 from pathlib import Path
 
 import torch
@@ -150,22 +148,17 @@ def render_views(a: vit.Analysis) -> list:
             drawn["layer-views"], drawn["query-view"], views.top_k(a, TOP_K), drawn["depth-plot"]]
 
 
-def untried(a: vit.Analysis) -> vit.Analysis:
-    """``a`` sharing its tensors, but remembering no rollout rows and no variants: a change not made before."""
-    return dataclasses.replace(a, _rows={}, _variants=OrderedDict())
-
-
 def fusion_change(a: vit.Analysis, rep: int) -> list:
     """Another head fusion (max, then min): the app redraws the rollout and the per-layer tiles.
 
-    ``a`` should be :func:`untried`: the new fusion's rollout rows are computed, nothing recalled.
+    ``a`` should be ``Analysis.untried()``: the new fusion's rollout rows are computed, nothing recalled.
     """
     b = a.with_options(("max", "min")[rep % 2], a.discard_ratio)
     return [views.rollout_view(b, b.depth, OPACITY, CMAP), views.layers_view(b, OPACITY, CMAP)]
 
 
 def discard_change(a: vit.Analysis, rep: int) -> list:
-    """Another discard ratio (0.5, then 0.9): the app redraws the rollout (``a`` should be :func:`untried`)."""
+    """Another discard ratio (0.5, then 0.9): the app redraws the rollout (``a`` should be ``Analysis.untried()``)."""
     b = a.with_options(a.head_fusion, (0.5, 0.9)[rep % 2])
     return [views.rollout_view(b, b.depth, OPACITY, CMAP)]
 
@@ -323,7 +316,7 @@ def interleaved(name: str, family: str, patch_size: int, depth: int | None, repe
         return run
 
     rep_counter = [0]
-    fresh = [untried(cached)]  # renewed before each fusion or discard change, outside the timing
+    fresh = [cached.untried()]  # renewed before each fusion or discard change, outside the timing
 
     def redraw(change, a):
         def run():
@@ -346,7 +339,7 @@ def interleaved(name: str, family: str, patch_size: int, depth: int | None, repe
         "peer": lambda: run_peer(peer, kept, x),
     }
     for fn in calls.values():  # warm-up: kernels, allocator, matplotlib, fonts
-        fresh[0] = untried(cached)
+        fresh[0] = cached.untried()
         fn()
     gc.collect()
 
@@ -354,7 +347,7 @@ def interleaved(name: str, family: str, patch_size: int, depth: int | None, repe
     for rep in range(repeat):
         rep_counter[0] = rep
         for method in METHODS:
-            fresh[0] = untried(cached)
+            fresh[0] = cached.untried()
             ms, out = timed(calls[method])
             raw[method].append(ms)
             if method == "analyze":

@@ -18,9 +18,13 @@ import tempfile
 import unicodedata
 from pathlib import Path
 
-from vit import validate
+from vit import validate, views
 from vit.config import DISPLAY_NAMES, PRESETS, TRAINED_HERE
 from vit.errors import InputError
+from vit.explanations.methods import METHODS
+from vit.images import load_image
+from vit.views import pictures
+from vit.views.pictures import Display
 
 
 class _Parser(argparse.ArgumentParser):
@@ -239,7 +243,6 @@ def _model_setting(args):
 
 def _image_and_model(args, setting):
     """The image (a bad one fails before torch is even imported), then the model, with a warning if untrained."""
-    from vit.images import load_image  # noqa: PLC0415
 
     image = load_image(args.image)
     import torch  # noqa: PLC0415 - after the checks: bad input fails fast
@@ -272,8 +275,6 @@ def _explain(args) -> int:
     curves = perturbation_curves(loaded, image, e.map, e.target, steps, baseline) if args.curves else {}
     written = []
     if out:
-        from vit import views  # noqa: PLC0415
-        from vit.views.pictures import Display  # noqa: PLC0415
 
         shown = Display()  # the app's display defaults
         views.captioned(views.explanation_view(e, shown.opacity, shown.cmap)).save(out / "explanation.png")
@@ -293,7 +294,6 @@ def _explain(args) -> int:
                              "random": {"probs": r.probs, "auc": r.auc}}
         print(_strict_json(doc))
     else:
-        from vit.explanations.methods import METHODS  # noqa: PLC0415
 
         _say(loaded.status)
         print(f"{METHODS[e.method].title} for {e.label!r} (class {e.target}, p = {e.prob:.2%}) on a "
@@ -340,8 +340,6 @@ def _analyze(args) -> int:
 def _write_views(a, out: Path) -> list[Path]:
     """Every view the registry gives a file name, as a captioned PNG (title, picture, caption, legend, note) in
     ``out``: drawn as the app first shows them (its display defaults, the last layer, head 1, the centre patch)."""
-    from vit import views  # noqa: PLC0415
-    from vit.views import pictures  # noqa: PLC0415
 
     written = []
     for name in pictures.OUT_PICTURES:

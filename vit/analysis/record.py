@@ -9,7 +9,6 @@ here, without running the model again.
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -17,6 +16,7 @@ from torch import Tensor
 
 from vit.analysis import rollout
 from vit.analysis.trace import RESIDUAL_PARTS, Stage, counted_params
+from vit.bounded import BoundedDict
 
 
 @dataclass(frozen=True)
@@ -84,7 +84,7 @@ class Analysis:
     timings_ms: dict[str, float] = field(default_factory=dict)
     _rows: dict = field(default_factory=dict, repr=False, compare=False)  # query -> (L, N+1) rollout rows
     # (fusion, discard) -> Analysis
-    _variants: OrderedDict = field(default_factory=OrderedDict, repr=False, compare=False)
+    _variants: BoundedDict = field(default_factory=lambda: BoundedDict(MAX_VARIANTS), repr=False, compare=False)
     source_size: tuple[int, int] | None = None  # (W, H) of the upload before preprocessing (crop, resize)
     residual_means: Tensor | None = None  # (L, 4): mean ||X||, ||MSA(LN(X))||, ||MLP(LN(H))||, ||Y|| per block
     token_norms: Tensor | None = None  # (L, N+1): ||Y_l,i||_2 of every token after every block
@@ -238,15 +238,17 @@ class Analysis:
         if fusion not in self.fusions:
             raise ValueError(f"head_fusion must be one of {', '.join(self.fusions)}, got {fusion!r}")
         with _variants_lock:  # redraws of one analysis may come from several server threads
-            found = self._variants.pop((fusion, discard), None)
+            found = self._variants.get((fusion, discard))
             if found is None:
-                changes = dict(self.__dict__, head_fusion=fusion, discard_ratio=discard, _rows={},
-                               _variants=OrderedDict())
-                found = Analysis(**changes)
-            self._variants[(fusion, discard)] = found  # the most recent last
-            while len(self._variants) > MAX_VARIANTS:
-                self._variants.popitem(last=False)
+                found = self.untried()
+                found.head_fusion, found.discard_ratio = fusion, discard
+                self._variants[(fusion, discard)] = found  # the least recently used goes past MAX_VARIANTS
         return found
+
+    def untried(self) -> Analysis:
+        """This analysis sharing its tensors but remembering no rollout rows and no variants: a change not made
+        before (what a benchmark times)."""
+        return Analysis(**dict(self.__dict__, _rows={}, _variants=BoundedDict(MAX_VARIANTS)))
 
     # --- plain data ------------------------------------------------------------
     def to_json(self) -> dict:

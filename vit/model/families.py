@@ -12,10 +12,10 @@ Torch-free: the app asks these questions before anything heavy is imported.
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 
 from vit.config import TRAINED_HERE
+from vit.shapes import CLASSES
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
 
@@ -40,14 +40,6 @@ def meta_path(name: str) -> Path:
     return weights_path(name).with_suffix(".json")
 
 
-def read_meta(name: str) -> dict:
-    """The JSON beside the shipped weights; ``{}`` when it is missing or unreadable."""
-    try:
-        return json.loads(meta_path(name).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-
-
 def sha256(path: str | Path) -> str:
     """The SHA-256 of a file, in hex (what the JSON records of the ``.pth``)."""
     digest = hashlib.sha256()
@@ -60,8 +52,6 @@ def sha256(path: str | Path) -> str:
 def class_names(name: str) -> list[str]:
     """The K class names of a family, in the order of its logits."""
     if is_trained_here(name):
-        from vit.shapes import CLASSES  # noqa: PLC0415 - numpy and PIL only
-
         return list(CLASSES)
     from vit.model.checkpoints import CHECKPOINTS  # noqa: PLC0415 - imports torchvision
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 from PIL import Image, ImageDraw
 
+from vit.model.families import class_names, is_trained_here
 from vit.views import base, draw, plots
 from vit.views.base import DEPTH_PLOT_SIZE, DISPLAY_SIZE, View, fit_note
 
@@ -111,8 +112,6 @@ def lens_colours(indices: np.ndarray, classes: list[int]) -> np.ndarray:
 
 def lens_training_words(model: str) -> str:
     """How the head met patch tokens in training, which decides what the lens reads."""
-    from vit.model.families import is_trained_here  # noqa: PLC0415 - torch-free, read only when drawn
-
     if is_trained_here(model):
         return ("This model was trained with token labelling (vit/model/train.py): its head also learned to "
                 "read the patch tokens on the shape, so those vote the shape's class by design, while background "
@@ -123,8 +122,6 @@ def lens_training_words(model: str) -> str:
 
 def lens_view(a, layer: int, size: int = DISPLAY_SIZE, opacity: float = 0.7) -> View:
     """Token content: the final norm and head applied to every patch token at ``layer``, top-1 class per patch."""
-    from vit.model.families import class_names  # noqa: PLC0415 - torchvision's names, read only when drawn
-
     names = class_names(a.model)
     indices, probs = (t.numpy() for t in a.patch_lens(layer))
     top = lens_classes(indices)

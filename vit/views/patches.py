@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from vit.model.families import class_names
 from vit.views import base, draw
 from vit.views.base import DISPLAY_SIZE, View, display_size, fit_note, query_cell, token_index
 
@@ -91,7 +92,6 @@ def top_k(a, k: int) -> dict[str, float]:
     if k <= len(a.topk):
         pairs = [(p.index, p.label, p.prob) for p in a.topk[:k]]
     else:
-        from vit.model.families import class_names  # noqa: PLC0415 - torchvision's names, read only when asked
 
         names = class_names(a.model)
         probs = a.probs.numpy()
