@@ -238,3 +238,19 @@ def test_messages_never_show_server_paths(server, tmp_path):
                                               "meta": {"_type": "gradio.FileData"}}, *SETTINGS])
     assert kind == "error" and "'holiday.jpg'" in payload["error"], payload
     assert get_upload_folder() not in payload["error"] and "/tmp" not in payload["error"]
+
+
+def test_an_uploads_own_name_is_escaped_and_cut_in_messages(tmp_path):
+    """The review: a broken upload's name reached the toast as HTML (gradio renders toasts as sanitized HTML,
+    so <img src=...> fetched another origin) and in full (a 10 MB name, 10 MB into the reply and the log)."""
+    from vit.errors import InputError
+    from vit.ui import inputs
+
+    broken = tmp_path / "upload.png"
+    broken.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00" * 64)
+    name = "<img src=\\\\127.0.0.1:9\\leak onerror=alert(1)>.png" + "x" * 10_000_000
+    with pytest.raises(InputError) as err:
+        inputs.load_image(str(broken), name)
+    message = str(err.value)
+    assert "<img" not in message and "&lt;img" in message
+    assert len(message) < 400 and str(tmp_path) not in message

@@ -6,14 +6,16 @@ slider and shows 64); the API's values are validated strictly by ``vit.validate`
 
 from __future__ import annotations
 
+import html
 import math
 
 from gradio.utils import get_upload_folder
 
-from vit import images, validate
+from vit import validate
 from vit.config import PRESETS, patch_size_range
 from vit.errors import InputError
 from vit.model.families import ASSETS
+from vit.serve.decode import load_image_bounded
 from vit.serve.files import proven_file
 from vit.validate import Setting
 from vit.views.draw import COLORMAPS
@@ -111,14 +113,25 @@ def upload_roots() -> tuple[str, ...]:
     return get_upload_folder(), str(ASSETS)
 
 
+SHOWN_NAME_CHARS = 60  # an upload's own name is cut to this in messages (a name may be megabytes long)
+
+
+def shown_name(name: str) -> str:
+    """An upload's file name as a message may show it: cut, quoted, and HTML-escaped (toasts render HTML)."""
+    cut = name if len(name) <= SHOWN_NAME_CHARS else name[:SHOWN_NAME_CHARS - 1] + "…"
+    return html.escape(repr(cut))
+
+
 def load_image(source: object, name: str | None):
-    """Decode the upload; messages name the file as the student knows it, not the server's path."""
+    """Decode the upload within the server's decode budget (``vit.serve.decode``: concurrent decodes share
+    ``VIT_DECODE_BUDGET_GB``, each costed from its header before any pixel is decoded); messages name the file
+    as the student knows it (cut and escaped), never the server's path."""
     try:
-        return images.load_image(source)
+        return load_image_bounded(source)
     except InputError as exc:
         if name is None:
             raise
-        raise InputError(str(exc).replace(str(source), repr(name))) from None
+        raise InputError(str(exc).replace(str(source), shown_name(name))) from None
 
 
 def image_id(image) -> str:
