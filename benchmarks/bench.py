@@ -56,7 +56,7 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from served import app_env, free_port, start_app, stop_app, wait_http_200
+from served import free_port, offline_env, start_app, stop_app, wait_http_200
 
 import vit  # after the path is set
 from vit import views
@@ -448,7 +448,7 @@ def measure_startup(tmp: Path, times: int = 3) -> dict:
     raw = []
     for i in range(times):
         port = free_port()
-        proc = start_app(port, app_env(tmp), tmp / f"startup{i}.log")
+        proc = start_app(port, offline_env(tmp), tmp / f"startup{i}.log")
         t0 = time.perf_counter()
         try:
             wait_http_200(f"http://127.0.0.1:{port}/", proc)
@@ -465,7 +465,7 @@ def measure_concurrency(tmp: Path, users: int = 8, per_user: int = 5) -> dict:
 
     port = free_port()
     url = f"http://127.0.0.1:{port}/"
-    proc = start_app(port, app_env(tmp), tmp / "concurrency.log")
+    proc = start_app(port, offline_env(tmp), tmp / "concurrency.log")
     params = dict(model="ViT-B/16", patch_size=16, depth=12, api_name="/analyze")
 
     def one_user(results: list, failures: list, barrier: threading.Barrier | None):

@@ -27,7 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import subprocess
 
-from served import ROOT, app_env, free_port, stop_app, wait_http_200
+from served import ROOT, free_port, offline_env, stop_app, wait_http_200
 
 NO_TRIM = "import vit.serve.memory as s; s.trim_memory = lambda: False; "
 LAUNCH = ("import runpy, sys; sys.argv = ['app.py', '--port', '{port}']; "
@@ -48,7 +48,7 @@ def run_variant(name: str, clients: int, sequence: list[int], tmp: Path) -> dict
     prefix, extra_env = VARIANTS[name]
     port = free_port()
     log_path = tmp / f"{name}.log"
-    env = {**app_env(tmp), **extra_env}
+    env = {**offline_env(tmp), **extra_env}
     with open(log_path, "wb") as log:
         proc = subprocess.Popen([sys.executable, "-c", prefix + LAUNCH.format(port=port)], cwd=ROOT, env=env,
                                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True)

@@ -22,7 +22,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def app_env(tmp: Path) -> dict:
+def offline_env(tmp: Path) -> dict:
     """An empty torch hub (offline: random weights) and a TMPDIR that is removed with ``tmp``."""
     (tmp / "tmp").mkdir(exist_ok=True)
     return dict(os.environ, GRADIO_ANALYTICS_ENABLED="False", TORCH_HOME=str(tmp / "torch_home"),

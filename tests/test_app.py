@@ -603,3 +603,23 @@ def test_a_redraw_overtaken_by_a_newer_one_is_dropped(b32_analysis, monkeypatch)
     head = events.page_redraw(key, (0.5, 0.5), 2, 3, 0.6, "cividis", "mean", 0.0, False, "patches",
                               request=request)
     assert set(head) == {"query-view", "query-view-caption", "timing"}  # another head: the query view only
+
+
+@pytest.mark.parametrize("model", [SHAPES_MODEL, "ViT-B/32"])
+def test_the_apis_defaults_follow_the_model(client, model):
+    """Issue 20: /analyze with only an image and the shapes model failed, "layer must be an integer from 1 to 4
+    (1-based; 4 layers were run), got 12" (the page's ViT-B/16 controls were the defaults). Not given, P, depth
+    and layer are the model's own; /redraw and /top_k work with only their required arguments after it."""
+    from vit.validate import model_name
+
+    native = vit.PRESETS[model_name(model)]
+    result = analyze(client, model=model)
+    assert f"(1, {native.num_tokens}, {native.embed_dim})" in shapes(result)
+    assert f"layer {native.num_layers}" in result[ROLLOUT_CAP]
+    pictures = dict(zip(events.API_REDRAW_OUTPUTS, client.predict(api_name="/redraw")))
+    assert f"layer {native.num_layers}" in pictures["rollout-view-caption"]
+    assert client.predict(api_name="/top_k")["label"]
+    info = client.view_api(print_info=False, return_format="dict")["named_endpoints"]
+    for endpoint in ("/analyze", "/redraw", "/top_k"):
+        defaults = {p["parameter_name"]: p.get("parameter_default") for p in info[endpoint]["parameters"]}
+        assert all(defaults.get(k) is None for k in ("patch_size", "depth", "layer") if k in defaults), defaults

@@ -42,3 +42,15 @@ def test_entries_in_use_are_never_evicted():
 def test_bad_bounds_are_refused(kwargs, words):
     with pytest.raises(ValueError, match=words):
         BoundedDict(**kwargs)
+
+
+def test_it_pickles_with_its_bounds():
+    """An Analysis holds one (its variants) and crosses processes on ZeroGPU."""
+    import pickle
+
+    d = BoundedDict(2)
+    d["a"], d["b"] = 1, 2
+    e = pickle.loads(pickle.dumps(d))
+    assert list(e.items()) == [("a", 1), ("b", 2)] and e.max_items == 2
+    e["c"] = 3
+    assert list(e) == ["b", "c"]

@@ -107,6 +107,7 @@ def test_the_torch_free_edge_imports_no_torch():
 def test_the_readme_layout_names_every_subpackage():
     readme = (ROOT / "README.md").read_text()
     section = readme[readme.index("## How the code is laid out"):]
-    section = section[:section.index("\n## ", 4)]
+    end = section.find("\n## ", 4)
+    section = section if end < 0 else section[:end]
     for package in sorted({p.parent for p in MODULES.values()}):
-        assert f"{package.relative_to(ROOT)}/" in section, f"README's layout does not describe {package.name}/"
+        assert f"{package.name}/ " in section, f"README's layout does not describe {package.name}/"

@@ -31,6 +31,10 @@ class BoundedDict(OrderedDict):
         super().__init__()
         self.max_items, self.max_size, self._size, self._keep = max_items, max_size, size, keep
 
+    def __reduce__(self):
+        """Pickled with its bounds (an analysis crosses processes on ZeroGPU with its variants)."""
+        return (type(self), (self.max_items, self.max_size, self._size, self._keep), None, None, iter(self.items()))
+
     def get(self, key, default=None):
         """The value (now the most recently used), or ``default``."""
         if key not in self:

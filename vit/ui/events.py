@@ -61,9 +61,11 @@ REDRAW_OUTPUTS = tuple(n for p in REDRAW_PICTURES for n in (p, f"{p}-caption")) 
 # /redraw's outputs (the API's five pictures, each followed by its caption, then the timing).
 API_REDRAW_OUTPUTS = tuple(n for p in registry.API_PICTURES for n in (p, f"{p}-caption")) + ("timing",)
 # The inputs of /analyze and of the page's analyses, in the order of the handlers' arguments.
-ANALYZE_INPUTS = ("image", "model", "patch-size", "depth", "top-k", "head-fusion", "discard-ratio", "layer", "head",
-                  "opacity", "colormap", "query")
-PAGE_ANALYZE_INPUTS = ANALYZE_INPUTS[:9]
+# /analyze's inputs: the API's own P, depth and layer (None unless given: the model's own), the page's others.
+ANALYZE_INPUTS = ("image", "model", "api-patch-size", "api-depth", "top-k", "head-fusion", "discard-ratio",
+                  "api-layer", "head", "opacity", "colormap", "query")
+PAGE_ANALYZE_INPUTS = ("image", "model", "patch-size", "depth", "top-k", "head-fusion", "discard-ratio", "layer",
+                       "head")
 MODEL_SETTINGS_OUTPUTS = ("patch-size", "depth", "cost-meter")
 METER_OUTPUTS = ("cost-meter", "notice")
 PAGE_ANALYZE_OUTPUTS = ("banner", "stage-table", "predictions", "depth-plot", "depth-plot-caption", "timing",
@@ -132,12 +134,12 @@ def analyze(image: object, model: str, patch_size: Number, depth: Number, top_k:
         model: "ViT-B/16", "ViT-B/32", "ViT-L/16", "ViT-L/32", "ViT-H/14" (or "vit_b_16" ...), or
             "ViT-Tiny shapes, trained here" ("vit_tiny_shapes": 64 px, drawn shapes, no download).
         patch_size: P in pixels, 4 to 64 (4 to 32 for the shapes model); the grid becomes
-            round(224 / P) per side (round(64 / P) for the shapes model).
-        depth: how many encoder blocks to run, 1 to L.
+            round(224 / P) per side (round(64 / P) for the shapes model). Not given: the checkpoint's own.
+        depth: how many encoder blocks to run, 1 to L. Not given: all L of the model.
         top_k: how many predictions to list, 1 to 20.
         head_fusion: how rollout and the per-layer maps fuse the heads: "mean", "max" or "min".
         discard_ratio: fraction of each row's weakest attention links rollout drops, 0 to 0.99.
-        layer: the layer to inspect, 1-based (a layer past ``depth`` shows the last one run).
+        layer: the layer to inspect, 1-based (a layer past ``depth`` shows the last one run). Not given: the last.
         head: the head to inspect, 1-based.
         opacity: of the heatmaps over the image, 0 to 1.
         colormap: "cividis", "viridis", "magma" or "gray".

@@ -54,6 +54,10 @@ def build_sidebar(c: dict) -> None:
     centre = Display().query
     c["query-x"] = gr.Number(centre[0], visible=False, label="query_x")  # /redraw's query patch, as fractions
     c["query-y"] = gr.Number(centre[1], visible=False, label="query_y")
+    # The API's own P, depth and layer: not given, they follow the model asked for (its checkpoint's P, every
+    # layer, the last layer run), not the page's controls, which show ViT-B/16's until a model is chosen.
+    for name in ("api-patch-size", "api-depth", "api-layer"):
+        c[name] = gr.Number(None, visible=False, label=name.removeprefix("api-").replace("-", "_"))
     c["cost-meter"] = gr.Markdown(meter.cost_meter(validate.setting(DEFAULT)), elem_id="cost-meter")
     c["predictions"] = gr.Label(num_top_classes=MAX_TOP_K, label="Top-k predictions: softmax(h_cls W + b)",
                                 elem_id="predictions")
@@ -107,7 +111,7 @@ def _wire_api(c: dict) -> None:
                            api_name="analyze", preprocess=False, concurrency_id="model",
                            concurrency_limit=MODEL_WAITERS)
     c["api-redraw"].click(events.named(events.redraw_all, events.API_REDRAW_OUTPUTS),
-                          outputs(c, ["analysis-key", "query-x", "query-y", *DISPLAY[2:]]),
+                          outputs(c, ["analysis-key", "query-x", "query-y", "api-layer", *DISPLAY[3:]]),
                           outputs(c, events.API_REDRAW_OUTPUTS), api_name="redraw", preprocess=False,
                           concurrency_limit=REDRAW_CONCURRENCY)
 
