@@ -615,9 +615,9 @@ def test_the_apis_defaults_follow_the_model(client, model):
     native = vit.PRESETS[model_name(model)]
     result = analyze(client, model=model)
     assert f"(1, {native.num_tokens}, {native.embed_dim})" in shapes(result)
-    assert f"layer {native.num_layers}" in result[ROLLOUT_CAP]
+    assert f"layers 1–{native.num_layers}:" in result[ROLLOUT_CAP]
     pictures = dict(zip(events.API_REDRAW_OUTPUTS, client.predict(api_name="/redraw")))
-    assert f"layer {native.num_layers}" in pictures["rollout-view-caption"]
+    assert f"layers 1–{native.num_layers}:" in pictures["rollout-view-caption"]
     assert client.predict(api_name="/top_k")["label"]
     info = client.view_api(print_info=False, return_format="dict")["named_endpoints"]
     for endpoint in ("/analyze", "/redraw", "/top_k"):

@@ -123,8 +123,9 @@ def _as_files(result):
 
 
 @handler
-def analyze(image: object, model: str, patch_size: Number, depth: Number, top_k: Number = 5, head_fusion: str = "mean",
-            discard_ratio: Number = 0.0, layer: Number = None, head: Number = 1, opacity: Number = DEFAULTS.opacity,
+def analyze(image: object, model: str, patch_size: Number = None, depth: Number = None, top_k: Number = 5,
+            head_fusion: str = "mean", discard_ratio: Number = 0.0, layer: Number = None, head: Number = 1,
+            opacity: Number = DEFAULTS.opacity,
             colormap: str = DEFAULTS.cmap, query: Query = DEFAULTS.query, progress=gr.Progress(),
             request: gr.Request = None) -> tuple:
     """Run the ViT on one image and draw every view.
