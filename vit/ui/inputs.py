@@ -119,7 +119,7 @@ SHOWN_NAME_CHARS = 60  # an upload's own name is cut to this in messages (a name
 def shown_name(name: str) -> str:
     """An upload's file name as a message may show it: cut, quoted, and HTML-escaped (toasts render HTML)."""
     cut = name if len(name) <= SHOWN_NAME_CHARS else name[:SHOWN_NAME_CHARS - 1] + "…"
-    return html.escape(repr(cut))
+    return html.escape(repr(cut), quote=False)  # <, > and &: enough for a toast, and quotes stay readable
 
 
 def load_image(source: object, name: str | None):
