@@ -623,3 +623,35 @@ def test_the_apis_defaults_follow_the_model(client, model):
     for endpoint in ("/analyze", "/redraw", "/top_k"):
         defaults = {p["parameter_name"]: p.get("parameter_default") for p in info[endpoint]["parameters"]}
         assert all(defaults.get(k) is None for k in ("patch_size", "depth", "layer") if k in defaults), defaults
+
+
+# --------------------------------------------------------------------------- controls and pictures agree (issue 20)
+
+
+@pytest.mark.parametrize(("typed", "shown"), [(0, 1), (50, 20), (-3, 1), (7.4, 7), ("", 5), (None, 5)])
+def test_the_pages_top_k_runs_what_its_box_shows(b32_analysis, typed, shown):
+    """A typed top-k out of range is clamped, as the box shows it: no toast, no error badge."""
+    key = state.analysis_store().put(b32_analysis)
+    assert inputs.top_k(typed, 1000) == shown
+    assert len(events.page_predictions(key, typed)) == shown
+    assert inputs.top_k(50, 8) == 8  # the model trained here has 8 classes
+
+
+@pytest.mark.parametrize(("typed", "shown"), [(1.5, 0.99), (-0.5, 0.0), (0.995, 0.99), ("x", 0.0), (0.3, 0.3)])
+def test_the_pages_discard_ratio_runs_what_its_box_shows(b32_analysis, typed, shown):
+    key = state.analysis_store().put(b32_analysis)
+    assert inputs.discard_ratio(typed) == shown
+    out = events.page_redraw(key, (0.5, 0.5), 2, 1, 0.6, "cividis", "mean", typed, False, "attention",
+                             request=Request(f"discard-{typed}"))
+    assert "rollout-view" in out  # drawn, not refused
+    assert events.download(key, "rollout-view", (0.5, 0.5), 2, 1, 2.0, "cividis", "mean", typed).endswith(".png")
+
+
+def test_the_api_top_k_stays_strict(client):
+    analyze(client, model="ViT-B/32", patch_size=32, depth=2)
+    with pytest.raises(AppError, match="top_k must be an integer from 1 to 20, got 0"):
+        client.predict(top_k=0, api_name="/top_k")
+    assert len(client.predict(top_k=20, api_name="/top_k")["confidences"]) == 20
+    with pytest.raises(Exception, match="page_top_k"):  # the page's own event is not part of the API
+        client.predict("k", 3, api_name="/page_top_k")
+

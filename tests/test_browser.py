@@ -451,3 +451,27 @@ def test_every_tab_is_on_the_tab_row_of_a_laptop(browser, url):
     for name in ("Patches & shapes", "Attention", "Across depth", "Why this class?", "Inside", "Figure 7", "Lesson"):
         expect(page.get_by_role("tab", name=name)).to_be_visible()
     page.close()
+
+
+# --------------------------------------------------------------------------- controls and pictures agree (issue 20)
+
+
+def test_top_k_and_discard_ratio_clamp_as_the_other_controls_do(browser, url):
+    page = open_app(browser, url)
+    analysed(page)
+    for typed, shown in (("0", "1"), ("50", "20"), ("3", "3")):
+        type_number(page, "top-k", typed)
+        expect(page.locator("#top-k input[type=number]")).to_have_value(shown)
+        expect(page.locator("#predictions .confidence-set, #predictions [data-testid='label-output-value'] ~ *")
+               .first).to_be_attached()
+    page.get_by_role("tab", name="Attention").click()
+    wait_for_picture(page, "#rollout-view")
+    for typed in ("1.5", "-0.5", "0.995", "0.5"):
+        before = picture_src(page, "#rollout-view")
+        type_number(page, "discard-ratio", typed)
+        if typed != "0.995":  # 0.995 shows as 0.99, as 1.5 did: nothing new to draw
+            expect(page.locator("#rollout-view img").first).not_to_have_attribute("src", before)
+    expect(page.locator(".toast-body")).to_have_count(0)
+    no_error_badges(page)
+    page.close()
+

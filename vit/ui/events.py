@@ -214,6 +214,15 @@ def predictions(key: str | None, top_k: Number):
 # --------------------------------------------------------------------------- the page's events
 
 
+@handler
+def page_predictions(key: str | None, top_k: Number):
+    """The page's top-k slider: another top-k, clamped to what the box shows (no toast for a typed 0 or 50)."""
+    if key is None:
+        return gr.skip()
+    a = kept(key)
+    return views.top_k(a, inputs.top_k(top_k, len(a.probs)))
+
+
 def _auto_reason(c: costs.Cost) -> str:
     """Why a setting does not run by itself (it waits for Analyze), or ""."""
     seconds = meter.estimated_seconds(c)
@@ -280,11 +289,11 @@ def page_analyze(image: object, model: str, patch_size: Number, depth: Number, t
     number, notice = _claim(session, wanted, explicit)
     if number is None:
         return {**controls, "notice": notice}
-    top_k = inputs.clamp(top_k, 1, min(validate.MAX_TOP_K, setting.native.num_classes), 5)
+    top_k = inputs.top_k(top_k, setting.native.num_classes)
     try:
         source, filename = inputs.image_source(image)
         a, run_s = runs.run(source, filename, setting, top_k, validate.head_fusion(head_fusion),
-                            validate.discard_ratio(discard_ratio), progress, session_of(request),
+                            inputs.discard_ratio(discard_ratio), progress, session_of(request),
                             still_wanted=lambda: session.latest == number)
         if a is None or session.latest != number:  # a newer request of this session: it shows instead
             return {}
@@ -346,7 +355,7 @@ def page_redraw(key: str | None, query: Query, layer: Number, head: Number, opac
     t0 = time.perf_counter()
     session = SESSIONS.get(session_of(request))
     number = session.redraw = SESSIONS.next_number()
-    a = runs.with_options(key, head_fusion, discard_ratio)
+    a = runs.with_options(key, head_fusion, inputs.discard_ratio(discard_ratio))
     layer = inputs.clamp(layer, 1, a.depth, a.depth)
     head = inputs.clamp(head, 1, a.num_heads, 1)
     display = Display(inputs.query_fraction(query), layer, head, inputs.opacity(opacity, DEFAULTS.opacity),
@@ -440,10 +449,10 @@ def use_trained_model() -> str:
 @handler
 def download(key: str | None, which: str, query: Query, layer: Number, head: Number, opacity: Number, colormap: str,
              head_fusion: str, discard_ratio: Number) -> str:
-    """One picture with its title, caption and legend, as one PNG file to save."""
-    a = runs.with_options(key, head_fusion, discard_ratio)
+    """One picture with its title, caption and legend, as one PNG file to save (the page's controls, clamped)."""
+    a = runs.with_options(key, head_fusion, inputs.discard_ratio(discard_ratio))
     layer, head = inputs.clamp(layer, 1, a.depth, a.depth), inputs.clamp(head, 1, a.num_heads, 1)
-    display = Display(inputs.query_fraction(query), layer, head, validate.opacity(opacity),
+    display = Display(inputs.query_fraction(query), layer, head, inputs.opacity(opacity, DEFAULTS.opacity),
                       inputs.colormap_name(colormap))
     view = registry.draw(a, which, display, weights=pictures.model_weights(a))
     unique = picture_folder().new_path(".png")

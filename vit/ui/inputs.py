@@ -17,7 +17,7 @@ from vit.errors import InputError
 from vit.model.families import ASSETS
 from vit.serve.decode import load_image_bounded
 from vit.serve.files import proven_file
-from vit.validate import Setting
+from vit.validate import MAX_DISCARD_RATIO, MAX_TOP_K, Setting
 from vit.views.draw import COLORMAPS
 from vit.views.pictures import CENTRE
 
@@ -49,6 +49,17 @@ def opacity(value: Number, default: float) -> float:
     """The opacity slider as the page shows it: a number clamped to [0, 1]; not a number -> default."""
     number = _number(value)
     return default if number is None else min(max(number, 0.0), 1.0)
+
+
+def discard_ratio(value: Number) -> float:
+    """The discard-ratio slider as the page shows it: a number clamped to [0, 0.99]; not a number -> 0."""
+    number = _number(value)
+    return 0.0 if number is None else min(max(number, 0.0), MAX_DISCARD_RATIO)
+
+
+def top_k(value: Number, num_classes: int) -> int:
+    """The top-k slider as the page shows it: clamped to 1..min(20, the model's classes); not a number -> 5."""
+    return clamp(value, 1, min(MAX_TOP_K, num_classes), 5)
 
 
 def page_setting(model: str, patch_size: Number, depth: Number) -> Setting:

@@ -51,6 +51,7 @@ def build_sidebar(c: dict) -> None:
     c["analyze"] = gr.Button("Analyze", variant="primary", size="lg", elem_id="analyze-btn")
     c["api-analyze"] = gr.Button("Analyze (API)", visible=False)  # /analyze and /redraw: strict
     c["api-redraw"] = gr.Button("Redraw (API)", visible=False)
+    c["api-top-k"] = gr.Button("Top-k (API)", visible=False)  # /top_k: strict (the page's slider clamps)
     centre = Display().query
     c["query-x"] = gr.Number(centre[0], visible=False, label="query_x")  # /redraw's query patch, as fractions
     c["query-y"] = gr.Number(centre[1], visible=False, label="query_y")
@@ -114,6 +115,8 @@ def _wire_api(c: dict) -> None:
                           outputs(c, ["analysis-key", "query-x", "query-y", "api-layer", *DISPLAY[3:]]),
                           outputs(c, events.API_REDRAW_OUTPUTS), api_name="redraw", preprocess=False,
                           concurrency_limit=REDRAW_CONCURRENCY)
+    c["api-top-k"].click(events.predictions, outputs(c, ["analysis-key", "top-k"]), c["predictions"],
+                         preprocess=False, api_name="top_k")
 
 
 def _wire_analyses(c: dict) -> None:
@@ -152,8 +155,8 @@ def _wire_redraws(c: dict) -> None:
     triggers = [c["analysis-key"].change, c["projector"].change, c["layer"].change, c["head"].change,
                 c["opacity"].change, c["colormap"].change, c["head-fusion"].change, c["discard-ratio"].change]
     gr.on(triggers, **redraw(c), **private("redraw_page"))
-    c["top-k"].change(events.predictions, outputs(c, ["analysis-key", "top-k"]), c["predictions"], preprocess=False,
-                      trigger_mode="always_last", show_progress="hidden", api_name="top_k")
+    c["top-k"].change(events.page_predictions, outputs(c, ["analysis-key", "top-k"]), c["predictions"],
+                      preprocess=False, trigger_mode="always_last", show_progress="hidden", **private("page_top_k"))
     # Arrow keys set the query with queue=False (fast), then redraw: such outputs do not fire .change.
     for direction in DIRECTIONS:
         c[f"move-{direction}"].click(lambda key, q, d=direction: events.move(key, q, d),
