@@ -655,3 +655,15 @@ def test_the_api_top_k_stays_strict(client):
     with pytest.raises(Exception, match="page_top_k"):  # the page's own event is not part of the API
         client.predict("k", 3, api_name="/page_top_k")
 
+
+def test_a_run_that_lands_keeps_the_layer_and_head_moved_while_it_ran(b32_analysis):
+    """The layer and head sent are those of Analyze time: while they still fit, only the ranges go back."""
+    a, setting = b32_analysis, Setting("vit_b_32", 32, 4)
+    out = events._analysed(a, "k", setting, setting, 3, 7, 5)  # same model and depth as shown
+    assert "value" not in out["layer"] and out["layer"]["maximum"] == 4
+    assert "value" not in out["head"] and out["head"]["maximum"] == 12
+    out = events._analysed(a, "k", setting, setting, 12, 99, 5)  # no longer fit: clamped
+    assert out["layer"]["value"] == 4 and out["head"]["value"] == 12
+    out = events._analysed(a, "k", setting, Setting("vit_b_32", 32, 12), 3, 7, 5)  # another depth: its last layer
+    assert out["layer"]["value"] == 4 and "value" not in out["head"]
+

@@ -239,9 +239,17 @@ def _auto_reason(c: costs.Cost) -> str:
     return ""
 
 
-def _slider(value: int, top: int) -> dict:
-    """A 1..top slider; with a single value (depth 1) it is hidden: a slider needs two ends."""
-    return gr.update(minimum=1, maximum=max(top, 2), value=min(value, top), visible=top > 1)
+def _slider(value: Number, top: int, reset: bool = False) -> dict:
+    """A 1..top slider after a run; with a single value (depth 1) it is hidden: a slider needs two ends.
+
+    ``value`` is the control's value when the run started: while it still fits, only the range is sent, so
+    a value the student chose while the run went on stays; one that no longer fits (or ``reset``) is set.
+    """
+    update = dict(minimum=1, maximum=max(top, 2), visible=top > 1)
+    number = inputs.clamp(value, 1, top, top)
+    if reset or number != value or top == 1:
+        update["value"] = top if reset else number
+    return gr.update(**update)
 
 
 def _claim(session: Session, wanted: Shown, explicit: bool) -> tuple[int | None, str]:
@@ -316,16 +324,21 @@ def page_analyze(image: object, model: str, patch_size: Number, depth: Number, t
 def _analysed(a, key: str, setting: Setting, before: Setting | None, layer, head, top_k: int) -> dict:
     """A new analysis's outputs on the page (its pictures follow from the new key: :func:`page_redraw`)."""
     same_model = before is not None and (before.name, before.depth) == (setting.name, setting.depth)
-    layer = inputs.clamp(layer, 1, setting.depth, setting.depth) if same_model else setting.depth  # else its last
     depth_view = registry.draw(a, "depth-plot")
     return {
         "banner": meter.banner_html(a), "stage-table": pictures.stage_table(a), "predictions": views.top_k(a, top_k),
         "depth-plot": depth_view.image, "depth-plot-caption": pictures.caption(depth_view),
         "analysis-key": key, "notice": "",
-        "layer": _slider(layer, setting.depth),
-        "head": gr.update(maximum=a.num_heads, value=inputs.clamp(head, 1, a.num_heads, 1)),
+        "layer": _slider(layer, setting.depth, reset=not same_model),  # another model or depth: its last layer
+        "head": _head(head, a.num_heads),
         "cost-meter": meter.cost_meter(setting, shown=True),
     }
+
+
+def _head(value: Number, heads: int) -> dict:
+    """The head slider after a run: its new range; its value only when the one sent no longer fits."""
+    number = inputs.clamp(value, 1, heads, 1)
+    return gr.update(maximum=heads) if number == value else gr.update(maximum=heads, value=number)
 
 
 def page_analyze_now(image: object, model: str, patch_size: Number, depth: Number, top_k: Number, head_fusion: str,
