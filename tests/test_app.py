@@ -667,3 +667,12 @@ def test_a_run_that_lands_keeps_the_layer_and_head_moved_while_it_ran(b32_analys
     out = events._analysed(a, "k", setting, Setting("vit_b_32", 32, 12), 3, 7, 5)  # another depth: its last layer
     assert out["layer"]["value"] == 4 and "value" not in out["head"]
 
+
+def test_a_redraw_keeps_the_runs_own_timing_line(b32_analysis):
+    key = state.analysis_store().put(b32_analysis)
+    session = state.SESSIONS.get("session:timing-test")
+    session.key, session.timing = key, "Time: model run 1234 ms (traced forward 1200 ms) · total 1300 ms"
+    out = events.page_redraw(key, (0.5, 0.5), 2, 1, 0.6, "cividis", "mean", 0.0, False, "patches",
+                             request=Request("timing-test"))
+    first, second = out["timing"].split("\n")
+    assert first.rstrip() == session.timing and second.startswith("Last redrawn in ")

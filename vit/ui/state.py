@@ -153,6 +153,7 @@ class Session:
     key: str | None = None  # the store's key of the analysis they show
     redraw: int = 0  # the number of the latest redraw; an older one that finishes later is dropped
     drawn: dict[str, tuple] = field(default_factory=dict)
+    timing: str = ""  # the shown analysis's own timing line: a redraw adds its time to it, never replaces it
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
 
