@@ -676,3 +676,22 @@ def test_a_redraw_keeps_the_runs_own_timing_line(b32_analysis):
                              request=Request("timing-test"))
     first, second = out["timing"].split("\n")
     assert first.rstrip() == session.timing and second.startswith("Last redrawn in ")
+
+
+def test_analyze_stays_disabled_until_the_last_analysis_chain_ends():
+    """A blur's quick chain and Analyze's run overlap: the first to end must not re-enable the button."""
+    request, session = Request("busy-test"), state.SESSIONS.get("session:busy-test")
+    shown, wanted = Setting("vit_b_16", 16, 12), Setting("vit_b_16", 4, 12)
+    session.shown = state.Shown("img", shown)
+    assert "notice" not in events.analysis_started("ViT-B/16", 4, 12, request=request)  # the blur's chain
+    started = events.analyze_started("ViT-B/16", 4, 12, request=request)  # Analyze's
+    assert started["analyze"]["interactive"] is False and started["analyze"]["value"] == "Analyzing…"
+    assert "Running…" in started["notice"] and "Press" not in started["notice"]
+    # the blur's own request waits for Analyze (slow), but Analyze was pressed: it says "running", not "press"
+    assert "Running…" in events._claim(session, state.Shown("img", wanted), explicit=False)[1]
+    session.running = state.Shown("img", wanted)
+    ended = events.analysis_ended(request=request)  # the blur's chain ends first
+    assert ended["analyze"]["interactive"] is False and "Running…" in ended["notice"]
+    session.running = None
+    assert events.analyze_ended(request=request)["analyze"]["interactive"] is True  # the run's chain: the last
+    assert session.busy == session.asked == 0

@@ -455,6 +455,15 @@ def test_every_tab_is_on_the_tab_row_of_a_laptop(browser, url):
 
 # --------------------------------------------------------------------------- controls and pictures agree (issue 20)
 
+# Samples the Analyze button, the notice and the banner every 0.1 s (window.__samples).
+SAMPLE_BUTTON = """() => { window.__samples = [];
+    window.__sampler = setInterval(() => {
+        const b = document.querySelector('#analyze-btn');
+        window.__samples.push({t: performance.now(), disabled: b.disabled, label: b.innerText.trim(),
+                               notice: document.querySelector('#notice').innerText,
+                               banner: document.querySelector('#banner').innerText});
+    }, 100); }"""
+
 
 def test_top_k_and_discard_ratio_clamp_as_the_other_controls_do(browser, url):
     page = open_app(browser, url)
@@ -475,3 +484,33 @@ def test_top_k_and_discard_ratio_clamp_as_the_other_controls_do(browser, url):
     no_error_badges(page)
     page.close()
 
+
+def test_during_a_run_the_button_waits_the_notice_says_running_and_moved_controls_stay(browser, url):
+    """P = 8 typed and Analyze clicked without Enter (the blur's chain ends first); Layer and Head moved
+    while it runs; the run's own timing line stays after the redraws."""
+    page = open_app(browser, url)
+    analysed(page)
+    page.locator("#patch-size input[type=number]").fill("8")
+    page.evaluate(SAMPLE_BUTTON)
+    page.locator("#analyze-btn").click()  # the box loses focus: its own (waiting) chain starts too
+    type_number(page, "layer", "5", wait=False)
+    type_number(page, "head", "7", wait=False)
+    wait_for_text(page, "#banner", "P = 8")
+    expect(page.locator("#analyze-btn")).to_be_enabled()
+    samples = page.evaluate("clearInterval(window.__sampler), window.__samples")
+    during = [s for s in samples if "P = 8" not in s["banner"]][3:]  # from 0.3 s after the click until it lands
+    assert len(during) >= 5, samples
+    assert all(s["disabled"] and s["label"] == "Analyzing…" for s in during), during
+    assert not any("Press Analyze" in s["notice"] for s in during), during
+    assert any("Running…" in s["notice"] for s in during), during
+    expect(page.locator("#layer input[type=number]")).to_have_value("5")
+    expect(page.locator("#head input[type=number]")).to_have_value("7")
+    wait_for_text(page, "#query-view-caption", "layer 5, head 7")
+    wait_for_text(page, "#timing", "redrawn")
+    assert "model run" in text_of(page, "#timing")
+    type_number(page, "head", "3")  # another redraw: the run's line stays
+    wait_for_text(page, "#query-view-caption", "head 3")
+    time.sleep(0.5)
+    assert "model run" in text_of(page, "#timing") and "redrawn" in text_of(page, "#timing")
+    no_error_badges(page)
+    page.close()

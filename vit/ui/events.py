@@ -68,6 +68,9 @@ PAGE_ANALYZE_INPUTS = ("image", "model", "patch-size", "depth", "top-k", "head-f
                        "head")
 MODEL_SETTINGS_OUTPUTS = ("patch-size", "depth", "cost-meter")
 METER_OUTPUTS = ("cost-meter", "notice")
+BUTTON_OUTPUTS = ("analyze", "notice")
+BUSY = dict(interactive=False, value="Analyzing…")  # the Analyze button while any of the page's runs goes on
+IDLE = dict(interactive=True, value="Analyze")
 PAGE_ANALYZE_OUTPUTS = ("banner", "stage-table", "predictions", "depth-plot", "depth-plot-caption", "timing",
                         "analysis-key", "notice", "patch-size", "depth", "layer", "head", "cost-meter")
 
@@ -259,9 +262,13 @@ def _claim(session: Session, wanted: Shown, explicit: bool) -> tuple[int | None,
     losing focus, run once); a slow one waits for Analyze unless ``explicit``.
     """
     with session.lock:
-        if wanted in (session.running, session.shown):
+        if wanted == session.running:  # Enter and the box losing focus, or a blur and Analyze: it runs once
+            return None, meter.running(session.shown.setting if session.shown else None, wanted.setting)
+        if wanted == session.shown:
             return None, ""
         reason = "" if explicit else _auto_reason(costs.estimate(wanted.setting))
+        if reason and session.asked:  # Analyze was pressed meanwhile (a blur and a click): its run says so
+            return None, meter.running(session.shown.setting if session.shown else None, wanted.setting)
         if reason:
             shown = session.shown.setting if session.shown else None
             return None, meter.out_of_date(shown, wanted.setting, reason) if shown else (
@@ -423,6 +430,51 @@ def move(key: str | None, query: Query, direction: str):
     return ((c + 0.5) / cols, (r + 0.5) / rows)
 
 
+def analysis_started(model: str, patch_size: Number, depth: Number, request: gr.Request = None,
+                     explicit: bool = False) -> dict:
+    """The first step of each of the page's analysis chains (Analyze, a new image, P, depth or model): the button
+    says "Analyzing…" and is disabled; Analyze's own run says so in the notice too."""
+    session = SESSIONS.get(session_of(request))
+    with session.lock:
+        session.busy += 1
+        session.asked += explicit
+        shown = session.shown.setting if session.shown else None
+    out = {"analyze": gr.update(**BUSY)}
+    try:
+        wanted = inputs.page_setting(model, patch_size, depth)
+    except InputError:
+        return out  # the run itself says what is wrong
+    if explicit and wanted != shown:
+        out["notice"] = meter.running(shown, wanted)
+    return out
+
+
+def analyze_started(model: str, patch_size: Number, depth: Number, request: gr.Request = None) -> dict:
+    """The Analyze button's chain: :func:`analysis_started`, with the notice."""
+    return analysis_started(model, patch_size, depth, request=request, explicit=True)
+
+
+def analysis_ended(request: gr.Request = None, explicit: bool = False) -> dict:
+    """The last step of each analysis chain: the button comes back only when no other chain is still under way
+    (a blur's chain that ends while Analyze's run goes on leaves it disabled, and the notice says "running")."""
+    session = SESSIONS.get(session_of(request))
+    with session.lock:
+        session.busy = max(session.busy - 1, 0)
+        session.asked = max(session.asked - explicit, 0)
+        if session.busy == 0:
+            return {"analyze": gr.update(**IDLE)}
+        running, shown = session.running, session.shown
+    out = {"analyze": gr.update(**BUSY)}
+    if running is not None:
+        out["notice"] = meter.running(shown.setting if shown else None, running.setting)
+    return out
+
+
+def analyze_ended(request: gr.Request = None) -> dict:
+    """The Analyze button's chain: :func:`analysis_ended`."""
+    return analysis_ended(request=request, explicit=True)
+
+
 def settings_changed(model: str, patch_size: Number, depth: Number, request: gr.Request = None) -> dict:
     """The meter and the out-of-date notice while the setting is being chosen (no model run)."""
     try:
@@ -431,6 +483,8 @@ def settings_changed(model: str, patch_size: Number, depth: Number, request: gr.
         return {"cost-meter": f"⚠ {exc}", "notice": ""}
     session = SESSIONS.get(session_of(request))
     shown = session.shown.setting if session.shown else None
+    if session.running is not None and session.running.setting == setting:  # what the controls say is running
+        return {"cost-meter": meter.cost_meter(setting), "notice": meter.running(shown, setting)}
     reason = _auto_reason(costs.estimate(setting))
     return {"cost-meter": meter.cost_meter(setting, shown=shown == setting),
             "notice": meter.out_of_date(shown, setting, reason)}

@@ -142,3 +142,10 @@ def out_of_date(shown: Setting | None, wanted: Setting, reason: str = "") -> str
     return (f'<div class="stale" role="status">⚠ <b>Out of date</b>{html.escape(why)}: the pictures show '
             f"{html.escape(setting_words(shown))}; your settings say {html.escape(setting_words(wanted))}. "
             "Press <b>Analyze</b>.</div>")
+
+
+def running(shown: Setting | None, wanted: Setting) -> str:
+    """The notice while the page's own run of ``wanted`` is going: the pictures are out of date, not for long."""
+    before = f"the pictures show {html.escape(setting_words(shown))}; " if shown and shown != wanted else ""
+    return (f'<div class="stale" role="status">⏳ <b>Running…</b> {before}'
+            f"{html.escape(setting_words(wanted))} is being analysed.</div>")

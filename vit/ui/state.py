@@ -153,6 +153,8 @@ class Session:
     key: str | None = None  # the store's key of the analysis they show
     redraw: int = 0  # the number of the latest redraw; an older one that finishes later is dropped
     drawn: dict[str, tuple] = field(default_factory=dict)
+    busy: int = 0  # the page's analysis chains under way (Analyze stays disabled until the last one ends)
+    asked: int = 0  # of them, the Analyze button's: a setting waiting for Analyze then says "running", not "press"
     timing: str = ""  # the shown analysis's own timing line: a redraw adds its time to it, never replaces it
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 

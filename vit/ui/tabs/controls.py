@@ -126,14 +126,17 @@ def _wire_analyses(c: dict) -> None:
                concurrency_limit=MODEL_WAITERS, trigger_mode="always_last")
     auto = events.named(events.page_analyze, events.PAGE_ANALYZE_OUTPUTS)
     now = events.named(events.page_analyze_now, events.PAGE_ANALYZE_OUTPUTS)
-    # While a run is going the Analyze button is disabled and says so; every trigger goes through it.
-    busy, idle = gr.update(interactive=False, value="Analyzing…"), gr.update(interactive=True, value="Analyze")
+    # While any of the session's analysis chains is under way the Analyze button is disabled and says
+    # "Analyzing…" (the server counts them: a blur's quick chain must not re-enable it during Analyze's run).
+    button = dict(outputs=outputs(c, events.BUTTON_OUTPUTS), preprocess=False, queue=False, show_progress="hidden")
 
     def analysis(trigger, fn, name: str) -> None:
-        trigger(lambda: busy, None, c["analyze"], queue=False, show_progress="hidden", trigger_mode="always_last",
-                **private(f"busy_{name}")).then(
+        started, ended = ((events.analyze_started, events.analyze_ended) if name == "now" else
+                          (events.analysis_started, events.analysis_ended))
+        trigger(events.named(started, events.BUTTON_OUTPUTS), outputs(c, ["model", "patch-size", "depth"]), **button,
+                trigger_mode="always_last", **private(f"busy_{name}")).then(
             fn, **run, **private(f"analyze_{name}")).then(
-            lambda: idle, None, c["analyze"], queue=False, show_progress="hidden", **private(f"idle_{name}"))
+            events.named(ended, events.BUTTON_OUTPUTS), None, **button, **private(f"idle_{name}"))
 
     analysis(c["analyze"].click, now, "now")
     analysis(c["image"].change, auto, "new_image")
