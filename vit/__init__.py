@@ -7,7 +7,7 @@ Names are imported on first use, so ``python -m vit --help`` and the app's
 first screen do not wait for torch.
 """
 
-from importlib import import_module
+from vit.lazy import exports
 
 _EXPORTS = {
     "Analysis": "analysis.record",
@@ -31,8 +31,4 @@ _EXPORTS = {
 }
 __all__ = sorted(_EXPORTS)
 
-
-def __getattr__(name: str):
-    if name in _EXPORTS:
-        return getattr(import_module(f".{_EXPORTS[name]}", __name__), name)
-    raise AttributeError(f"module 'vit' has no attribute {name!r}")
+__getattr__ = exports(__name__, _EXPORTS)

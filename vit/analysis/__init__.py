@@ -3,13 +3,9 @@
 returns (``record``: ``Analysis``) and the ViT paper's Figure 7 weight maps (``figure7``).
 """
 
-from importlib import import_module
+from vit.lazy import exports
 
 _EXPORTS = {"Analysis": "record", "LayerPrediction": "record", "Prediction": "record", "analyze": "run"}
 __all__ = sorted(_EXPORTS)
 
-
-def __getattr__(name: str):
-    if name in _EXPORTS:
-        return getattr(import_module(f".{_EXPORTS[name]}", __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = exports(__name__, _EXPORTS)

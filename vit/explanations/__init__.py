@@ -3,14 +3,10 @@ the test of a map by perturbation (``perturb``: deletion and insertion curves) a
 drawn shapes (``faithfulness``).
 """
 
-from importlib import import_module
+from vit.lazy import exports
 
 _EXPORTS = {"Explanation": "maps", "explain": "maps", "METHODS": "methods", "Method": "methods",
             "Curve": "perturb", "perturbation_curve": "perturb", "perturbation_curves": "perturb"}
 __all__ = sorted(_EXPORTS)
 
-
-def __getattr__(name: str):
-    if name in _EXPORTS:
-        return getattr(import_module(f".{_EXPORTS[name]}", __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = exports(__name__, _EXPORTS)

@@ -5,7 +5,7 @@ and ``train`` (the shapes model). The chapter's classes are importable from here
 until it is used, so torch-free code (``families``) stays torch-free.
 """
 
-from importlib import import_module
+from vit.lazy import exports
 
 _EXPORTS = {
     "MultiheadAttention": "modules",
@@ -19,8 +19,4 @@ _EXPORTS = {
 }
 __all__ = sorted(_EXPORTS)
 
-
-def __getattr__(name: str):
-    if name in _EXPORTS:
-        return getattr(import_module(f".{_EXPORTS[name]}", __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = exports(__name__, _EXPORTS)
