@@ -130,10 +130,9 @@ PICTURES: dict[str, Picture] = {p.name: p for p in (
     Picture(
         "block-code", "lesson", "The encoder block in code (11.4.4)",
         "The chapter's ViTEncoderLayer.forward, four lines: LayerNorm, attention, add; LayerNorm, MLP, add. Under "
-        "each line, this image's numbers at the chosen layer: the shape, which never changes, and how long the "
-        "vectors are that attention and the MLP add to the residual stream.",
-        lambda a, d, size, tile, w: views.block_code_view(a, d.layer_of(a), size),
-        depends_on=("layer",), download=False),
+        "each line, this image's numbers at the last layer run, as the lesson's text gives them: the shape, "
+        "which never changes, and how long the vectors are that attention and the MLP add to the residual stream.",
+        lambda a, d, size, tile, w: views.block_code_view(a, a.depth, size), download=False),
     Picture(
         "lens-view", "inside", "Token content: each patch's own vote (chosen layer)",
         "The final norm and the classification head applied to every patch token after this layer, not only "
