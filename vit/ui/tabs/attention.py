@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from vit.ui.tabs.parts import picture, pinned, private, redraw, show_tab, wire_pictures
+from vit.ui.tabs.parts import picture, pinned, wire_picture_tab
 from vit.validate import HEAD_FUSIONS, MAX_DISCARD_RATIO
 
 TAB = "attention"
@@ -25,5 +25,4 @@ def build(c: dict) -> None:
 
 
 def wire(c: dict) -> None:
-    show_tab(c, TAB).then(**redraw(c), **private(f"redraw_tab_{TAB}"))
-    wire_pictures(c, TAB)
+    wire_picture_tab(c, TAB)

@@ -88,3 +88,9 @@ def wire_pictures(c: dict, tab: str) -> None:
             c[name].select(events.click, [c["analysis-key"], gr.State(name), c["projector"]], c["query"],
                            preprocess=False, queue=False, show_progress="hidden", **private(f"click_{event}")).then(
                 **redraw(c), **private(f"redraw_after_click_{event}"))
+
+
+def wire_picture_tab(c: dict, tab: str) -> None:
+    """A tab of analysis pictures: shown, it redraws what changed; each picture's buttons and clicks."""
+    show_tab(c, tab).then(**redraw(c), **private(f"redraw_tab_{tab}"))
+    wire_pictures(c, tab)
