@@ -29,6 +29,7 @@ from vit import views
 from vit.ui import events, inputs, layout, meter, state
 from vit.validate import Setting
 from vit.views import pictures as registry
+from vit.views.pictures import Display
 
 # gradio 6.31 itself calls deprecated pandas options on every request.
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:gradio.queueing")
@@ -289,15 +290,24 @@ class Click:
         self.index = [x, y]
 
 
-def test_a_click_selects_the_patch_under_it(b32_analysis):
-    a = b32_analysis  # 7 x 7 grid on 640 px pictures: ~91 px per patch
+@pytest.mark.parametrize("screen", [False, '{"p": 0, "tabs": {"patches": [430, 380], "attention": [300, 520]}}',
+                                    '{"p": 1, "tabs": {"patches": [700, 760], "attention": [700, 760]}}'])
+def test_a_click_selects_the_patch_under_it(b32_analysis, screen):
+    """On the fixed 640-px pictures, and on pictures drawn to fill the frames the page measured."""
+    a = b32_analysis  # 7 x 7 grid
     key = state.analysis_store().put(a)  # what the tab holds
-    w, h = views.display_size(a)
-    for which in ("patch-grid", "query-view", "rollout-view"):
-        x0, y0 = views.picture_box(a)[:2] if which == "patch-grid" else (0, 0)
+    for which, tab in (("patch-grid", "patches"), ("query-view", "patches"), ("rollout-view", "attention")):
+        projector, frame = inputs.screen(screen, tab)
+        display = Display(projector=projector, frame=frame)
+        drawn = registry.draw(a, which, display).image  # the picture the click lands on, independently drawn
+        # The size it was drawn at, read back from the picture itself (the grid's margins included).
+        size = next(s for s in range(16, 2401) if (views.picture_box(a, s)[0] if which == "patch-grid" else 0)
+                    + views.display_size(a, s)[0] == drawn.width)
+        w, h = views.display_size(a, size)
+        x0, y0 = views.picture_box(a, size)[:2] if which == "patch-grid" else (0, 0)
         for (fx, fy), (row, col) in {(0, 0): (0, 0), (0.1, 0.16): (1, 0), (0.999, 0.999): (6, 6),
                                      (0.45, 0.02): (0, 3)}.items():
-            query = events.click(key, which, False, Click(x0 + fx * w, y0 + fy * h))
+            query = events.click(key, which, screen, tab, Click(x0 + fx * w, y0 + fy * h))
             assert views.query_cell(query, a.grid) == (row, col), (which, fx, fy)
             view = views.query_view(a, query, 4, 1, 0.6, "cividis")
             token = views.token_index((row, col), a.grid)

@@ -56,8 +56,9 @@ ANALYZE_OUTPUTS = ("banner", "patch-grid", "patch-grid-caption", "stage-table", 
                    "rollout-view-caption", "head-views", "head-views-caption", "layer-views",
                    "layer-views-caption", "query-view", "query-view-caption", "predictions", "depth-plot",
                    "timing", "analysis-key")
-REDRAW_PICTURES = tuple(n for n in registry.ANALYSIS_PICTURES if n != "depth-plot")  # the depth plot: with the analysis
+REDRAW_PICTURES = registry.ANALYSIS_PICTURES  # the depth plot too: it is drawn to fill its frame
 REDRAW_OUTPUTS = tuple(n for p in REDRAW_PICTURES for n in (p, f"{p}-caption")) + ("grid-info", "timing")
+CLICK_OUTPUTS = ("query", *REDRAW_OUTPUTS)  # a click: the new query patch and the pictures redrawn for it
 # /redraw's outputs (the API's five pictures, each followed by its caption, then the timing).
 API_REDRAW_OUTPUTS = tuple(n for p in registry.API_PICTURES for n in (p, f"{p}-caption")) + ("timing",)
 # The inputs of /analyze and of the page's analyses, in the order of the handlers' arguments.
@@ -71,7 +72,7 @@ METER_OUTPUTS = ("cost-meter", "notice")
 BUTTON_OUTPUTS = ("analyze", "notice")
 BUSY = dict(interactive=False, value="Analyzing…")  # the Analyze button while any of the page's runs goes on
 IDLE = dict(interactive=True, value="Analyze")
-PAGE_ANALYZE_OUTPUTS = ("banner", "stage-table", "predictions", "depth-plot", "depth-plot-caption", "timing",
+PAGE_ANALYZE_OUTPUTS = ("banner", "stage-table", "predictions", "timing",
                         "analysis-key", "notice", "patch-size", "depth", "layer", "head", "cost-meter")
 
 
@@ -331,10 +332,8 @@ def page_analyze(image: object, model: str, patch_size: Number, depth: Number, t
 def _analysed(a, key: str, setting: Setting, before: Setting | None, layer, head, top_k: int) -> dict:
     """A new analysis's outputs on the page (its pictures follow from the new key: :func:`page_redraw`)."""
     same_model = before is not None and (before.name, before.depth) == (setting.name, setting.depth)
-    depth_view = registry.draw(a, "depth-plot")
     return {
         "banner": meter.banner_html(a), "stage-table": pictures.stage_table(a), "predictions": views.top_k(a, top_k),
-        "depth-plot": depth_view.image, "depth-plot-caption": pictures.caption(depth_view),
         "analysis-key": key, "notice": "",
         "layer": _slider(layer, setting.depth, reset=not same_model),  # another model or depth: its last layer
         "head": _head(head, a.num_heads),
@@ -362,7 +361,7 @@ def page_analyze_now(image: object, model: str, patch_size: Number, depth: Numbe
 
 @handler
 def page_redraw(key: str | None, query: Query, layer: Number, head: Number, opacity: Number, colormap: str,
-                head_fusion: str, discard_ratio: Number, projector: bool = False, tab_on_screen: str = "patches",
+                head_fusion: str, discard_ratio: Number, screen: str | bool = "", tab_on_screen: str = "patches",
                 request: gr.Request = None) -> dict:
     """Any display control, a click or an arrow key, a new analysis or another tab: redraw what changed.
 
@@ -378,8 +377,9 @@ def page_redraw(key: str | None, query: Query, layer: Number, head: Number, opac
     a = runs.with_options(key, head_fusion, inputs.discard_ratio(discard_ratio))
     layer = inputs.clamp(layer, 1, a.depth, a.depth)
     head = inputs.clamp(head, 1, a.num_heads, 1)
+    projector, frame = inputs.screen(screen, tab_on_screen)
     display = Display(inputs.query_fraction(query), layer, head, inputs.opacity(opacity, DEFAULTS.opacity),
-                      inputs.colormap_name(colormap), bool(projector))
+                      inputs.colormap_name(colormap), projector, frame)
     cell = views.query_cell(display.query, a.grid)
     out, drawn = {}, {}
     for name in registry.on_tab(tab_on_screen):
@@ -398,21 +398,35 @@ def page_redraw(key: str | None, query: Query, layer: Number, head: Number, opac
     return out
 
 
-def click(key: str | None, which: str, projector: bool, evt: gr.SelectData):
+def click(key: str | None, which: str, screen: str | bool, tab_on_screen: str, evt: gr.SelectData):
     """A click on a picture of the model's view: that patch becomes the query (fractions x, y).
 
     The patch grid has margins on fine grids (:func:`vit.views.picture_box`); the overlays start at (0, 0).
-    Pictures are drawn larger in projector mode.
+    The picture was drawn at the size of its frame (the page's ``screen``), as this computes it again.
     """
     a = analysis_store().get(key)
-    if a is None or evt is None:
+    if a is None or evt is None or which not in registry.PICTURES:
         return gr.skip()
-    size = Display(projector=bool(projector)).sizes()[0]
+    projector, frame = inputs.screen(screen, tab_on_screen)
+    size = registry.frame_sizes(registry.PICTURES[which], a, Display(projector=projector, frame=frame))[0]
     box = views.picture_box(a, size) if which == "patch-grid" else views.display_size(a, size)
     try:
         return views.clicked_fraction(evt.index, box)
     except InputError:
         return gr.skip()
+
+
+@handler
+def click_redraw(key: str | None, which: str, query: Query, layer: Number, head: Number, opacity: Number,
+                 colormap: str, head_fusion: str, discard_ratio: Number, screen: str | bool = "",
+                 tab_on_screen: str = "patches", evt: gr.SelectData = None, request: gr.Request = None) -> dict:
+    """A click on a picture: the new query patch and the pictures drawn for it, in one round trip."""
+    clicked = click(key, which, screen, tab_on_screen, evt)
+    if not isinstance(clicked, tuple):
+        return {}
+    out = page_redraw(key, clicked, layer, head, opacity, colormap, head_fusion, discard_ratio, screen, tab_on_screen,
+                      request=request)
+    return {"query": clicked, **(out if isinstance(out, dict) else {})}
 
 
 MOVES = {"up": (-1, 0), "down": (1, 0), "left": (0, -1), "right": (0, 1)}  # (rows, columns) per arrow key
@@ -498,7 +512,7 @@ def model_settings(model: str, head: Number) -> dict:
     lo, hi = patch_size_range(native.name)
     return {
         "patch-size": gr.update(value=P, minimum=lo, maximum=hi, info=f"checkpoint's own: {P}"),
-        "depth": gr.update(maximum=L, value=L, info=f"1 to L = {L}"),
+        "depth": gr.update(maximum=L, value=L, info=f"blocks run, 1 to L = {L}"),
         "cost-meter": meter.cost_meter(native),
     }
 

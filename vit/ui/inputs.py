@@ -7,6 +7,7 @@ slider and shows 64); the API's values are validated strictly by ``vit.validate`
 from __future__ import annotations
 
 import html
+import json
 import math
 
 from gradio.utils import get_upload_folder
@@ -19,7 +20,7 @@ from vit.serve.decode import load_image_bounded
 from vit.serve.files import proven_file
 from vit.validate import MAX_DISCARD_RATIO, MAX_TOP_K, Setting
 from vit.views.draw import COLORMAPS
-from vit.views.pictures import CENTRE
+from vit.views.pictures import CENTRE, MIN_FRAME
 
 # What a request sends: checked (clamped for the page, validated for the API) before anything uses it.
 Number = float | int | str | None  # a control's number
@@ -75,6 +76,36 @@ def colormap_name(value) -> str:
     if isinstance(value, str) and value.strip().lower() in COLORMAPS:
         return value.strip().lower()
     raise InputError(f"colormap must be one of {', '.join(map(repr, COLORMAPS))}, got {validate.show(value)}")
+
+
+MAX_SCREEN_CHARS = 1000  # the page's measurements are ~150 characters; anything longer is not read
+MAX_FRAME = 2400  # px: a frame measured larger (a 4K wall, or a request making up numbers) draws at this
+
+
+def screen(value, tab: str) -> tuple[bool, tuple[int, int] | None]:
+    """(projector mode, the frame of ``tab``'s pictures) from what the page's script measured.
+
+    The page sends ``{"p": 0 or 1, "tabs": {tab: [width, height], ...}}`` (vit/ui/page.js): each tab's
+    picture frame in CSS px, measured when it was last on screen. A bare bool (a client of the old page,
+    a test) is projector mode without a frame; anything unreadable is neither. Frames are clamped to
+    MIN_FRAME..MAX_FRAME, so no request can ask for a giant drawing.
+    """
+    if isinstance(value, bool) or value is None:
+        return bool(value), None
+    try:
+        data = json.loads(value) if isinstance(value, str) and len(value) <= MAX_SCREEN_CHARS else {}
+    except ValueError:
+        data = {}
+    if not isinstance(data, dict):
+        return False, None
+    projector, tabs = data.get("p") in (1, True), data.get("tabs")
+    frame = tabs.get(tab) if isinstance(tabs, dict) else None
+    if not (isinstance(frame, list) and len(frame) == 2 and all(_number(v) is not None for v in frame)):
+        return projector, None
+    w, h = (_number(v) for v in frame)
+    if not (math.isfinite(w) and math.isfinite(h)):
+        return projector, None
+    return projector, (int(min(max(w, MIN_FRAME), MAX_FRAME)), int(min(max(h, MIN_FRAME), MAX_FRAME)))
 
 
 def query_fraction(value) -> tuple[float, float]:

@@ -34,6 +34,55 @@
     }
   });
 
+  // Where a picture is on screen: its frame shows it whole and centred (object-fit: contain).
+  const shownBox = (img) => {
+    const frame = img.getBoundingClientRect();
+    const scale = Math.min(frame.width / img.naturalWidth, frame.height / img.naturalHeight);
+    const width = img.naturalWidth * scale, height = img.naturalHeight * scale;
+    return {left: frame.left + (frame.width - width) / 2, top: frame.top + (frame.height - height) / 2, width, height};
+  };
+
+  // Each tab's picture frames take what is left of the screen under them; the server is told their size
+  // (the hidden #screen box) and draws every picture to fill its frame. Hidden tabs cannot be measured: a
+  // tab is measured when it is on screen, and the server draws with the last measure of that tab.
+  const FRAME_MIN = 220, PHONE = 640;
+  const screenState = {p: 0, tabs: {}};
+  let sent = "";
+  const visibleTab = () => [...document.querySelectorAll("#tabs > .tabitem, #tabs > div > .tabitem")]
+    .find((t) => t.offsetParent !== null);
+  const measure = () => {
+    const tab = visibleTab();
+    if (!tab) return;
+    const frames = [...tab.querySelectorAll(".picture:not(.pinned) .picture-frame")].filter((f) => f.offsetParent);
+    if (!frames.length) return;
+    const top = frames[0].getBoundingClientRect().top + window.scrollY;
+    const phone = window.innerWidth <= PHONE;
+    const width = frames[0].clientWidth;
+    let height = Math.max(FRAME_MIN, window.innerHeight - top - 10);
+    if (phone) height = Math.min(Math.round(width * 1.15), Math.round(window.innerHeight * 0.7));
+    tab.style.setProperty("--frame-h", height + "px");
+    screenState.p = document.body.classList.contains("projector") ? 1 : 0;
+    screenState.tabs[tab.id.replace(/^tab-/, "")] = [Math.round(width), Math.round(height)];
+    const value = JSON.stringify(screenState);
+    const box = $("#screen textarea, #screen input");
+    if (!box || value === sent) return;
+    sent = value;
+    box.value = value;
+    box.dispatchEvent(new Event("input", {bubbles: true}));
+  };
+  let pending = null;
+  const measureSoon = (ms = 120) => {
+    clearTimeout(pending);
+    pending = setTimeout(() => requestAnimationFrame(measure), ms);
+  };
+  window.addEventListener("resize", () => measureSoon());
+  document.addEventListener("click", (event) => {
+    if (!event.target.closest || !event.target.closest("[role=tab], .tab-container button")) return;
+    for (const ms of [60, 400, 1200]) setTimeout(() => requestAnimationFrame(measure), ms);  // once the tab shows
+  });
+  new ResizeObserver(() => measureSoon()).observe(document.body);
+  measureSoon(300);
+
   // Hover over the patch grid: row, column and token of the patch under the pointer.
   const tip = document.createElement("div");
   tip.id = "grid-tip";
@@ -46,7 +95,7 @@
       return;
     }
     const d = geometry.dataset;
-    const box = img.getBoundingClientRect();
+    const box = shownBox(img);
     const scale = box.width / img.naturalWidth;
     const grid = Boolean(img.closest("#patch-grid"));  // margins on fine grids; the overlays start at (0, 0)
     const [x0, y0] = grid ? [Number(d.x0), Number(d.y0)] : [0, 0];
@@ -87,13 +136,27 @@
       attempt(tries);
     },
     fullscreen(name) {
+      if (document.fullscreenElement) {
+        document.exitFullscreen();
+        return;
+      }
       const block = document.getElementById(name + "-block");
       if (block && block.requestFullscreen) block.requestFullscreen();
     },
     projector(on) {
       document.body.classList.toggle("projector", Boolean(on));
+      measureSoon(60);
     },
+    measure,
   };
+  // In full screen the picture's own button says how to leave it.
+  document.addEventListener("fullscreenchange", () => {
+    for (const button of document.querySelectorAll("button[id$='-fullscreen']")) {
+      const inside = document.fullscreenElement && document.fullscreenElement.contains(button);
+      button.textContent = inside ? "✕ Close full screen (Esc)" : "Full screen";
+    }
+  });
+
   // ?projector in the address: start in projector mode.
   if (new URLSearchParams(window.location.search).has("projector")) {
     window.vitAnatomy.projector(true);

@@ -15,6 +15,7 @@ import time
 from vit import views
 from vit.ui.state import model_cache
 from vit.validate import Setting
+from vit.views import pictures as registry
 from vit.views.pictures import Display, Weights
 
 
@@ -60,9 +61,9 @@ def _loaded(name: str, patch_size: int, depth: int):
 def grid_info(a, display: Display = Display()) -> str:
     """The grid's geometry for the page's hover (read by the page's script)."""
     rows, cols = a.grid
-    size = display.sizes()[0]
+    size = registry.frame_sizes(registry.PICTURES["patch-grid"], a, display)[0]
     x0, y0, w, h = views.picture_box(a, size)
-    ow, oh = views.display_size(a, size)
+    ow, oh = views.display_size(a, registry.frame_sizes(registry.PICTURES["query-view"], a, display)[0])
     return (f'<div id="grid-geometry" data-rows="{rows}" data-cols="{cols}" data-x0="{x0}" data-y0="{y0}" '
             f'data-w="{w}" data-h="{h}" data-overlay-w="{ow}" data-overlay-h="{oh}"></div>')
 

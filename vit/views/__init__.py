@@ -23,6 +23,9 @@ The public names of the view modules are re-exported here: ``views.grid_view(...
 
 from vit.views.attention import heads_view, layers_view, rollout_view
 from vit.views.base import (
+    COLORBAR_ONE_LINE,
+    COLORBAR_RESERVE,
+    COLORBAR_WIDE,
     DEPTH_PLOT_SIZE,
     DISPLAY_SIZE,
     HEAT_LABEL,
@@ -32,6 +35,7 @@ from vit.views.base import (
     clicked_fraction,
     display_size,
     fit_note,
+    grid_size_for,
     picture_box,
     plain,
     query_cell,
@@ -72,12 +76,15 @@ from vit.views.why import (
 )
 
 __all__ = [
-    "BLOCK_SERIES", "COMPARISON_HEADERS", "CURVE_COLOURS", "DEPTH_PLOT_SIZE", "DISPLAY_SIZE", "FILTER_COLUMNS",
+    "BLOCK_SERIES", "COLORBAR_ONE_LINE", "COLORBAR_RESERVE", "COLORBAR_WIDE", "COMPARISON_HEADERS", "CURVE_COLOURS", "DEPTH_PLOT_SIZE",
+    "DISPLAY_SIZE",
+    "FILTER_COLUMNS",
     "HEAT_LABEL", "LENS_CLASSES", "MATRIX_CMAP", "POSITION_TILES", "STAGE_HEADERS", "STAGE_NOTE", "TILE_SIZE",
     "View", "auc_text", "block_code_view", "block_view", "captioned", "clicked_fraction", "comparison_rows",
     "curves_view",
     "depth_view", "display_size", "distance_points", "distance_view", "explanation_view", "filter_tiles",
     "filters_view", "fit_note", "grid_view", "heads_view", "layers_view", "lens_classes", "lens_colours",
-    "lens_view", "matrix_factor", "matrix_view", "picture_box", "plain", "position_step", "position_view",
+    "lens_view", "matrix_factor", "matrix_view", "grid_size_for", "picture_box", "plain", "position_step",
+    "position_view",
     "query_cell", "query_view", "rollout_view", "stage_rows", "token_index", "token_norm_view", "top_k",
 ]

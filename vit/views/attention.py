@@ -26,13 +26,21 @@ def rollout_view(a, layer: int, opacity: float, cmap: str, size: int = DISPLAY_S
 # --------------------------------------------------------------------------- small multiples
 
 
-def _sheet(n: int, size: int) -> tuple[int, int]:
-    """(columns, tile px) for n tiles: 4 a row up to 16 tiles, then 6 smaller ones; a few tiles drawn larger."""
+def _sheet(n: int, size: int | tuple[int, int]) -> tuple[int, int]:
+    """(columns, tile px) for n tiles.
+
+    ``size`` a tile's px: 4 a row up to 16 tiles, then 6 smaller ones; a few tiles drawn larger.
+    ``size`` a frame (width, height): the columns that give the largest tiles with the whole sheet, its
+    titles and its colour bar inside the frame (``vit.views.draw.small_multiples``' geometry).
+    """
+    if isinstance(size, tuple):
+        return draw.sheet_fit(n, *size)
     columns = n if n <= 4 else 4 if n <= 16 else 6
     return columns, min(round(size * 1.6), size * 4 // columns)
 
 
-def _tiles_view(a, maps: np.ndarray, titles: list[str], opacity: float, cmap: str, size: int):
+def _tiles_view(a, maps: np.ndarray, titles: list[str], opacity: float, cmap: str,
+                size: int | tuple[int, int]):
     """(sheet with its shared colour bar, legend): each tile coloured from 0 to its own max."""
     columns, tile = _sheet(len(maps), size)
     sheet = draw.small_multiples(a.image, maps, titles, columns, tile, opacity, cmap, from_zero=True)
@@ -41,8 +49,8 @@ def _tiles_view(a, maps: np.ndarray, titles: list[str], opacity: float, cmap: st
     return image, legend
 
 
-def heads_view(a, layer: int, opacity: float, cmap: str, size: int = TILE_SIZE) -> View:
-    """Layer ``layer``, one tile per head: the class token's attention in each (``size``: tile px)."""
+def heads_view(a, layer: int, opacity: float, cmap: str, size: int | tuple[int, int] = TILE_SIZE) -> View:
+    """Layer ``layer``, one tile per head: the class token's attention in each (``size``: tile px, or a frame)."""
     titles = [f"head {i + 1}" for i in range(a.num_heads)]
     image, legend = _tiles_view(a, a.head_maps(layer).numpy(), titles, opacity, cmap, size)  # (h, rows, cols)
     caption = (
@@ -52,8 +60,8 @@ def heads_view(a, layer: int, opacity: float, cmap: str, size: int = TILE_SIZE) 
     return View(image, caption, legend, f"Heads of layer {layer}")
 
 
-def layers_view(a, opacity: float, cmap: str, size: int = TILE_SIZE) -> View:
-    """One tile per layer: the class token's head-fused attention, layer 1 to L (``size``: tile px)."""
+def layers_view(a, opacity: float, cmap: str, size: int | tuple[int, int] = TILE_SIZE) -> View:
+    """One tile per layer: the class token's head-fused attention, layer 1 to L (``size``: tile px, or a frame)."""
     maps = np.stack([a.attention_map(n).numpy() for n in range(1, a.depth + 1)])  # (L, rows, cols)
     titles = [f"layer {n}" for n in range(1, a.depth + 1)]
     image, legend = _tiles_view(a, maps, titles, opacity, cmap, size)

@@ -20,6 +20,8 @@ DISPLAY_SIZE = draw.DISPLAY_SIZE  # px, main pictures: drawn at the size the pag
 TILE_SIZE = 200  # px, one small-multiples tile: 4 per row make a sheet ~830 px wide
 DEPTH_PLOT_SIZE = (800, 400)  # px (width, height) of the early-exit plot
 HEAT_LABEL = "brighter = more attention"
+COLORBAR_RESERVE = draw.COLORBAR_RESERVE  # px under a heat view for its colour bar (two lines at most)
+COLORBAR_ONE_LINE, COLORBAR_WIDE = draw.COLORBAR_ONE_LINE, draw.COLORBAR_WIDE
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,15 @@ def picture_box(a, size: int = DISPLAY_SIZE) -> tuple[int, int, int, int]:
     ``(0, 0, *display_size(a, size))``.
     """
     return draw.grid_layout(a.grid, display_size(a, size)).box
+
+
+def grid_size_for(a, width: int, height: int) -> int:
+    """The ``size`` at which the patch grid, its margins included (fine grids number them), fits width x height."""
+    size = max(16, min(width, height))
+    x0, y0, _, _ = picture_box(a, size)
+    if x0 or y0:  # numbers on margins: the picture gives them their room
+        size = max(16, min(width - x0, height - y0))
+    return size
 
 
 def clicked_fraction(index, size: tuple[int, ...]) -> tuple[float, float]:

@@ -151,6 +151,7 @@ def mark_patch(img: Image.Image, grid: tuple[int, int], cell: tuple[int, int]) -
 # --------------------------------------------------------------------------- the patch grid
 
 GRID_FONT = 14  # px, the smallest number a class reads from the back of a room
+SMALLEST_TEXT = 14  # px: no text inside any picture is drawn smaller (tests/test_frames.py checks every font)
 ARROW = (214, 140, 0)  # the reading-order arrow: amber, readable on the white margins
 _ARROW_STRIP = 16  # px of margin the arrow runs in, beside the numbers, never through them
 
@@ -263,6 +264,9 @@ def _arrow(draw: ImageDraw.ImageDraw, start: tuple[float, float], end: tuple[flo
 
 BAR_FONT = 16  # px: tick labels and legends under the pictures
 _BAR_PAD, _BAR_TOP, _BAR_HEIGHT = 14, 10, 18
+COLORBAR_RESERVE = _BAR_TOP + _BAR_HEIGHT + 8 + 2 * (BAR_FONT + 6) + 6  # px: the tallest colour-bar strip (two lines)
+COLORBAR_ONE_LINE = COLORBAR_RESERVE - BAR_FONT - 6  # px: the strip when its numbers and label share a line
+COLORBAR_WIDE = 440  # px: from this width the heat views' bars fit on one line (two numbers and the label)
 
 
 def colorbar_rect(width: int) -> tuple[int, int, int, int]:
@@ -361,6 +365,21 @@ def captioned(img: Image.Image, title: str, paragraphs: Sequence[str], width: in
     return sheet
 
 
+_SHEET_LABEL, _SHEET_GAP = 24, 6  # px: a tile's title strip, and the gap around tiles
+
+
+def sheet_fit(n: int, width: int, height: int) -> tuple[int, int]:
+    """(columns, tile px) of the largest tiles whose sheet of n, with its colour bar, fits width x height px."""
+    best = (1, 8)
+    for columns in range(1, n + 1):
+        rows = -(-n // columns)
+        tile = min((width - _SHEET_GAP) // columns - _SHEET_GAP,
+                   (height - COLORBAR_RESERVE - _SHEET_GAP) // rows - _SHEET_LABEL - _SHEET_GAP)
+        if tile > best[1]:
+            best = (columns, tile)
+    return best
+
+
 def small_multiples(
     image: np.ndarray,
     maps: np.ndarray,
@@ -380,7 +399,7 @@ def small_multiples(
     n = len(maps)
     columns = min(columns, n)
     rows = -(-n // columns)
-    label_h, gap = 24, 6
+    label_h, gap = _SHEET_LABEL, _SHEET_GAP
     sheet = Image.new("RGB", (columns * (tile + gap) + gap, rows * (tile + label_h + gap) + gap), "white")
     draw = ImageDraw.Draw(sheet)
     f = font(16)

@@ -17,8 +17,12 @@ from vit.errors import InputError
 
 DISPLAY_SIZE = views.DISPLAY_SIZE  # px, a main picture as drawn in normal mode
 TILE_SIZE = views.TILE_SIZE  # px, one small-multiples tile
-PROJECTOR_SIZE = 900  # px: a main picture in projector mode (drawn this large, never enlarged by the browser)
-PROJECTOR_TILE = 280  # px: one small-multiples tile in projector mode
+PROJECTOR_SIZE = 900  # px: a main picture in projector mode when the page has not said its frame's size
+PROJECTOR_TILE = 280  # px: one small-multiples tile in projector mode, likewise
+# Projector mode draws each picture at its frame's size / PROJECTOR_ENLARGE and the page shows it enlarged to
+# fill the frame: every text inside, at least draw.SMALLEST_TEXT = 14 px as drawn, is >= 19 px on the wall.
+PROJECTOR_ENLARGE = 1.4
+MIN_FRAME = 120  # px: a frame the page measures smaller than this (a phone's, a squeezed window) draws at this
 CENTRE = (0.5, 0.5)  # the query patch before any click, as a fraction of (width, height)
 
 
@@ -32,10 +36,21 @@ class Display:
     opacity: float = 0.6
     cmap: str = "cividis"  # reads the same to colour-blind viewers and in greyscale
     projector: bool = False  # drawn larger, for the back of the room
+    # (width, height) px of the frame the page shows each picture of the tab in, measured by the page's
+    # script (vit/ui/page.js); None (the CLI, the API): the fixed sizes of sizes().
+    frame: tuple[int, int] | None = None
 
     def sizes(self) -> tuple[int, int]:
-        """(main picture, small-multiples tile) in pixels, as drawn."""
+        """(main picture, small-multiples tile) in pixels, as drawn when no frame is given."""
         return (PROJECTOR_SIZE, PROJECTOR_TILE) if self.projector else (DISPLAY_SIZE, TILE_SIZE)
+
+    def target(self) -> tuple[int, int] | None:
+        """(width, height) px to draw a picture at so that it fills its frame: the frame's, or in projector
+        mode the frame's / PROJECTOR_ENLARGE (the page enlarges it); None without a frame."""
+        if self.frame is None:
+            return None
+        k = PROJECTOR_ENLARGE if self.projector else 1.0
+        return tuple(max(MIN_FRAME, int(v / k)) for v in self.frame)
 
     def layer_of(self, a) -> int:
         return a.depth if self.layer is None else self.layer
@@ -61,6 +76,10 @@ class Picture:
     download: bool = True
     in_api: bool = False  # returned by /analyze and /redraw
     out_file: str = ""  # the CLI's ``--out`` writes it under this name ("": it does not)
+    # How a frame sizes it (Display.frame): "square" (the model's view, ``size`` its longer side, a colour
+    # bar under it), "grid" (the patch grid, numbers on margins), "sheet" (tiles: ``tile`` is the frame),
+    # "plot" (``size`` is the frame's (width, height)).
+    fit: str = "square"
 
 
 def _weights_needed(weights: Weights | None, name: str) -> Weights:
@@ -77,7 +96,7 @@ PICTURES: dict[str, Picture] = {p.name: p for p in (
         "The N = HW/P² patch tokens are read row by row, left to right, after a learned class token (token 0): "
         "N+1 tokens in all. A smaller P gives more, finer tokens, and attention's cost grows with (N+1)².",
         lambda a, d, size, tile, w: views.grid_view(a, d.query, size),
-        depends_on=("query",), clickable=True, in_api=True, out_file="patch_grid.png"),
+        depends_on=("query",), fit="grid", clickable=True, in_api=True, out_file="patch_grid.png"),
     Picture(
         "query-view", "patches", "What the clicked patch attends to",
         "One row of softmax(QKᵀ/√d): the chosen patch's query is compared with every token's key, and the "
@@ -104,29 +123,29 @@ PICTURES: dict[str, Picture] = {p.name: p for p in (
         "specialise, on the object, the background or neighbouring patches. Each tile is coloured from 0 to its "
         "own max, so compare where the tiles look, not how strongly.",
         lambda a, d, size, tile, w: views.heads_view(a, d.layer_of(a), d.opacity, d.cmap, tile),
-        depends_on=("layer", "opacity", "cmap"), in_api=True, out_file="heads.png"),
+        depends_on=("layer", "opacity", "cmap"), fit="sheet", in_api=True, out_file="heads.png"),
     Picture(
         "layer-views", "depth", "Class token, per layer",
         "One tile per encoder layer: where the class token looks at that depth, heads fused. Early layers often "
         "look broadly or locally; later ones, after the tokens have exchanged information, often settle on what "
         "the decision rests on. Each tile is coloured from 0 to its own max.",
         lambda a, d, size, tile, w: views.layers_view(a, d.opacity, d.cmap, tile),
-        depends_on=("opacity", "cmap"), on_fusion=True, in_api=True, out_file="layers.png"),
+        depends_on=("opacity", "cmap"), fit="sheet", on_fusion=True, in_api=True, out_file="layers.png"),
     Picture(
         "depth-plot", "depth", "How the prediction forms (early exit)",
         "After every layer the class token is sent through the final LayerNorm and the classification head, as "
         "if the model stopped there (an early exit). Blue: the probability of the final answer at each depth; "
         "orange: whichever class would win there. The head was trained on the last layer only, so early readings "
         "are rough, but they show at what depth the answer forms.",
-        lambda a, d, size, tile, w: views.depth_view(a), out_file="depth.png"),
+        lambda a, d, size, tile, w: views.depth_view(a, size), fit="plot", out_file="depth.png"),
     Picture(
         "block-view", "inside", "Inside a block: what attention and the MLP add",
         "Each encoder block is pre-norm: H = X + MSA(LN(X)), then Y = H + MLP(LN(H)). The chart gives, per "
         "layer, the average length ||·||₂ of the tokens entering the block (the residual stream), of what "
         "attention adds, of what the MLP adds, and of the tokens leaving it. The shape never changes; the "
         "content does (11.4.1).",
-        lambda a, d, size, tile, w: views.block_view(a, d.layer_of(a)),
-        depends_on=("layer",)),
+        lambda a, d, size, tile, w: views.block_view(a, d.layer_of(a), size),
+        depends_on=("layer",), fit="plot"),
     Picture(
         "block-code", "lesson", "The encoder block in code (11.4.4)",
         "The chapter's ViTEncoderLayer.forward, four lines: LayerNorm, attention, add; LayerNorm, MLP, add. Under "
@@ -152,26 +171,27 @@ PICTURES: dict[str, Picture] = {p.name: p for p in (
         "The whole softmax(QKᵀ/√d) of one head: row i is where token i looks, column j who looks at token j; "
         "row 0 is the class token. Beside it, the same matrix under a causal mask, as a decoder would see "
         "it: each token only sees those before it. The ViT encoder has no such mask (11.4.2).",
-        lambda a, d, size, tile, w: views.matrix_view(a, d.layer_of(a), d.head),
+        lambda a, d, size, tile, w: views.matrix_view(a, d.layer_of(a), d.head, size),
         depends_on=("layer", "head")),
     Picture(
         "filters-view", "figure7", "Patch-embedding filters: principal components",
         "The first principal components of the patch-embedding kernels (the D filters of the patch "
         "convolution), as in the ViT paper's Figure 7 (left). They show what the first layer looks for in a "
         "patch.",
-        lambda a, d, size, tile, w: views.filters_view(_weights_needed(w, "filters-view")("filters"))),
+        lambda a, d, size, tile, w: views.filters_view(_weights_needed(w, "filters-view")("filters"), size)),
     Picture(
         "position-view", "figure7", "Position-embedding similarity",
         "Cosine similarity between the learned position embeddings: one small map per patch position, "
         "bright where another position's embedding is similar. Trained models learn rows and columns "
         "(ViT paper, Figure 7, centre); after a patch-size change these are the resampled embeddings.",
-        lambda a, d, size, tile, w: views.position_view(_weights_needed(w, "position-view")("similarity"), a.grid)),
+        lambda a, d, size, tile, w: views.position_view(_weights_needed(w, "position-view")("similarity"), a.grid,
+                                                        size)),
     Picture(
         "distance-view", "figure7", "Mean attention distance per head",
         "For each head and layer, how far (in pixels) the patches look on average: the attention-weighted "
         "distance between a patch and the patches it attends to (ViT paper, Figure 7, right). Some heads "
         "look far from the first layer; others stay local until late.",
-        lambda a, d, size, tile, w: views.distance_view(a)),
+        lambda a, d, size, tile, w: views.distance_view(a, size), fit="plot"),
     Picture(
         "why-map", "why", "Why this class? The map for the chosen class",
         "An explanation map answers \"which patches made the model say this class?\". Rollout and the last "
@@ -188,7 +208,7 @@ PICTURES: dict[str, Picture] = {p.name: p for p in (
         "area is better) and, starting from a grey image and putting those patches back first, it rises fast "
         "(insertion: higher area is better). The dashed lines do the same in a random order: a map worth "
         "believing beats them.",
-        lambda pair, d, size, tile, w: views.curves_view(*pair),
+        lambda pair, d, size, tile, w: views.curves_view(*pair, size), fit="plot",
         download=False),
 )}
 
@@ -205,7 +225,7 @@ def on_tab(tab) -> tuple[str, ...]:
     if tab in OWN_PICTURES or tab == "lesson":
         return ()
     tab = tab if tab in TABS else "patches"
-    return tuple(n for n in ANALYSIS_PICTURES if PICTURES[n].tab == tab and n != "depth-plot")
+    return tuple(n for n in ANALYSIS_PICTURES if PICTURES[n].tab == tab)
 
 
 def draw(source, name: str, display: Display = Display(), weights: Weights | None = None):
@@ -213,8 +233,46 @@ def draw(source, name: str, display: Display = Display(), weights: Weights | Non
     picture = PICTURES.get(name)
     if picture is None:
         raise InputError(f"picture must be one of {', '.join(PICTURES)}, got {validate.show(name)}")
-    size, tile = display.sizes()
+    size, tile = frame_sizes(picture, source, display)
+    view = picture.draw(source, display, size, tile, weights)
+    target = display.target()
+    if target is None or picture.clickable:  # a clickable picture's size is exact: a click maps through it
+        return view
+    over_w, over_h = view.image.width - target[0], view.image.height - target[1]
+    if max(over_w / target[0], over_h / target[1]) <= OVERFLOW:
+        return view
+    # Stacked parts (a diagram over a chart, a legend under a plot) overflowed: once more, smaller by that much.
+    if picture.fit == "plot":
+        size = (max(MIN_FRAME, size[0] - max(0, over_w)), max(MIN_FRAME, size[1] - max(0, over_h)))
+    elif picture.fit == "square":
+        size = max(MIN_FRAME, int(size * min(target[0] / view.image.width, target[1] / view.image.height)))
     return picture.draw(source, display, size, tile, weights)
+
+
+OVERFLOW = 0.02  # a picture this much larger than its frame is shown a little smaller; more is drawn again
+
+
+def frame_sizes(picture: Picture, source, display: Display) -> tuple:
+    """(size, tile) to draw ``picture`` at: the fixed sizes without a frame; with one, what fills it.
+
+    A pure function of the display (a click on a clickable picture maps through the same size).
+    """
+    size, tile = display.sizes()
+    target = display.target()
+    if target is None:
+        return (views.DEPTH_PLOT_SIZE if picture.fit == "plot" else size), tile
+    w, h = target
+    if picture.fit == "plot":
+        return (w, h), tile
+    if picture.fit == "sheet":
+        return size, (w, h)
+    if picture.fit == "grid":
+        return views.grid_size_for(source, w, h), tile
+    side = min(w, h - views.COLORBAR_RESERVE)  # a colour bar under it, on two lines when narrow
+    if min(w, h - views.COLORBAR_ONE_LINE) >= views.COLORBAR_WIDE:
+        side = min(w, h - views.COLORBAR_ONE_LINE)
+    return max(MIN_FRAME, side), tile
+
 
 
 def variant_key(key: str, name: str, head_fusion: str, discard_ratio: float) -> str:
@@ -229,4 +287,4 @@ def signature(key: str, name: str, display: Display, cell=None) -> tuple:
     """What a picture depends on: it is redrawn only when this changes (``cell``: the query's patch, not its point)."""
     values = {"query": cell if cell is not None else display.query, "layer": display.layer, "head": display.head,
               "opacity": display.opacity, "cmap": display.cmap}
-    return (key, *(values[f] for f in PICTURES[name].depends_on), display.projector)
+    return (key, *(values[f] for f in PICTURES[name].depends_on), display.projector, display.frame)

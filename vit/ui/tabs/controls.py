@@ -16,7 +16,7 @@ from vit.config import DISPLAY_NAMES, MAX_PATCH_SIZE, MIN_PATCH_SIZE, PRESETS
 from vit.model.families import ASSETS
 from vit.ui import events, meter, startup
 from vit.ui.tabs.parts import DISPLAY, MODEL_WAITERS, REDRAW_CONCURRENCY, outputs, private, redraw
-from vit.validate import MAX_TOP_K
+from vit.validate import HEAD_FUSIONS, MAX_DISCARD_RATIO, MAX_TOP_K
 from vit.views.draw import COLORMAPS
 from vit.views.pictures import Display
 
@@ -32,22 +32,19 @@ def _example_name(path: Path) -> str:
 
 
 def build_sidebar(c: dict) -> None:
-    """The sidebar: the image and the setting to analyse it at, and what came out."""
+    """The sidebar: the image and the setting to analyse it at, Analyze and the top-k on the first screen;
+    examples, the cost, top-k's slider, timing and projector mode under them."""
     native = PRESETS[DEFAULT]
-    gr.Markdown("# ViT Anatomy\nChapter 11.4: (B, C, H, W) → (B, N, D) → (B, N+1, D) → L blocks → h_cls → (B, K)",
-                elem_id="title")
-    c["image"] = gr.Image(type="pil", sources=["upload", "webcam", "clipboard"], label="Your image", height=190,
+    gr.Markdown("# ViT Anatomy\n(B, C, H, W) → (B, N+1, D) → (B, K)", elem_id="title")
+    c["image"] = gr.Image(type="pil", sources=["upload", "webcam", "clipboard"], label="Your image", height=120,
                           elem_id="input-image")
-    gr.Examples(examples=[[str(p)] for p in EXAMPLES], inputs=[c["image"]], label="Examples: click one",
-                example_labels=[_example_name(p) for p in EXAMPLES], examples_per_page=max(1, len(EXAMPLES)),
-                api_visibility="private", elem_id="examples")
     c["model"] = gr.Dropdown(list(DISPLAY_NAMES.values()), value=startup.DEFAULT_MODEL, label="Model",
-                             info="five torchvision checkpoints, and one trained here on drawn shapes", elem_id="model")
+                             elem_id="model")
     c["patch-size"] = gr.Slider(MIN_PATCH_SIZE, MAX_PATCH_SIZE, value=native.patch_size, step=1,
-                                label="Patch size P (pixels)", info=f"checkpoint's own: {native.patch_size}",
+                                label="Patch size P (px)", info=f"checkpoint's own: {native.patch_size}",
                                 elem_id="patch-size")
-    c["depth"] = gr.Slider(1, native.num_layers, value=native.num_layers, step=1, label="Depth: encoder blocks to run",
-                           info=f"1 to L = {native.num_layers}", elem_id="depth")
+    c["depth"] = gr.Slider(1, native.num_layers, value=native.num_layers, step=1, label="Depth",
+                           info=f"blocks run, 1 to L = {native.num_layers}", elem_id="depth")
     c["analyze"] = gr.Button("Analyze", variant="primary", size="lg", elem_id="analyze-btn")
     c["api-analyze"] = gr.Button("Analyze (API)", visible=False)  # /analyze and /redraw: strict
     c["api-redraw"] = gr.Button("Redraw (API)", visible=False)
@@ -59,10 +56,16 @@ def build_sidebar(c: dict) -> None:
     # layer, the last layer run), not the page's controls, which show ViT-B/16's until a model is chosen.
     for name in ("api-patch-size", "api-depth", "api-layer"):
         c[name] = gr.Number(None, visible=False, label=name.removeprefix("api-").replace("-", "_"))
-    c["cost-meter"] = gr.Markdown(meter.cost_meter(validate.setting(DEFAULT)), elem_id="cost-meter")
-    c["predictions"] = gr.Label(num_top_classes=MAX_TOP_K, label="Top-k predictions: softmax(h_cls W + b)",
+    c["predictions"] = gr.Label(num_top_classes=MAX_TOP_K, label="Top-k: softmax(h_cls W + b)",
                                 elem_id="predictions")
     c["top-k"] = gr.Slider(1, MAX_TOP_K, value=5, step=1, label="Top-k", elem_id="top-k")
+    display = Display()
+    c["opacity"] = gr.Slider(0.0, 1.0, value=display.opacity, step=0.05, label="Heatmap opacity", elem_id="opacity")
+    c["colormap"] = gr.Dropdown(list(COLORMAPS), value=display.cmap, label="Colormap", elem_id="colormap")
+    gr.Examples(examples=[[str(p)] for p in EXAMPLES], inputs=[c["image"]], label="Examples: click one",
+                example_labels=[_example_name(p) for p in EXAMPLES], examples_per_page=max(1, len(EXAMPLES)),
+                api_visibility="private", elem_id="examples")
+    c["cost-meter"] = gr.Markdown(meter.cost_meter(validate.setting(DEFAULT)), elem_id="cost-meter")
     c["timing"] = gr.Markdown("", elem_id="timing")
     c["projector"] = gr.Checkbox(False, label="Projector mode: bigger text and pictures (or add ?projector to the "
                                  "address)", elem_id="projector")
@@ -73,21 +76,24 @@ def build_view_controls(c: dict) -> None:
     native, display = PRESETS[DEFAULT], Display()
     with gr.Row(elem_id="top", equal_height=False):
         c["banner"] = gr.HTML(meter.banner_html(), elem_id="banner")
-        c["offer"] = gr.Button(f"No ImageNet weights? Try {meter.TRAINED_MODEL} (no download)", visible=False,
+        c["offer"] = gr.Button(f"Try {meter.TRAINED_MODEL} (no download)", visible=False,
                                size="sm", elem_id="offer-trained", scale=0, min_width=220)
     c["notice"] = gr.HTML("", elem_id="notice")
+    # One row over every tab: what the pictures are drawn from (opacity and colormap wait in the sidebar).
     with gr.Row(elem_id="view-controls", equal_height=True):
         c["layer"] = gr.Slider(1, native.num_layers, value=native.num_layers, step=1, label="Layer", elem_id="layer")
         c["head"] = gr.Slider(1, native.num_heads, value=display.head, step=1, label="Head", elem_id="head")
-        c["opacity"] = gr.Slider(0.0, 1.0, value=display.opacity, step=0.05, label="Heatmap opacity",
-                                 elem_id="opacity")
-        c["colormap"] = gr.Dropdown(list(COLORMAPS), value=display.cmap, label="Colormap", elem_id="colormap",
-                                    min_width=140)
+        c["head-fusion"] = gr.Dropdown(list(HEAD_FUSIONS), value="mean", label="Head fusion", elem_id="head-fusion",
+                                       min_width=120)
+        c["discard-ratio"] = gr.Slider(0.0, MAX_DISCARD_RATIO, value=0.0, step=0.01,
+                                       label="Discard ratio", elem_id="discard-ratio")
 
 
 def build_helpers(c: dict) -> None:
     """Hidden helpers of the page's script: the grid's geometry, the download, the arrow keys' buttons."""
     c["grid-info"] = gr.HTML("", elem_id="grid-info", elem_classes="hidden-helper")
+    # What the page's script measured: projector mode and each tab's picture frame (vit.ui.inputs.screen).
+    c["screen"] = gr.Textbox("", elem_id="screen", elem_classes="hidden-helper", show_label=False, max_length=1000)
     c["download-file"] = gr.File(label="Download", elem_id="download-file", elem_classes="hidden-helper",
                                  interactive=False)
     with gr.Row(elem_classes="hidden-helper"):
@@ -155,9 +161,12 @@ def _wire_analyses(c: dict) -> None:
 
 def _wire_redraws(c: dict) -> None:
     """Redraws (no model run): a new analysis, a display control, an arrow key; another top-k."""
-    triggers = [c["analysis-key"].change, c["projector"].change, c["layer"].change, c["head"].change,
+    triggers = [c["analysis-key"].change, c["screen"].change, c["layer"].change, c["head"].change,
                 c["opacity"].change, c["colormap"].change, c["head-fusion"].change, c["discard-ratio"].change]
     gr.on(triggers, **redraw(c), **private("redraw_page"))
+    # Projector mode is the page's: its script enlarges the pictures and measures the frames again (the
+    # screen box then changes, and the pictures are drawn for it).
+    c["projector"].change(None, c["projector"], None, js="(on) => window.vitAnatomy && window.vitAnatomy.projector(on)")
     c["top-k"].change(events.page_predictions, outputs(c, ["analysis-key", "top-k"]), c["predictions"],
                       preprocess=False, trigger_mode="always_last", show_progress="hidden", **private("page_top_k"))
     # Arrow keys set the query with queue=False (fast), then redraw: such outputs do not fire .change.

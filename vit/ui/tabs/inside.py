@@ -11,12 +11,18 @@ TAB = "inside"
 
 def build(c: dict) -> None:
     with gr.Tab("Inside", id=TAB, elem_id=f"tab-{TAB}") as c[f"tab-{TAB}"]:
+        # Two pictures a screen, as every tab has: four in a column would be two screens tall.
         with gr.Row(equal_height=False):
-            picture(c, "block-view")
-            picture(c, "lens-view")
-        with gr.Row(equal_height=False):
-            picture(c, "token-norms")
-            picture(c, "matrix-view")
+            with gr.Column(scale=2, elem_id="inside-pictures"):
+                with gr.Tabs(elem_id="inside-tabs"):
+                    with gr.Tab("What a block adds; each patch's vote", elem_id="inside-stream"):
+                        with gr.Row(equal_height=False):
+                            picture(c, "block-view")
+                            picture(c, "lens-view")
+                    with gr.Tab("Token lengths; the whole matrix", elem_id="inside-tokens"):
+                        with gr.Row(equal_height=False):
+                            picture(c, "token-norms")
+                            picture(c, "matrix-view")
             pinned(c, TAB)
 
 

@@ -15,13 +15,13 @@ from vit.views.pictures import Display
 
 TAB = "lesson"
 OUTPUTS = ("lesson-step", "lesson-progress", "lesson-text", "lesson-picture", "lesson-table")
-INPUTS = ("analysis-key", "lesson-step", "layer", "head", "opacity", "colormap", "projector", "tab-on-screen")
+INPUTS = ("analysis-key", "lesson-step", "layer", "head", "opacity", "colormap", "screen", "tab-on-screen")
 NAV_WIDTH = 140  # px, the Previous and Next buttons
 
 
 @handler
 def lesson(key: str | None, step: Number, delta: Number, layer: Number, head: Number, opacity: Number, colormap: str,
-           projector: bool = False, tab_on_screen: str = TAB) -> dict:
+           screen: str | bool = "", tab_on_screen: str = TAB) -> dict:
     """The guided lesson (11.4.1 → 11.4.7): one step per screen, this image's numbers, the view that shows it.
 
     ``delta`` is -1, 0 or +1 (Previous, the same step again, Next). Drawn only while the lesson is on screen.
@@ -41,9 +41,10 @@ def lesson(key: str | None, step: Number, delta: Number, layer: Number, head: Nu
     if name == "stage-table":
         out["lesson-picture"], out["lesson-table"] = None, pictures.stage_table(a)
         return out
+    projector, frame = inputs.screen(screen, TAB)
     display = Display(layer=inputs.clamp(layer, 1, a.depth, a.depth), head=inputs.clamp(head, 1, a.num_heads, 1),
                       opacity=inputs.opacity(opacity, DEFAULTS.opacity), cmap=inputs.colormap_name(colormap),
-                      projector=bool(projector))
+                      projector=projector, frame=frame)
     view = registry.draw(a, name, display, weights=pictures.model_weights(a))
     out["lesson-picture"], out["lesson-table"] = view.image, ""
     return out
@@ -64,7 +65,7 @@ def build(c: dict) -> None:
                                                elem_id="lesson-text", elem_classes="caption")
             with gr.Column(scale=1, min_width=PICTURE_MIN_WIDTH, elem_classes="picture"):
                 c["lesson-picture"] = gr.Image(type="pil", format="png", interactive=False, show_label=False,
-                                               buttons=[], elem_id="lesson-picture")
+                                               buttons=[], elem_id="lesson-picture", elem_classes="picture-frame")
                 c["lesson-table"] = gr.HTML("", elem_id="lesson-table")
 
 
@@ -77,5 +78,6 @@ def wire(c: dict) -> None:
 
     show_tab(c, TAB).then(inputs=moves(0), **event, **private("lesson_shown"))
     c["lesson-next"].click(inputs=moves(1), **event, **private("lesson_next"))
+    c["screen"].change(inputs=moves(0), **event, **private("lesson_screen"))  # its frame measured anew
     c["lesson-prev"].click(inputs=moves(-1), **event, **private("lesson_previous"))
     c["analysis-key"].change(inputs=moves(0), **event, **private("lesson_new_analysis"))

@@ -34,8 +34,10 @@ def picture(c: dict, name: str) -> None:
     p = PICTURES[name]
     with gr.Column(min_width=PICTURE_MIN_WIDTH, elem_classes="picture", elem_id=f"{name}-block"):
         gr.Markdown(f"**{p.title}**", elem_classes="picture-title")
+        # The frame: sized by the page's script to what is left of the screen; the picture is drawn to fill it.
         c[name] = gr.Image(type="pil", format="png", interactive=False, show_label=False, label=p.title,
-                           buttons=[], elem_id=name, elem_classes="clickable" if p.clickable else None)
+                           buttons=[], elem_id=name,
+                           elem_classes=["picture-frame", "clickable"] if p.clickable else ["picture-frame"])
         c[f"{name}-caption"] = gr.Markdown(elem_classes="caption", elem_id=f"{name}-caption")
         with gr.Row(elem_classes="picture-buttons"):
             if p.download:
@@ -51,14 +53,16 @@ def pinned(c: dict, tab: str) -> None:
     with gr.Column(min_width=PICTURE_MIN_WIDTH, elem_classes="picture pinned", elem_id=f"{tab}-pinned-block"):
         gr.Markdown("**Pinned, to compare**", elem_classes="picture-title")
         c[f"{tab}-pinned"] = gr.Image(type="filepath", format="png", interactive=False, label="Pinned",
-                                      show_label=False, buttons=[], elem_id=f"{tab}-pinned")
+                                      show_label=False, buttons=[], elem_id=f"{tab}-pinned",
+                                      elem_classes="picture-frame")
         c[f"{tab}-pinned-caption"] = gr.Markdown(elem_classes="caption", elem_id=f"{tab}-pinned-caption")
+        c[f"{tab}-unpin"] = gr.Button("✕ Unpin", size="sm", min_width=60, elem_id=f"{tab}-unpin")
 
 
 def redraw(c: dict) -> dict:
     """The page's redraw (:func:`vit.ui.events.page_redraw`) as an event's arguments, for ``.then`` or ``gr.on``."""
     return dict(fn=events.named(events.page_redraw, events.REDRAW_OUTPUTS),
-                inputs=outputs(c, [*DISPLAY, "projector", "tab-on-screen"]), outputs=outputs(c, events.REDRAW_OUTPUTS),
+                inputs=outputs(c, [*DISPLAY, "screen", "tab-on-screen"]), outputs=outputs(c, events.REDRAW_OUTPUTS),
                 preprocess=False, trigger_mode="always_last", concurrency_limit=REDRAW_CONCURRENCY,
                 show_progress="minimal")  # a fusion recompute at P = 4 takes seconds
 
@@ -84,10 +88,14 @@ def wire_pictures(c: dict, tab: str) -> None:
         c[f"{name}-pin"].click(None, outputs(c, [name, f"{name}-caption"]),
                                outputs(c, [f"{tab}-pinned", f"{tab}-pinned-caption"]), js=PIN_JS)
         c[f"{name}-fullscreen"].click(None, js=f"() => window.vitAnatomy && window.vitAnatomy.fullscreen('{name}')")
-        if p.clickable:  # the click sets the query with queue=False (fast), then redraws
-            c[name].select(events.click, [c["analysis-key"], gr.State(name), c["projector"]], c["query"],
-                           preprocess=False, queue=False, show_progress="hidden", **private(f"click_{event}")).then(
-                **redraw(c), **private(f"redraw_after_click_{event}"))
+    if f"{tab}-unpin" in c:  # the pinned copy goes, in the browser as it came
+        c[f"{tab}-unpin"].click(None, None, outputs(c, [f"{tab}-pinned", f"{tab}-pinned-caption"]),
+                                js="() => [null, '']")
+        if p.clickable:  # one round trip, unqueued: the new query patch and its pictures (no model run)
+            c[name].select(events.named(events.click_redraw, events.CLICK_OUTPUTS),
+                           [c["analysis-key"], gr.State(name), *outputs(c, [*DISPLAY[1:], "screen", "tab-on-screen"])],
+                           outputs(c, events.CLICK_OUTPUTS), preprocess=False, queue=False, show_progress="hidden",
+                           **private(f"click_{event}"))
 
 
 def wire_picture_tab(c: dict, tab: str) -> None:

@@ -12,6 +12,7 @@ server's fair queue like an analysis.
 from __future__ import annotations
 
 import html
+import itertools
 import re
 import threading
 import time
@@ -30,7 +31,7 @@ from vit.ui import gpu, inputs, meter
 from vit.ui.events import DEFAULTS, handler, named
 from vit.ui.inputs import Number
 from vit.ui.pictures import caption
-from vit.ui.state import RUNS, SESSIONS, fair_queue, kept, session_of
+from vit.ui.state import MAX_SESSIONS, RUNS, SESSIONS, fair_queue, kept, session_of
 from vit.ui.tabs.parts import MODEL_WAITERS, PICTURE_MIN_WIDTH, outputs, picture, pinned, private, wire_pictures
 from vit.views import pictures as registry
 from vit.views.pictures import Display
@@ -155,22 +156,31 @@ def _explained(image: object, key: str, method: str, target: Number, baseline: s
     return result
 
 
+_MAP_NUMBERS = itertools.count(1)
+_LATEST_MAP = BoundedDict(MAX_SESSIONS)  # session -> the number of its newest map request
+
+
 @handler
 def explain_page(image: object, key: str | None, target: Number, method: str, opacity: Number, colormap: str,
-                 projector: bool = False, tab_on_screen: str = TAB, progress=gr.Progress(), request: gr.Request = None):
+                 screen: str | bool = "", tab_on_screen: str = TAB, progress=gr.Progress(), request: gr.Request = None):
     """The map for the chosen class and method, over the image (drawn only while this tab is on screen)."""
     if tab_on_screen != TAB or key is None or target is None:
         return {}
+    session, number = session_of(request), next(_MAP_NUMBERS)
+    _LATEST_MAP[session] = number
     e, _ = _explained(image, key, method, target, None, request, progress)
+    if _LATEST_MAP.get(session) != number:  # a newer map of this tab (another class, a new frame) shows instead
+        return {}
+    projector, frame = inputs.screen(screen, TAB)
     display = Display(opacity=inputs.opacity(opacity, DEFAULTS.opacity), cmap=inputs.colormap_name(colormap),
-                      projector=bool(projector))
+                      projector=projector, frame=frame)
     view = registry.draw(e, "why-map", display)
     return {"why-map": view.image, "why-map-caption": caption(view)}
 
 
 @handler
-def test_page(image: object, key: str | None, target: Number, method: str, baseline: str | None, progress=gr.Progress(),
-              request: gr.Request = None):
+def test_page(image: object, key: str | None, target: Number, method: str, baseline: str | None,
+              screen: str | bool = "", progress=gr.Progress(), request: gr.Request = None):
     """"Test it": the deletion and insertion curves of the map, beside a random order."""
     if key is None or target is None:
         raise InputError("Analyse an image first, then pick a class to explain.")
@@ -178,7 +188,8 @@ def test_page(image: object, key: str | None, target: Number, method: str, basel
 
     baseline = validate.choice("baseline", baseline, BASELINES)
     e, curves = _explained(image, key, method, target, baseline, request, progress)
-    view = registry.draw((e, curves), "why-curves")
+    projector, frame = inputs.screen(screen, TAB)
+    view = registry.draw((e, curves), "why-curves", Display(projector=projector, frame=frame))
     return {"why-curves": view.image, "why-curves-caption": caption(view)}
 
 
@@ -225,19 +236,21 @@ def comparison_html(results: list, baseline: str) -> str:
 
 def build(c: dict) -> None:
     with gr.Tab("Why this class?", id=TAB, elem_id=f"tab-{TAB}") as c[f"tab-{TAB}"]:
-        with gr.Row(equal_height=True):
-            c["why-target"] = gr.Dropdown([], label="Class to explain (or click a prediction)", elem_id="why-target",
-                                          min_width=220, scale=2)
-            # Wide enough for the four methods on two lines: the map stays on a laptop's screen.
-            c["why-method"] = gr.Radio(methods(), value="grad_rollout", label="Method", elem_id="why-method", scale=3)
-            c["why-baseline"] = gr.Radio([("grey (the mean)", "mean"), ("blurred", "blur")], value="mean",
-                                         label="Test: replace patches with", elem_id="why-baseline", min_width=200,
-                                         scale=2)
+        # The map takes the height of the screen; the controls and the test sit beside it, over the curves.
         with gr.Row(equal_height=False):
             picture(c, "why-map")
             with gr.Column(min_width=PICTURE_MIN_WIDTH):
-                c["why-test"] = gr.Button("Test it: delete and insert patches in the map's order", variant="primary",
-                                          elem_id="why-test")
+                with gr.Row(equal_height=True):
+                    c["why-target"] = gr.Dropdown([], label="Class to explain (or click a prediction)",
+                                                  elem_id="why-target", min_width=200, scale=2)
+                    c["why-method"] = gr.Dropdown(methods(), value="grad_rollout", label="Method",
+                                                  elem_id="why-method", min_width=200, scale=2)
+                with gr.Row(equal_height=True):
+                    c["why-baseline"] = gr.Dropdown([("grey (the mean)", "mean"), ("blurred", "blur")], value="mean",
+                                                    label="Test: replace patches with", elem_id="why-baseline",
+                                                    min_width=160, scale=1)
+                    c["why-test"] = gr.Button("Test it: delete and insert patches in the map's order",
+                                              variant="primary", elem_id="why-test", scale=2)
                 picture(c, "why-curves")
             pinned(c, TAB)
         c["why-compare"] = gr.Button("Compare all methods on this class", elem_id="why-compare")
@@ -249,7 +262,7 @@ def wire(c: dict) -> None:
                      trigger_mode="always_last")
     explain = dict(fn=named(explain_page, MAP_OUTPUTS),
                    inputs=outputs(c, ["image", "analysis-key", "why-target", "why-method", "opacity", "colormap",
-                                      "projector", "tab-on-screen"]),
+                                      "screen", "tab-on-screen"]),
                    outputs=outputs(c, MAP_OUTPUTS), show_progress_on=[c["why-map"]], **model_run)
     c["analysis-key"].change(named(targets, TARGET_OUTPUTS), c["analysis-key"], outputs(c, TARGET_OUTPUTS),
                              preprocess=False, show_progress="hidden", **private("why_targets")).then(
@@ -262,15 +275,12 @@ def wire(c: dict) -> None:
     gr.on([c["why-target"].input, c["why-method"].change, c["opacity"].change, c["colormap"].change],
           **explain, **private("why_map"))
     c["why-test"].click(named(test_page, CURVE_OUTPUTS),
-                        outputs(c, ["image", "analysis-key", "why-target", "why-method", "why-baseline"]),
+                        outputs(c, ["image", "analysis-key", "why-target", "why-method", "why-baseline", "screen"]),
                         outputs(c, CURVE_OUTPUTS), show_progress_on=[c["why-curves"]], **model_run,
                         **private("why_test"))
     c["why-compare"].click(named(compare_page, ("why-table",)),
                            outputs(c, ["image", "analysis-key", "why-target", "why-baseline"]), c["why-table"],
                            show_progress_on=[c["why-table"]], **model_run, **private("why_compare"))
     wire_pictures(c, TAB)
-    # Projector mode: the page's script first, then the map at its new size. A listener of its own on
-    # .change would stop the script's.
-    c["projector"].change(None, c["projector"], None,
-                          js="(on) => window.vitAnatomy && window.vitAnatomy.projector(on)").then(
-        **explain, **private("why_projector"))
+    # Projector mode, a resized window, another tab's frame: the page's script measured the frames anew.
+    c["screen"].change(**explain, **private("why_screen"))
