@@ -27,6 +27,7 @@ import vit.model.checkpoints
 import vit.model.load
 from vit import shapes
 from vit.ui import state
+from vit.views import draw
 
 
 def find_chromium() -> str | None:
@@ -155,6 +156,20 @@ def save_screenshot(page: Page, path: Path, full_page: bool = True) -> None:
     shot.quantize(colors=256, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE).save(path, optimize=True)
 
 
+def patch_point(page: Page, row: int, col: int) -> dict:
+    """Where the centre of patch (row, col) is inside the patch grid's img element, as a click's position.
+
+    The picture is shown whole and centred in its frame (object-fit: contain), numbers on margins on fine
+    grids: the grid's geometry (#grid-geometry, in the picture's pixels) maps through the shown scale.
+    """
+    return page.evaluate("""([row, col]) => {
+        const img = document.querySelector('#patch-grid img'), d = document.querySelector('#grid-geometry').dataset;
+        const r = img.getBoundingClientRect(), s = Math.min(r.width / img.naturalWidth, r.height / img.naturalHeight);
+        const left = (r.width - img.naturalWidth * s) / 2, top = (r.height - img.naturalHeight * s) / 2;
+        return {x: left + s * (+d.x0 + (col + 0.5) * d.w / d.cols), y: top + s * (+d.y0 + (row + 0.5) * d.h / d.rows)};
+    }""", [row, col])
+
+
 def upload(page: Page, path: Path) -> None:
     page.locator("#input-image input[type=file]").set_input_files(str(path))
 
@@ -179,16 +194,14 @@ def type_number(page: Page, control: str, value: str, key: str = "Enter", wait: 
 @pytest.mark.parametrize("screen", list(SCREENS))
 def test_a_clicked_patch_and_its_answer_are_on_one_screen(browser, url, screen):
     page = open_app(browser, url, screen)
-    if screen != "phone":  # the examples are on the first screen, each with its name
-        assert in_viewport(page, "#examples")
-        expect(page.locator("#examples button").filter(has_text="cat").first).to_be_visible()
+    expect(page.locator("#examples button").filter(has_text="cat").first).to_be_attached()  # each with its name
     analysed(page)
     runs = state.RUNS["model"]
     grid = page.locator("#patch-grid img").first
     grid.scroll_into_view_if_needed()
     box = grid.bounding_box()
     before = picture_src(page, "#query-view")
-    grid.click(position={"x": box["width"] * 4.5 / 14, "y": box["height"] * 5.5 / 14})  # row 5, col 4 of 14x14
+    grid.click(position=patch_point(page, 5, 4))  # row 5, col 4 of 14x14
     wait_for_text(page, "#query-view-caption", "token 75")
     expect(page.locator("#query-view img").first).not_to_have_attribute("src", before)
     wait_for_picture(page, "#query-view")
@@ -203,7 +216,7 @@ def test_a_clicked_patch_and_its_answer_are_on_one_screen(browser, url, screen):
         for part in ("#patch-grid img", "#query-view img", "#layer", "#head"):
             assert in_viewport(page, part), f"{part} is off screen at {SCREENS[screen]}"
         # Hovering names the patch under the pointer.
-        grid.hover(position={"x": box["width"] * 0.5 / 14, "y": box["height"] * 1.5 / 14})
+        grid.hover(position=patch_point(page, 1, 0))
         wait_for_text(page, "#grid-tip", "row 1, column 0 → token 15")
         # The arrow keys move the query (a presenter's clicker sends them).
         page.locator("#patch-grid-caption").click()
@@ -216,9 +229,9 @@ def test_a_clicked_patch_and_its_answer_are_on_one_screen(browser, url, screen):
         size = page.evaluate("parseFloat(getComputedStyle(document.querySelector('#query-view-caption p')).fontSize)")
         assert size >= 20
         save_screenshot(page, DOCS / "screenshot.png", full_page=False)
-        # Projector mode: larger text, and the pictures drawn larger (not enlarged by the browser).
+        # Projector mode: larger text, and the pictures drawn smaller than their frames and shown enlarged.
         page.locator("#projector input").check()
-        page.wait_for_function("document.querySelector('#patch-grid img').naturalWidth >= 900")
+        page.wait_for_function(f"document.querySelector('#patch-grid img').naturalWidth < {box['width']} / 1.3")
         assert page.evaluate("document.body.classList.contains('projector')")
         caption = page.evaluate(
             "parseFloat(getComputedStyle(document.querySelector('#query-view-caption p')).fontSize)")
@@ -365,7 +378,7 @@ def test_offline_the_banner_offers_the_model_trained_here(browser, url):
     expect(page.locator("#patch-size input[type=number]")).to_have_value("8")
     wait_for_text(page, "#patch-grid-caption", "8×8")
     lines = [line.strip() for line in text_of(page, "#predictions").splitlines() if line.strip()]
-    assert lines[0].startswith("Top-k predictions") and lines[1] in shapes.CLASSES  # the top class, a shape
+    assert lines[0].startswith("Top-k") and lines[1] in shapes.CLASSES  # the top class, a shape
     expect(offer).to_be_hidden(timeout=TIMEOUT_MS)
     wait_for_picture(page, "#query-view")
     page.evaluate("window.scrollTo(0, 0)")
@@ -385,8 +398,11 @@ def test_offline_the_banner_offers_the_model_trained_here(browser, url):
 def test_inside_the_model_figure_7_and_the_lesson(browser, url):
     page = open_app(browser, url)
     analysed(page)
-    page.get_by_role("tab", name="Inside").click()
-    for picture in ("#block-view", "#lens-view", "#token-norms", "#matrix-view"):
+    page.get_by_role("tab", name="Inside", exact=True).click()
+    for picture in ("#block-view", "#lens-view"):
+        wait_for_picture(page, picture)
+    page.get_by_role("tab", name="Token lengths; the whole matrix").click()  # two pictures a screen
+    for picture in ("#token-norms", "#matrix-view"):
         wait_for_picture(page, picture)
     wait_for_text(page, "#matrix-view-caption", "causal")
     page.get_by_role("tab", name="Figure 7").click()
@@ -433,13 +449,15 @@ def test_why_this_class_and_its_test(browser, url):
     expect(rows).to_have_count(5)
     page.locator("#tabs").evaluate("tabs => window.scrollTo(0, window.scrollY + tabs.getBoundingClientRect().top)")
     save_screenshot(page, DOCS / "screenshot-why.png", full_page=False)
-    page.locator("#why-method").get_by_text("Attention rollout").click()
+    page.locator("#why-method input").click()
+    page.get_by_role("option", name="Attention rollout").click()
     wait_for_text(page, "#why-map-caption", "does not depend on the class")
-    page.locator("#projector input").check()  # projector mode: the map drawn larger, not enlarged by the browser
-    page.wait_for_function("document.querySelector('#why-map img').naturalWidth >= 900")
+    frame = page.locator("#why-map").bounding_box()
+    page.locator("#projector input").check()  # projector mode: drawn smaller than its frame, shown enlarged
+    page.wait_for_function(f"document.querySelector('#why-map img').naturalWidth < {frame['width']} / 1.3")
     assert page.evaluate("document.body.classList.contains('projector')")
     page.locator("#projector input").uncheck()
-    page.wait_for_function("document.querySelector('#why-map img').naturalWidth < 900")
+    page.wait_for_function(f"document.querySelector('#why-map img').naturalWidth > {frame['width']} / 1.2")
     no_error_badges(page)
     page.close()
 
@@ -447,7 +465,7 @@ def test_why_this_class_and_its_test(browser, url):
 def test_every_tab_is_on_the_tab_row_of_a_laptop(browser, url):
     """At 1280x720 the seven tabs fit on one row: none hides in gradio's "More tabs" menu."""
     page = open_app(browser, url, "laptop")
-    expect(page.locator("#tabs [role=tab]")).to_have_count(7)
+    expect(page.locator("#tabs > .tab-wrapper [role=tab]")).to_have_count(7)
     for name in ("Patches & shapes", "Attention", "Across depth", "Why this class?", "Inside", "Figure 7", "Lesson"):
         expect(page.get_by_role("tab", name=name)).to_be_visible()
     page.close()
@@ -513,4 +531,86 @@ def test_during_a_run_the_button_waits_the_notice_says_running_and_moved_control
     time.sleep(0.5)
     assert "model run" in text_of(page, "#timing") and "redrawn" in text_of(page, "#timing")
     no_error_badges(page)
+    page.close()
+
+
+# --------------------------------------------------------------------------- the layout fits (issue 20)
+
+MAIN_PICTURES = {"Patches & shapes": "patch-grid", "Attention": "rollout-view", "Across depth": "layer-views",
+                 "Why this class?": "why-map", "Inside": "block-view", "Figure 7": "filters-view"}
+# For each picture on screen: its frame's share inside the viewport, and the scale it is shown at (whole, in
+# its frame: object-fit contain), natural size against shown size.
+ON_SCREEN = """(main) => {
+  const H = innerHeight, W = innerWidth;
+  const share = (el) => { const r = el.getBoundingClientRect();
+    return Math.max(0, Math.min(r.bottom, H) - Math.max(r.top, 0)) * Math.max(0, Math.min(r.right, W)
+           - Math.max(r.left, 0)) / Math.max(1, r.width * r.height); };
+  const frame = document.getElementById(main);
+  const scales = [...document.querySelectorAll('.picture-frame img')].filter(i => i.offsetParent && i.naturalWidth)
+    .map(i => { const r = i.getBoundingClientRect();
+                return [i.closest('.picture-frame').id,
+                        Math.min(r.width / i.naturalWidth, r.height / i.naturalHeight)]; });
+  const top1 = document.querySelector('#predictions .output-class') || document.querySelector('#predictions');
+  return {share: share(frame), scales, analyze: share(document.querySelector('#analyze-btn')), top1: share(top1)};
+}"""
+
+
+@pytest.mark.parametrize(("screen", "projector", "smallest_px"), [("laptop", False, 12), ("projector", True, 18)])
+def test_each_tab_fits_the_screen_and_its_text_reads(browser, url, screen, projector, smallest_px):
+    """1280x720 and 1080p in projector mode: every tab's main picture at least 95 % on the first screen, Analyze
+    and the top-1 visible, and every text inside every picture shown at least 12 px (18 px on the projector)."""
+    page = open_app(browser, url, screen)
+    if projector:
+        page.locator("#projector input").check()
+    page.evaluate("window.scrollTo(0, 0)")
+    page.wait_for_timeout(500)  # the page has measured its frames
+    before = {n: page.locator(n).bounding_box() for n in ("#patch-grid", "#query-view", "#analyze-btn")}
+    analysed(page)
+    page.evaluate("window.scrollTo(0, 0)")
+    after = {n: page.locator(n).bounding_box() for n in before}
+    for n in before:  # nothing moved when the result arrived
+        assert all(abs(before[n][k] - after[n][k]) <= 2 for k in ("x", "y", "width", "height")), (n, before[n], after[n])
+    for tab, main in MAIN_PICTURES.items():
+        page.get_by_role("tab", name=tab, exact=True).click()
+        wait_for_picture(page, f"#{main}")
+        page.evaluate("window.scrollTo(0, 0)")
+        # Drawn for its frame once the page has measured it (the first drawing may use the fixed sizes).
+        page.wait_for_function(f"""() => {{ const i = document.querySelector('#{main} img');
+            const r = i.getBoundingClientRect();
+            const s = Math.min(r.width / i.naturalWidth, r.height / i.naturalHeight);
+            return {'s >= 1.3' if projector else 's >= 0.9 && s <= 1.2'}; }}""")
+        seen = page.evaluate(ON_SCREEN, main)
+        assert seen["share"] >= 0.95, (tab, seen)
+        assert seen["analyze"] == 1 and seen["top1"] > 0.5, (tab, seen)
+        for name, scale in seen["scales"]:
+            assert scale * draw.SMALLEST_TEXT >= smallest_px, (tab, name, scale)
+    no_error_badges(page)
+    page.close()
+
+
+def test_a_phone_reaches_every_tab_and_a_pin_comes_off(browser, url):
+    page = open_app(browser, url, "phone")
+    analysed(page)
+    for name in MAIN_PICTURES:  # none hides behind gradio's "⋯" menu
+        expect(page.get_by_role("tab", name=name, exact=True)).to_be_visible()
+    page.locator("#patch-grid-pin").click()
+    wait_for_picture(page, "#patches-pinned")
+    page.locator("#patches-unpin").click()
+    expect(page.locator("#patches-pinned-block")).to_be_hidden()
+    page.close()
+
+
+def test_full_screen_fills_the_screen_and_has_a_close(browser, url):
+    page = open_app(browser, url, "projector")
+    analysed(page)
+    page.locator("#patch-grid-fullscreen").click()
+    page.wait_for_function("document.fullscreenElement && document.fullscreenElement.id === 'patch-grid-block'")
+    close = page.locator("#patch-grid-fullscreen")
+    expect(close).to_contain_text("Close")
+    assert in_viewport(page, "#patch-grid-fullscreen")
+    box = page.locator("#patch-grid").bounding_box()
+    assert box["height"] > 0.6 * SCREENS["projector"][1]  # the picture takes the screen, not its natural size
+    close.click()
+    page.wait_for_function("!document.fullscreenElement")
+    expect(close).to_have_text("Full screen")
     page.close()

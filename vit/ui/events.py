@@ -418,8 +418,8 @@ def click(key: str | None, which: str, screen: str | bool, tab_on_screen: str, e
 
 @handler
 def click_redraw(key: str | None, which: str, query: Query, layer: Number, head: Number, opacity: Number,
-                 colormap: str, head_fusion: str, discard_ratio: Number, screen: str | bool = "",
-                 tab_on_screen: str = "patches", evt: gr.SelectData = None, request: gr.Request = None) -> dict:
+                 colormap: str, head_fusion: str, discard_ratio: Number, screen: str | bool, tab_on_screen: str,
+                 evt: gr.SelectData, request: gr.Request = None) -> dict:
     """A click on a picture: the new query patch and the pictures drawn for it, in one round trip."""
     clicked = click(key, which, screen, tab_on_screen, evt)
     if not isinstance(clicked, tuple):

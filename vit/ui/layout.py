@@ -53,7 +53,7 @@ def build_demo() -> gr.Blocks:
                 controls.build_sidebar(c)
             with gr.Column(scale=3, min_width=controls.MAIN_WIDTH, elem_id="main"):
                 controls.build_view_controls(c)
-                with gr.Tabs(elem_id="tabs") as c["tabs"]:
+                with gr.Tabs(elem_id="tabs", overflow_behavior="wrap") as c["tabs"]:  # a phone reaches every tab
                     for section in TABS:
                         section.build(c)
                 controls.build_helpers(c)

@@ -238,15 +238,16 @@ def draw(source, name: str, display: Display = Display(), weights: Weights | Non
     target = display.target()
     if target is None or picture.clickable:  # a clickable picture's size is exact: a click maps through it
         return view
-    over_w, over_h = view.image.width - target[0], view.image.height - target[1]
-    if max(over_w / target[0], over_h / target[1]) <= OVERFLOW:
-        return view
-    # Stacked parts (a diagram over a chart, a legend under a plot) overflowed: once more, smaller by that much.
-    if picture.fit == "plot":
-        size = (max(MIN_FRAME, size[0] - max(0, over_w)), max(MIN_FRAME, size[1] - max(0, over_h)))
-    elif picture.fit == "square":
-        size = max(MIN_FRAME, int(size * min(target[0] / view.image.width, target[1] / view.image.height)))
-    return picture.draw(source, display, size, tile, weights)
+    for _ in range(2):  # stacked parts (a legend under a map, a diagram over a chart) keep their own heights
+        over_w, over_h = view.image.width - target[0], view.image.height - target[1]
+        if max(over_w / target[0], over_h / target[1]) <= OVERFLOW or picture.fit == "sheet":
+            break
+        if picture.fit == "plot":
+            size = (max(MIN_FRAME, size[0] - max(0, over_w)), max(MIN_FRAME, size[1] - max(0, over_h)))
+        else:
+            size = max(MIN_FRAME, size - max(over_w, over_h))
+        view = picture.draw(source, display, size, tile, weights)
+    return view
 
 
 OVERFLOW = 0.02  # a picture this much larger than its frame is shown a little smaller; more is drawn again

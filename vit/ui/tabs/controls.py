@@ -76,7 +76,7 @@ def build_view_controls(c: dict) -> None:
     native, display = PRESETS[DEFAULT], Display()
     with gr.Row(elem_id="top", equal_height=False):
         c["banner"] = gr.HTML(meter.banner_html(), elem_id="banner")
-        c["offer"] = gr.Button(f"Try {meter.TRAINED_MODEL} (no download)", visible=False,
+        c["offer"] = gr.Button("Try the shapes model (no download)", visible=False,
                                size="sm", elem_id="offer-trained", scale=0, min_width=220)
     c["notice"] = gr.HTML("", elem_id="notice")
     # One row over every tab: what the pictures are drawn from (opacity and colormap wait in the sidebar).

@@ -88,14 +88,14 @@ def wire_pictures(c: dict, tab: str) -> None:
         c[f"{name}-pin"].click(None, outputs(c, [name, f"{name}-caption"]),
                                outputs(c, [f"{tab}-pinned", f"{tab}-pinned-caption"]), js=PIN_JS)
         c[f"{name}-fullscreen"].click(None, js=f"() => window.vitAnatomy && window.vitAnatomy.fullscreen('{name}')")
-    if f"{tab}-unpin" in c:  # the pinned copy goes, in the browser as it came
-        c[f"{tab}-unpin"].click(None, None, outputs(c, [f"{tab}-pinned", f"{tab}-pinned-caption"]),
-                                js="() => [null, '']")
         if p.clickable:  # one round trip, unqueued: the new query patch and its pictures (no model run)
             c[name].select(events.named(events.click_redraw, events.CLICK_OUTPUTS),
                            [c["analysis-key"], gr.State(name), *outputs(c, [*DISPLAY[1:], "screen", "tab-on-screen"])],
                            outputs(c, events.CLICK_OUTPUTS), preprocess=False, queue=False, show_progress="hidden",
                            **private(f"click_{event}"))
+    if f"{tab}-unpin" in c:  # the pinned copy goes, in the browser as it came
+        c[f"{tab}-unpin"].click(None, None, outputs(c, [f"{tab}-pinned", f"{tab}-pinned-caption"]),
+                                js="() => [null, '']")
 
 
 def wire_picture_tab(c: dict, tab: str) -> None:
