@@ -131,6 +131,11 @@ class AnalysisStore:
             analysis = self._items.pop(key, None) if isinstance(key, str) else None
         return 0 if analysis is None else analysis.nbytes
 
+    def keys(self) -> set[str]:
+        """The keys held now (a snapshot)."""
+        with self._lock:
+            return set(self._items)
+
     @property
     def nbytes(self) -> int:
         with self._lock:
