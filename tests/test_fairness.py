@@ -299,3 +299,29 @@ def test_a_tabs_previous_analysis_goes_when_its_new_one_lands_and_all_go_with_th
     other.close()
     until(lambda: f"session:{other.session}" in sessions_ended, "the server saw the other page go")
     assert store.keys() == before and store.nbytes == before_bytes
+
+
+def test_an_analysis_goes_only_when_no_session_can_show_it():
+    """``show``, ``key_expired`` and ``end_session`` on the store itself, with small stand-ins for analyses."""
+    import types
+
+    from vit.ui import state
+    from vit.validate import Setting
+
+    store = state.analysis_store()
+    first, second, shared = (store.put(types.SimpleNamespace(nbytes=mb * 2**20)) for mb in (3, 5, 7))
+    tab, other = state.SESSIONS.get("session:unit-tab"), state.SESSIONS.get("session:unit-other")
+    shown = state.Shown("img", Setting("vit_b_16", 16, 12))
+    state.show(tab, shown, first)
+    state.show(tab, shown, shared)  # first: no session shows it any more
+    state.show(other, shown, shared)  # two sessions show one analysis (never made by the page, but allowed)
+    assert store.get(first) is None and store.get(shared) is not None
+    state.show(tab, shown, second)  # shared: the other tab still shows it
+    assert store.get(shared) is not None and tab.key == second
+    assert state.end_session("session:unit-tab") == 5 * 2**20 and store.get(second) is None
+    assert tab.ended and not tab.wants(tab.latest)
+    state.show(tab, shown, key := store.put(types.SimpleNamespace(nbytes=1)))  # a run that lands after its page went
+    assert store.get(key) is None
+    state.key_expired(shared)  # the other tab's key outlived its time to live
+    assert store.get(shared) is None and other.key is None
+    assert state.end_session("session:unit-tab") == 0  # ended once
