@@ -8,12 +8,16 @@ counts towards it.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import threading
 import time
+import uuid
+from collections import Counter
 from pathlib import Path
 
+import httpx
 import pytest
 from conftest import ROOT, running_app, start_app_process
 from gradio_client import Client, handle_file
@@ -128,3 +132,196 @@ def test_burst_memory_stays_within_the_budgets_and_comes_back(torch_home, tmp_pa
     assert models <= budgets["VIT_MODEL_CACHE_GB"] and analyses <= budgets["VIT_APP_STATE_GB"]
     assert peak < sum(budgets.values()) + baseline, (peak, text[-2000:])
     assert settled < models + analyses + baseline + 1.5, (settled, models, analyses)
+
+
+# --------------------------------------------------------------------------- one slow run must not stall the class
+
+
+SHAPES = "ViT-Tiny shapes, trained here"
+LONG = dict(model="ViT-B/32", patch_size=8, depth=4)  # 785 tokens: a "long" run, its estimate made 100 s below
+
+
+@pytest.fixture
+def layers(monkeypatch):
+    """Counts every model's layers run (by display name) and lets a test hold a run after a layer.
+
+    ``gates[(display, n)] = fn``: after layer n of that model, its run calls ``fn()`` first. The long
+    run's (ViT-B/32) estimate is made 100 s and every other's 0.01 s, so who is due first never depends on the
+    machine's speed.
+    """
+    from vit.ui import meter, runs
+
+    counts, gates = Counter(), {}
+    real_layers = runs._layer_progress
+
+    def gated(progress, display, wanted, turn):
+        on_layer = real_layers(progress, display, wanted, turn)
+
+        def counted(done, total):
+            counts[display] += 1
+            gates.get((display, done), lambda: None)()
+            on_layer(done, total)
+
+        return counted
+
+    monkeypatch.setattr(runs, "_layer_progress", gated)
+    monkeypatch.setattr(meter, "estimated_seconds", lambda c: 100.0 if c.name == "vit_b_32" else 0.01)
+    return counts, gates
+
+
+def until(predicate, what: str, timeout: float = 120.0) -> None:
+    """Wait for ``predicate()`` (not a timed assert: the deadline only stops a hung test)."""
+    end = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < end, f"never happened: {what}"
+        time.sleep(0.01)
+
+
+def test_a_long_run_gives_way_to_another_tabs_quick_one_at_its_next_layer(server, layers):
+    from vit.ui import state
+
+    counts, gates = layers
+    queue = state.fair_queue()
+    pauses = queue.pauses
+    reached = threading.Event()
+
+    def hold_until_the_quick_one_waits():
+        reached.set()
+        until(lambda: queue.waiting >= 1, "the quick request in line")
+
+    gates[("ViT-B/32", 1)] = hold_until_the_quick_one_waits
+    outcome: dict = {}
+    long = request(Client(server, verbose=False), outcome, "long", **LONG)
+    assert reached.wait(120)
+    quick = request(Client(server, verbose=False), outcome, "quick", model=SHAPES)
+    for t in (long, quick):
+        t.join(300)
+    assert outcome["long"][0] == outcome["quick"][0] == "ran", outcome
+    assert outcome["quick"][1] < outcome["long"][1]  # the quick tab did not wait for the long run's end
+    assert queue.pauses == pauses + 1
+    assert counts["ViT-B/32"] == 4  # the long run resumed where it paused: each layer once
+    assert counts[SHAPES] == 4
+
+
+def page_event(base: str, name: str) -> int:
+    config = httpx.get(f"{base}config").json()
+    return next(d["id"] for d in config["dependencies"] if d.get("api_name") == name)
+
+
+class Page:
+    """A browser tab as the page is one: its heartbeat stream open, its events joined by number."""
+
+    def __init__(self, base: str):
+        self.base, self.session = base, uuid.uuid4().hex
+        self.http, self._alive = httpx.Client(base_url=base, timeout=300), httpx.Client(base_url=base, timeout=300)
+        self._heartbeat = self._alive.stream("GET", f"/gradio_api/heartbeat/{self.session}")
+        self._lines = self._heartbeat.__enter__().iter_lines()  # kept: dropping the iterator closes the stream
+        assert next(self._lines).startswith("data: ALIVE")
+
+    def analyze(self, model: str, patch_size: int, depth: int) -> tuple[bool, object]:
+        """The Analyze button's run (``analyze_now``) with this tab's session; its answer."""
+        data = [{"path": str(CAT)}, model, patch_size, depth, 5, "mean", 0.0, depth, 1]
+        response = self.http.post("/gradio_api/queue/join", json={
+            "data": data, "fn_index": page_event(self.base, "analyze_now"), "session_hash": self.session,
+            "event_data": None})
+        response.raise_for_status()
+        with self.http.stream("GET", "/gradio_api/queue/data", params={"session_hash": self.session}) as stream:
+            for line in stream.iter_lines():
+                if line.startswith("data: "):
+                    message = json.loads(line[len("data: "):])
+                    if message.get("msg") == "process_completed":
+                        return bool(message.get("success")), message.get("output")
+        raise AssertionError("the queue never answered")
+
+    def close(self) -> None:
+        """The tab is closed (or reloaded): its heartbeat stream ends."""
+        self._heartbeat.__exit__(None, None, None)
+        self._alive.close()
+
+
+@pytest.fixture
+def sessions_ended(monkeypatch):
+    """The sessions whose page the server saw go (``demo.unload``), as they end."""
+    from vit.ui import events
+
+    ended: list[str] = []
+    real = events.end_session
+    monkeypatch.setattr(events, "end_session", lambda session: (real(session), ended.append(session)))
+    return ended
+
+
+def test_a_closed_pages_run_stops_at_its_next_layer_and_keeps_nothing(server, layers, sessions_ended):
+    from vit.ui import state
+
+    counts, gates = layers
+    store = state.analysis_store()
+    kept, runs = store.keys(), state.RUNS["model"]
+    page = Page(server)
+    closed = threading.Event()
+
+    def close_the_page():  # after layer 2 of 4: the tab is closed while its run goes on
+        page.close()
+        until(lambda: f"session:{page.session}" in sessions_ended, "the server saw the page go")
+        closed.set()
+
+    gates[("ViT-B/32", 2)] = close_the_page
+    answer: dict = {}
+    thread = threading.Thread(target=lambda: answer.update(result=Page.analyze(page, **LONG)))
+    thread.start()
+    thread.join(300)
+    assert closed.is_set()
+    assert counts["ViT-B/32"] == 2  # it stopped at the boundary where its page went: layers 3 and 4 never ran
+    assert state.RUNS["model"] == runs and store.keys() == kept  # no analysis finished, none kept
+
+
+def test_a_tabs_previous_analysis_goes_when_its_new_one_lands_and_all_go_with_the_tab(server, layers,
+                                                                                    sessions_ended):
+    from vit.ui import state
+
+    store = state.analysis_store()
+    before, before_bytes = store.keys(), store.nbytes
+    page, other = Page(server), Page(server)
+    assert other.analyze(SHAPES, 8, 2)[0]
+    theirs = store.keys() - before
+    assert len(theirs) == 1
+    for depth in (4, 3):
+        success, _ = page.analyze(SHAPES, 8, depth)
+        assert success
+        mine = store.keys() - before - theirs
+        assert len(mine) == 1  # the tab's one analysis: its previous one was dropped as the new one landed
+        assert store.nbytes == before_bytes + sum(store.get(k).nbytes for k in mine | theirs)
+    shown = state.SESSIONS.get(f"session:{page.session}")
+    assert shown.key in mine and state.kept(shown.key).depth == 3
+    page.close()
+    until(lambda: f"session:{page.session}" in sessions_ended, "the server saw the page go")
+    assert store.keys() - before == theirs  # the closed tab's analysis went; the other tab's stays
+    assert store.nbytes == before_bytes + store.get(next(iter(theirs))).nbytes
+    other.close()
+    until(lambda: f"session:{other.session}" in sessions_ended, "the server saw the other page go")
+    assert store.keys() == before and store.nbytes == before_bytes
+
+
+def test_an_analysis_goes_only_when_no_session_can_show_it():
+    """``show``, ``key_expired`` and ``end_session`` on the store itself, with small stand-ins for analyses."""
+    import types
+
+    from vit.ui import state
+    from vit.validate import Setting
+
+    store = state.analysis_store()
+    first, second, shared = (store.put(types.SimpleNamespace(nbytes=mb * 2**20)) for mb in (3, 5, 7))
+    tab, other = state.SESSIONS.get("session:unit-tab"), state.SESSIONS.get("session:unit-other")
+    shown = state.Shown("img", Setting("vit_b_16", 16, 12))
+    state.show(tab, shown, first)
+    state.show(tab, shown, shared)  # first: no session shows it any more
+    state.show(other, shown, shared)  # two sessions show one analysis (never made by the page, but allowed)
+    assert store.get(first) is None and store.get(shared) is not None
+    state.show(tab, shown, second)  # shared: the other tab still shows it
+    assert store.get(shared) is not None and tab.key == second
+    assert state.end_session("session:unit-tab") == 5 * 2**20 and store.get(second) is None
+    assert tab.ended and not tab.wants(tab.latest)
+    state.show(tab, shown, key := store.put(types.SimpleNamespace(nbytes=1)))  # a run that lands after its page went
+    assert store.get(key) is None
+    state.key_expired(shared)  # the other tab's key outlived its time to live
+    assert store.get(shared) is None and other.key is None
+    assert state.end_session("session:unit-tab") == 0  # ended once

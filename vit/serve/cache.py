@@ -105,7 +105,8 @@ class AnalysisStore:
     """The analyses a server keeps for its users' display-only changes, bounded in bytes.
 
     A browser tab holds only a key; the analysis itself lives here, least recently
-    used first out, so thirty tabs at patch size 4 cannot take the server's memory.
+    used first out, so thirty tabs at patch size 4 cannot take the server's memory; one that no
+    tab can show any more is dropped at once (:meth:`drop`, :func:`vit.ui.state.show`).
     """
 
     def __init__(self, max_bytes: int = int(float(os.environ.get("VIT_APP_STATE_GB", "3")) * 1e9)):
@@ -123,6 +124,17 @@ class AnalysisStore:
         """The analysis for ``key``, or None if it was never kept or has been dropped."""
         with self._lock:
             return self._items.get(key) if isinstance(key, str) else None
+
+    def drop(self, key) -> int:
+        """Forget the analysis of ``key`` at once (nothing can show it any more); returns the bytes it held."""
+        with self._lock:
+            analysis = self._items.pop(key, None) if isinstance(key, str) else None
+        return 0 if analysis is None else analysis.nbytes
+
+    def keys(self) -> set[str]:
+        """The keys held now (a snapshot)."""
+        with self._lock:
+            return set(self._items)
 
     @property
     def nbytes(self) -> int:

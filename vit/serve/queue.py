@@ -1,13 +1,14 @@
 """One model run at a time for the whole server, fairly: at most one waiting run per browser session
-(a newer request replaces it) and none while the session's own run is going, and cheap runs served
-before a line of expensive ones (shortest expected finish first)."""
+(a newer request replaces it) and none while the session's own run is going, cheap runs served
+before a line of expensive ones (shortest expected finish first), and a long run that gives way to a
+quicker one at its next layer boundary (:meth:`Turn.give_way`), then goes on ahead of later arrivals."""
 
 from __future__ import annotations
 
 import itertools
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 
@@ -22,53 +23,94 @@ class Replaced(InputError):
     """A newer request from the same session took this waiting request's place."""
 
 
+class Withdrawn(Exception):  # noqa: N818 - a state, as Busy and Replaced are
+    """The request was no longer wanted while it waited (its page is gone, or it sent a newer one)."""
+
+
 BUSY = ("Your previous analysis is still running: this one was not started. "
         "Wait for the pictures, then change the setting again.")
 REPLACED = "Replaced by a newer request from the same tab."
 RETRY_S = 0.05  # how often take_turn looks again while the session's previous run is finishing
+REPORT_S = 1.0  # how often a waiting request's place and estimate are reported again
+MAX_PAUSED = 2  # runs paused at once: each keeps its partial trace in memory while a quicker one runs
+
+Report = Callable[[int, float], None]  # report(place in line, 1 = next; seconds until its turn, estimated)
 
 
 @dataclass(eq=False)
 class _Ticket:
     session: str
     key: tuple[float, int]  # (expected finish, arrival order): the smallest goes first
+    seconds: float  # the estimated run time
+    resource: Hashable | None  # what its run holds while paused (a setting: one LoadedModel); None: anything
     replaced: bool = False
-    running: bool = False
+    paused: bool = False  # gave its slot away at a layer boundary; back in line, its place (key) kept
+    held_s: float = 0.0  # seconds it held a slot before its last pause
+    since: float | None = None  # when it last took a slot (None while in line)
+
+    def left_s(self, now: float) -> float:
+        """Its estimated seconds still to run."""
+        held = self.held_s + (now - self.since if self.since is not None else 0.0)
+        return max(0.0, self.seconds - held)
+
+
+@dataclass(frozen=True)
+class Turn:
+    """A request's hold on the model, from :meth:`FairQueue.turn`."""
+
+    queue: FairQueue
+    ticket: _Ticket
+
+    def give_way(self, wanted: Callable[[], bool] | None = None, report: Report | None = None) -> bool:
+        """At a layer boundary: if a waiting request is due to finish before this run, pause for it.
+
+        The slot goes to that request; this run waits, keeping its place (its expected finish), so it
+        goes on ahead of every later arrival and is never starved. It only gives way to a request of
+        another ``resource`` (another setting, so another model object: the tracer's hooks are module
+        state, and this run keeps its hooks and the model's lock while paused). Returns whether it
+        paused. While paused, ``report`` hears its place; if ``wanted()`` turns False it raises
+        :class:`Withdrawn` (its caller unwinds the run).
+        """
+        return self.queue._give_way(self.ticket, wanted, report)
 
 
 @dataclass
 class FairQueue:
     """Who runs the model next, among the requests of every session.
 
-    ``with queue.turn(session, seconds):`` blocks until it is this request's turn.
+    ``with queue.turn(session, seconds) as turn:`` blocks until it is this request's turn.
     A session has at most one run going and at most one waiting: a request that
-    finds its session's run going is refused (:class:`Busy`); one that finds an
+    finds its session's run going (or paused) is refused (:class:`Busy`); one that finds an
     earlier request of its session waiting takes that one's place (the earlier one
     raises :class:`Replaced`). Waiting requests are served by expected finish,
     arrival time + estimated seconds, so a 0.5 s request overtakes a line of 12 s
     ones that arrived less than 12 s before it, and an expensive request still gets
-    its turn once it has waited as long as it will take.
+    its turn once it has waited as long as it will take. A run that calls
+    :meth:`Turn.give_way` between its layers lets a request due before it run first.
     """
 
     slots: int = 1
-    _waiting: list[_Ticket] = field(default_factory=list)
+    max_paused: int = MAX_PAUSED
+    pauses: int = 0  # how many times a run gave way (the log and the tests read it)
+    clock: Callable[[], float] = time.monotonic  # seconds (tests give their own)
+    _waiting: list[_Ticket] = field(default_factory=list)  # in line, paused runs among them
     _running: list[_Ticket] = field(default_factory=list)
     _cond: threading.Condition = field(default_factory=threading.Condition)
     _order: Iterator[int] = field(default_factory=itertools.count)
 
     @contextmanager
-    def turn(self, session: str, seconds: float):
-        ticket = self._enter(session, seconds)
+    def turn(self, session: str, seconds: float, resource: Hashable | None = None,
+             wanted: Callable[[], bool] | None = None, report: Report | None = None):
+        """The model's turn; ``resource``: what a paused run of it holds (see :meth:`Turn.give_way`).
+
+        While it waits, ``report(place, seconds)`` hears its place in line and an estimate of the wait;
+        if ``wanted()`` turns False it leaves the line (:class:`Withdrawn`).
+        """
+        ticket = self._enter(session, seconds, resource)
         try:
             with self._cond:
-                while not self._my_turn(ticket):
-                    if ticket.replaced:
-                        raise Replaced(REPLACED)
-                    self._cond.wait()
-                self._waiting.remove(ticket)
-                ticket.running = True
-                self._running.append(ticket)
-            yield
+                self._wait_for_turn(ticket, wanted, report)
+            yield Turn(self, ticket)
         finally:
             with self._cond:
                 for line in (self._waiting, self._running):
@@ -76,43 +118,124 @@ class FairQueue:
                         line.remove(ticket)
                 self._cond.notify_all()
 
-    def _enter(self, session: str, seconds: float) -> _Ticket:
+    def _enter(self, session: str, seconds: float, resource: Hashable | None) -> _Ticket:
         with self._cond:
-            if any(t.session == session for t in self._running):
+            if any(t.session == session for t in self._running) or any(
+                    t.session == session and t.paused for t in self._waiting):
+                self._cond.notify_all()  # its paused run, if no longer wanted, hears it now
                 raise Busy(BUSY)
             for old in [t for t in self._waiting if t.session == session]:
                 old.replaced = True
                 self._waiting.remove(old)
-            ticket = _Ticket(session, (time.monotonic() + max(0.0, seconds), next(self._order)))
+            seconds = max(0.0, seconds)
+            ticket = _Ticket(session, (self.clock() + seconds, next(self._order)), seconds, resource)
             self._waiting.append(ticket)
             self._cond.notify_all()
             return ticket
 
+    def _wait_for_turn(self, ticket: _Ticket, wanted: Callable[[], bool] | None, report: Report | None) -> None:
+        """Under the lock: wait in line until ``ticket`` may take a slot, then take it."""
+        said = None
+        while not self._my_turn(ticket):
+            if ticket.replaced:
+                raise Replaced(REPLACED)
+            if wanted is not None and not wanted():
+                raise Withdrawn
+            if report is not None:
+                place, seconds = self._place(ticket)
+                if (place, round(seconds)) != said:
+                    said = (place, round(seconds))
+                    report(place, seconds)
+            self._cond.wait(REPORT_S if report is not None or wanted is not None else None)
+        self._waiting.remove(ticket)
+        ticket.paused, ticket.since = False, self.clock()
+        self._running.append(ticket)
+        self._cond.notify_all()  # the others' places changed
+
+    def _held(self) -> set:
+        """What the paused runs hold."""
+        return {t.resource for t in self._waiting if t.paused}
+
+    def _runnable(self, ticket: _Ticket, held: set) -> bool:
+        """A paused run may resume; another may run unless it may touch what a paused run holds."""
+        if ticket.paused:
+            return True
+        return not ticket.replaced and (not held or (ticket.resource is not None and ticket.resource not in held))
+
     def _my_turn(self, ticket: _Ticket) -> bool:
-        return (not ticket.replaced and len(self._running) < self.slots
-                and ticket is min(self._waiting, key=lambda t: t.key))
+        if ticket.replaced or len(self._running) >= self.slots:
+            return False
+        held = self._held()
+        return ticket is min((t for t in self._waiting if self._runnable(t, held)), key=lambda t: t.key, default=None)
+
+    def _overtakes(self, waiting: _Ticket, running: _Ticket) -> bool:
+        """Whether ``running`` gives way to ``waiting`` at its next layer boundary."""
+        if running.resource is None or waiting.paused or waiting.key >= running.key:
+            return False
+        held = self._held()
+        return len(held) < self.max_paused and self._runnable(waiting, held | {running.resource})
+
+    def _give_way(self, ticket: _Ticket, wanted: Callable[[], bool] | None, report: Report | None) -> bool:
+        with self._cond:
+            if ticket not in self._running or not any(self._overtakes(t, ticket) for t in self._waiting):
+                return False
+            self._running.remove(ticket)
+            ticket.held_s += self.clock() - ticket.since
+            ticket.paused, ticket.since = True, None
+            self._waiting.append(ticket)
+            self.pauses += 1
+            self._cond.notify_all()
+            self._wait_for_turn(ticket, wanted, report)
+            return True
+
+    def _place(self, ticket: _Ticket) -> tuple[int, float]:
+        """(place in line, 1 = next; estimated seconds until its turn) of a ticket in line."""
+        now = self.clock()
+        ahead = [t for t in self._waiting if t is not ticket and not t.replaced and t.key < ticket.key]
+        seconds = sum(t.left_s(now) for t in ahead)
+        seconds += sum(t.left_s(now) for t in self._running if not self._overtakes(ticket, t))
+        return 1 + len(ahead), seconds
+
+    def wake(self) -> None:
+        """Have every waiting request look again (a session ended: its requests leave the line)."""
+        with self._cond:
+            self._cond.notify_all()
 
     @property
     def waiting(self) -> int:
+        """Requests in line, paused runs not counted."""
         with self._cond:
-            return len(self._waiting)
+            return sum(not t.paused for t in self._waiting)
+
+    @property
+    def paused(self) -> int:
+        with self._cond:
+            return sum(t.paused for t in self._waiting)
+
+    def running(self) -> list[str]:
+        """The sessions whose runs hold a slot now."""
+        with self._cond:
+            return [t.session for t in self._running]
 
 
 @contextmanager
-def take_turn(queue: FairQueue, session: str, seconds: float, give_up: Callable[[], bool]):
-    """``with take_turn(...):`` the model's turn in ``queue``, waiting while the session's previous run finishes.
+def take_turn(queue: FairQueue, session: str, seconds: float, give_up: Callable[[], bool],
+              resource: Hashable | None = None, wanted: Callable[[], bool] | None = None,
+              report: Report | None = None):
+    """``with take_turn(...) as turn:`` the model's turn in ``queue``, waiting while the session's last run finishes.
 
     ``queue.turn`` refuses a session whose own run is going (:class:`Busy`): a page request then looks
     again every :data:`RETRY_S` until that run is done, unless ``give_up()`` says to stop waiting, and
-    then the :class:`Busy` is raised. A request replaced meanwhile raises :class:`Replaced`, as in ``turn``.
+    then the :class:`Busy` is raised. A request replaced meanwhile raises :class:`Replaced`, and one no
+    longer ``wanted()`` :class:`Withdrawn`, as in ``turn``; ``resource`` and ``report`` are ``turn``'s.
     """
     with ExitStack() as stack:
         while True:
             try:
-                stack.enter_context(queue.turn(session, seconds))
+                turn = stack.enter_context(queue.turn(session, seconds, resource, wanted, report))
                 break
             except Busy:
                 if give_up():
                     raise
                 time.sleep(RETRY_S)
-        yield
+        yield turn

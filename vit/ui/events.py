@@ -35,11 +35,13 @@ from vit.ui.state import (
     Session,
     Shown,
     analysis_store,
+    end_session,
     kept,
     picture_folder,
     png_file,
     release_memory,
     session_of,
+    show,
 )
 from vit.validate import Setting
 from vit.views import pictures as registry
@@ -310,14 +312,13 @@ def page_analyze(image: object, model: str, patch_size: Number, depth: Number, t
         source, filename = inputs.image_source(image)
         a, run_s = runs.run(source, filename, setting, top_k, validate.head_fusion(head_fusion),
                             inputs.discard_ratio(discard_ratio), progress, session_of(request),
-                            still_wanted=lambda: session.latest == number)
+                            still_wanted=lambda: session.wants(number))
         if a is None or session.latest != number:  # a newer request of this session: it shows instead
             return {}
         t2 = time.perf_counter()
         before = session.shown.setting if session.shown is not None else None
         key = analysis_store().put(a)
-        with session.lock:
-            session.shown, session.key = wanted, key
+        show(session, wanted, key)  # the analysis it showed before goes, unless another session shows it
     finally:
         with session.lock:
             if session.running == wanted and session.latest == number:
@@ -442,6 +443,11 @@ def move(key: str | None, query: Query, direction: str):
     dr, dc = MOVES.get(direction, (0, 0))
     r, c = min(max(r + dr, 0), rows - 1), min(max(c + dc, 0), cols - 1)
     return ((c + 0.5) / cols, (r + 0.5) / rows)
+
+
+def page_closed(request: gr.Request = None) -> None:
+    """``demo.unload``: the page was closed or reloaded; its run stops at the next layer, its analyses go."""
+    end_session(session_of(request))
 
 
 def analysis_started(model: str, patch_size: Number, depth: Number, request: gr.Request = None,

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import gradio as gr
 
-from vit.ui.state import STATE_TTL_S
+from vit.ui import events
+from vit.ui.state import STATE_TTL_S, key_expired
 from vit.ui.tabs import attention, controls, depth, figure7, inside, lesson, patches, why
 from vit.views.pictures import Display
 
@@ -45,7 +46,8 @@ def build_demo() -> gr.Blocks:
     c: dict = {}
     with gr.Blocks(title="ViT Anatomy", analytics_enabled=False, delete_cache=DELETE_CACHE_S) as demo:
         # What a browser tab holds between events: small keys, never pictures or tensors.
-        c["analysis-key"] = gr.State(None, time_to_live=STATE_TTL_S)  # of the tab's vit.Analysis in the store
+        c["analysis-key"] = gr.State(None, time_to_live=STATE_TTL_S,  # of the tab's vit.Analysis in the store
+                                     delete_callback=key_expired)
         c["query"] = gr.State(Display().query)  # the query patch, as fractions (x, y) of the picture
         c["tab-on-screen"] = gr.State(patches.TAB)  # only its pictures are drawn
         with gr.Row(equal_height=False):
@@ -59,4 +61,5 @@ def build_demo() -> gr.Blocks:
                 controls.build_helpers(c)
         for section in (controls, *TABS):  # layout first, wiring last
             section.wire(c)
+        demo.unload(events.page_closed)  # a closed or reloaded page: its run stops, its analyses go
     return demo

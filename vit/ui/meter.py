@@ -149,3 +149,15 @@ def running(shown: Setting | None, wanted: Setting) -> str:
     before = f"the pictures show {html.escape(setting_words(shown))}; " if shown and shown != wanted else ""
     return (f'<div class="stale" role="status">⏳ <b>Running…</b> {before}'
             f"{html.escape(setting_words(wanted))} is being analysed.</div>")
+
+
+def ordinal(n: int) -> str:
+    """1 -> "1st", 2 -> "2nd", 11 -> "11th", 23 -> "23rd"."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def waiting_words(place: int, seconds: float) -> str:
+    """"waiting: 2nd in line, about 12 s": a waiting request's place (1 = next) and the estimated wait."""
+    wait = "less than a second" if seconds < 1 else f"about {seconds:.0f} s"
+    return f"waiting: {ordinal(place)} in line, {wait}"

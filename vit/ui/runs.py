@@ -1,8 +1,11 @@
 """Running the model for a request: its turn in the fair queue, the weights, progress layer by layer.
 
 One run at a time holds the model (:class:`vit.serve.queue.FairQueue`); a page request that no
-longer matters (its session sent a newer one) waits instead of being refused, and stops at the
-next layer once it is no longer wanted.
+longer matters (its session sent a newer one, or its page is gone) waits instead of being refused,
+leaves the line, or stops at the next layer once it is no longer wanted. A long run gives way at
+its layer boundaries to a request due before it, of another setting (another model object: the
+tracer's hooks are module state, and the paused run keeps them), and a waiting request's progress
+text says its place in line and the estimated wait.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from collections.abc import Callable
 
 from vit import cost as costs
 from vit import validate
-from vit.serve.queue import Busy, take_turn
+from vit.serve.queue import Busy, Turn, Withdrawn, take_turn
 from vit.ui import gpu, meter, startup
 from vit.ui.inputs import Number, load_image
 from vit.ui.state import RUNS, fair_queue, kept
@@ -39,7 +42,7 @@ def run(source, filename: str | None, setting: Setting, top_k: int, head_fusion:
 
     ``still_wanted()`` (the page) says whether the session still wants this run; while another run of
     the same session holds the model, the request waits instead of being refused, and gives up
-    when it is no longer wanted (``None`` is returned).
+    when it is no longer wanted (``None`` is returned), as it does while in line or paused.
     """
     c = costs.estimate(setting)
     costs.check_budget(c)  # before any download or model run
@@ -47,8 +50,10 @@ def run(source, filename: str | None, setting: Setting, top_k: int, head_fusion:
     wanted = still_wanted or (lambda: True)
     seconds = meter.estimated_seconds(c)
     progress(PROGRESS_WAITING, desc="waiting for the model (one analysis at a time, the quickest first)")
+    in_line = _waiting_progress(progress, PROGRESS_WAITING, "")
     try:
-        with take_turn(fair_queue(), session, seconds, give_up=lambda: still_wanted is None or not wanted()):
+        with take_turn(fair_queue(), session, seconds, give_up=lambda: still_wanted is None or not wanted(),
+                       resource=setting, wanted=still_wanted, report=in_line) as turn:
             if not wanted():
                 return None, 0.0
             progress(PROGRESS_LOADING, desc=f"loading {setting.display_name}")
@@ -56,14 +61,14 @@ def run(source, filename: str | None, setting: Setting, top_k: int, head_fusion:
             progress(PROGRESS_RUNNING, desc=f"running {setting.display_name} on your image (~{seconds:.0f} s)")
             t1 = time.perf_counter()
             # ZeroGPU runs run_model in another process: no callbacks cross.
-            on_layer = None if gpu.spaces is not None else _layer_progress(progress, setting.display_name, wanted)
-            try:
-                a = gpu.run_model(setting, image, top_k, head_fusion, discard_ratio,
-                                  **({} if on_layer is None else {"on_layer": on_layer}))
-            except Superseded:
-                return None, 0.0
+            on_layer = None if gpu.spaces is not None else _layer_progress(progress, setting.display_name, wanted,
+                                                                           turn)
+            a = gpu.run_model(setting, image, top_k, head_fusion, discard_ratio,
+                              **({} if on_layer is None else {"on_layer": on_layer}))
             RUNS["model"] += 1
             return a, time.perf_counter() - t1
+    except (Superseded, Withdrawn):
+        return None, 0.0  # no longer wanted: a newer request of the session, or its page is gone
     except Busy:
         if still_wanted is None:
             raise
@@ -71,16 +76,31 @@ def run(source, filename: str | None, setting: Setting, top_k: int, head_fusion:
 
 
 class Superseded(Exception):
-    """A newer request of the same session arrived: this run stops at the next layer."""
+    """A newer request of the same session arrived, or its page is gone: this run stops at the next layer."""
 
 
-def _layer_progress(progress, display: str, wanted: Callable[[], bool]) -> Callable[[int, int], None]:
-    """Progress layer by layer; a run the session no longer wants stops at the next layer."""
+def _waiting_progress(progress, where: float, before: str) -> Callable[[int, float], None]:
+    """The progress text while a request waits in line: its place and the estimated wait."""
+
+    def report(place: int, seconds: float) -> None:
+        progress(where, desc=before + meter.waiting_words(place, seconds))
+
+    return report
+
+
+def _layer_progress(progress, display: str, wanted: Callable[[], bool], turn: Turn) -> Callable[[int, int], None]:
+    """Progress layer by layer; a run the session no longer wants stops at the next layer, and a long
+    run gives way to a quicker one there (:meth:`vit.serve.queue.Turn.give_way`)."""
 
     def on_layer(done: int, total: int) -> None:
         if not wanted():
             raise Superseded
-        progress(PROGRESS_RUNNING + PROGRESS_LAYERS * done / total, desc=f"running {display}: layer {done} of {total}")
+        where = PROGRESS_RUNNING + PROGRESS_LAYERS * done / total
+        progress(where, desc=f"running {display}: layer {done} of {total}")
+        if done < total:
+            paused = f"paused after layer {done} of {total} for a quicker analysis; "
+            if turn.give_way(wanted, _waiting_progress(progress, where, paused)):
+                progress(where, desc=f"running {display}: layer {done} of {total}")
 
     return on_layer
 

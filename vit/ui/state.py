@@ -156,7 +156,12 @@ class Session:
     busy: int = 0  # the page's analysis chains under way (Analyze stays disabled until the last one ends)
     asked: int = 0  # of them, the Analyze button's: a setting waiting for Analyze then says "running", not "press"
     timing: str = ""  # the shown analysis's own timing line: a redraw adds its time to it, never replaces it
+    ended: bool = False  # its page is gone (closed, reloaded): its runs stop, its analyses go
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def wants(self, number: int) -> bool:
+        """Whether the session still wants its request ``number``: the latest one, and its page still there."""
+        return not self.ended and self.latest == number
 
 
 class Sessions:
@@ -177,9 +182,78 @@ class Sessions:
     def next_number(self) -> int:
         return next(self._numbers)
 
+    def pop(self, session: str) -> Session | None:
+        """Forget a session (its page is gone); the :class:`Session` it had, if any."""
+        with self._lock:
+            return self._sessions.pop(session, None)
+
+    def let_go(self, key: str) -> None:
+        """No session shows the analysis of ``key`` any more (its tab's key expired)."""
+        with self._lock:
+            for s in self._sessions.values():
+                if s.key == key:
+                    s.key = None
+
+    def showing(self, key: str) -> bool:
+        """Whether any session's pictures show the analysis of ``key``."""
+        with self._lock:
+            return any(s.key == key for s in self._sessions.values())
+
     def clear(self) -> None:
         with self._lock:
             self._sessions.clear()
 
 
 SESSIONS = Sessions()
+
+
+def show(session: Session, shown: Shown, key: str) -> None:
+    """A session's new analysis lands: its pictures now show ``shown`` from ``key``.
+
+    The analysis they showed before goes from the store at once unless another session shows it
+    (a tab holds one key: nothing else can show it); a session whose page went meanwhile keeps nothing.
+    """
+    with session.lock:
+        if session.ended:
+            gone = key
+        else:
+            gone, session.shown, session.key = session.key, shown, key
+            gone = None if gone == key else gone
+    forget_unshown(gone)
+
+
+def forget_unshown(key: str | None) -> int:
+    """Drop the analysis of ``key`` unless a session shows it; the bytes it held (0 if kept or gone)."""
+    store = analysis_store.made
+    if key is None or store is None or SESSIONS.showing(key):
+        return 0
+    return store.drop(key)
+
+
+def end_session(session: str) -> int:
+    """A page is gone (closed or reloaded): its run stops at the next layer, a waiting one leaves the
+    line, and its analyses go from the store. Returns the bytes dropped."""
+    found = SESSIONS.pop(session)
+    if found is None:
+        return 0
+    with found.lock:
+        found.ended = True
+        key, found.key, found.shown = found.key, None, None
+    queue = fair_queue.made
+    if queue is not None:
+        queue.wake()  # its waiting request looks again, sees it is not wanted, and leaves
+    dropped = forget_unshown(key)
+    if dropped:
+        trim_memory()
+    store = analysis_store.made
+    log.info("session ended: dropped %.2f GB of analyses; kept analyses %.2f GB", dropped / 1e9,
+             store.nbytes / 1e9 if store is not None else 0.0)
+    return dropped
+
+
+def key_expired(key) -> None:
+    """gradio dropped a tab's analysis key (its time to live passed, :data:`STATE_TTL_S`): the tab can no
+    longer show that analysis, so it goes (``gr.State``'s ``delete_callback``)."""
+    if isinstance(key, str):
+        SESSIONS.let_go(key)
+        forget_unshown(key)

@@ -1,0 +1,215 @@
+"""A long run gives way to a quicker one between its layers (issue 20, "One slow run must not stall the class").
+
+Fake runs of L layers take turns in a :class:`vit.serve.queue.FairQueue` in threads: each calls
+``turn.give_way()`` after each layer, as the tracer's ``on_layer`` does. Events order what happens
+(no sleeps decide anything); the tests check the order of layers run, their counts, and who paused.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from vit.serve.queue import FairQueue, Withdrawn
+from vit.ui import meter
+
+
+class FakeRun:
+    """A request that runs ``layers`` layers in its turn; ``hold`` (layer -> Event) stops it after that layer."""
+
+    def __init__(self, queue: FairQueue, session: str, seconds: float, resource, layers: int, log: list,
+                 hold: dict | None = None, wanted=None):
+        self.queue, self.session, self.seconds, self.resource = queue, session, seconds, resource
+        self.layers, self.log, self.hold, self.wanted = layers, log, hold or {}, wanted
+        self.reached = {n: threading.Event() for n in self.hold}
+        self.reports: list[tuple[int, float]] = []
+        self.outcome = None
+        self.thread = threading.Thread(target=self._run, name=session)
+        self.thread.start()
+
+    def _run(self):
+        try:
+            with self.queue.turn(self.session, self.seconds, self.resource, self.wanted,
+                                 report=lambda *r: self.reports.append(r)) as turn:
+                for n in range(1, self.layers + 1):
+                    self.log.append((self.session, n))
+                    if n in self.hold:
+                        self.reached[n].set()
+                        assert self.hold[n].wait(10)
+                    if n < self.layers:
+                        turn.give_way(self.wanted, lambda *r: self.reports.append(r))
+            self.outcome = "ran"
+        except Withdrawn:
+            self.outcome = "withdrawn"
+        self.log.append((self.session, "done"))
+
+    def join(self):
+        self.thread.join(10)
+        assert not self.thread.is_alive()
+
+
+def wait_for(predicate, timeout=10.0):
+    end = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < end, "timed out"
+        time.sleep(0.005)
+
+
+def layers_of(log: list, session: str) -> list:
+    return [n for s, n in log if s == session and n != "done"]
+
+
+def done_order(log: list) -> list:
+    return [s for s, n in log if n == "done"]
+
+
+def test_a_long_run_gives_way_at_its_next_layer_and_goes_on_ahead_of_later_arrivals():
+    queue, log = FairQueue(), []
+    go = threading.Event()
+    long = FakeRun(queue, "tab-a", 100.0, "P=4", 12, log, hold={3: go})
+    assert long.reached[3].wait(10)
+    quick_go = threading.Event()
+    quick = FakeRun(queue, "tab-b", 1.0, "P=16", 2, log, hold={1: quick_go})
+    wait_for(lambda: queue.waiting == 1)
+    go.set()  # tab-a finishes layer 3 and meets a request due long before it
+    assert quick.reached[1].wait(10)
+    assert queue.paused == 1 and queue.running() == ["tab-b"]
+    later = FakeRun(queue, "tab-c", 100.0, "P=8", 2, log)  # arrives while tab-a is paused, due after it
+    wait_for(lambda: queue.waiting == 1)
+    quick_go.set()
+    for run in (long, quick, later):
+        run.join()
+    assert done_order(log) == ["tab-b", "tab-a", "tab-c"]
+    assert log.index(("tab-b", 1)) == log.index(("tab-a", 3)) + 1  # at the layer boundary, not at the end
+    assert layers_of(log, "tab-a") == list(range(1, 13))  # resumed where it paused: each layer once
+    assert queue.pauses == 1 and queue.waiting == queue.paused == 0 and queue.running() == []
+    assert all(run.outcome == "ran" for run in (long, quick, later))
+    assert long.reports and long.reports[-1][0] == 1  # while paused it heard its place: next in line
+
+
+@pytest.mark.parametrize(("quick_resource", "quick_seconds"), [
+    ("P=4", 1.0),  # the same setting is the same model object: its hooks are the paused run's
+    (None, 1.0),  # a request that says nothing of its model (an explanation) may touch any
+    ("P=16", 500.0),  # due after the long run
+])
+def test_a_run_gives_way_only_to_a_request_due_before_it_on_another_model(quick_resource, quick_seconds):
+    queue, log = FairQueue(), []
+    go = threading.Event()
+    long = FakeRun(queue, "tab-a", 100.0, "P=4", 4, log, hold={1: go})
+    assert long.reached[1].wait(10)
+    other = FakeRun(queue, "tab-b", quick_seconds, quick_resource, 2, log)
+    wait_for(lambda: queue.waiting == 1)
+    go.set()
+    long.join()
+    other.join()
+    assert done_order(log) == ["tab-a", "tab-b"] and queue.pauses == 0
+    assert log[:4] == [("tab-a", n) for n in range(1, 5)]
+
+
+def test_a_request_of_the_paused_model_waits_until_the_paused_run_is_done():
+    """While tab-a is paused on P = 4, tab-c's P = 4 request may not run, even when the slot is free."""
+    queue, log = FairQueue(), []
+    go, quick_go = threading.Event(), threading.Event()
+    long = FakeRun(queue, "tab-a", 100.0, "P=4", 3, log, hold={1: go})
+    assert long.reached[1].wait(10)
+    quick = FakeRun(queue, "tab-b", 1.0, "P=16", 1, log, hold={1: quick_go})
+    wait_for(lambda: queue.waiting == 1)
+    go.set()
+    assert quick.reached[1].wait(10)
+    same = FakeRun(queue, "tab-c", 0.5, "P=4", 1, log)  # due before tab-a, but on tab-a's model
+    wait_for(lambda: queue.waiting == 1)
+    quick_go.set()
+    for run in (long, quick, same):
+        run.join()
+    assert done_order(log) == ["tab-b", "tab-a", "tab-c"]
+
+
+def test_at_most_max_paused_runs_wait_paused():
+    queue, log = FairQueue(max_paused=1), []
+    holds = [threading.Event() for _ in range(2)]
+    first = FakeRun(queue, "tab-a", 100.0, "P=4", 3, log, hold={1: holds[0]})
+    assert first.reached[1].wait(10)
+    second = FakeRun(queue, "tab-b", 50.0, "P=8", 3, log, hold={1: holds[1]})
+    wait_for(lambda: queue.waiting == 1)
+    holds[0].set()  # tab-a pauses for tab-b
+    assert second.reached[1].wait(10)
+    third = FakeRun(queue, "tab-c", 1.0, "P=16", 1, log)  # due first, but one run is paused already
+    wait_for(lambda: queue.waiting == 1)
+    holds[1].set()
+    for run in (first, second, third):
+        run.join()
+    assert queue.pauses == 1
+    assert done_order(log) == ["tab-b", "tab-c", "tab-a"]  # then tab-c, due before tab-a, takes the free slot
+
+
+def test_a_paused_run_whose_page_is_gone_leaves_and_a_waiting_one_leaves_the_line():
+    queue, log = FairQueue(), []
+    gone = {"tab-a": False, "tab-c": False}
+    go, quick_go = threading.Event(), threading.Event()
+    long = FakeRun(queue, "tab-a", 100.0, "P=4", 12, log, hold={2: go}, wanted=lambda: not gone["tab-a"])
+    assert long.reached[2].wait(10)
+    quick = FakeRun(queue, "tab-b", 1.0, "P=16", 1, log, hold={1: quick_go})
+    wait_for(lambda: queue.waiting == 1)
+    go.set()
+    assert quick.reached[1].wait(10)
+    waiting = FakeRun(queue, "tab-c", 200.0, "P=8", 1, log, wanted=lambda: not gone["tab-c"])
+    wait_for(lambda: queue.waiting == 1)
+    gone.update({"tab-a": True, "tab-c": True})  # both pages closed
+    queue.wake()
+    long.join()
+    waiting.join()
+    assert long.outcome == waiting.outcome == "withdrawn"
+    assert layers_of(log, "tab-a") == [1, 2] and layers_of(log, "tab-c") == []  # no layer more
+    quick_go.set()
+    quick.join()
+    assert quick.outcome == "ran" and queue.paused == queue.waiting == 0
+
+
+class Clock:
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_a_waiting_request_hears_its_place_and_the_estimated_wait():
+    clock = Clock()
+    queue, log = FairQueue(clock=clock), []
+    go = threading.Event()
+    running = FakeRun(queue, "tab-a", 10.0, None, 1, log, hold={1: go})  # None: nobody overtakes it
+    assert running.reached[1].wait(10)
+    clock.now += 4.0  # it has run 4 of its 10 s
+    second = FakeRun(queue, "tab-b", 20.0, None, 1, log)
+    wait_for(lambda: second.reports)
+    third = FakeRun(queue, "tab-c", 30.0, None, 1, log)
+    wait_for(lambda: third.reports)
+    assert second.reports[0] == (1, 6.0)  # next; the running one's 6 s left
+    assert third.reports[0] == (2, 26.0)  # after tab-b: 6 + 20 s
+    assert meter.waiting_words(*third.reports[0]) == "waiting: 2nd in line, about 26 s"
+    go.set()
+    for run in (running, second, third):
+        run.join()
+    assert done_order(log) == ["tab-a", "tab-b", "tab-c"]
+
+
+def test_a_session_with_a_paused_run_is_busy_and_its_paused_run_is_never_replaced():
+    from vit.serve.queue import Busy
+
+    queue, log = FairQueue(), []
+    go, quick_go = threading.Event(), threading.Event()
+    long = FakeRun(queue, "tab-a", 100.0, "P=4", 2, log, hold={1: go})
+    assert long.reached[1].wait(10)
+    quick = FakeRun(queue, "tab-b", 1.0, "P=16", 1, log, hold={1: quick_go})
+    wait_for(lambda: queue.waiting == 1)
+    go.set()
+    assert quick.reached[1].wait(10) and queue.paused == 1
+    with pytest.raises(Busy):
+        with queue.turn("tab-a", 1.0, "P=32"):
+            pass
+    quick_go.set()
+    long.join()
+    quick.join()
+    assert long.outcome == "ran" and layers_of(log, "tab-a") == [1, 2]
