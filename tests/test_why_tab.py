@@ -89,7 +89,7 @@ def test_the_map_is_computed_once_and_redrawn_from_what_is_kept(shown):
 def test_test_it_and_compare(shown):
     key, image, request, _ = shown
     test = events.named(why.test_page, why.CURVE_OUTPUTS)
-    picture, caption = test(image, key, 3, "grad_rollout", "mean", Progress(), request)
+    picture, caption = test(image, key, 3, "grad_rollout", "mean", "", Progress(), request)
     assert "deletion AUC" in caption and "insertion AUC" in caption and "for random" in caption
     table = events.named(why.compare_page, ("why-table",))(image, key, 3, "blur", Progress(), request)[0]
     rows = re.findall(r"<tr>(.*?)</tr>", table)
