@@ -142,7 +142,7 @@ def class_logits(model, x: Tensor) -> Tensor:
     tokens = model.embedding(x)  # (B, C, H, W) -> (B, N+1, D)
     for layer in layers:
         tokens = layer(tokens)
-    return model.classify(last.forward_class_token(tokens))  # (B, N+1, D) -> (B, 1, D) -> (B, K)
+    return model.classify(last.forward_class_token(tokens, model.head.tokens_read))  # -> (B, 1, D) -> (B, K)
 
 
 @torch.inference_mode()
