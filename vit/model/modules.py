@@ -359,13 +359,21 @@ class ViTClassificationHead(nn.Module):
         return {"token": 1, "token_distill_mean": 2, "none": 1}.get(self.kind)
 
     def forward(self, x: Tensor) -> Tensor:
+        return self.read(x)
+
+    def read(self, x: Tensor, quiet: bool = False) -> Tensor:
+        """The head on a block's (normed) output: (B, N+1, D) -> (B, K). ``quiet``: the linear maps' hooks do not fire
+        (an early exit, a lens on the stream: not a step of the forward pass)."""
+        def linear(module: nn.Module, t: Tensor) -> Tensor:
+            return module.forward(t) if quiet else module(t)
+
         cls_token = x[:, 0]  # (B, N+1, D) -> (B, D)
         if self.kind == "token_distill_mean":
-            return (self.head(cls_token) + self.head_dist(x[:, 1])) / 2  # (B, D) -> (B, K), both heads
+            return (linear(self.head, cls_token) + linear(self.head_dist, x[:, 1])) / 2  # (B, D) -> (B, K)
         if self.kind == "token_and_patch_mean":
             patches = x[:, self.num_prefix:].mean(dim=1)  # (B, T, D) -> (B, N, D) -> (B, D)
-            return self.head(torch.cat([cls_token, patches], dim=-1))  # (B, 2D) -> (B, K)
-        return self.head(cls_token)  # (B, D) -> (B, K)
+            return linear(self.head, torch.cat([cls_token, patches], dim=-1))  # (B, 2D) -> (B, K)
+        return linear(self.head, cls_token)  # (B, D) -> (B, K)
 
     def lens(self, tokens: Tensor) -> Tensor:
         """The head's own map on every token as if it were the one read: (..., T, D) -> (..., T, K).
@@ -403,6 +411,15 @@ class ViTForImageClassification(nn.Module):
         ``model.classify(tokens)`` equals ``model(x)`` when ``tokens`` is the last layer's output.
         """
         return self.head(self.encoder.norm(tokens))  # (B, N+1, D) -> (B, K)
+
+    def early_exit(self, tokens: Tensor) -> Tensor:
+        """What the model would predict if it stopped at this block: the final norm and the family's own head
+        (DeiT: the mean of both heads; DINOv2: the class token with the patch mean), (B, T, D) -> (B, K).
+
+        Hook-free as :meth:`classify_tokens`. On the class token alone it equals ``classify_tokens`` for the
+        chapter's head.
+        """
+        return self.head.read(self.encoder.norm.forward(tokens), quiet=True)  # (B, T, D) -> (B, K)
 
     def classify_tokens(self, tokens: Tensor) -> Tensor:
         """The final norm and the head's linear map on every token (the "logit lens"): (..., T, D) -> (..., T, K).
