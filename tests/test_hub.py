@@ -359,3 +359,40 @@ def test_the_prefix_tokens_are_named(hub_cache):
     assert vit_config.prefix_token_names(cfg) == ("class", "distillation")
     cfg = vit.load_model(TIMM["dinov2_reg_head"][0], weights="random", device="cpu").config
     assert cfg.prefix_token_names == ("class", "register 1", "register 2", "register 3", "register 4")
+
+
+def test_an_analysis_of_a_distilled_model_knows_its_prefix_tokens(hub_cache):
+    _, models = hub_cache
+    loaded = vit.load_model(TIMM["deit_distilled"][0], device="cpu")
+    result = vit.analyze(loaded, _image(), top_k=3)
+    assert result.prefix_token_names == ("class", "distillation") and result.num_tokens == 16 + 2
+    assert result.rollout().shape == result.grid == (4, 4)
+    assert result.patch_lens(1)[0].shape == (4, 4)
+    # the last layer's early exit is the model's own prediction: the mean of both heads
+    assert result.layer_predictions[-1].index == result.topk[0].index
+    assert abs(result.layer_predictions[-1].prob - result.topk[0].prob) < 1e-5
+    with torch.no_grad():
+        theirs = models[("timm", "deit_distilled")](loaded.input(_image()).x).softmax(-1)[0]
+    assert abs(float(theirs.max()) - result.topk[0].prob) < 1e-4
+    explanation = vit.explain(loaded, _image(), method="gradcam")
+    assert explanation.map.shape == (4, 4)
+
+
+def test_a_backbone_is_analysed_and_says_it_has_no_classifier(hub_cache):
+    loaded = vit.load_model(TIMM["dinov2_reg_backbone"][0], device="cpu")
+    result = vit.analyze(loaded, _image())
+    assert not result.has_classifier and result.topk == [] and result.layer_predictions == []
+    assert result.prefix_token_names[1:] == ("register 1", "register 2", "register 3", "register 4")
+    assert result.rollout().shape == result.grid
+    assert result.token_norms.shape == (2, result.num_tokens)
+    with pytest.raises(InputError, match="this model has no classifier"):
+        vit.explain(loaded, _image())
+
+
+def test_discarding_in_rollout_keeps_every_prefix_column():
+    from vit.analysis import rollout  # noqa: PLC0415
+
+    fused = torch.rand(1, 3 + 16, 3 + 16).softmax(-1)
+    kept = rollout.discard_lowest(fused, 0.9, num_prefix=3)
+    assert torch.equal(kept[..., :3], fused[..., :3])
+    assert (kept[..., 3:] == 0).sum(-1).min() == int(0.9 * 16)
