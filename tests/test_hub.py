@@ -396,3 +396,18 @@ def test_discarding_in_rollout_keeps_every_prefix_column():
     kept = rollout.discard_lowest(fused, 0.9, num_prefix=3)
     assert torch.equal(kept[..., :3], fused[..., :3])
     assert (kept[..., 3:] == 0).sum(-1).min() == int(0.9 * 16)
+
+
+def test_the_cli_analyzes_a_hub_model_and_download_offline_says_why(hub_cache, tmp_path, capsys):
+    from vit.__main__ import main  # noqa: PLC0415
+
+    path = tmp_path / "photo.png"
+    _image().save(path)
+    assert main(["analyze", str(path), "--model", TIMM["deit_distilled"][0], "--json", "--device", "cpu"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["prefix_tokens"] == ["class", "distillation"] and doc["num_tokens"] == 18
+    assert [p["label"] for p in doc["topk"]][0].startswith("deit_distilled ")
+    assert main(["download", "timm/vit_small_patch16_224.not_cached_anywhere"]) == 1
+    err = capsys.readouterr().err
+    assert "could not be downloaded" in err and "Traceback" not in err
+    assert main(["download", TIMM["vit"][0]]) == 0  # cached already: found offline
