@@ -47,6 +47,11 @@ def is_hub_name(value) -> bool:
     """A repository id ("org/name") or an existing local folder: what :func:`read_spec` takes."""
     if not isinstance(value, str) or value in PRESETS:
         return False
+    try:  # "ViT-B/32" is a preset's display name, not a repository
+        if validate.model_name(value) in PRESETS:
+            return False
+    except InputError:
+        pass
     value = value.strip()
     return bool(_REPO_ID.match(value)) or Path(os.path.expanduser(value)).is_dir()
 
