@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+from vit import validate
 from vit.config import PRESETS, register
 from vit.errors import InputError
 from vit.model import hubnames
