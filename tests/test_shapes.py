@@ -198,7 +198,8 @@ def test_the_json_describes_the_shipped_file(meta):
     assert meta["weights"]["sha256"] == families.sha256(path)
     assert meta["weights"]["bytes"] == path.stat().st_size
     assert meta["classes"] == list(shapes.CLASSES)
-    assert meta["config"] == {**PRESETS[NAME].__dict__}
+    # The JSON was written before ViTConfig had the Hub families' fields (issue 21); those are at their defaults.
+    assert PRESETS[NAME] == ViTConfig(**meta["config"])
     assert 0 < meta["steps"] <= meta["steps_planned"] and meta["training_time_s"] > 0
     assert meta["settings"]["seed"] == meta["seed"] and meta["eval"]["seed"] != meta["seed"]
     assert set(meta["accuracy"]["patch_size"]) == {str(p) for p in range(4, 33)}

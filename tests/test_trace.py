@@ -73,7 +73,8 @@ def test_records_only_streamed_summaries():
     assert record.logits.shape == (2, 7)
     names = set(vars(record))
     assert names == {"stages", "fused", "fusions", "cls_attention", "queries", "keys", "cls_tokens", "residual",
-                     "token_norms", "attention_distance", "lens_index", "lens_prob", "logits"}
+                     "token_norms", "attention_distance", "lens_index", "lens_prob", "logits", "layer_logits"}
+    assert [tuple(t.shape) for t in record.layer_logits] == [(2, 7)] * 3  # each block's early exit: (B, K)
     assert record.lens_index.shape == record.lens_prob.shape == (3, 2, cfg.num_patches)  # (L, B, N): no tokens
     assert record.lens_index.dtype == torch.int64 and record.lens_prob.dtype == torch.float32
 

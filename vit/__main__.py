@@ -19,7 +19,7 @@ import unicodedata
 from pathlib import Path
 
 from vit import validate, views
-from vit.config import DISPLAY_NAMES, PRESETS, TRAINED_HERE
+from vit.config import DISPLAY_NAMES, HUB_MODELS, PRESETS, TRAINED_HERE
 from vit.errors import InputError
 from vit.explanations.methods import METHODS
 from vit.images import load_image
@@ -71,7 +71,8 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--json", action="store_true", help="print one JSON object")
     e.add_argument("--out", default=None, help="folder for explanation.png (and curves.png with --curves)")
     d = sub.add_parser("download", help="fetch pretrained weights into the torch hub cache for offline use")
-    d.add_argument("models", nargs="*", help=f"models (default: all of {', '.join(_DOWNLOADABLE)})")
+    d.add_argument("models", nargs="*", help=f"models (default: all of {', '.join(_DOWNLOADABLE)}), or Hugging Face "
+                                              "Hub repository ids (timm/vit_tiny_patch16_224.augreg_in21k_ft_in1k)")
     _train_parser(sub)
     return p
 
@@ -81,7 +82,8 @@ _DOWNLOADABLE = [name for name in PRESETS if name not in TRAINED_HERE]
 
 def _model_options(p) -> None:
     """The options that choose the model: the same for analyze and explain."""
-    p.add_argument("--model", default="vit_b_16", help=f"one of {', '.join(PRESETS)} (default vit_b_16)")
+    p.add_argument("--model", default="vit_b_16", help=f"one of {', '.join(PRESETS)} (default vit_b_16), or a "
+                                                         "Hugging Face Hub repository id or folder of a plain ViT")
     p.add_argument("--weights", default="imagenet",
                    help="imagenet (default), random, or a .pth file path; vit_tiny_shapes: trained (its default)")
     p.add_argument("--patch-size", default=None, help="P from 4 to 64, to 32 for vit_tiny_shapes "
@@ -229,10 +231,24 @@ def _is_file(value: str) -> bool:
         return False
 
 
+def _hub_registered(model: str) -> str:
+    """A Hugging Face Hub repository id or folder read (its config.json, no weights, no torch) and registered,
+    so validation knows it; any other name as it is. The CLI's user is the operator: the app never does this
+    for a name a visitor typed."""
+    from vit.model import hubconfig  # noqa: PLC0415
+
+    if model in PRESETS or not hubconfig.is_hub_name(model):
+        return model
+    return hubconfig.read_spec(model).name
+
+
 def _model_setting(args):
     """The model options checked (no torch yet): a bad option fails fast."""
+    args.model = _hub_registered(args.model)
     setting = validate.setting(args.model, args.patch_size, args.depth)
     named = ("imagenet", "random", "trained") if setting.name in TRAINED_HERE else ("imagenet", "random")
+    if setting.name in HUB_MODELS:
+        named = ("imagenet", "pretrained", "random")
     if args.weights not in named and not _is_file(args.weights):
         raise InputError(f"--weights must be {', '.join(named)} or an existing .pth file, "
                          f"got {_short(Path(args.weights))!r}")
@@ -312,7 +328,8 @@ def _explain(args) -> int:
 
 def _analyze(args) -> int:
     setting = _model_setting(args)
-    top_k = validate.top_k(args.top_k, setting.native.num_classes)
+    classes = setting.native.num_classes
+    top_k = validate.top_k(args.top_k, classes) if classes else 0  # a backbone has nothing to predict
     fusion = validate.head_fusion(args.head_fusion)
     discard = validate.discard_ratio(args.discard_ratio)
     out = None if args.out is None else _out_folder(args.out)  # before the analysis, not after it
@@ -327,11 +344,14 @@ def _analyze(args) -> int:
     else:
         _say(result.status)
         print(f"input {result.input_size[0]}x{result.input_size[1]}, patch {result.patch_size}, "
-              f"grid {result.grid[0]}x{result.grid[1]}, {result.num_tokens} tokens (N+1), depth {result.depth}")
+              f"grid {result.grid[0]}x{result.grid[1]}, {result.num_tokens} tokens (N+{result.num_prefix_tokens}: "
+              f"{', '.join(result.prefix_token_names)} and the patches), depth {result.depth}")
         for s in result.stages:
             print(f"  {s.name:<28} {s.notation:<18} {tuple(s.shape)}")
         for p in result.topk:
             print(f"{p.prob:7.2%}  {p.label}")
+        if not result.has_classifier:
+            print("this model has no classifier (a backbone): no predictions")
     for path in written:  # on stderr under --json, whose stdout is one JSON object
         _say(f"wrote {path}", file=sys.stderr if args.json else sys.stdout)
     return 0
@@ -353,8 +373,9 @@ def _write_views(a, out: Path) -> list[Path]:
 def _download(args) -> int:
     from vit.model.checkpoints import CHECKPOINTS, DownloadError, cached_path, download  # noqa: PLC0415
 
-    names = [validate.model_name(m) for m in args.models] or _DOWNLOADABLE
-    failed = 0
+    hub_ids = [m for m in args.models if m not in PRESETS and "/" in m]
+    names = [validate.model_name(m) for m in args.models if m not in hub_ids] or ([] if hub_ids else _DOWNLOADABLE)
+    failed = sum(not _download_hub(m) for m in hub_ids)
     for name in names:
         if name in TRAINED_HERE:
             print(f"{DISPLAY_NAMES[name]}: nothing to download, its weights ship in assets/ "
@@ -370,6 +391,27 @@ def _download(args) -> int:
             failed += 1
             _say(f"error: {exc}", file=sys.stderr)
     return 1 if failed else 0
+
+
+def _download_hub(model: str) -> bool:
+    """Prefetch a Hub model's files into the Hugging Face cache; says what happened; False if it failed."""
+    from vit.model import hub, hubconfig  # noqa: PLC0415
+
+    spec = hubconfig.read_spec(model)
+    if spec.folder is not None:
+        _say(f"{spec.display_name}: a local folder, nothing to download")
+        return True
+    if spec.why_not_read:
+        _say(f"error: {spec.why_not_read}; check the network (or unset HF_HUB_OFFLINE) and try again",
+             file=sys.stderr)
+        return False
+    try:
+        path = hub.weights_file(spec, progress=_progress(model))
+    except hubconfig.FileUnavailable as exc:
+        _say(f"error: {exc}; check the network (or unset HF_HUB_OFFLINE) and try again", file=sys.stderr)
+        return False
+    _say(f"{spec.display_name}: cached at {path}")
+    return True
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -3,6 +3,13 @@
 Defaults follow the chapter; where torchvision's checkpoints need something else
 the comment says so. ``PRESETS`` holds the five pretrained torchvision families and the one trained
 here on drawn shapes (``vit.shapes``, ``vit.train``).
+
+The fields after ``ln_eps`` describe the plain ViTs of the Hugging Face Hub (``vit.model.hub``): more
+prefix tokens than the class token, LayerScale, a norm before the encoder, another head. Their defaults
+are the chapter's model, so every preset is what it was. With prefix tokens beyond the class token the
+sequence has T = N + prefix tokens; shape comments then write (B, T, D) where the chapter writes (B, N+1, D).
+Models read from the Hub are registered here (:func:`register`), torch-free, so that
+``vit.validate`` and ``vit.cost`` know them by their repository id as they know the presets.
 """
 
 from __future__ import annotations
@@ -23,6 +30,31 @@ class ViTConfig:
     dropout: float = 0.0
     attn_dropout: float = 0.0
     ln_eps: float = 1e-6  # torchvision checkpoints (nn.LayerNorm's default is 1e-5)
+    # Registers: extra learned tokens that give the model somewhere to store global information other than
+    # the patch tokens (Darcet et al. 2024, "Vision Transformers Need Registers"); after the class token.
+    num_register_tokens: int = 0
+    # DeiT's distillation token, right after the class token, trained to reproduce a CNN teacher's
+    # prediction (Touvron et al. 2021, "Training data-efficient image transformers & distillation through
+    # attention").
+    distilled: bool = False
+    # Which prefix tokens get a position embedding: "all" (the chapter, timm's default), "class" (the class
+    # token but not the registers: DINOv2 in transformers, Oquab et al. 2023) or "none" (patches only:
+    # timm's no_embed_class, DeiT III, Touvron et al. 2022, "DeiT III: Revenge of the ViT").
+    pos_embed_prefix: str = "all"
+    # LayerScale: a learned per-channel scale on each residual branch (Touvron et al. 2021, "Going deeper
+    # with Image Transformers" (CaiT); used by DeiT III and DINOv2).
+    layer_scale: bool = False
+    # A LayerNorm on the embedded tokens before the first block: CLIP's ln_pre (Radford et al. 2021,
+    # "Learning Transferable Visual Models From Natural Language Supervision").
+    pre_norm: bool = False
+    patch_bias: bool = True  # the patch embedding's bias; CLIP's has none
+    qkv_bias: bool = True  # q, k and v projections with a bias (the chapter); some timm models have none
+    activation: str = "gelu"  # the MLP's: "gelu" (the chapter) or "quick_gelu", x * sigmoid(1.702 x) (CLIP)
+    # What the head reads: "token" (the class token, the chapter), "token_distill_mean" (DeiT at inference:
+    # the mean of the class token's head and the distillation token's), "token_and_patch_mean" (DINOv2's
+    # classifiers: the class token joined with the mean of the patch tokens, 2D features) or "none" (a
+    # backbone without a classifier; num_classes is then 0).
+    head: str = "token"
 
     def __post_init__(self) -> None:
         if self.image_size % self.patch_size:
@@ -33,6 +65,16 @@ class ViTConfig:
             raise ValueError(
                 f"embed_dim must be divisible by num_heads, got {self.embed_dim} and {self.num_heads}"
             )
+        _check_choice("pos_embed_prefix", self.pos_embed_prefix, POS_EMBED_PREFIXES)
+        _check_choice("activation", self.activation, ACTIVATIONS)
+        _check_choice("head", self.head, HEADS)
+        if (self.head == "none") != (self.num_classes == 0):
+            raise ValueError(f"head 'none' and num_classes 0 go together, got head {self.head!r} and "
+                             f"num_classes {self.num_classes}")
+        if self.head == "token_distill_mean" and not self.distilled:
+            raise ValueError("head 'token_distill_mean' reads the distillation token: distilled must be True")
+        if self.num_register_tokens < 0:
+            raise ValueError(f"num_register_tokens must be 0 or more, got {self.num_register_tokens}")
 
     @property
     def mlp_dim(self) -> int:
@@ -49,9 +91,29 @@ class ViTConfig:
         return self.grid_size**2
 
     @property
+    def num_prefix_tokens(self) -> int:
+        """The tokens before the patches: the class token, DeiT's distillation token, the registers."""
+        return 1 + int(self.distilled) + self.num_register_tokens
+
+    @property
+    def num_pos_prefix_tokens(self) -> int:
+        """How many of the prefix tokens (the first ones) have a position embedding."""
+        return {"all": self.num_prefix_tokens, "class": 1, "none": 0}[self.pos_embed_prefix]
+
+    @property
     def num_tokens(self) -> int:
-        """N+1: the patch tokens and the class token."""
-        return self.num_patches + 1
+        """T = N + prefix: the patch tokens and the prefix tokens (N+1 for the chapter's model)."""
+        return self.num_patches + self.num_prefix_tokens
+
+    @property
+    def prefix_token_names(self) -> tuple[str, ...]:
+        """What the prefix tokens are, in order: "class", then "distillation", then "register 1".. "register R"."""
+        return prefix_token_names(self)
+
+    @property
+    def has_classifier(self) -> bool:
+        """False for a backbone (head "none"): it has no classes to predict."""
+        return self.head != "none"
 
     @property
     def head_dim(self) -> int:
@@ -59,6 +121,22 @@ class ViTConfig:
 
     def with_(self, **changes) -> ViTConfig:
         return replace(self, **changes)
+
+
+POS_EMBED_PREFIXES = ("all", "class", "none")
+ACTIVATIONS = ("gelu", "quick_gelu")
+HEADS = ("token", "token_distill_mean", "token_and_patch_mean", "none")
+
+
+def _check_choice(field: str, value: str, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise ValueError(f"{field} must be one of {', '.join(map(repr, choices))}, got {value!r}")
+
+
+def prefix_token_names(config: ViTConfig) -> tuple[str, ...]:
+    """The prefix tokens' names as the stage table shows them: ("class", "distillation", "register 1", ...)."""
+    names = ["class"] + ["distillation"] * config.distilled
+    return tuple(names + [f"register {i + 1}" for i in range(config.num_register_tokens)])
 
 
 # The five torchvision ViT families (torchvision.models.vision_transformer), and one trained here.
@@ -92,9 +170,38 @@ TRAINED_HERE: tuple[str, ...] = ("vit_tiny_shapes",)
 MIN_PATCH_SIZE, MAX_PATCH_SIZE = 4, 64
 
 
+# Models read from the Hugging Face Hub, by repository id (or local folder): registered by
+# ``vit.model.hubconfig`` once their config.json is read, then named like the presets.
+HUB_MODELS: dict[str, ViTConfig] = {}
+HUB_DISPLAY_NAMES: dict[str, str] = {}
+
+
+def register(name: str, config: ViTConfig, display_name: str) -> None:
+    """Make a model read from the Hub known by ``name`` (its repository id) to validation, cost and loading."""
+    if name in PRESETS:
+        raise ValueError(f"{name!r} is a preset's name; a Hub model needs its repository id")
+    HUB_MODELS[name] = config
+    HUB_DISPLAY_NAMES[name] = display_name
+
+
+def is_known(name: str) -> bool:
+    """A preset's key or a registered Hub model's id."""
+    return name in PRESETS or name in HUB_MODELS
+
+
+def native_config(name: str) -> ViTConfig:
+    """The config of a preset or a registered Hub model, as its checkpoint was trained."""
+    return PRESETS[name] if name in PRESETS else HUB_MODELS[name]
+
+
+def display_name(name: str) -> str:
+    """What people read: "ViT-B/16", "DeiT-S/16 distilled (timm)"."""
+    return DISPLAY_NAMES[name] if name in DISPLAY_NAMES else HUB_DISPLAY_NAMES[name]
+
+
 def patch_size_range(name: str) -> tuple[int, int]:
     """The patch sizes a family offers: 4 up to 64, and at most half its image size (a 2x2 grid)."""
-    return MIN_PATCH_SIZE, min(MAX_PATCH_SIZE, PRESETS[name].image_size // 2)
+    return MIN_PATCH_SIZE, min(MAX_PATCH_SIZE, native_config(name).image_size // 2)
 
 
 def grid_for_patch_size(native_resolution: int, patch_size: int) -> int:

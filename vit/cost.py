@@ -35,7 +35,7 @@ class Cost:
     dim: int  # D
     grid: int  # patches per side
     input_size: int  # grid x P pixels
-    tokens: int  # N+1
+    tokens: int  # T = N + prefix (N+1 for the chapter's model)
     attention_per_head: int  # (N+1)^2
     attention_total: int  # L h (N+1)^2: what keeping every map would mean
     gflops: float  # 2 L (12 T D^2 + 2 T^2 D)
@@ -54,11 +54,11 @@ def estimate(setting: validate.Setting | str, patch_size=None, depth=None) -> Co
     if not isinstance(setting, validate.Setting):
         setting = validate.setting(setting, patch_size, depth)
     native, patch_size, depth, grid = setting.native, setting.patch_size, setting.depth, setting.grid
-    T, D, h = grid * grid + 1, native.embed_dim, native.num_heads
+    T, D, h = grid * grid + native.num_prefix_tokens, native.embed_dim, native.num_heads  # T = N + prefix
     macs_per_layer = 4 * T * D * D + 2 * T * D * native.mlp_dim + 2 * T * T * D
     kept = fused_itemsize(depth, T) * FUSIONS_KEPT * depth * T * T  # every fusion's maps, (L, N+1, N+1) each
     kept += 4 * depth * (2 * T * D + h * T)  # queries and keys (L x (N+1, D) each), class-token rows (L, h, N+1)
-    kept += depth * (4 * 4 + 4 * T + 4 * h + 12 * (T - 1))  # residual means, token norms, distances, patch lens
+    kept += depth * (4 * 4 + 4 * T + 4 * h + 12 * grid * grid)  # residual means, token norms, distances, patch lens
     kept += 4 * depth * T  # the class token's rollout rows of every depth (L, N+1)
     kept += 3 * (grid * patch_size) ** 2 + 4 * native.num_classes  # the picture (H, W, 3) uint8, the probabilities
     per_layer_params = 4 * D * D + 4 * D + 2 * D * native.mlp_dim + native.mlp_dim + D + 4 * D

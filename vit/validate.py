@@ -28,11 +28,15 @@ from typing import Any
 
 from vit.config import (
     DISPLAY_NAMES,
+    HUB_DISPLAY_NAMES,
+    HUB_MODELS,
     MAX_PATCH_SIZE,
     MIN_PATCH_SIZE,
     PRESETS,
     ViTConfig,
+    display_name,
     grid_for_patch_size,
+    native_config,
     patch_size_range,
 )
 from vit.errors import InputError
@@ -154,17 +158,26 @@ def model_name(value: Any) -> str:
 
     Args:
         value: a ``PRESETS`` key (``"vit_b_16"``) or a display name
-            (``"ViT-B/16"``); case, spaces, ``-``, ``_`` and ``/`` are ignored.
+            (``"ViT-B/16"``); case, spaces, ``-``, ``_`` and ``/`` are ignored. Or the repository id
+            of a Hub model registered already (``config.register``, done by ``vit.model.hubconfig``),
+            exactly, or its display name: an id nobody registered is refused, never looked up, so a
+            request cannot make the server download what it names.
 
     Returns:
-        The ``PRESETS`` key, e.g. ``"vit_b_16"``.
+        The ``PRESETS`` key, e.g. ``"vit_b_16"``, or the registered repository id.
 
     Raises:
         InputError: not one of the models.
     """
     if isinstance(value, str) and _squash(value) in _MODEL_ALIASES:
         return _MODEL_ALIASES[_squash(value)]
-    names = ", ".join(f"{key} ({DISPLAY_NAMES[key]})" for key in PRESETS)
+    if isinstance(value, str) and value.strip() in HUB_MODELS:
+        return value.strip()
+    hub = {_squash(shown): key for key, shown in HUB_DISPLAY_NAMES.items()}
+    if isinstance(value, str) and _squash(value) in hub:
+        return hub[_squash(value)]
+    names = ", ".join([f"{key} ({DISPLAY_NAMES[key]})" for key in PRESETS]
+                      + [f"{key} ({shown})" for key, shown in HUB_DISPLAY_NAMES.items()])
     raise InputError(f"model must be one of {names}, got {show(value)}")  # the API, app and CLI call it `model`
 
 
@@ -186,7 +199,7 @@ def patch_size(value: Any, name: str | None = None) -> int:
     if name is None:
         return _integer("patch_size", value, MIN_PATCH_SIZE, MAX_PATCH_SIZE)
     lo, hi = patch_size_range(name)
-    note = "" if (lo, hi) == (MIN_PATCH_SIZE, MAX_PATCH_SIZE) else f" for {DISPLAY_NAMES[name].split(',')[0]}"
+    note = "" if (lo, hi) == (MIN_PATCH_SIZE, MAX_PATCH_SIZE) else f" for {display_name(name).split(',')[0]}"
     return _integer("patch_size", value, lo, hi, note)
 
 
@@ -210,19 +223,19 @@ def depth(value: Any, num_layers: int) -> int:
 class Setting:
     """A model family with the patch size and depth to run it at, all three valid."""
 
-    name: str  # a PRESETS key: "vit_b_16"
+    name: str  # a PRESETS key: "vit_b_16", or a registered Hub model's id
     patch_size: int  # P
     depth: int  # encoder layers run, 1..L
 
     @property
     def native(self) -> ViTConfig:
         """The family's own config, as its checkpoint was trained."""
-        return PRESETS[self.name]
+        return native_config(self.name)
 
     @property
     def display_name(self) -> str:
         """What people read: ``"ViT-B/16"``."""
-        return DISPLAY_NAMES[self.name]
+        return display_name(self.name)
 
     @property
     def grid(self) -> int:
@@ -254,7 +267,7 @@ def setting(model: Any, patch_size: Any = None, depth: Any = None) -> Setting:
         InputError: from :func:`model_name`, :func:`patch_size` or :func:`depth`, in that order.
     """
     name = model_name(model)
-    native = PRESETS[name]
+    native = native_config(name)
     return Setting(
         name=name,
         patch_size=native.patch_size if patch_size is None else _patch_size(patch_size, name),

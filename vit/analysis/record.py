@@ -58,7 +58,9 @@ class Analysis:
     """Everything the views need for one image on one model.
 
     Tensors are on the CPU, for one image (the batch dimension removed).
-    Token 0 is the class token, tokens 1..N the patches in row-major order.
+    Token 0 is the class token, tokens 1..N the patches in row-major order. With more prefix tokens
+    (``prefix_token_names``: DeiT's distillation token, registers) they follow the class token, and the
+    patches are tokens P..P+N-1, P = ``num_prefix_tokens``: T = N + P tokens where (N+1) is written.
     """
 
     model: str  # "vit_b_16"
@@ -91,6 +93,9 @@ class Analysis:
     attention_distance: Tensor | None = None  # (L, h): mean attention distance in pixels
     lens_index: Tensor | None = None  # (L, N) int64: each patch token's early-exit top-1 class per layer
     lens_prob: Tensor | None = None  # (L, N) float32: its probability
+    # The tokens before the patches, by name: ("class",), or ("class", "distillation"), ("class", "register 1", ...).
+    prefix_token_names: tuple[str, ...] = ("class",)
+    has_classifier: bool = True  # False for a backbone: topk and layer_predictions are empty
 
     # --- sizes ---------------------------------------------------------------
     @property
@@ -103,8 +108,14 @@ class Analysis:
         return self.grid[0] * self.grid[1]
 
     @property
+    def num_prefix_tokens(self) -> int:
+        """The tokens before the patches (1: the class token; DeiT adds its distillation token, DINOv2 registers)."""
+        return len(self.prefix_token_names)
+
+    @property
     def num_tokens(self) -> int:
-        return self.num_patches + 1
+        """T = N + prefix (N+1 for the chapter's model)."""
+        return self.num_patches + self.num_prefix_tokens
 
     @property
     def nbytes(self) -> int:
@@ -138,12 +149,13 @@ class Analysis:
         if not 1 <= upto <= self.depth:
             raise ValueError(f"layer must be from 1 to {self.depth}, got {upto}")
         if query not in self._rows:
-            self._rows[query] = rollout.rollout_rows(self.fused, query, self.discard_ratio)  # (L, N+1)
+            self._rows[query] = rollout.rollout_rows(self.fused, query, self.discard_ratio,
+                                                      self.num_prefix_tokens)  # (L, N+1)
         return self._rows[query][upto - 1].clone()
 
     def rollout(self, layer: int | None = None, query: int = 0) -> Tensor:
         """:meth:`rollout_matrix_row` over the patches: (rows, cols)."""
-        return rollout.patch_grid(self.rollout_matrix_row(layer, query), self.grid)
+        return rollout.patch_grid(self.rollout_matrix_row(layer, query), self.grid, self.num_prefix_tokens)
 
     def attention(self, layer: int, head: int | None = None, query: int = 0) -> Tensor:
         """Raw attention of ``query`` at ``layer`` and ``head``: (N+1,).
@@ -176,11 +188,11 @@ class Analysis:
 
     def attention_map(self, layer: int, head: int | None = None, query: int = 0) -> Tensor:
         """:meth:`attention` over the patches (``layer`` and ``head`` 1-based): (rows, cols)."""
-        return rollout.patch_grid(self.attention(layer, head, query), self.grid)
+        return rollout.patch_grid(self.attention(layer, head, query), self.grid, self.num_prefix_tokens)
 
     def head_maps(self, layer: int, query: int = 0) -> Tensor:
         """Every head's attention of ``query`` at ``layer`` over the patches: (h, rows, cols)."""
-        return rollout.patch_grid(self.head_rows(layer, query), self.grid)
+        return rollout.patch_grid(self.head_rows(layer, query), self.grid, self.num_prefix_tokens)
 
     def attention_matrix(self, layer: int, head: int) -> Tensor:
         """One head's whole attention map at ``layer`` and ``head``, both 1-based: (N+1, N+1).
@@ -263,6 +275,8 @@ class Analysis:
             "grid": list(self.grid),
             "num_patches": self.num_patches,
             "num_tokens": self.num_tokens,
+            "prefix_tokens": list(self.prefix_token_names),
+            "has_classifier": self.has_classifier,
             "stages": [{"name": s.name, "module": s.module, "shape": list(s.shape), "params": s.params}
                        for s in self.stages],
             "topk": [{"index": p.index, "label": p.label, "prob": p.prob} for p in self.topk],

@@ -39,8 +39,10 @@ def fuse_heads(weights: Tensor, mode: str = "mean") -> Tensor:
     raise ValueError(f"head_fusion must be one of {', '.join(HEAD_FUSIONS)}, got {mode!r}")
 
 
-def discard_lowest(attention: Tensor, ratio: float) -> Tensor:
+def discard_lowest(attention: Tensor, ratio: float, num_prefix: int = 1) -> Tensor:
     """Zero the lowest ``ratio`` of each row's patch columns; column 0 (class token) is never dropped.
+
+    Nor are the other prefix tokens' columns (``num_prefix``: DeiT's distillation token, registers).
 
     The ``int(ratio * (T - 1))`` smallest patch entries of every row are zeroed; where several
     entries equal the largest one dropped, they share its drop alike (see :func:`_discard_lowest_`).
@@ -52,16 +54,16 @@ def discard_lowest(attention: Tensor, ratio: float) -> Tensor:
     Returns:
         A new tensor of the same shape.
     """
-    count = int(ratio * (attention.shape[-1] - 1))
+    count = int(ratio * (attention.shape[-1] - num_prefix))
     if count <= 0:
         return attention.clone()
     dtype = attention.dtype if attention.dtype in (torch.float32, torch.float64) else torch.float32
     out = attention.detach().to("cpu", dtype).numpy().copy()  # (..., T, T), discarded in numpy (one thread)
-    _discard_lowest_(out.reshape(-1, out.shape[-1]), count)  # every row of every map: (..., T) rows of T
+    _discard_lowest_(out.reshape(-1, out.shape[-1]), count, num_prefix)  # every row of every map: (..., T) rows
     return torch.from_numpy(out).to(attention.device, attention.dtype)
 
 
-def _discard_lowest_(rows: np.ndarray, count: int) -> None:
+def _discard_lowest_(rows: np.ndarray, count: int, num_prefix: int = 1) -> None:
     """:func:`discard_lowest` in place on (R, T) float rows of attention, ``count`` patch entries per row.
 
     The row's count-th smallest patch entry is the threshold t: entries below it are zeroed,
@@ -73,7 +75,7 @@ def _discard_lowest_(rows: np.ndarray, count: int) -> None:
     passes of comparisons and masked arithmetic (assigning through a boolean mask, or finding the
     ties' positions, is ~5-10x slower).
     """
-    patches = rows[:, 1:]  # (R, T-1), a view: writes land in ``rows``
+    patches = rows[:, num_prefix:]  # (R, N), a view: writes land in ``rows``
     threshold = np.partition(patches, count - 1, axis=-1)[:, count - 1 : count]  # (R, 1)
     keep = patches >= threshold
     tied = patches == threshold  # a few per row, the threshold among them
@@ -83,14 +85,14 @@ def _discard_lowest_(rows: np.ndarray, count: int) -> None:
     np.subtract(patches, each, out=patches, where=tied)
 
 
-def rollout_factors(fused: Tensor, discard_ratio: float = 0.0) -> Tensor:
+def rollout_factors(fused: Tensor, discard_ratio: float = 0.0, num_prefix: int = 1) -> Tensor:
     """Per-layer rollout matrices A_l = rownorm(discard(fused_l) + I): (..., T, T) -> (..., T, T)."""
-    a = discard_lowest(fused, discard_ratio) if discard_ratio > 0 else fused.clone()
+    a = discard_lowest(fused, discard_ratio, num_prefix) if discard_ratio > 0 else fused.clone()
     a.diagonal(dim1=-2, dim2=-1).add_(1.0)  # the residual connection
     return a / a.sum(dim=-1, keepdim=True)
 
 
-def attention_rollout(fused: Sequence[Tensor] | Tensor, discard_ratio: float = 0.0) -> Tensor:
+def attention_rollout(fused: Sequence[Tensor] | Tensor, discard_ratio: float = 0.0, num_prefix: int = 1) -> Tensor:
     """The full rollout matrix R_L = A_L ... A_1 from L head-fused maps (each (T, T)) -> (T, T).
 
     O(L T^3), every (T, T) product built: the plain reference that the row functions the app
@@ -99,7 +101,7 @@ def attention_rollout(fused: Sequence[Tensor] | Tensor, discard_ratio: float = 0
     """
     result = None
     for layer_map in fused:
-        a = rollout_factors(layer_map, discard_ratio)
+        a = rollout_factors(layer_map, discard_ratio, num_prefix)
         result = a if result is None else a @ result
     return result
 
@@ -126,7 +128,8 @@ def rollout_row_from_fused(fused: Sequence[Tensor] | Tensor, query: int = 0, upt
 DISCARD_CHUNK = 1024  # rows of a layer's map discarded at once in :func:`rollout_rows` (13 MB at T = 3,137)
 
 
-def rollout_rows(fused: Sequence[Tensor] | Tensor, query: int = 0, discard_ratio: float = 0.0) -> Tensor:
+def rollout_rows(fused: Sequence[Tensor] | Tensor, query: int = 0, discard_ratio: float = 0.0,
+                 num_prefix: int = 1) -> Tensor:
     """Row ``query`` of the rollout after every depth, in one pass down the layers: (L, T).
 
     Row u-1 is e_q^T A_u ... A_1 (u = 1..L), A_l = rownorm(discard(F_l) + I): row ``query`` of
@@ -144,6 +147,7 @@ def rollout_rows(fused: Sequence[Tensor] | Tensor, query: int = 0, discard_ratio
         fused: head-fused maps F_l, (L, T, T), any float dtype (float16 is computed in float32).
         query: the token whose row is wanted (0: the class token).
         discard_ratio: as :func:`discard_lowest`, per layer.
+        num_prefix: the prefix tokens (class, distillation, registers), whose columns are never discarded.
 
     Returns:
         (L, T) float32 (float64 for float64 maps) on the CPU; each row non-negative, summing to 1.
@@ -152,7 +156,7 @@ def rollout_rows(fused: Sequence[Tensor] | Tensor, query: int = 0, discard_ratio
     dtype = torch.float64 if fused[0].dtype == torch.float64 else torch.float32
     rows = torch.zeros(L, T, dtype=dtype)
     rows[:, query] = 1.0
-    count = int(discard_ratio * (T - 1))
+    count = int(discard_ratio * (T - num_prefix))
     for layer in range(L - 1, -1, -1):
         kept = fused[layer].detach()  # (T, T)
         f = kept.to("cpu", dtype)  # one conversion per layer (numpy's from float16 is ~2x slower)
@@ -160,7 +164,7 @@ def rollout_rows(fused: Sequence[Tensor] | Tensor, query: int = 0, discard_ratio
             if f.data_ptr() == kept.data_ptr():
                 f = f.clone()  # the kept maps stay untouched
             for start in range(0, T, DISCARD_CHUNK):  # discarding is per row: a chunk at a time stays in cache
-                _discard_lowest_(f.numpy()[start : start + DISCARD_CHUNK], count)
+                _discard_lowest_(f.numpy()[start : start + DISCARD_CHUNK], count, num_prefix)
         scaled = rows[layer:] / (f.sum(dim=-1) + 1.0)  # the depths layer+1..L: (L - layer, T)
         rows[layer:] = scaled @ f + scaled  # the identity: the residual path
     return rows
@@ -206,7 +210,8 @@ def patch_distances(grid: tuple[int, int], patch_size: int, device=None) -> Tens
 def mean_attention_distance(weights: Tensor, distances: Tensor) -> Tensor:
     """Mean attention distance of every head (ViT paper, Fig. 7 right): (..., h, T, T) -> (..., h).
 
-    Among the patch tokens only (class token row and column dropped), each row of the
+    Among the patch tokens only (the prefix tokens' rows and columns dropped: the class token's, and
+    any distillation token's or registers'; the prefix is the T - N tokens before the patches), each row of the
     attention is renormalised to sum to 1; a query patch i's distance is sum_j A_ij d_ij
     and a head's value is the mean over the N query patches.
 
@@ -218,31 +223,36 @@ def mean_attention_distance(weights: Tensor, distances: Tensor) -> Tensor:
     at patch size 4: ~0.2 s per layer against ~2 s for the layer).
 
     Args:
-        weights: attention weights (..., h, T, T), T = N+1, rows summing to 1.
+        weights: attention weights (..., h, T, T), T = N + prefix, rows summing to 1.
         distances: (N, N) from :func:`patch_distances`.
 
     Returns:
         (..., h) distances in pixels (float32).
     """
-    N = distances.shape[-1]
-    if weights.shape[-1] != N + 1 or weights.shape[-2] != N + 1:
+    N, T = distances.shape[-1], weights.shape[-1]
+    if T <= N or weights.shape[-2] != T:
         raise ValueError(f"expected weights over {N + 1} tokens (N+1) for {N} patches, got {tuple(weights.shape)}")
-    maps = weights.reshape(-1, N + 1, N + 1)  # (B h, T, T), a view for contiguous weights
+    prefix = T - N
+    maps = weights.reshape(-1, T, T)  # (B h, T, T), a view for contiguous weights
     distances = distances.to(device=weights.device, dtype=torch.float32)
     out = torch.empty(maps.shape[0], dtype=torch.float32, device=weights.device)
     for i, w in enumerate(maps):
-        patches = w[1:, 1:].float()  # (N, N): patch rows, patch columns
+        patches = w[prefix:, prefix:].float()  # (N, N): patch rows, patch columns
         weighted = (patches.unsqueeze(1) @ distances.unsqueeze(2)).flatten()  # (N, 1, N) @ (N, N, 1) -> (N,)
         out[i] = (weighted / patches.sum(dim=-1)).mean()
     return out.reshape(weights.shape[:-2])
 
 
-def patch_grid(row: Tensor, grid: tuple[int, int]) -> Tensor:
-    """A (T,) row over the tokens -> (rows, cols) over the patches (class column dropped)."""
+def patch_grid(row: Tensor, grid: tuple[int, int], num_prefix: int = 1) -> Tensor:
+    """A (T,) row over the tokens -> (rows, cols) over the patches (the prefix tokens' columns dropped).
+
+    T = N + num_prefix: the class token's column, and DeiT's distillation token's and the registers'.
+    """
     rows, cols = grid
-    if row.shape[-1] != rows * cols + 1:
-        raise ValueError(f"expected {rows * cols + 1} tokens for a {rows}x{cols} grid, got {row.shape[-1]}")
-    return row[..., 1:].reshape(*row.shape[:-1], rows, cols)
+    if row.shape[-1] != rows * cols + num_prefix:
+        raise ValueError(f"expected {rows * cols + num_prefix} tokens for a {rows}x{cols} grid"
+                         f"{'' if num_prefix == 1 else f' and {num_prefix} prefix tokens'}, got {row.shape[-1]}")
+    return row[..., num_prefix:].reshape(*row.shape[:-1], rows, cols)
 
 
 def causal(matrix: Tensor) -> Tensor:

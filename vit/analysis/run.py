@@ -16,7 +16,7 @@ import torch
 from vit import validate
 from vit.analysis.record import Analysis, LayerPrediction, Prediction
 from vit.analysis.trace import Tracer, TraceRecord
-from vit.config import DISPLAY_NAMES
+from vit.config import display_name
 from vit.cost import check_budget, estimate, fused_itemsize
 from vit.model.loaded import LoadedModel, ModelInput
 
@@ -49,7 +49,7 @@ def analyze(
     if not isinstance(loaded, LoadedModel):
         raise TypeError(f"analyze takes what vit.load_model returns (a LoadedModel), got {type(loaded).__name__}")
     cfg, model = loaded.config, loaded.module
-    top_k = validate.top_k(top_k, cfg.num_classes)
+    top_k = validate.top_k(top_k, cfg.num_classes) if cfg.has_classifier else 0  # a backbone predicts nothing
     head_fusion = validate.head_fusion(head_fusion)
     discard_ratio = validate.discard_ratio(discard_ratio)
     check_budget(estimate(loaded.name, cfg.patch_size, cfg.num_layers))  # refuse before anything runs
@@ -81,19 +81,20 @@ def _analysis(loaded: LoadedModel, inp: ModelInput, record: TraceRecord, top_k: 
               discard_ratio: float) -> Analysis:
     """The :class:`Analysis` of one traced run: predictions, early exits, and what the tracer kept for image 0."""
     cfg, x, names = loaded.config, inp.x, loaded.class_names
-    probs = record.logits[0].float().softmax(-1).cpu()  # (K,)
+    probs = record.logits[0].float().softmax(-1).cpu()  # (K,); (0,) for a backbone
     values, indices = probs.topk(top_k)
     topk = [Prediction(int(i), names[i], float(p)) for p, i in zip(values, indices)]
-    cls_tokens = torch.stack([t[0] for t in record.cls_tokens])  # (L, D)
-    layer_probs = loaded.module.classify_tokens(cls_tokens).softmax(-1).cpu()  # early exit: (L, D) -> (L, K)
-    final = topk[0].index
-    layer_predictions = [
-        LayerPrediction(l + 1, int(p.argmax()), names[int(p.argmax())], float(p.max()), float(p[final]))
-        for l, p in enumerate(layer_probs)
-    ]
+    layer_predictions = []
+    if cfg.has_classifier:  # early exit through the family's own head, as the tracer computed it: (L, K)
+        layer_probs = torch.stack([t[0] for t in record.layer_logits]).float().softmax(-1).cpu()
+        final = topk[0].index
+        layer_predictions = [
+            LayerPrediction(l + 1, int(p.argmax()), names[int(p.argmax())], float(p.max()), float(p[final]))
+            for l, p in enumerate(layer_probs)
+        ]
     return Analysis(
         model=loaded.name,
-        display_name=DISPLAY_NAMES[loaded.name],
+        display_name=display_name(loaded.name),
         weights=loaded.weights,
         status=loaded.status,
         patch_size=cfg.patch_size,
@@ -118,6 +119,8 @@ def _analysis(loaded: LoadedModel, inp: ModelInput, record: TraceRecord, top_k: 
         attention_distance=record.attention_distance[:, 0].cpu(),  # (L, h)
         lens_index=record.lens_index[:, 0].cpu(),  # (L, N)
         lens_prob=record.lens_prob[:, 0].cpu(),  # (L, N)
+        prefix_token_names=cfg.prefix_token_names,
+        has_classifier=cfg.has_classifier,
     )
 
 

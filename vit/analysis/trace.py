@@ -143,6 +143,7 @@ class TraceRecord:
     lens_prob: Tensor | None = None  # (L, B, N) float32: its probability
     attention_distance: Tensor | None = None  # (L, B, h): mean attention distance in pixels
     logits: Tensor | None = None  # (B, K)
+    layer_logits: list[Tensor] = field(default_factory=list)  # L x (B, K): each block's early exit, the model's head
 
 
 # Columns of TraceRecord.residual, in the order the block computes them.
@@ -254,6 +255,8 @@ class Tracer:
         def hook(_module, inputs, output):
             stage(_module, inputs, output)
             self.record.cls_tokens.append(output[:, 0].detach().clone())  # (B, D)
+            # Early exit through the family's own head (DeiT: both heads; DINOv2: with the patch mean), hook-free.
+            self.record.layer_logits.append(self.model.early_exit(output.detach()))  # (B, T, D) -> (B, K)
             norms = self._residual(layer, 3, output)  # Y: (B, N+1)
             if self.record.token_norms is None:
                 self.record.token_norms = norms.new_empty(self._depth, *norms.shape)
@@ -264,13 +267,17 @@ class Tracer:
 
     @torch.no_grad()
     def _lens(self, layer: int, output: Tensor) -> None:
-        """The early exit of every patch token: top-1 of softmax(head(norm(Y_i))), i = 1..N.
+        """The early exit of every patch token: top-1 of softmax(head(norm(Y_i))), i = 1..N (after the prefix).
 
         One layer at a time: the (B, N, K) logits are a temporary (12 MB at P = 4, K = 1000).
         """
         # classify_tokens calls the norm's and the head's forward: their own hooks (stages, logits) do not fire.
-        logits = self.model.classify_tokens(output[:, 1:].detach())  # (B, N, D) -> (B, N, K)
-        prob, index = logits.float().softmax(dim=-1).max(dim=-1)  # (B, N) each
+        patches = output[:, self.model.config.num_prefix_tokens:].detach()  # (B, T, D) -> (B, N, D)
+        logits = self.model.classify_tokens(patches)  # (B, N, D) -> (B, N, K)
+        if logits.shape[-1]:
+            prob, index = logits.float().softmax(dim=-1).max(dim=-1)  # (B, N) each
+        else:  # a backbone: no class to exit to
+            prob, index = patches.new_zeros(patches.shape[:2]), patches.new_zeros(patches.shape[:2], dtype=torch.long)
         if self.record.lens_index is None:
             self.record.lens_index = index.new_empty(self._depth, *index.shape)
             self.record.lens_prob = prob.new_empty(self._depth, *prob.shape)

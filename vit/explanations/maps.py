@@ -41,6 +41,7 @@ from torch import Tensor, nn
 from vit import cost, validate
 from vit.analysis import rollout
 from vit.analysis.trace import attention_kept
+from vit.config import display_name
 from vit.errors import InputError
 from vit.explanations.methods import METHODS
 from vit.model.loaded import LoadedModel
@@ -96,14 +97,14 @@ def relevance_row(contributions: list[Tensor] | Tensor, query: int = 0) -> Tenso
     return row
 
 
-def gradcam_map(activations: Tensor, grads: Tensor) -> Tensor:
+def gradcam_map(activations: Tensor, grads: Tensor, num_prefix: int = 1) -> Tensor:
     """Grad-CAM over the patch tokens: (N+1, D) activations and their gradients -> (N,).
 
     w_d = mean over the patch tokens of d(logit)/d(a_td); map_t = ReLU(sum_d w_d a_td). The
-    class token (row 0) takes part in neither.
+    class token (row 0) takes part in neither, nor do the other ``num_prefix`` tokens (distillation, registers).
     """
-    weights = grads[1:].mean(dim=0)  # (D,)
-    return (activations[1:] @ weights).clamp(min=0)  # (N, D) @ (D,) -> (N,)
+    weights = grads[num_prefix:].mean(dim=0)  # (D,)
+    return (activations[num_prefix:] @ weights).clamp(min=0)  # (N, D) @ (D,) -> (N,)
 
 
 # --------------------------------------------------------------------------- forward and backward passes
@@ -204,8 +205,9 @@ def _gradcam(model: nn.Module, x: Tensor, target: int | None) -> tuple[Tensor, T
         logits = model.classify(last(block_in))  # (B, N+1, D) -> (B, K)
         target = _top1(logits, target)
         (grads,) = torch.autograd.grad(logits[0, target], kept[0])
-    cam = gradcam_map(kept[0][0].detach(), grads[0])  # (N,)
-    return logits.detach(), torch.cat([cam.new_zeros(1), cam]), target  # (N+1,): the layout of the other rows
+    prefix = model.config.num_prefix_tokens
+    cam = gradcam_map(kept[0][0].detach(), grads[0], prefix)  # (N,)
+    return logits.detach(), torch.cat([cam.new_zeros(prefix), cam]), target  # (N+1,): the layout of the other rows
 
 
 _RUN: dict[str, Callable[..., tuple[Tensor, Tensor, int]]] = {
@@ -258,6 +260,13 @@ def method_name(value) -> str:
     return validate.choice("method", value.replace("-", "_") if isinstance(value, str) else value, tuple(METHODS))
 
 
+def require_classifier(loaded: LoadedModel) -> None:
+    """Refuse, with the sentence the predictions show, to explain a class on a backbone (no head, no classes)."""
+    if not loaded.config.has_classifier:
+        raise InputError(f"this model has no classifier ({display_name(loaded.name)} is a backbone): there is no "
+                         "class to explain; its attention, rollout and tokens can still be shown")
+
+
 def target_index(value, class_names: list[str]) -> int | None:
     """None (the top-1), a class index 0..K-1, or a class name; anything else is an InputError naming `target`."""
     if value is None:
@@ -291,6 +300,7 @@ def explain(loaded: LoadedModel, image, method: str = "grad_rollout", target=Non
     if not isinstance(loaded, LoadedModel):
         raise TypeError(f"explain takes what vit.load_model returns (a LoadedModel), got {type(loaded).__name__}")
     method = method_name(method)
+    require_classifier(loaded)
     target = target_index(target, loaded.class_names)
     check_memory(loaded, method)
     t0 = time.perf_counter()
@@ -305,7 +315,7 @@ def explain(loaded: LoadedModel, image, method: str = "grad_rollout", target=Non
     grid = x.shape[-2] // loaded.config.patch_size, x.shape[-1] // loaded.config.patch_size
     return Explanation(
         method=method, target=target, label=loaded.class_names[target], prob=float(probs[target]),
-        map=rollout.patch_grid(row.detach().float().cpu(), grid),
+        map=rollout.patch_grid(row.detach().float().cpu(), grid, loaded.config.num_prefix_tokens),
         timings_ms={"preprocess": (t1 - t0) * 1e3, "explain": (t2 - t1) * 1e3},
         patch_size=loaded.config.patch_size, image=inp.view, probs=probs,
     )

@@ -36,7 +36,7 @@ from torch import Tensor
 
 from vit import validate
 from vit.errors import InputError
-from vit.explanations.maps import Explanation, target_index
+from vit.explanations.maps import Explanation, require_classifier, target_index
 from vit.model.loaded import LoadedModel, ModelInput
 
 MODES = ("deletion", "insertion")
@@ -142,7 +142,7 @@ def class_logits(model, x: Tensor) -> Tensor:
     tokens = model.embedding(x)  # (B, C, H, W) -> (B, N+1, D)
     for layer in layers:
         tokens = layer(tokens)
-    return model.classify(last.forward_class_token(tokens))  # (B, N+1, D) -> (B, 1, D) -> (B, K)
+    return model.classify(last.forward_class_token(tokens, model.head.tokens_read))  # -> (B, 1, D) -> (B, K)
 
 
 @torch.inference_mode()
@@ -180,6 +180,7 @@ def _validated(loaded: LoadedModel, saliency, target, steps, baseline, grid) -> 
         got = tuple(saliency.shape) if isinstance(saliency, Tensor) else type(saliency).__name__
         raise InputError(f"saliency must be a finite map of shape {tuple(grid)} (rows, cols of patches) for this "
                          f"model and image, got {got}")
+    require_classifier(loaded)
     target = target_index(target, loaded.class_names)
     steps = validate.steps(steps)
     baseline = validate.choice("baseline", baseline, BASELINES)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from vit.config import TRAINED_HERE
+from vit.config import HUB_MODELS, TRAINED_HERE
 from vit.shapes import CLASSES
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
@@ -53,6 +53,13 @@ def class_names(name: str) -> list[str]:
     """The K class names of a family, in the order of its logits."""
     if is_trained_here(name):
         return list(CLASSES)
+    if name in HUB_MODELS:  # the repository's own names; ImageNet-1k's for 1,000 unnamed classes; none for a backbone
+        from vit.model.hubconfig import spec_of  # noqa: PLC0415
+
+        spec = spec_of(name)
+        if spec.class_names is not None or spec.config.num_classes != 1000:
+            return list(spec.class_names or ())
+        name = "vit_b_16"
     from vit.model.checkpoints import CHECKPOINTS  # noqa: PLC0415 - imports torchvision
 
     return list(CHECKPOINTS[name].weights.meta["categories"])

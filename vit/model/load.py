@@ -22,9 +22,9 @@ from pathlib import Path
 import torch
 
 from vit import validate
-from vit.config import DISPLAY_NAMES, PRESETS, TRAINED_HERE, ViTConfig
+from vit.config import DISPLAY_NAMES, HUB_MODELS, PRESETS, TRAINED_HERE, ViTConfig, native_config
 from vit.errors import InputError, WeightsError
-from vit.model import families
+from vit.model import families, hubconfig
 from vit.model.checkpoints import (
     CHECKPOINTS,
     check_shapes,
@@ -55,13 +55,13 @@ def _random_state(name: str) -> dict[str, torch.Tensor]:
     """A seeded random init of the full native model, in our key names."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(0)
-        return ViTForImageClassification(PRESETS[name]).state_dict()
+        return ViTForImageClassification(native_config(name)).state_dict()
 
 
 def _native_shapes(name: str) -> dict[str, torch.Size]:
     """Every parameter's shape in a family's native model (built on the meta device: no memory)."""
     with torch.device("meta"):
-        return {k: v.shape for k, v in ViTForImageClassification(PRESETS[name]).state_dict().items()}
+        return {k: v.shape for k, v in ViTForImageClassification(native_config(name)).state_dict().items()}
 
 
 def _pretrained_state(name: str, progress: Progress | None) -> tuple[dict | None, str, str]:
@@ -145,10 +145,14 @@ def load_model(
         if patch_size is not None or depth is not None:
             raise TypeError("load_model takes a Setting or a name with patch_size and depth, not both "
                             f"(got patch_size={patch_size!r}, depth={depth!r} beside {name})")
-        setting = name
+        setting, hub_name = name, name.name if name.name in HUB_MODELS else None
     else:
-        setting = validate.setting(name, patch_size, depth)
-    state, weights_used, what, detail = _chosen_state(setting, weights, progress)
+        setting, hub_name = None, _hub_name(name, progress)
+    if hub_name is not None:  # first: the weights' shapes may correct the config read from config.json
+        state, weights_used, what, detail = _hub_chosen(hub_name, weights, progress)
+    setting = setting or validate.setting(hub_name or name, patch_size, depth)
+    if hub_name is None:
+        state, weights_used, what, detail = _chosen_state(setting, weights, progress)
     state = _cut_depth(state, setting.depth)
     # Before anything is resampled: a B/32 file given for B/16 is named as such, not as a resampling error.
     native_shapes = _cut_depth(_native_shapes(setting.name), setting.depth)
@@ -187,6 +191,38 @@ def _chosen_state(setting: validate.Setting, weights: str, progress: Progress | 
     return convert_torchvision(read_state_dict(path)), str(path), f"{display} weights from {path.name}", ""
 
 
+def _hub_name(name, progress: Progress | None) -> str | None:
+    """The registry key of a Hub repository id or folder, its config read (once) and registered; None otherwise."""
+    if not isinstance(name, str) or name in PRESETS or not hubconfig.is_hub_name(name):
+        return None
+    key = hubconfig.registry_key(name)
+    if key not in hubconfig.SPECS:
+        hubconfig.read_spec(name, progress)
+    return key
+
+
+def _hub_chosen(name: str, weights: str, progress: Progress | None) -> tuple[State, str, str, str]:
+    """A Hub model's native state as ``weights`` asks: "pretrained" (or "imagenet", the default) or "random"."""
+    from vit.model import hub  # noqa: PLC0415 - safetensors and huggingface_hub, only for Hub models
+
+    spec = hubconfig.spec_of(name)
+    display = spec.display_name
+    read = "" if spec.read_from == "config.json" else f"; architecture read from {spec.read_from}"
+    if weights == "random":
+        return _random_state(name), "random", f"UNTRAINED {display} (random weights, as asked){read}", ""
+    if weights not in ("pretrained", "imagenet"):
+        raise InputError(f"weights for a Hub model must be 'pretrained' or 'random', got {weights!r}")
+    if spec.why_not_read:
+        public, detail = hub.untrained_because_offline(spec, spec.why_not_read)
+        return _random_state(name), "random", public + read, detail + read
+    state, spec, public, detail = hub.hub_state(spec, progress)
+    if state is None:
+        return _random_state(name), "random", public, detail
+    where = f"the folder {Path(name).name}" if spec.folder is not None else f"the Hub ({name})"
+    licence = f"; licence: {spec.licence}" if spec.licence else ""
+    return state, "pretrained", f"{spec.display_name} weights from {where}{licence}", ""
+
+
 def _cut_depth(state: dict, depth: int) -> dict:
     """The entries of the first ``depth`` encoder layers and everything outside the encoder's layers (a new dict)."""
     def kept(key: str) -> bool:
@@ -206,7 +242,7 @@ def _resampled(state: State, setting: validate.Setting) -> tuple[State, list[str
         notes.append(f"patch embedding PI-resized {native.patch_size}->{P}")
     if grid != native.grid_size:
         key, g = "embedding.pos_embed.weight", native.grid_size
-        state[key] = resample_pos_embed(state[key], (g, g), (grid, grid))
+        state[key] = resample_pos_embed(state[key], (g, g), (grid, grid), native.num_pos_prefix_tokens)
         notes.append(f"position embedding {g}x{g}->{grid}x{grid}")
     if setting.depth != native.num_layers:
         notes.append(f"first {setting.depth} of {native.num_layers} layers")

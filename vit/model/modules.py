@@ -7,6 +7,12 @@ tokens exchange information; the class token's output is classified:
 
     (B, C, H, W) -> (B, N, D) -> (B, N+1, D) -> ... -> (B, N+1, D) -> (B, D) -> (B, K)
 
+The plain ViTs of the Hub need a few generalisations, each off unless its ``ViTConfig`` field turns it
+on (so the presets' modules and state-dict keys are the chapter's): more prefix tokens (DeiT's
+distillation token, registers), position embeddings that skip some of them, LayerScale, a norm before
+the encoder (CLIP), q/k/v without bias, QuickGELU, and other heads. With P prefix tokens the sequence
+is T = N + P tokens long; shape comments write (B, T, D) where the chapter's (B, N+1, D) is that case.
+
 This file holds the modules and nothing else: no tracing, no weights loading (the one
 seam for another patch size, ``ViTEmbedding.forward_at_patch_size``, takes its math from
 the pure functions of ``vit.model.resample``).
@@ -33,10 +39,10 @@ class PatchEmbedding(nn.Module):
     patch independently.
     """
 
-    def __init__(self, patch_size: int, in_channels: int, embed_dim: int):
+    def __init__(self, patch_size: int, in_channels: int, embed_dim: int, bias: bool = True):
         super().__init__()
         self.patch_size = patch_size
-        self.proj = nn.Conv2d(in_channels, embed_dim, kernel_size=patch_size, stride=patch_size)
+        self.proj = nn.Conv2d(in_channels, embed_dim, kernel_size=patch_size, stride=patch_size, bias=bias)
 
     def forward(self, x: Tensor) -> Tensor:
         x = self.proj(x)  # (B, C, H, W) -> (B, D, H/P, W/P)
@@ -44,48 +50,88 @@ class PatchEmbedding(nn.Module):
 
 
 class AddClassToken(nn.Module):
-    """Prepends the learned class token to the patch tokens."""
+    """Prepends the learned class token to the patch tokens, and the other prefix tokens the config asks for.
 
-    def __init__(self, embed_dim: int):
+    In the order timm and transformers use: the class token, DeiT's distillation token (Touvron et al.
+    2021), then the registers (Darcet et al. 2024): (B, N, D) -> (B, T, D), T = N + prefix.
+    """
+
+    def __init__(self, embed_dim: int, distilled: bool = False, num_register_tokens: int = 0):
         super().__init__()
         self.cls_token = nn.Parameter(torch.zeros(1, 1, embed_dim))
+        if distilled:  # only then: the chapter's model keeps its state-dict keys
+            self.dist_token = nn.Parameter(torch.zeros(1, 1, embed_dim))
+        if num_register_tokens:
+            self.register_tokens = nn.Parameter(torch.zeros(1, num_register_tokens, embed_dim))
 
     def forward(self, x: Tensor) -> Tensor:
-        cls = self.cls_token.expand(x.shape[0], -1, -1)  # (B, 1, D)
-        return torch.cat([cls, x], dim=1)  # (B, N, D) -> (B, N+1, D)
+        prefix = [self.cls_token]  # (1, 1, D)
+        if hasattr(self, "dist_token"):
+            prefix.append(self.dist_token)  # (1, 1, D)
+        if hasattr(self, "register_tokens"):
+            prefix.append(self.register_tokens)  # (1, R, D)
+        prefix = [t.expand(x.shape[0], -1, -1) for t in prefix]
+        return torch.cat([*prefix, x], dim=1)  # (B, N, D) -> (B, N+1, D), or (B, T, D)
 
 
 class PositionEmbedding(nn.Module):
-    """Adds one learned vector per position (class token first, then patches row by row)."""
+    """Adds one learned vector per position (class token first, then patches row by row).
 
-    def __init__(self, num_tokens: int, embed_dim: int):
+    ``num_prefix`` tokens come before the patches; the first ``num_covered`` of them have a position
+    of their own (all of them in the chapter; none in DeiT III's, the class token only in DINOv2's with
+    registers in transformers): the weight is (1, covered + N, D).
+    """
+
+    def __init__(self, num_tokens: int, embed_dim: int, num_prefix: int = 1, num_covered: int = 1):
         super().__init__()
-        self.weight = nn.Parameter(torch.empty(1, num_tokens, embed_dim).normal_(std=0.02))
+        self.num_prefix, self.num_covered = num_prefix, num_covered
+        uncovered = num_prefix - num_covered
+        self.weight = nn.Parameter(torch.empty(1, num_tokens - uncovered, embed_dim).normal_(std=0.02))
 
     def forward(self, x: Tensor) -> Tensor:
-        if x.shape[1] != self.weight.shape[1]:
-            raise ValueError(
-                f"expected {self.weight.shape[1]} tokens (N+1) for this position embedding, got {x.shape[1]}"
-            )
-        return x + self.weight  # (B, N+1, D)
+        return add_pos_embed(x, self.weight, self.num_prefix, self.num_covered)
+
+
+def add_pos_embed(x: Tensor, pos: Tensor, num_prefix: int, num_covered: int) -> Tensor:
+    """x + pos where pos has a row: (B, T, D) + (1, covered + N, D) -> (B, T, D), uncovered prefix rows as they are."""
+    uncovered = num_prefix - num_covered
+    if x.shape[1] != pos.shape[1] + uncovered:
+        raise ValueError(f"expected {pos.shape[1] + uncovered} tokens (N + {num_prefix} prefix) for this "
+                         f"position embedding, got {x.shape[1]}")
+    if not uncovered:
+        return x + pos  # (B, N+1, D), or (B, T, D)
+    covered = x[:, :num_covered] + pos[:, :num_covered]  # (B, covered, D)
+    patches = x[:, num_prefix:] + pos[:, num_covered:]  # (B, N, D)
+    return torch.cat([covered, x[:, num_covered:num_prefix], patches], dim=1)  # (B, T, D)
 
 
 class ViTEmbedding(nn.Module):
-    """Image to token sequence (chapter 11.3): (B, C, H, W) -> (B, N+1, D)."""
+    """Image to token sequence (chapter 11.3): (B, C, H, W) -> (B, N+1, D), or (B, T, D) with more prefix tokens.
+
+    With ``config.pre_norm`` a LayerNorm follows (CLIP's ln_pre, Radford et al. 2021): the tokens the
+    first block receives are this module's output either way.
+    """
 
     def __init__(self, config: ViTConfig):
         super().__init__()
-        self.patch_embed = PatchEmbedding(config.patch_size, config.in_channels, config.embed_dim)
-        self.add_cls_token = AddClassToken(config.embed_dim)
-        self.pos_embed = PositionEmbedding(config.num_tokens, config.embed_dim)
+        self.patch_embed = PatchEmbedding(config.patch_size, config.in_channels, config.embed_dim,
+                                          bias=config.patch_bias)
+        self.add_cls_token = AddClassToken(config.embed_dim, config.distilled, config.num_register_tokens)
+        self.pos_embed = PositionEmbedding(config.num_tokens, config.embed_dim, config.num_prefix_tokens,
+                                           config.num_pos_prefix_tokens)
         self.dropout = nn.Dropout(config.dropout)
+        if config.pre_norm:
+            self.norm_pre = nn.LayerNorm(config.embed_dim, eps=config.ln_eps)
         self.grid = (config.grid_size, config.grid_size)  # (H/P, W/P) the position embedding is for
 
     def forward(self, x: Tensor) -> Tensor:
         x = self.patch_embed(x)  # (B, C, H, W) -> (B, N, D)
         x = self.add_cls_token(x)  # -> (B, N+1, D)
         x = self.pos_embed(x)  # -> (B, N+1, D)
-        return self.dropout(x)
+        return self._pre_norm(self.dropout(x))
+
+    def _pre_norm(self, x: Tensor) -> Tensor:
+        return self.norm_pre(x) if hasattr(self, "norm_pre") else x  # (B, T, D)
 
     def forward_at_patch_size(self, x: Tensor, patch_size: int) -> Tensor:
         """The embedding at another patch size p, from these weights, inside the autograd graph (FlexiViT).
@@ -109,8 +155,10 @@ class ViTEmbedding(nn.Module):
         tokens = F.conv2d(x, kernel, proj.bias, stride=patch_size)  # (B, C, H, W) -> (B, D, H/p, W/p)
         grid = tuple(tokens.shape[-2:])
         tokens = self.add_cls_token(tokens.flatten(2).transpose(1, 2))  # -> (B, N, D) -> (B, N+1, D)
-        pos = resample_pos_embed(self.pos_embed.weight, self.grid, grid)  # (1, N+1, D) at the new grid
-        return self.dropout(tokens + pos)  # (B, N+1, D)
+        covered = self.pos_embed.num_covered  # the prefix rows are kept as they are
+        pos = resample_pos_embed(self.pos_embed.weight, self.grid, grid, covered)  # (1, N+1, D) at the new grid
+        tokens = add_pos_embed(tokens, pos, self.pos_embed.num_prefix, covered)  # (B, N+1, D)
+        return self._pre_norm(self.dropout(tokens))
 
 
 class MultiheadAttention(nn.Module):
@@ -129,9 +177,9 @@ class MultiheadAttention(nn.Module):
         self.num_heads = config.num_heads
         self.head_dim = config.head_dim
         self.dropout = config.attn_dropout
-        self.q_proj = nn.Linear(embed_dim, embed_dim)
-        self.k_proj = nn.Linear(embed_dim, embed_dim)
-        self.v_proj = nn.Linear(embed_dim, embed_dim)
+        self.q_proj = nn.Linear(embed_dim, embed_dim, bias=config.qkv_bias)
+        self.k_proj = nn.Linear(embed_dim, embed_dim, bias=config.qkv_bias)
+        self.v_proj = nn.Linear(embed_dim, embed_dim, bias=config.qkv_bias)
         self.out_proj = nn.Linear(embed_dim, embed_dim)
 
     def forward(
@@ -180,7 +228,7 @@ class ViTMLP(nn.Module):
         # registered before ``net`` so that is the name ``named_modules()`` gives it; ``net``
         # holds the same module at index 1, keeping the state-dict keys ``net.0.*`` and
         # ``net.3.*`` that checkpoints are converted to (a GELU has no parameters of its own).
-        self.act = nn.GELU()
+        self.act = QuickGELU() if config.activation == "quick_gelu" else nn.GELU()
         self.net = nn.Sequential(
             nn.Linear(config.embed_dim, config.mlp_dim),  # (B, N+1, D) -> (B, N+1, 4D)
             self.act,
@@ -193,8 +241,30 @@ class ViTMLP(nn.Module):
         return self.net(x)
 
 
+class QuickGELU(nn.Module):
+    """CLIP's approximation of the GELU, x * sigmoid(1.702 x) (Radford et al. 2021; Hendrycks & Gimpel 2016)."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return x * torch.sigmoid(1.702 * x)
+
+
+class LayerScale(nn.Module):
+    """A learned scale per channel on a residual branch, diag(gamma) f(x) (Touvron et al. 2021, CaiT;
+    DeiT III and DINOv2 use it): (..., D) -> (..., D)."""
+
+    def __init__(self, embed_dim: int):
+        super().__init__()
+        self.gamma = nn.Parameter(torch.full((embed_dim,), 1e-5))
+
+    def forward(self, x: Tensor) -> Tensor:
+        return x * self.gamma
+
+
 class ViTEncoderLayer(nn.Module):
-    """Pre-norm encoder block: H = X + MSA(LN(X)); Y = H + MLP(LN(H))."""
+    """Pre-norm encoder block: H = X + MSA(LN(X)); Y = H + MLP(LN(H)).
+
+    With ``config.layer_scale`` each branch is scaled by its LayerScale: H = X + diag(g1) MSA(LN(X)).
+    """
 
     def __init__(self, config: ViTConfig):
         super().__init__()
@@ -203,25 +273,37 @@ class ViTEncoderLayer(nn.Module):
         self.dropout1 = nn.Dropout(config.dropout)
         self.norm2 = nn.LayerNorm(config.embed_dim, eps=config.ln_eps)
         self.mlp = ViTMLP(config)
+        if config.layer_scale:  # only then: the chapter's block keeps its state-dict keys
+            self.scale1 = LayerScale(config.embed_dim)
+            self.scale2 = LayerScale(config.embed_dim)
 
     def forward(self, x: Tensor) -> Tensor:
         attn_input = self.norm1(x)
         attn_output, _ = self.attn(attn_input, attn_input, attn_input, need_weights=False)
-        x = x + self.dropout1(attn_output)  # (B, N+1, D)
-        return x + self.mlp(self.norm2(x))  # (B, N+1, D)
+        x = x + self.dropout1(self._scaled(1, attn_output))  # (B, N+1, D)
+        return x + self._scaled(2, self.mlp(self.norm2(x)))  # (B, N+1, D)
 
-    def forward_class_token(self, x: Tensor) -> Tensor:
+    def _scaled(self, branch: int, x: Tensor) -> Tensor:
+        """A residual branch's output through its LayerScale, if the block has one: (B, T, D) -> (B, T, D)."""
+        scale = getattr(self, f"scale{branch}", None)
+        return x if scale is None else scale(x)
+
+    def forward_class_token(self, x: Tensor, num_tokens: int | None = 1) -> Tensor:
         """The block's output for the class token alone: (B, N+1, D) -> (B, 1, D), equal to ``self(x)[:, :1]``.
 
         As nanoGPT applies its head to the last position only: a head that reads the class token
         needs, in the last block, only its query, its row of attention, its output projection and
         its MLP (the keys and values still come from every token). ~83 % of the block's work is
-        skipped: 7 % of ViT-B's forward pass, 21 % of the 4-layer shapes model's.
+        skipped: 7 % of ViT-B's forward pass, 21 % of the 4-layer shapes model's. ``num_tokens``
+        leading tokens instead (DeiT's head reads 2: ``ViTClassificationHead.tokens_read``); None: all.
         """
+        if num_tokens is None:
+            return self(x)
         attn_input = self.norm1(x)  # (B, N+1, D)
-        attn_output, _ = self.attn(attn_input[:, :1], attn_input, attn_input)  # (B, 1, D): one query, N+1 keys
-        cls = x[:, :1] + self.dropout1(attn_output)  # (B, 1, D)
-        return cls + self.mlp(self.norm2(cls))  # (B, 1, D)
+        query = attn_input[:, :num_tokens]  # (B, 1, D): one query, N+1 keys
+        attn_output, _ = self.attn(query, attn_input, attn_input)  # (B, 1, D)
+        cls = x[:, :num_tokens] + self.dropout1(self._scaled(1, attn_output))  # (B, 1, D)
+        return cls + self._scaled(2, self.mlp(self.norm2(cls)))  # (B, 1, D)
 
 
 class ViTEncoder(nn.Module):
@@ -238,16 +320,72 @@ class ViTEncoder(nn.Module):
         return self.norm(x)
 
 
+class NoClassifier(nn.Module):
+    """The "head" of a backbone (a DINOv2 without a classifier): no classes, (..., F) -> (..., 0) logits.
+
+    So every view of attention and tokens runs on a backbone as on a classifier, and the predictions
+    say "this model has no classifier" instead of failing. No parameters.
+    """
+
+    def forward(self, x: Tensor) -> Tensor:
+        return x.new_zeros(*x.shape[:-1], 0)  # (..., F) -> (..., 0)
+
+
 class ViTClassificationHead(nn.Module):
-    """Classifies the class token: (B, N+1, D) -> (B, D) -> (B, K)."""
+    """Classifies the class token: (B, N+1, D) -> (B, D) -> (B, K).
+
+    ``config.head`` chooses what is read, each the way its family does at inference:
+    "token" the class token (the chapter); "token_distill_mean" the mean of ``head`` on the class
+    token and ``head_dist`` on the distillation token (DeiT, Touvron et al. 2021); "token_and_patch_mean"
+    the class token joined with the mean of the patch tokens, (B, 2D) (DINOv2's linear classifiers,
+    Oquab et al. 2023); "none" nothing (:class:`NoClassifier`, K = 0).
+    """
 
     def __init__(self, config: ViTConfig):
         super().__init__()
-        self.head = nn.Linear(config.embed_dim, config.num_classes)
+        self.kind = config.head
+        self.num_prefix = config.num_prefix_tokens
+        if config.head == "none":
+            self.head = NoClassifier()
+        else:
+            width = 2 * config.embed_dim if config.head == "token_and_patch_mean" else config.embed_dim
+            self.head = nn.Linear(width, config.num_classes)
+        if config.head == "token_distill_mean":
+            self.head_dist = nn.Linear(config.embed_dim, config.num_classes)
+
+    @property
+    def tokens_read(self) -> int | None:
+        """How many leading tokens the head reads (1: the class token; 2: and DeiT's distillation token), None: all."""
+        return {"token": 1, "token_distill_mean": 2, "none": 1}.get(self.kind)
 
     def forward(self, x: Tensor) -> Tensor:
+        return self.read(x)
+
+    def read(self, x: Tensor, quiet: bool = False) -> Tensor:
+        """The head on a block's (normed) output: (B, N+1, D) -> (B, K). ``quiet``: the linear maps' hooks do not fire
+        (an early exit, a lens on the stream: not a step of the forward pass)."""
+        def linear(module: nn.Module, t: Tensor) -> Tensor:
+            return module.forward(t) if quiet else module(t)
+
         cls_token = x[:, 0]  # (B, N+1, D) -> (B, D)
-        return self.head(cls_token)  # (B, D) -> (B, K)
+        if self.kind == "token_distill_mean":
+            return (linear(self.head, cls_token) + linear(self.head_dist, x[:, 1])) / 2  # (B, D) -> (B, K)
+        if self.kind == "token_and_patch_mean":
+            patches = x[:, self.num_prefix:].mean(dim=1)  # (B, T, D) -> (B, N, D) -> (B, D)
+            return linear(self.head, torch.cat([cls_token, patches], dim=-1))  # (B, 2D) -> (B, K)
+        return linear(self.head, cls_token)  # (B, D) -> (B, K)
+
+    def lens(self, tokens: Tensor) -> Tensor:
+        """The head's own map on every token as if it were the one read: (..., T, D) -> (..., T, K).
+
+        DeiT's is the mean of its two heads; DINOv2's reads the token as both the class token and the patch
+        mean ([t, t]). Calls the linear maps' ``forward`` directly, so hooks on them do not fire.
+        """
+        if self.kind == "token_distill_mean":
+            return (self.head.forward(tokens) + self.head_dist.forward(tokens)) / 2
+        if self.kind == "token_and_patch_mean":
+            return self.head.forward(torch.cat([tokens, tokens], dim=-1))  # (..., T, 2D) -> (..., T, K)
+        return self.head.forward(tokens)
 
 
 class ViTForImageClassification(nn.Module):
@@ -274,6 +412,15 @@ class ViTForImageClassification(nn.Module):
         """
         return self.head(self.encoder.norm(tokens))  # (B, N+1, D) -> (B, K)
 
+    def early_exit(self, tokens: Tensor) -> Tensor:
+        """What the model would predict if it stopped at this block: the final norm and the family's own head
+        (DeiT: the mean of both heads; DINOv2: the class token with the patch mean), (B, T, D) -> (B, K).
+
+        Hook-free as :meth:`classify_tokens`. On the class token alone it equals ``classify_tokens`` for the
+        chapter's head.
+        """
+        return self.head.read(self.encoder.norm.forward(tokens), quiet=True)  # (B, T, D) -> (B, K)
+
     def classify_tokens(self, tokens: Tensor) -> Tensor:
         """The final norm and the head's linear map on every token (the "logit lens"): (..., T, D) -> (..., T, K).
 
@@ -281,4 +428,4 @@ class ViTForImageClassification(nn.Module):
         and the head's ``forward`` directly: a lens on the stream, not a step of the forward pass, so
         hooks that watch the forward pass (a tracer's stages) do not fire for it.
         """
-        return self.head.head.forward(self.encoder.norm.forward(tokens))  # (..., T, D) -> (..., T, K)
+        return self.head.lens(self.encoder.norm.forward(tokens))  # (..., T, D) -> (..., T, K)

@@ -17,6 +17,7 @@ from torch import Tensor
 from torchvision.transforms import InterpolationMode
 from torchvision.transforms import functional as TF
 
+from vit.config import HUB_MODELS
 from vit.model.checkpoints import CHECKPOINTS
 from vit.model.families import is_trained_here, normalisation
 
@@ -30,6 +31,7 @@ class Preprocess:
     mean: tuple[float, ...]
     std: tuple[float, ...]
     interpolation: InterpolationMode
+    squash: bool = False  # resize both sides to resize_size, not keeping the aspect ratio (transformers' ViT)
 
     def view(self, image: Image.Image) -> Image.Image:
         """Resize and centre-crop an RGB image: (h, w) -> (S, S), the pixels the model sees."""
@@ -38,7 +40,8 @@ class Preprocess:
         if max(w, h) > _MAX_ASPECT * short:
             # A 1 x 5000 strip would otherwise be resized to 256 x 1,280,000 before the crop.
             image = TF.center_crop(image, [min(h, _MAX_ASPECT * short), min(w, _MAX_ASPECT * short)])
-        image = TF.resize(image, [self.resize_size], interpolation=self.interpolation, antialias=True)
+        size = [self.resize_size] * 2 if self.squash else [self.resize_size]
+        image = TF.resize(image, size, interpolation=self.interpolation, antialias=True)
         return TF.center_crop(image, [self.crop_size])
 
     def to_tensor(self, view: Image.Image) -> Tensor:
@@ -56,6 +59,8 @@ def preprocess_for(name: str, image_size: int) -> Preprocess:
     A family trained here (``vit.families``) has its own: the shorter side resized to
     ``image_size`` (no margin: drawn shapes may touch the border), centre crop, its normalisation.
     """
+    if name in HUB_MODELS:
+        return _hub_preprocess(name, image_size)
     if is_trained_here(name):
         mean, std = normalisation(name)
         return Preprocess(crop_size=image_size, resize_size=image_size, mean=mean, std=std,
@@ -68,6 +73,23 @@ def preprocess_for(name: str, image_size: int) -> Preprocess:
         mean=tuple(tv.mean),
         std=tuple(tv.std),
         interpolation=tv.interpolation,
+    )
+
+
+def _hub_preprocess(name: str, image_size: int) -> Preprocess:
+    """A Hub model's preprocessing as its repository states it (``vit.model.hubconfig``), scaled to ``image_size``.
+
+    timm's eval transform (``resolve_data_config`` + ``create_transform``): the shorter side resized to
+    floor(S / crop_pct), centre crop S; transformers' image processors: resize (both sides for ViT's and
+    DeiT's, the shorter side for DINOv2's), centre crop where ``do_center_crop``.
+    """
+    from vit.model.hubconfig import spec_of  # noqa: PLC0415
+
+    spec = spec_of(name)
+    return Preprocess(
+        crop_size=image_size,
+        resize_size=max(image_size, round(spec.resize_size * image_size / spec.crop_size)),
+        mean=spec.mean, std=spec.std, interpolation=InterpolationMode(spec.interpolation), squash=spec.squash,
     )
 
 

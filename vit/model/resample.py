@@ -79,12 +79,14 @@ def _pi_resize_matrix(old_size: tuple[int, int], new_size: tuple[int, int]) -> T
 
 
 def resample_pos_embed(
-    pos_embed: Tensor, old_grid: tuple[int, int], new_grid: tuple[int, int], num_prefix_tokens: int = 1
+    pos_embed: Tensor, old_grid: tuple[int, int], new_grid: tuple[int, int], num_prefix_tokens: int = 1,
+    antialias: bool = True,
 ) -> Tensor:
     """Resample a position embedding (1, prefix + gh*gw, D) to a new grid (bicubic), the prefix kept.
 
     As timm's ``resample_abs_pos_embed``: the first ``num_prefix_tokens`` positions (the class
-    token's, for the chapter's ViT) are not on the grid and are kept as they are.
+    token's, for the chapter's ViT) are not on the grid and are kept as they are. ``antialias=False``
+    is what transformers' DINOv2 (without registers) does when it runs at another size.
 
     Returns a new tensor (1, prefix + new_gh*new_gw, D); the same grid returns a copy.
     """
@@ -99,6 +101,6 @@ def resample_pos_embed(
     prefix_pos, patch_pos = pos_embed[:, :num_prefix_tokens], pos_embed[:, num_prefix_tokens:]
     D = pos_embed.shape[-1]
     grid = patch_pos.reshape(1, old_grid[0], old_grid[1], D).permute(0, 3, 1, 2)  # (1, D, gh, gw)
-    grid = F.interpolate(grid.float(), size=new_grid, mode="bicubic", align_corners=False, antialias=True)
+    grid = F.interpolate(grid.float(), size=new_grid, mode="bicubic", align_corners=False, antialias=antialias)
     patch_pos = grid.permute(0, 2, 3, 1).reshape(1, -1, D).to(pos_embed.dtype)  # (1, gh'*gw', D)
     return torch.cat([prefix_pos, patch_pos], dim=1)
