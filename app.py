@@ -47,9 +47,10 @@ except ImportError:
 import gradio as gr
 from starlette.middleware import Middleware  # gradio's own dependency
 
+from vit.errors import InputError
 from vit.model.families import ASSETS
 from vit.serve.files import remove_stale_folders
-from vit.ui import layout, startup
+from vit.ui import layout, models, startup
 
 log = logging.getLogger("vit.app")
 
@@ -135,6 +136,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=int(os.environ.get("GRADIO_SERVER_PORT") or 7860),
                         help="port (default 7860, or $GRADIO_SERVER_PORT)")
     parser.add_argument("--share", action="store_true", help="also open a temporary public gradio.live link")
+    parser.add_argument("--models", default=None, metavar="ID[,ID...]",
+                        help="Hugging Face Hub ViTs (repository ids or local folders) to add to the model menu "
+                             "(default $VIT_MODELS); visitors pick from the menu, they never name a repository")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     # SIGTERM (systemd, docker stop, kill) ends the server as Ctrl-C does: gradio closes and
@@ -144,6 +148,10 @@ def main(argv: list[str] | None = None) -> None:
     logging.getLogger("httpx").setLevel(logging.WARNING)  # gradio's own start-up requests
     if startup.on_space():  # a Space starts with an empty cache: fetch the default model's weights from the start
         startup.start_prefetch()
+    try:
+        models.register(models.operator_models(args.models))  # before the page is built: its menu lists them
+    except InputError as exc:
+        parser.error(f"--models: {exc}")  # a sentence and exit status 2, before anything listens
     demo = build_demo()
     launch(demo, args.host, args.port, args.share, prevent_thread_lock=True)
     threading.Thread(target=_prewarm, name="prewarm", daemon=True).start()

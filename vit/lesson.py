@@ -61,13 +61,21 @@ def _numbers(a) -> dict:
             "H": a.input_size[0], "W": a.input_size[1], "hidden": tuple(hidden) if hidden else (1, a.num_tokens, 4 * D)}
 
 
+def prefix_words(names) -> str:
+    """"1 class token", or "5 prefix tokens (class, register 1, ...)" for DeiT's and the registers' models."""
+    return "1 class token" if len(names) == 1 else f"{len(names)} prefix tokens ({', '.join(names)})"
+
+
 def _detail(step: LessonStep, a, n: dict) -> str:
-    top = a.topk[0]
+    top = a.topk[0] if a.topk else None
     shape = f"(1, {n['T']}, {n['D']})"
+    if top is None and step.view in ("lens-view", "depth-plot"):
+        return ("This model has no classifier (a backbone): there are no class scores to read, at the end or "
+                "on the way. Choose a model with a head to see this step's numbers.")
     if step.view == "patch-grid":
         return (f"Here: a {n['H']}×{n['W']} image in {n['rows']}×{n['cols']} patches of {n['P']} px, so "
-                f"N = {n['N']} patch tokens + 1 class token = {n['T']} tokens of D = {n['D']} numbers: "
-                f"Z₀ has shape **{shape}** (B = 1).")
+                f"N = {n['N']} patch tokens + {prefix_words(a.prefix_token_names)} = {n['T']} tokens of "
+                f"D = {n['D']} numbers: Z₀ has shape **{shape}** (B = 1).")
     if step.view == "stage-table":
         return (f"Read the table: every layer's output is **{shape}**, from layer 1 to L = {n['L']}; only the MLP's "
                 f"hidden layer is wider, {n['hidden']} (4D = {4 * n['D']}), and back to D inside the block.")
@@ -97,6 +105,9 @@ def _detail(step: LessonStep, a, n: dict) -> str:
         return (f"Here z_cls, the class token after the encoder's final LayerNorm (ViTEncoder.norm), has shape "
                 f"(1, {n['D']}), the logits (1, {n['K']}); the answer is **{top.label}** "
                 f"with probability {top.prob:.1%}. The plot reads the class token after every layer.")
+    if step.view == "rollout-view" and top is None:
+        return (f"The whole path: (1, 3, {n['H']}, {n['W']}) → {shape} → {n['L']} blocks → {shape}; this model "
+                f"stops there (no classifier). Rollout estimates how much of each patch reached the class token.")
     if step.view == "rollout-view":
         return (f"The whole path: (1, 3, {n['H']}, {n['W']}) → {shape} → {n['L']} blocks → {shape} → "
                 f"z_cls (1, {n['D']}) → logits (1, {n['K']}) → **{top.label}** ({top.prob:.1%}). Rollout "

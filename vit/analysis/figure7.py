@@ -58,7 +58,8 @@ def position_similarity(loaded: LoadedModel) -> Tensor:
     Patches in row-major order, as the tokens; of the model as loaded (resampled
     to the grid when the patch size was changed).
     """
-    pos = loaded.module.embedding.pos_embed.weight.detach()[0, 1:]  # (1, N+1, D) -> (N, D)
+    # The rows of the prefix tokens that have one (the class token; a distillation token, registers) go first.
+    pos = loaded.module.embedding.pos_embed.weight.detach()[0, loaded.config.num_pos_prefix_tokens:]  # -> (N, D)
     return cosine_similarity_matrix(pos).cpu()
 
 

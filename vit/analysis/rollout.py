@@ -266,23 +266,24 @@ def causal(matrix: Tensor) -> Tensor:
     return kept / kept.sum(dim=-1, keepdim=True).clamp_min(1e-12)
 
 
-def downsample_matrix(matrix: Tensor, factor: int) -> Tensor:
+def downsample_matrix(matrix: Tensor, factor: int, prefix: int = 1) -> Tensor:
     """Block max of a (T, T) attention map over ``factor`` x ``factor`` blocks of patch tokens.
 
-    Token 0 (the class token) keeps its own row and column: the result is (1 + n, 1 + n)
-    with n = ceil((T - 1) / factor); row 0 is the class token's row, its patch columns
-    block-maxed, and entry (0, 0) unchanged. The max keeps a single strong link visible.
+    The ``prefix`` tokens (the class token; a distillation token, registers) keep their own rows and
+    columns: the result is (prefix + n, prefix + n) with n = ceil((T - prefix) / factor); a prefix
+    token's row has its patch columns block-maxed, and the prefix-by-prefix corner is unchanged. The max
+    keeps a single strong link visible.
     """
     if factor <= 1:
         return matrix.clone()
-    T = matrix.shape[-1]
-    n = -(-(T - 1) // factor)
-    pad = n * factor - (T - 1)
+    T, p = matrix.shape[-1], prefix
+    n = -(-(T - p) // factor)
+    pad = n * factor - (T - p)
     padded = torch.nn.functional.pad(matrix, (0, pad, 0, pad), value=float("-inf"))  # (T + pad, T + pad)
-    patches = padded[1:, 1:].reshape(n, factor, n, factor).amax(dim=(1, 3))  # (n, n)
-    cls_row = padded[0, 1:].reshape(n, factor).amax(dim=-1)  # (n,)
-    cls_col = padded[1:, 0].reshape(n, factor).amax(dim=-1)  # (n,)
-    out = matrix.new_empty(1 + n, 1 + n)
-    out[0, 0] = matrix[0, 0]
-    out[0, 1:], out[1:, 0], out[1:, 1:] = cls_row, cls_col, patches
+    patches = padded[p:, p:].reshape(n, factor, n, factor).amax(dim=(1, 3))  # (n, n)
+    prefix_rows = padded[:p, p:].reshape(p, n, factor).amax(dim=-1)  # (p, n)
+    prefix_cols = padded[p:, :p].reshape(n, factor, p).amax(dim=1)  # (n, p)
+    out = matrix.new_empty(p + n, p + n)
+    out[:p, :p] = matrix[:p, :p]
+    out[:p, p:], out[p:, :p], out[p:, p:] = prefix_rows, prefix_cols, patches
     return out

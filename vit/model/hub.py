@@ -61,6 +61,14 @@ def weights_file(spec: HubSpec, progress: Progress | None = None, max_bytes: int
     raise InputError(f"{spec.name} has neither {' nor '.join(hubconfig.WEIGHTS_FILES)}")
 
 
+def is_cached(name: str) -> bool:
+    """Whether a Hub model's weights are on disk now (its folder's, or the Hub cache's)."""
+    spec = hubconfig.SPECS.get(name)
+    if spec is not None and spec.folder is not None:
+        return any((spec.folder / f).is_file() for f in hubconfig.WEIGHTS_FILES)
+    return any(_cached(name, f) for f in hubconfig.WEIGHTS_FILES)
+
+
 def _cached(name: str, filename: str) -> bool:
     from huggingface_hub import try_to_load_from_cache  # noqa: PLC0415
 

@@ -17,6 +17,7 @@ from collections import OrderedDict
 
 from vit import validate
 from vit.bounded import BoundedDict
+from vit.config import HUB_MODELS
 from vit.model.checkpoints import cached_path
 from vit.model.families import is_trained_here
 from vit.model.load import load_model
@@ -72,9 +73,13 @@ class ModelCache:
     @staticmethod
     def _stale(loaded: LoadedModel, key: tuple) -> bool:
         """A random fallback for "imagenet" is stale once the checkpoint has been fetched."""
-        if is_trained_here(key[0]):  # its weights ship in assets/: nothing is ever fetched later
-            return False
-        return key[1] == "imagenet" and loaded.weights == "random" and cached_path(key[0]).is_file()
+        if is_trained_here(key[0]) or key[1] != "imagenet" or loaded.weights != "random":
+            return False  # weights shipped in assets/, or asked for as they are: nothing is fetched later
+        if key[0] in HUB_MODELS:  # a Hub model: once its weights are in the Hub cache
+            from vit.model import hub  # noqa: PLC0415
+
+            return hub.is_cached(key[0])
+        return cached_path(key[0]).is_file()
 
     def _evict(self, keep: tuple) -> None:
         def total() -> int:

@@ -18,6 +18,7 @@ import functools
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import replace
 
 import gradio as gr
 from PIL import Image
@@ -27,7 +28,7 @@ from vit import validate, views
 from vit.config import patch_size_range
 from vit.errors import InputError
 from vit.model.families import is_trained_here
-from vit.ui import inputs, meter, pictures, runs
+from vit.ui import inputs, meter, models, pictures, runs
 from vit.ui.inputs import Number, Query, layer_head
 from vit.ui.runs import PROGRESS_DRAWING
 from vit.ui.state import (
@@ -50,6 +51,7 @@ from vit.views.pictures import Display
 log = logging.getLogger("vit.app")
 
 DEFAULTS = Display()  # the display before anyone changes it (vit.views.pictures: defined there once)
+NO_CLASSIFIER = "No classifier: this model is a backbone (no class scores)"  # what the top-k box says then
 AUTO_DOWNLOAD_MB = 400  # larger checkpoints (ViT-L, ViT-H) download only when Analyze is pressed
 SERVER_ERROR = "Something went wrong on the server (it has been logged). Try again, or another image or setting."
 
@@ -226,7 +228,7 @@ def page_predictions(key: str | None, top_k: Number):
     if key is None:
         return gr.skip()
     a = kept(key)
-    return views.top_k(a, inputs.top_k(top_k, len(a.probs)))
+    return views.top_k(a, inputs.top_k(top_k, max(1, len(a.probs)))) or NO_CLASSIFIER
 
 
 def _auto_reason(c: costs.Cost) -> str:
@@ -238,6 +240,12 @@ def _auto_reason(c: costs.Cost) -> str:
         return f"takes ~{seconds:.0f} s here"
     if is_trained_here(c.name):
         return ""
+    if models.is_hub(c.name):  # its weights' size from its parameters (float32), until they are cached
+        from vit.model import hub  # noqa: PLC0415 - huggingface_hub and safetensors
+
+        megabytes = costs.estimate(c.name).weights_bytes / 1e6  # the whole model's, whatever the depth run
+        return "" if megabytes <= AUTO_DOWNLOAD_MB or hub.is_cached(c.name) else f"needs its ~{megabytes:,.0f} MB " \
+            "of weights first"
     from vit.model.checkpoints import CHECKPOINTS, cached_path  # noqa: PLC0415 - imports torch
 
     if not cached_path(c.name).is_file() and CHECKPOINTS[c.name].file_size_mb > AUTO_DOWNLOAD_MB:
@@ -334,8 +342,8 @@ def _analysed(a, key: str, setting: Setting, before: Setting | None, layer, head
     """A new analysis's outputs on the page (its pictures follow from the new key: :func:`page_redraw`)."""
     same_model = before is not None and (before.name, before.depth) == (setting.name, setting.depth)
     return {
-        "banner": meter.banner_html(a), "stage-table": pictures.stage_table(a), "predictions": views.top_k(a, top_k),
-        "analysis-key": key, "notice": "",
+        "banner": meter.banner_html(a), "stage-table": pictures.stage_table(a),
+        "predictions": views.top_k(a, top_k) or NO_CLASSIFIER, "analysis-key": key, "notice": "",
         "layer": _slider(layer, setting.depth, reset=not same_model),  # another model or depth: its last layer
         "head": _head(head, a.num_heads),
         "cost-meter": meter.cost_meter(setting, shown=True),
@@ -383,18 +391,20 @@ def page_redraw(key: str | None, query: Query, layer: Number, head: Number, opac
                       inputs.colormap_name(colormap), projector, frame)
     cell = views.query_cell(display.query, a.grid)
     out, drawn = {}, {}
+    own = {n: replace(display, frame=inputs.screen(screen, tab_on_screen, n)[1])  # a picture's own frame
+           for n in registry.on_tab(tab_on_screen)}
     for name in registry.on_tab(tab_on_screen):
-        sig = registry.signature(registry.variant_key(key, name, a.head_fusion, a.discard_ratio), name, display, cell)
+        sig = registry.signature(registry.variant_key(key, name, a.head_fusion, a.discard_ratio), name, own[name], cell)
         if session.drawn.get(name) == sig:
             continue
-        view = registry.draw(a, name, display, weights=pictures.model_weights(a))
+        view = registry.draw(a, name, own[name], weights=pictures.model_weights(a))
         out[name], out[f"{name}-caption"] = view.image, pictures.caption(view)
         drawn[name] = sig
     if not out or session.redraw != number or session.key not in (None, key):
         return {}  # nothing changed, or a newer redraw or analysis of this session shows instead
     session.drawn.update(drawn)
     if "patch-grid" in out:
-        out["grid-info"] = pictures.grid_info(a, display)
+        out["grid-info"] = pictures.grid_info(a, own["patch-grid"])
     out["timing"] = pictures.redrawn(t0, session.timing if session.key == key else "")
     return out
 
@@ -408,7 +418,7 @@ def click(key: str | None, which: str, screen: str | bool, tab_on_screen: str, e
     a = analysis_store().get(key)
     if a is None or evt is None or which not in registry.PICTURES:
         return gr.skip()
-    projector, frame = inputs.screen(screen, tab_on_screen)
+    projector, frame = inputs.screen(screen, tab_on_screen, which)
     size = registry.frame_sizes(registry.PICTURES[which], a, Display(projector=projector, frame=frame))[0]
     box = views.picture_box(a, size) if which == "patch-grid" else views.display_size(a, size)
     try:

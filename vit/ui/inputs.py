@@ -13,7 +13,7 @@ import math
 from gradio.utils import get_upload_folder
 
 from vit import validate
-from vit.config import PRESETS, patch_size_range
+from vit.config import native_config, patch_size_range
 from vit.errors import InputError
 from vit.model.families import ASSETS
 from vit.serve.decode import load_image_bounded
@@ -67,7 +67,7 @@ def page_setting(model: str, patch_size: Number, depth: Number) -> Setting:
     """The :class:`~vit.validate.Setting` of the page's controls: P and depth clamped to the model's ranges,
     then validated, once, as everywhere else (:func:`vit.validate.setting`)."""
     name = validate.model_name(model)
-    native, (lo, hi) = PRESETS[name], patch_size_range(name)
+    native, (lo, hi) = native_config(name), patch_size_range(name)
     return validate.setting(name, clamp(patch_size, lo, hi, native.patch_size),
                             clamp(depth, 1, native.num_layers, native.num_layers))
 
@@ -78,15 +78,17 @@ def colormap_name(value) -> str:
     raise InputError(f"colormap must be one of {', '.join(map(repr, COLORMAPS))}, got {validate.show(value)}")
 
 
-MAX_SCREEN_CHARS = 1000  # the page's measurements are ~150 characters; anything longer is not read
+MAX_SCREEN_CHARS = 2000  # the page's measurements are ~150-400 characters; anything longer is not read
 MAX_FRAME = 2400  # px: a frame measured larger (a 4K wall, or a request making up numbers) draws at this
 
 
-def screen(value, tab: str) -> tuple[bool, tuple[int, int] | None]:
-    """(projector mode, the frame of ``tab``'s pictures) from what the page's script measured.
+def screen(value, tab: str, picture: str | None = None) -> tuple[bool, tuple[int, int] | None]:
+    """(projector mode, the frame of ``tab``'s pictures, or of ``picture`` where its own differs) from what the
+    page's script measured.
 
-    The page sends ``{"p": 0 or 1, "tabs": {tab: [width, height], ...}}`` (vit/ui/page.js): each tab's
-    picture frame in CSS px, measured when it was last on screen. A bare bool (a client of the old page,
+    The page sends ``{"p": 0 or 1, "tabs": {tab: [width, height], ...}, "frames": {picture: [w, h], ...}}``
+    (vit/ui/page.js): each tab's picture frame in CSS px, measured when it was last on screen, and the
+    frames of pictures wider than that (a picture that has a row of its own). A bare bool (a client of the old page,
     a test) is projector mode without a frame; anything unreadable is neither. Frames are clamped to
     MIN_FRAME..MAX_FRAME, so no request can ask for a giant drawing.
     """
@@ -98,8 +100,10 @@ def screen(value, tab: str) -> tuple[bool, tuple[int, int] | None]:
         data = {}
     if not isinstance(data, dict):
         return False, None
-    projector, tabs = data.get("p") in (1, True), data.get("tabs")
-    frame = tabs.get(tab) if isinstance(tabs, dict) else None
+    projector, tabs, frames = data.get("p") in (1, True), data.get("tabs"), data.get("frames")
+    frame = frames.get(picture) if picture and isinstance(frames, dict) else None
+    if frame is None:
+        frame = tabs.get(tab) if isinstance(tabs, dict) else None
     if not (isinstance(frame, list) and len(frame) == 2 and all(_number(v) is not None for v in frame)):
         return projector, None
     w, h = (_number(v) for v in frame)
@@ -119,7 +123,7 @@ def query_fraction(value) -> tuple[float, float]:
 
 def layer_head(a, layer, head) -> tuple[int, int]:
     """Strict 1-based (layer, head) for an analysis; a layer past the depth run shows the last one."""
-    native = PRESETS[a.model]
+    native = native_config(a.model)
     layer = a.depth if layer is None else min(validate.layer(layer, native.num_layers), a.depth)
     return layer, validate.head(head, a.num_heads)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import gradio as gr
 
-from vit.ui import events
+from vit.ui import events, models
 from vit.ui.state import STATE_TTL_S, key_expired
 from vit.ui.tabs import attention, controls, depth, figure7, inside, lesson, patches, why
 from vit.views.pictures import Display
@@ -43,6 +43,7 @@ def theme() -> gr.themes.Base:
 
 def build_demo() -> gr.Blocks:
     """The app's layout and wiring; nothing runs and nothing downloads until a request comes."""
+    models.register()  # the curated Hub models, from their names (the operator's: app.main, before this)
     c: dict = {}
     with gr.Blocks(title="ViT Anatomy", analytics_enabled=False, delete_cache=DELETE_CACHE_S) as demo:
         # What a browser tab holds between events: small keys, never pictures or tensors.

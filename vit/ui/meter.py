@@ -11,7 +11,7 @@ import re
 import sys
 
 from vit import cost as costs
-from vit.config import DISPLAY_NAMES, PRESETS
+from vit.config import DISPLAY_NAMES, display_name, native_config
 from vit.errors import InputError
 from vit.model.families import is_trained_here
 from vit.validate import Setting
@@ -89,7 +89,7 @@ def banner_html(analysis=None) -> str:
     if analysis is None:
         kind, head, text = "idle", "No image analysed yet", "Pick an example or upload a photo."
     else:
-        native = PRESETS[analysis.model]
+        native = native_config(analysis.model)
         text = analysis.status
         pretrained = "✔ TRAINED HERE" if analysis.weights == "trained" else "✔ PRETRAINED"
         if analysis.weights == "random":
@@ -109,7 +109,7 @@ def banner_html(analysis=None) -> str:
 
 def download_banner_html(name: str, done: int, total: int, failed: bool = False) -> str:
     """The banner while a Space's startup download of ``name``'s weights runs, or after it failed."""
-    display = DISPLAY_NAMES[name]
+    display = display_name(name)
     if failed:
         kind, head = "bad", "⚠ UNTRAINED"
         text = (f"the {display} weights could not be downloaded, so its analyses use random weights "

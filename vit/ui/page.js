@@ -46,7 +46,7 @@
   // (the hidden #screen box) and draws every picture to fill its frame. Hidden tabs cannot be measured: a
   // tab is measured when it is on screen, and the server draws with the last measure of that tab.
   const FRAME_MIN = 220, PHONE = 640;
-  const screenState = {p: 0, tabs: {}};
+  const screenState = {p: 0, tabs: {}, frames: {}};
   let sent = "";
   const visibleTab = () => [...document.querySelectorAll("#tabs > .tabitem, #tabs > div > .tabitem")]
     .find((t) => t.offsetParent !== null);
@@ -63,6 +63,11 @@
     tab.style.setProperty("--frame-h", height + "px");
     screenState.p = document.body.classList.contains("projector") ? 1 : 0;
     screenState.tabs[tab.id.replace(/^tab-/, "")] = [Math.round(width), Math.round(height)];
+    for (const frame of frames) {  // a picture whose frame differs from the tab's first (a full-width one)
+      const w = Math.round(frame.clientWidth);
+      if (frame.id && Math.abs(w - width) > 8) screenState.frames[frame.id] = [w, Math.round(height)];
+      else if (frame.id) delete screenState.frames[frame.id];
+    }
     const value = JSON.stringify(screenState);
     const box = $("#screen textarea, #screen input");
     if (!box || value === sent) return;
@@ -108,7 +113,7 @@
       tip.style.display = "none";
       return;
     }
-    tip.textContent = `row ${r}, column ${c} → token ${1 + r * cols + c}`;
+    tip.textContent = `row ${r}, column ${c} → token ${Number(d.prefix || 1) + r * cols + c}`;
     tip.style.left = event.clientX + 16 + "px";
     tip.style.top = event.clientY + 16 + "px";
     tip.style.display = "block";

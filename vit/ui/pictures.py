@@ -64,7 +64,8 @@ def grid_info(a, display: Display = Display()) -> str:
     size = registry.frame_sizes(registry.PICTURES["patch-grid"], a, display)[0]
     x0, y0, w, h = views.picture_box(a, size)
     ow, oh = views.display_size(a, registry.frame_sizes(registry.PICTURES["query-view"], a, display)[0])
-    return (f'<div id="grid-geometry" data-rows="{rows}" data-cols="{cols}" data-x0="{x0}" data-y0="{y0}" '
+    return (f'<div id="grid-geometry" data-rows="{rows}" data-cols="{cols}" data-prefix="{a.num_prefix_tokens}" '
+            f'data-x0="{x0}" data-y0="{y0}" '
             f'data-w="{w}" data-h="{h}" data-overlay-w="{ow}" data-overlay-h="{oh}"></div>')
 
 

@@ -11,7 +11,7 @@ import os
 import gradio as gr
 
 from vit import validate
-from vit.ui import meter
+from vit.ui import meter, models
 
 DEFAULT_MODEL = "ViT-B/16"  # shown first on the page, and fetched at a Space's start
 STARTUP_OUTPUTS = ("banner", "startup-timer")
@@ -50,6 +50,9 @@ def fetch_weights(name: str, report) -> None:
     from vit.model.load import fetch_checkpoint  # noqa: I001, PLC0415 - imports torch (load first: see above)
     from vit.model.checkpoints import CHECKPOINTS  # noqa: PLC0415
 
+    if models.is_hub(name):  # a Hub model: its config.json and weights into the Hub cache
+        models.fetch(name, report)
+        return
     if name not in CHECKPOINTS:  # a family that ships its own weights: nothing to download
         return
 

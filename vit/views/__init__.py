@@ -29,6 +29,7 @@ from vit.views.base import (
     DEPTH_PLOT_SIZE,
     DISPLAY_SIZE,
     HEAT_LABEL,
+    NO_CLASSIFIER,
     TILE_SIZE,
     View,
     captioned,
@@ -77,8 +78,8 @@ from vit.views.why import (
 
 __all__ = [
     "BLOCK_SERIES", "COLORBAR_ONE_LINE", "COLORBAR_RESERVE", "COLORBAR_WIDE", "COMPARISON_HEADERS", "CURVE_COLOURS",
-    "DEPTH_PLOT_SIZE", "DISPLAY_SIZE", "FILTER_COLUMNS",
-    "HEAT_LABEL", "LENS_CLASSES", "MATRIX_CMAP", "POSITION_TILES", "STAGE_HEADERS", "STAGE_NOTE", "TILE_SIZE",
+    "DEPTH_PLOT_SIZE", "DISPLAY_SIZE", "FILTER_COLUMNS", "HEAT_LABEL", "LENS_CLASSES", "NO_CLASSIFIER",
+    "MATRIX_CMAP", "POSITION_TILES", "STAGE_HEADERS", "STAGE_NOTE", "TILE_SIZE",
     "View", "auc_text", "block_code_view", "block_view", "captioned", "clicked_fraction", "comparison_rows",
     "curves_view",
     "depth_view", "display_size", "distance_points", "distance_view", "explanation_view", "filter_tiles",

@@ -46,7 +46,7 @@ def query_cell(query: tuple[float, float], grid: tuple[int, int]) -> tuple[int, 
     return min(rows - 1, max(0, int(fy * rows))), min(cols - 1, max(0, int(fx * cols)))
 
 
-token_index = draw.token_index  # the one formula, 1 + r·cols + c: the patch grid numbers its cells with it
+token_index = draw.token_index  # the one formula, P + r·cols + c: the patch grid numbers its cells with it
 
 
 def display_size(a, size: int = DISPLAY_SIZE) -> tuple[int, int]:
@@ -60,7 +60,7 @@ def picture_box(a, size: int = DISPLAY_SIZE) -> tuple[int, int, int, int]:
     Overlays draw the image at (0, 0) with the colour bar below, so their box is
     ``(0, 0, *display_size(a, size))``.
     """
-    return draw.grid_layout(a.grid, display_size(a, size)).box
+    return draw.grid_layout(a.grid, display_size(a, size), a.num_prefix_tokens).box
 
 
 def grid_size_for(a, width: int, height: int) -> int:
@@ -126,6 +126,18 @@ def fit_note(a) -> str:
 def bar_number(x: float) -> str:
     """A colour-bar number: 0 as "0", else three significant digits ("0.0312")."""
     return "0" if x == 0 else f"{x:.3g}"
+
+
+NO_CLASSIFIER = ("This model has no classifier: it is a backbone (DINOv2's are), trained to make tokens, "
+                 "not to name classes. Its attention, rollout, tokens and Figure 7 are all here; predictions, "
+                 "early exits, token content and \"Why this class?\" need a head.")
+
+
+def no_classifier_view(a, title: str, size) -> View:
+    """In place of a picture that reads classes: a card saying that this model has none (a backbone)."""
+    width = size[0] if isinstance(size, tuple) else size
+    card = draw.message_card(f"{title}: no classifier", NO_CLASSIFIER, max(240, int(width)))
+    return View(card, f"**{title}:** {NO_CLASSIFIER}", title=f"{title} (no classifier)")
 
 
 def heat_view(a, heat: np.ndarray, opacity: float, cmap: str, size: int, mark=None, label: str = HEAT_LABEL):

@@ -5,11 +5,13 @@ layer, to show at what depth the prediction forms.
 from __future__ import annotations
 
 from vit.views import plots
-from vit.views.base import DEPTH_PLOT_SIZE, View
+from vit.views.base import DEPTH_PLOT_SIZE, View, no_classifier_view
 
 
 def depth_view(a, size: tuple[int, int] = DEPTH_PLOT_SIZE) -> View:
     """The early-exit plot: how the prediction forms across depth."""
+    if not a.has_classifier:
+        return no_classifier_view(a, "Early exit", size)
     lp = a.layer_predictions
     final = a.topk[0].label
     image = plots.depth_plot([p.layer for p in lp], [p.prob for p in lp], [p.label for p in lp],

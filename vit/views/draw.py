@@ -61,10 +61,11 @@ def normalize(values: np.ndarray, scale: tuple[float, float] | None = None) -> n
     return np.clip((values - lo) / (hi - lo), 0.0, 1.0) if hi > lo else np.zeros_like(values)
 
 
-def token_index(cell: tuple[int, int], grid: tuple[int, int]) -> int:
-    """The token of patch (row, col): token 0 is the class token, patches follow row by row (row-major)."""
+def token_index(cell: tuple[int, int], grid: tuple[int, int], prefix: int = 1) -> int:
+    """The token of patch (row, col): the ``prefix`` tokens come first (token 0 the class token; DeiT's
+    distillation token, registers), then the patches row by row (row-major)."""
     r, c = cell
-    return 1 + r * grid[1] + c
+    return prefix + r * grid[1] + c
 
 
 def _display(image: np.ndarray, size: int) -> Image.Image:
@@ -170,9 +171,10 @@ class GridLayout:
     in_cells: bool
     row_step: int = 1
     col_step: int = 1
+    prefix: int = 1  # tokens before the patches: the numbers start at this
 
 
-def grid_layout(grid: tuple[int, int], picture: tuple[int, int]) -> GridLayout:
+def grid_layout(grid: tuple[int, int], picture: tuple[int, int], prefix: int = 1) -> GridLayout:
     """Lay out the numbers of a (rows, cols) grid over a picture of (width, height) px.
 
     Every cell carries its token index when the largest index fits inside a cell at
@@ -184,30 +186,32 @@ def grid_layout(grid: tuple[int, int], picture: tuple[int, int]) -> GridLayout:
     w, h = picture
     cw, ch = w / cols, h / rows
     size = max(GRID_FONT, min(22, int(min(cw, ch) * 0.36)))
-    widest = font(size).getlength(str(token_index((rows - 1, cols - 1), grid)))
+    widest = font(size).getlength(str(token_index((rows - 1, cols - 1), grid, prefix)))
     if widest + 6 <= cw and size + 6 <= ch:
-        return GridLayout((0, 0, w, h), (w, h), size, True)
+        return GridLayout((0, 0, w, h), (w, h), size, True, prefix=prefix)
     f = font(GRID_FONT)
     row_step = math.ceil((GRID_FONT + 4) / ch)
     col_step = math.ceil((f.getlength(str(cols - 1)) + 8) / cw)
-    left = _ARROW_STRIP + math.ceil(f.getlength(str(token_index((rows - 1, 0), grid)))) + 10
+    left = _ARROW_STRIP + math.ceil(f.getlength(str(token_index((rows - 1, 0), grid, prefix)))) + 10
     top = _ARROW_STRIP + GRID_FONT + 8
-    return GridLayout((left, top, w, h), (left + w, top + h), GRID_FONT, False, row_step, col_step)
+    return GridLayout((left, top, w, h), (left + w, top + h), GRID_FONT, False, row_step, col_step, prefix)
 
 
 def patch_grid(
-    image: np.ndarray, grid: tuple[int, int], size: int = DISPLAY_SIZE, mark: tuple[int, int] | None = None
+    image: np.ndarray, grid: tuple[int, int], size: int = DISPLAY_SIZE, mark: tuple[int, int] | None = None,
+    prefix: int = 1,
 ) -> Image.Image:
     """The model's view cut into patches, numbered in the row-major order the tokens take.
 
-    Token 0 is the class token, so patch (r, c) is token 1 + r*cols + c (:func:`token_index`). Coarse grids
+    Token 0 is the class token (``prefix`` tokens in all before the patches: DeiT's distillation token,
+    registers), so patch (r, c) is token prefix + r*cols + c (:func:`token_index`). Coarse grids
     carry that number in every cell; fine ones (P = 8, 4 at 224 px) on margins outside
     the picture, with an arrow in each margin for the reading order (row by row, left
     to right) that runs beside the numbers, not through them. See :func:`grid_layout`.
     """
     img = _display(image, size).convert("RGB")
     rows, cols = grid
-    layout = grid_layout(grid, img.size)
+    layout = grid_layout(grid, img.size, prefix)
     draw = ImageDraw.Draw(img, "RGBA")
     cw, ch = img.width / cols, img.height / rows
     line = (255, 255, 255, 200)
@@ -221,7 +225,7 @@ def patch_grid(
         f = font(layout.font_size)
         for r in range(rows):
             for c in range(cols):
-                xy, text = (c * cw + 3, r * ch + 2), str(token_index((r, c), grid))
+                xy, text = (c * cw + 3, r * ch + 2), str(token_index((r, c), grid, prefix))
                 box = draw.textbbox(xy, text, font=f)
                 marked = mark == (r, c)  # the marked patch's number on pink, the outline's colour
                 draw.rectangle([box[0] - 2, box[1] - 2, box[2] + 2, box[3] + 2],
@@ -242,7 +246,8 @@ def _with_margins(img: Image.Image, grid: tuple[int, int], layout: GridLayout) -
     cw, ch = w / cols, h / rows
     ink = (30, 30, 30)
     for r in range(0, rows, layout.row_step):
-        draw.text((x0 - 5, y0 + (r + 0.5) * ch), str(token_index((r, 0), grid)), fill=ink, font=f, anchor="rm")
+        first = str(token_index((r, 0), grid, layout.prefix))
+        draw.text((x0 - 5, y0 + (r + 0.5) * ch), first, fill=ink, font=f, anchor="rm")
     for c in range(0, cols, layout.col_step):
         draw.text((x0 + (c + 0.5) * cw, y0 - 4), str(c), fill=ink, font=f, anchor="md")
     mid = _ARROW_STRIP / 2  # arrows in their own strips: along the top (a row), down the left (next row)
@@ -365,6 +370,18 @@ def captioned(img: Image.Image, title: str, paragraphs: Sequence[str], width: in
     return sheet
 
 
+def message_card(title: str, text: str, width: int) -> Image.Image:
+    """A picture that is a sentence: a bold title and wrapped text on a pale card, ``width`` px wide."""
+    pad, title_f, body_f = 16, font(20), font(17, bold=False)
+    lines = wrap_text(text, body_f, width - 2 * pad)
+    card = Image.new("RGB", (width, 2 * pad + 30 + len(lines) * 25), (246, 244, 238))
+    pen = ImageDraw.Draw(card)
+    pen.text((pad, pad), fit_text(title, title_f, width - 2 * pad), fill=INK, font=title_f)
+    for i, line in enumerate(lines):
+        pen.text((pad, pad + 30 + i * 25), line, fill=INK, font=body_f)
+    return card
+
+
 _SHEET_LABEL, _SHEET_GAP = 24, 6  # px: a tile's title strip, and the gap around tiles
 
 
@@ -425,6 +442,15 @@ def stack(top: Image.Image, bottom: Image.Image) -> Image.Image:
     out = Image.new("RGB", (max(top.width, bottom.width), top.height + bottom.height), "white")
     out.paste(top, (0, 0))
     out.paste(bottom, (0, top.height))
+    return out
+
+
+def beside(left: Image.Image, right: Image.Image) -> Image.Image:
+    """``left`` beside ``right`` on white, each centred in the height (``left`` at x = 0)."""
+    height = max(left.height, right.height)
+    out = Image.new("RGB", (left.width + right.width, height), "white")
+    out.paste(left, (0, (height - left.height) // 2))
+    out.paste(right, (left.width, (height - right.height) // 2))
     return out
 
 

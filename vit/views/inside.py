@@ -23,14 +23,16 @@ def block_view(a, layer: int | None = None, size: tuple[int, int] = DEPTH_PLOT_S
     """
     res = a.residual()
     values = np.array([[r.stream, r.attention, r.mlp, r.output] for r in res])  # (L, 4)
+    wide = size[0] >= 1.6 * size[1]  # a wide frame: the block beside the chart, else above it
+    chart_size = (size[0] // 2, size[1]) if wide else size
     chart = plots.grouped_bars(values, BLOCK_SERIES, [str(r.layer) for r in res], "layer",
-                               "mean ‖·‖₂ over the N+1 tokens", size)
+                               f"mean ‖·‖₂ over the {a.num_tokens} tokens", chart_size)
     r = res[(a.depth if layer is None else min(max(layer, 1), a.depth)) - 1]
     diagram = plots.block_diagram(f"‖X‖ = {r.stream:.1f}", f"adds ‖·‖ = {r.attention:.1f}",
                                   f"adds ‖·‖ = {r.mlp:.1f}", f"‖Y‖ = {r.output:.1f}",
-                                  f"Layer {r.layer} (encoder.layers.{r.layer - 1}), means over the N+1 tokens",
-                                  chart.width)
-    image = draw.stack(diagram, chart)
+                                  f"Layer {r.layer} (encoder.layers.{r.layer - 1}), means over {a.num_tokens} tokens",
+                                  size[0] - chart.width if wide else chart.width)
+    image = draw.beside(diagram, chart) if wide else draw.stack(diagram, chart)
     last = res[-1]
     caption = (
         f"**Inside a block:** each pre-norm block computes **H = X + MSA(LN(X))** and **Y = H + MLP(LN(H))**: "
@@ -122,6 +124,8 @@ def lens_training_words(model: str) -> str:
 
 def lens_view(a, layer: int, size: int = DISPLAY_SIZE, opacity: float = 0.7) -> View:
     """Token content: the final norm and head applied to every patch token at ``layer``, top-1 class per patch."""
+    if not a.has_classifier:
+        return base.no_classifier_view(a, "Token content", size)
     names = class_names(a.model)
     indices, probs = (t.numpy() for t in a.patch_lens(layer))
     top = lens_classes(indices)
@@ -145,18 +149,29 @@ def lens_view(a, layer: int, size: int = DISPLAY_SIZE, opacity: float = 0.7) -> 
     return View(image, caption, legend, f"Token content, layer {layer}", note=fit_note(a))
 
 
+def prefix_norms(names, norms) -> str:
+    """The prefix tokens' norms in words: "the class token's is 41.2", or each of them (registers)."""
+    if len(names) == 1:
+        return f"the {names[0]} token's is {float(norms[0]):.1f}"
+    return "the prefix tokens': " + ", ".join(f"{n} {float(v):.1f}" for n, v in zip(names, norms))
+
+
 def token_norm_view(a, layer: int, opacity: float, cmap: str, size: int = DISPLAY_SIZE) -> View:
     """‖Y_l,i‖ of every patch token after block ``layer``, as a heatmap; the class token's in the caption."""
-    norms = a.token_norms[layer - 1].numpy()  # (N+1,)
-    heat = norms[1:].reshape(a.grid)  # (rows, cols): patches in row-major order
+    norms = a.token_norms[layer - 1].numpy()  # (T,): the prefix tokens first
+    p = a.num_prefix_tokens
+    heat = norms[p:].reshape(a.grid)  # (rows, cols): patches in row-major order
     image, (lo, hi), legend = base.heat_view(a, heat, opacity, cmap, size, label="brighter = longer token vector")
     median = float(np.median(heat))
     caption = (
         f"**Token norms after layer {layer}:** the length ‖Y_{layer},i‖₂ of each patch token's "
-        f"D = {a.queries[0].shape[-1]} numbers, from {lo:.1f} to {hi:.1f} (median {median:.1f}); the class "
-        f"token's is {float(norms[0]):.1f}. On large trained models a few patch tokens, often in plain "
-        f"background, grow far longer than the rest: the \"artifact\" tokens of Darcet et al. 2024 "
+        f"D = {a.queries[0].shape[-1]} numbers, from {lo:.1f} to {hi:.1f} (median {median:.1f}); "
+        f"{prefix_norms(a.prefix_token_names, norms[:p])}. On large trained models a few patch tokens, often "
+        f"in plain background, grow far longer than the rest: the \"artifact\" tokens of Darcet et al. 2024 "
         f"(\"Vision Transformers Need Registers\"), which the model uses as scratch space for global information."
+        + (f" This model has {sum(n.startswith('register') for n in a.prefix_token_names)} registers, extra "
+           "tokens given that role, so its patch tokens should stay even: compare the registers' norms above."
+           if any(n.startswith("register") for n in a.prefix_token_names) else "")
     )
     return View(image, caption, legend, f"Token norms, layer {layer}", (lo, hi), fit_note(a))
 
@@ -199,8 +214,9 @@ def matrix_view(a, layer: int, head: int, size: int = DISPLAY_SIZE) -> View:
     masked = rollout.causal(full)
     panel = (size - 12) // 2
     factor = matrix_factor(a.num_tokens, panel)
-    shown = [rollout.downsample_matrix(m, factor).numpy() for m in (full, masked)]
-    removed = rollout.downsample_matrix(full.new_ones(full.shape).tril(), factor).numpy() == 0  # fully masked cells
+    p = a.num_prefix_tokens
+    shown = [rollout.downsample_matrix(m, factor, p).numpy() for m in (full, masked)]
+    removed = rollout.downsample_matrix(full.new_ones(full.shape).tril(), factor, p).numpy() == 0  # all masked
     lo, hi = log_scale(float(shown[0].max()))  # the encoder's own range; the renormalised causal rows go above
     pictures = []
     for m, gone in zip(shown, (np.zeros_like(removed), removed)):

@@ -18,26 +18,36 @@ STAGE_NOTE = (
 )
 
 
+def prefix_phrase(a) -> str:
+    """"plus the class token: N+1 = 197", or the prefix tokens of DeiT's and the registers' models by name."""
+    names = a.prefix_token_names
+    if len(names) == 1:
+        return f"plus the class token: N+1 = {a.num_tokens}"
+    return (f"after {len(names)} prefix tokens ({', '.join(names)}: tokens 0–{len(names) - 1}): "
+            f"N+{len(names)} = {a.num_tokens}")
+
+
 def grid_view(a, query: tuple[float, float], size: int = DISPLAY_SIZE) -> View:
     """The patch grid, numbered in token order, with the query patch outlined."""
     rows, cols = a.grid
     cell = query_cell(query, a.grid)
     h, w = a.input_size
-    layout = draw.grid_layout(a.grid, display_size(a, size))
+    p = a.num_prefix_tokens
+    layout = draw.grid_layout(a.grid, display_size(a, size), p)
     if layout.in_cells:
-        numbers = f"Numbers are token indices, row by row (row-major): patch (r, c) is token 1 + r·{cols} + c."
+        numbers = f"Numbers are token indices, row by row (row-major): patch (r, c) is token {p} + r·{cols} + c."
     else:
         numbers = (f"Left margin: the token of each row's first patch ({base.every_kth(layout.row_step, 'row')}); "
                    f"top: the column c ({base.every_kth(layout.col_step, 'column')}), so patch (r, c) is token "
-                   f"(left number) + c = 1 + r·{cols} + c. The arrows show the reading order: row by row, "
+                   f"(left number) + c = {p} + r·{cols} + c. The arrows show the reading order: row by row, "
                    f"left to right.")
     caption = (
         f"**What the model sees:** {h}×{w} pixels cut into a **{rows}×{cols} grid** of "
-        f"{a.patch_size}×{a.patch_size} patches → **N = {a.num_patches} patch tokens**, plus the class token: "
-        f"N+1 = {a.num_tokens}. {numbers} Outlined: patch (row {cell[0]}, col {cell[1]}) = token "
-        f"{token_index(cell, a.grid)}. **Click a patch** to ask what it attends to."
+        f"{a.patch_size}×{a.patch_size} patches → **N = {a.num_patches} patch tokens**, {prefix_phrase(a)}. "
+        f"{numbers} Outlined: patch (row {cell[0]}, col {cell[1]}) = token "
+        f"{token_index(cell, a.grid, p)}. **Click a patch** to ask what it attends to."
     )
-    image = draw.patch_grid(a.image, a.grid, size, mark=cell)
+    image = draw.patch_grid(a.image, a.grid, size, mark=cell, prefix=p)
     return View(image, caption, title=f"Patch grid, {rows}x{cols} patches of {a.patch_size} px", note=fit_note(a))
 
 
@@ -45,7 +55,7 @@ def query_view(a, query: tuple[float, float], layer: int, head: int, opacity: fl
                size: int = DISPLAY_SIZE) -> View:
     """Where one patch looks: its row of softmax(QKᵀ/√d) at one layer and head, over the patches."""
     cell = query_cell(query, a.grid)
-    token = token_index(cell, a.grid)
+    token = token_index(cell, a.grid, a.num_prefix_tokens)
     heat = a.attention_map(layer, head, token).numpy()  # (rows, cols), head 1-based
     image, scale, legend = base.heat_view(a, heat, opacity, cmap, size, mark=cell)
     caption = (
@@ -74,21 +84,32 @@ def stage_rows(a) -> list[list[str]]:
     def params(own: int, new: int) -> str:
         return f"{new:,}" if new else "(counted above)" if own else "–"
 
+    p = a.num_prefix_tokens
+    words = f"with prefix tokens ({', '.join(a.prefix_token_names)})"
+
+    def named(stage) -> tuple[str, str]:  # the chapter's N+1 where this model has N+p tokens
+        name = words if stage.name == "with class token" and p > 1 else stage.name
+        return name, stage.notation.replace("N+1", f"N+{p}") if p > 1 else stage.notation
+
     rows = []
     for s, new in zip(a.stages, counted):
+        name, notation = named(s)
         if s.layer not in middle:
-            rows.append([s.name, s.module, s.notation, str(tuple(s.shape)), params(s.params, new)])
+            rows.append([name, s.module, notation, str(tuple(s.shape)), params(s.params, new)])
         elif s.layer == middle[0] and s.name.endswith("output"):  # one row for the folded blocks
             total = sum(n for t, n in zip(a.stages, counted) if t.layer in middle)
             rows.append([f"layers {middle[0]}–{middle[-1]} (same shapes, ×{len(middle)})",
-                         f"encoder.layers.{middle[0] - 1}–{middle[-1] - 1}", s.notation, str(tuple(s.shape)),
+                         f"encoder.layers.{middle[0] - 1}–{middle[-1] - 1}", notation, str(tuple(s.shape)),
                          f"{total:,}"])
     rows.append(["total", "", "", "", f"{a.params:,}"])
     return rows
 
 
 def top_k(a, k: int) -> dict[str, float]:
-    """{label: probability} of the k most probable classes (a repeated class name gets its index)."""
+    """{label: probability} of the k most probable classes (a repeated class name gets its index); {} for a
+    model without a classifier (a backbone)."""
+    if not a.has_classifier:
+        return {}
     if k <= len(a.topk):
         pairs = [(p.index, p.label, p.prob) for p in a.topk[:k]]
     else:

@@ -14,7 +14,7 @@ import gradio as gr
 from vit import validate
 from vit.config import DISPLAY_NAMES, MAX_PATCH_SIZE, MIN_PATCH_SIZE, PRESETS
 from vit.model.families import ASSETS
-from vit.ui import events, meter, startup
+from vit.ui import events, meter, models, startup
 from vit.ui.tabs.parts import DISPLAY, MODEL_WAITERS, REDRAW_CONCURRENCY, outputs, private, redraw
 from vit.validate import HEAD_FUSIONS, MAX_DISCARD_RATIO, MAX_TOP_K
 from vit.views.draw import COLORMAPS
@@ -38,7 +38,7 @@ def build_sidebar(c: dict) -> None:
     gr.Markdown("# ViT Anatomy\n(B, C, H, W) → (B, N+1, D) → (B, K)", elem_id="title")
     c["image"] = gr.Image(type="pil", sources=["upload", "webcam", "clipboard"], label="Your image", height=120,
                           elem_id="input-image")
-    c["model"] = gr.Dropdown(list(DISPLAY_NAMES.values()), value=startup.DEFAULT_MODEL, label="Model",
+    c["model"] = gr.Dropdown(models.menu(), value=startup.DEFAULT_MODEL, label="Model",
                              elem_id="model")
     c["patch-size"] = gr.Slider(MIN_PATCH_SIZE, MAX_PATCH_SIZE, value=native.patch_size, step=1,
                                 label="Patch size P (px)", info=f"checkpoint's own: {native.patch_size}",
@@ -77,7 +77,7 @@ def build_view_controls(c: dict) -> None:
     with gr.Row(elem_id="top", equal_height=False):
         c["banner"] = gr.HTML(meter.banner_html(), elem_id="banner")
         c["offer"] = gr.Button("Try the shapes model (no download)", visible=False,
-                               size="sm", elem_id="offer-trained", scale=0, min_width=220)
+                               size="sm", elem_id="offer-trained", scale=0, min_width=200)
     c["notice"] = gr.HTML("", elem_id="notice")
     # One row over every tab: what the pictures are drawn from (opacity and colormap wait in the sidebar).
     with gr.Row(elem_id="view-controls", equal_height=True):
@@ -93,7 +93,7 @@ def build_helpers(c: dict) -> None:
     """Hidden helpers of the page's script: the grid's geometry, the download, the arrow keys' buttons."""
     c["grid-info"] = gr.HTML("", elem_id="grid-info", elem_classes="hidden-helper")
     # What the page's script measured: projector mode and each tab's picture frame (vit.ui.inputs.screen).
-    c["screen"] = gr.Textbox("", elem_id="screen", elem_classes="hidden-helper", show_label=False, max_length=1000)
+    c["screen"] = gr.Textbox("", elem_id="screen", elem_classes="hidden-helper", show_label=False, max_length=2000)
     c["download-file"] = gr.File(label="Download", elem_id="download-file", elem_classes="hidden-helper",
                                  interactive=False)
     with gr.Row(elem_classes="hidden-helper"):

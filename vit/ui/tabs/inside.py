@@ -15,14 +15,14 @@ def build(c: dict) -> None:
         with gr.Row(equal_height=False):
             with gr.Column(scale=2, elem_id="inside-pictures"):
                 with gr.Tabs(elem_id="inside-tabs"):
-                    with gr.Tab("What a block adds; each patch's vote", elem_id="inside-stream"):
+                    with gr.Tab("What a block adds", elem_id="inside-block"):
+                        picture(c, "block-view")  # the block beside its chart: the tab's whole width
+                    with gr.Tab("Each patch's vote; token lengths", elem_id="inside-tokens"):
                         with gr.Row(equal_height=False):
-                            picture(c, "block-view")
                             picture(c, "lens-view")
-                    with gr.Tab("Token lengths; the whole matrix", elem_id="inside-tokens"):
-                        with gr.Row(equal_height=False):
                             picture(c, "token-norms")
-                            picture(c, "matrix-view")
+                    with gr.Tab("The whole matrix", elem_id="inside-matrix"):
+                        picture(c, "matrix-view")  # encoder and decoder side by side
             pinned(c, TAB)
 
 

@@ -41,7 +41,7 @@ def lesson(key: str | None, step: Number, delta: Number, layer: Number, head: Nu
     if name == "stage-table":
         out["lesson-picture"], out["lesson-table"] = None, pictures.stage_table(a)
         return out
-    projector, frame = inputs.screen(screen, TAB)
+    projector, frame = inputs.screen(screen, TAB, "lesson-picture")
     display = Display(layer=inputs.clamp(layer, 1, a.depth, a.depth), head=inputs.clamp(head, 1, a.num_heads, 1),
                       opacity=inputs.opacity(opacity, DEFAULTS.opacity), cmap=inputs.colormap_name(colormap),
                       projector=projector, frame=frame)

@@ -40,7 +40,7 @@ TAB = "why"
 TARGETS_SHOWN = 10  # classes offered in the list: the top 10 (a click on a prediction adds it if it is not there)
 MAP_OUTPUTS = ("why-map", "why-map-caption")
 CURVE_OUTPUTS = ("why-curves", "why-curves-caption")
-TARGET_OUTPUTS = ("why-target", "why-curves", "why-curves-caption", "why-table")
+TARGET_OUTPUTS = ("why-target", "why-curves", "why-curves-caption", "why-table", "why-map", "why-map-caption")
 PICK_OUTPUTS = ("why-target", "tabs", "tab-on-screen")
 PATIENCE_S = 120.0  # how long a request waits for its session's own analysis to finish before giving up
 PROGRESS_WAITING, PROGRESS_EXPLAINING = 0.05, 0.3  # where the progress bar stands, waiting and then running
@@ -73,8 +73,11 @@ def targets(key: str | None):
         return {}
     a = kept(key)
     choices = target_choices(a)
-    return {"why-target": gr.update(choices=choices, value=choices[0][1]), "why-curves": None,
-            "why-curves-caption": "", "why-table": ""}
+    cleared = {"why-curves": None, "why-curves-caption": "", "why-table": ""}
+    if not choices:  # a backbone: nothing to explain; the map says why
+        return {"why-target": gr.update(choices=[], value=None), **cleared, "why-map": None,
+                "why-map-caption": f"**Why this class?** {views.NO_CLASSIFIER}"}
+    return {"why-target": gr.update(choices=choices, value=choices[0][1]), **cleared}
 
 
 @handler
@@ -171,7 +174,7 @@ def explain_page(image: object, key: str | None, target: Number, method: str, op
     e, _ = _explained(image, key, method, target, None, request, progress)
     if _LATEST_MAP.get(session) != number:  # a newer map of this tab (another class, a new frame) shows instead
         return {}
-    projector, frame = inputs.screen(screen, TAB)
+    projector, frame = inputs.screen(screen, TAB, "why-map")
     display = Display(opacity=inputs.opacity(opacity, DEFAULTS.opacity), cmap=inputs.colormap_name(colormap),
                       projector=projector, frame=frame)
     view = registry.draw(e, "why-map", display)
@@ -188,7 +191,7 @@ def test_page(image: object, key: str | None, target: Number, method: str, basel
 
     baseline = validate.choice("baseline", baseline, BASELINES)
     e, curves = _explained(image, key, method, target, baseline, request, progress)
-    projector, frame = inputs.screen(screen, TAB)
+    projector, frame = inputs.screen(screen, TAB, "why-curves")
     view = registry.draw((e, curves), "why-curves", Display(projector=projector, frame=frame))
     return {"why-curves": view.image, "why-curves-caption": caption(view)}
 
