@@ -8,18 +8,27 @@ file names torchvision expects (e.g. ``vit_b_16-c867db91.pth``), so the
 
 from __future__ import annotations
 
+import atexit
 import http.server
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
 
-import pytest
-import torch
+# Before anything imports huggingface_hub (gradio does), which reads these once: no test reaches the Hub
+# or the user's own Hub cache (tests/test_hub.py writes its repositories into a cache of its own).
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["HF_HUB_CACHE"] = tempfile.mkdtemp(prefix="vit-tests-hub-")
+atexit.register(shutil.rmtree, os.environ["HF_HUB_CACHE"], ignore_errors=True)
+
+import pytest  # noqa: E402
+import torch  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))

@@ -615,14 +615,30 @@ def test_a_redraw_overtaken_by_a_newer_one_is_dropped(b32_analysis, monkeypatch)
     assert set(head) == {"query-view", "query-view-caption", "timing"}  # another head: the query view only
 
 
-@pytest.mark.parametrize("model", [SHAPES_MODEL, "ViT-B/32"])
+def test_a_visitor_picks_hub_models_from_the_menu_and_cannot_name_one(client):
+    """The menu lists the curated Hub models; a repository nobody listed is refused by name, never looked up."""
+    from vit.ui import models
+
+    assert set(MENU_HUB_MODELS) <= set(models.menu())
+    unlisted = "timm/vit_large_patch14_dinov2.lvd142m"
+    with pytest.raises(AppError, match="model must be one of"):
+        analyze(client, model=unlisted)
+    assert unlisted not in vit.config.HUB_MODELS
+
+
+MENU_HUB_MODELS = ["DeiT-Ti/16 distilled (timm, Hub)", "DINOv2-S/14 with 4 registers, no classifier (timm, Hub)"]
+
+
+@pytest.mark.parametrize("model", [SHAPES_MODEL, "ViT-B/32", *MENU_HUB_MODELS])
 def test_the_apis_defaults_follow_the_model(client, model):
     """Issue 20: /analyze with only an image and the shapes model failed, "layer must be an integer from 1 to 4
     (1-based; 4 layers were run), got 12" (the page's ViT-B/16 controls were the defaults). Not given, P, depth
-    and layer are the model's own; /redraw and /top_k work with only their required arguments after it."""
+    and layer are the model's own; /redraw and /top_k work with only their required arguments after it. The
+    menu's Hub models too, offline (random weights): a distillation token, and registers with no classifier."""
+    from vit.config import native_config
     from vit.validate import model_name
 
-    native = vit.PRESETS[model_name(model)]
+    native = native_config(model_name(model))
     result = analyze(client, model=model)
     assert f"(1, {native.num_tokens}, {native.embed_dim})" in shapes(result)
     assert f"layers 1–{native.num_layers}:" in result[ROLLOUT_CAP]

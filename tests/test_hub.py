@@ -84,9 +84,13 @@ def _into_cache(cache: Path, repo_id: str, files: Path) -> None:
 
 @pytest.fixture(scope="module", autouse=True)
 def _registry_emptied_after():
-    """The Hub models registered here are forgotten after this file: other tests see the presets only."""
+    """The Hub models registered before (the app's curated menu) and here are forgotten: this file reads its
+    own repositories, and other tests see the presets and the app's menu only (its build registers it again)."""
+    registries = (vit_config.HUB_MODELS, vit_config.HUB_DISPLAY_NAMES, hubconfig.SPECS, hub._failed)
+    for registry in registries:
+        registry.clear()
     yield
-    for registry in (vit_config.HUB_MODELS, vit_config.HUB_DISPLAY_NAMES, hubconfig.SPECS, hub._failed):
+    for registry in registries:
         registry.clear()
 
 

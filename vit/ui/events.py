@@ -216,7 +216,7 @@ def predictions(key: str | None, top_k: Number):
     if key is None:
         return gr.skip()
     a = kept(key)
-    return views.top_k(a, min(validate.top_k(top_k), len(a.probs)))
+    return views.top_k(a, min(validate.top_k(top_k), max(1, len(a.probs)))) or NO_CLASSIFIER
 
 
 # --------------------------------------------------------------------------- the page's events

@@ -23,7 +23,7 @@ def block_view(a, layer: int | None = None, size: tuple[int, int] = DEPTH_PLOT_S
     """
     res = a.residual()
     values = np.array([[r.stream, r.attention, r.mlp, r.output] for r in res])  # (L, 4)
-    wide = size[0] >= 1.6 * size[1]  # a wide frame: the block beside the chart, else above it
+    wide = size[0] >= 1.6 * size[1] and size[1] < 400  # a wide, low frame: the block beside the chart
     chart_size = (size[0] // 2, size[1]) if wide else size
     chart = plots.grouped_bars(values, BLOCK_SERIES, [str(r.layer) for r in res], "layer",
                                f"mean ‖·‖₂ over the {a.num_tokens} tokens", chart_size)
