@@ -384,7 +384,7 @@ def test_offline_the_banner_offers_the_model_trained_here(browser, url):
     page.evaluate("window.scrollTo(0, 0)")
     save_screenshot(page, DOCS / "screenshot-shapes.png", full_page=False)
     # The views beyond the chapter's first ones, on weights that mean something.
-    for tab, pictures, shot in (("Inside", ("#block-view", "#lens-view"), "inside"),
+    for tab, pictures, shot in (("Inside", ("#block-view",), "inside"),
                                 ("Figure 7", ("#filters-view", "#position-view", "#distance-view"), "figure7")):
         page.get_by_role("tab", name=tab, exact=True).click()
         for picture in pictures:
@@ -400,11 +400,12 @@ def test_inside_the_model_figure_7_and_the_lesson(browser, url):
     page = open_app(browser, url)
     analysed(page)
     page.get_by_role("tab", name="Inside", exact=True).click()
-    for picture in ("#block-view", "#lens-view"):
+    wait_for_picture(page, "#block-view")
+    page.get_by_role("tab", name="Each patch's vote; token lengths").click()  # a screen for each
+    for picture in ("#lens-view", "#token-norms"):
         wait_for_picture(page, picture)
-    page.get_by_role("tab", name="Token lengths; the whole matrix").click()  # two pictures a screen
-    for picture in ("#token-norms", "#matrix-view"):
-        wait_for_picture(page, picture)
+    page.get_by_role("tab", name="The whole matrix").click()
+    wait_for_picture(page, "#matrix-view")
     wait_for_text(page, "#matrix-view-caption", "causal")
     page.get_by_role("tab", name="Figure 7").click()
     for picture in ("#filters-view", "#position-view", "#distance-view"):
@@ -580,7 +581,7 @@ def test_each_tab_fits_the_screen_and_its_text_reads(browser, url, screen, proje
         page.wait_for_function(f"""() => {{ const i = document.querySelector('#{main} img');
             const r = i.getBoundingClientRect();
             const s = Math.min(r.width / i.naturalWidth, r.height / i.naturalHeight);
-            return {'s >= 1.3' if projector else 's >= 0.9 && s <= 1.2'}; }}""")
+            return {'s >= 1.3' if projector else 's >= 0.9'}; }}""")
         seen = page.evaluate(ON_SCREEN, main)
         assert seen["share"] >= 0.95, (tab, seen)
         assert seen["analyze"] == 1 and seen["top1"] > 0.5, (tab, seen)

@@ -334,3 +334,19 @@ def test_readme_front_matter_names_a_python_that_zerogpu_runs():
     assert isinstance(front["python_version"], str), "python_version must be quoted (3.10 reads as 3.1)"
     assert front["python_version"] in ("3.12.12", "3.10.13"), front["python_version"]
     assert "## Put it online" in text
+
+
+def test_the_space_preloads_the_menus_curated_hub_models():
+    """Issue 21: the Space's build fetches what the menu's curated list needs (config, weights, card), so no
+    visitor waits for a download; the list is the menu's, model for model."""
+    import yaml
+
+    from vit.ui import models
+
+    front = yaml.safe_load((ROOT / "README.md").read_text().split("---")[1])
+    preloaded = {}
+    for entry in front["preload_from_hub"]:
+        repo, files = entry.split()
+        preloaded[repo] = set(files.split(","))
+    assert list(preloaded) == [c.repo for c in models.CURATED]
+    assert all({"config.json", "model.safetensors", "README.md"} <= files for files in preloaded.values())
