@@ -187,3 +187,41 @@ def test_the_marked_patch_keeps_its_number_readable():
     assert text_pixels.sum() > 20
     assert (marked[label][text_pixels].sum(-1) < 150).mean() > 0.8  # the same digits, black on pink, all there
     assert (np.abs(marked[label][~text_pixels] - np.array(draw.MARK)).sum(-1) < 10).mean() > 0.5
+
+
+def _grid_in_order(image, grid, size, mark):
+    """The patch grid drawn as the chapter's picture is, in one pass: lines, the mark, then every number."""
+    from PIL import Image, ImageDraw
+
+    img = Image.fromarray(image).resize(draw.fit_size(image.shape, size), Image.Resampling.LANCZOS).convert("RGB")
+    rows, cols = grid
+    layout = draw.grid_layout(grid, img.size)
+    pen = ImageDraw.Draw(img, "RGBA")
+    cw, ch = img.width / cols, img.height / rows
+    for c in range(1, cols):
+        pen.line([(c * cw, 0), (c * cw, img.height)], fill=(255, 255, 255, 200), width=1)
+    for r in range(1, rows):
+        pen.line([(0, r * ch), (img.width, r * ch)], fill=(255, 255, 255, 200), width=1)
+    draw.mark_patch(img, grid, mark)
+    f = draw.font(layout.font_size)
+    for r in range(rows):
+        for c in range(cols):
+            xy, text = (c * cw + 3, r * ch + 2), str(1 + r * cols + c)
+            box = pen.textbbox(xy, text, font=f)
+            pen.rectangle([box[0] - 2, box[1] - 2, box[2] + 2, box[3] + 2],
+                          fill=(*draw.MARK, 255) if (r, c) == mark else (0, 0, 0, 160))
+            pen.text(xy, text, fill=(0, 0, 0, 255) if (r, c) == mark else (255, 255, 255, 255), font=f)
+    return img
+
+
+@pytest.mark.parametrize(("grid", "size"), [((14, 14), 640), ((7, 7), 430), ((9, 9), 671), ((12, 12), 500)])
+def test_a_clicks_grid_redraws_only_around_its_mark_and_equals_one_drawn_in_order(grid, size):
+    """The grid of a click starts from the cached numbered grid (a click costs one cell's work): pixel for
+    pixel it is the grid drawn in one pass, at every mark, the corners and edges included."""
+    image = np.random.default_rng(0).integers(0, 256, (224, 224, 3), dtype=np.uint8)  # texture everywhere
+    assert draw.grid_layout(grid, draw.fit_size(image.shape, size)).in_cells
+    for mark in [(0, 0), (grid[0] - 1, grid[1] - 1), (0, grid[1] - 1), (grid[0] // 2, grid[1] // 3), (1, 1)]:
+        ours = draw.patch_grid(image, grid, size, mark=mark)
+        expected = _grid_in_order(image, grid, size, mark)
+        assert ours.size == expected.size
+        assert np.array_equal(np.asarray(ours), np.asarray(expected)), mark

@@ -395,11 +395,10 @@ def page_redraw(key: str | None, query: Query, layer: Number, head: Number, opac
            for n in registry.on_tab(tab_on_screen)}
     for name in registry.on_tab(tab_on_screen):
         sig = registry.signature(registry.variant_key(key, name, a.head_fusion, a.discard_ratio), name, own[name], cell)
-        if session.drawn.get(name) == sig:
-            continue
-        view = registry.draw(a, name, own[name], weights=pictures.model_weights(a))
-        out[name], out[f"{name}-caption"] = view.image, pictures.caption(view)
-        drawn[name] = sig
+        if session.drawn.get(name) != sig:
+            drawn[name] = sig
+    for name, (file, caption) in pictures.drawn_files(a, {n: own[n] for n in drawn}).items():
+        out[name], out[f"{name}-caption"] = file, caption
     if not out or session.redraw != number or session.key not in (None, key):
         return {}  # nothing changed, or a newer redraw or analysis of this session shows instead
     session.drawn.update(drawn)

@@ -11,9 +11,10 @@ from __future__ import annotations
 import functools
 import html
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 from vit import views
-from vit.ui.state import model_cache
+from vit.ui.state import model_cache, png_file
 from vit.validate import Setting
 from vit.views import pictures as registry
 from vit.views.pictures import Display, Weights
@@ -26,6 +27,22 @@ def caption(view: views.View) -> str:
     if view.note:
         parts.append(f"⚠ {view.note}")
     return "\n\n".join(parts)
+
+
+_DRAWERS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="draw")  # PIL's encoders and numpy free the GIL
+
+
+def drawn_files(a, displays: dict[str, Display]) -> dict[str, tuple[str, str]]:
+    """Each picture of ``displays`` drawn as its display says and saved as a PNG file, two at a time (a click's
+    grid and query view together): {name: (file, caption)}."""
+    weights = model_weights(a)
+
+    def one(name: str) -> tuple[str, str]:
+        view = registry.draw(a, name, displays[name], weights=weights)
+        return png_file(view.image), caption(view)
+
+    jobs = {name: _DRAWERS.submit(one, name) for name in displays}
+    return {name: job.result() for name, job in jobs.items()}
 
 
 def model_weights(a) -> Weights:

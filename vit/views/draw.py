@@ -209,7 +209,33 @@ def patch_grid(
     the picture, with an arrow in each margin for the reading order (row by row, left
     to right) that runs beside the numbers, not through them. See :func:`grid_layout`.
     """
-    img = _display(image, size).convert("RGB")
+    image = np.ascontiguousarray(image)
+    lines, numbered, layout = _grid_layers(image.tobytes(), image.shape, grid, size, prefix)
+    if not layout.in_cells:  # numbers on margins: the mark, then the margins around the picture
+        img = lines.copy()
+        if mark is not None:
+            mark_patch(img, grid, mark)
+        return _with_margins(img, grid, layout)
+    img = numbered.copy()
+    if mark is None:
+        return img
+    # As if drawn in order (lines, the mark, then every number): the cells the mark reaches are drawn again
+    # from the unnumbered layer, marked, and numbered; everything else is the cached numbered grid.
+    (r0, c0), (r1, c1) = _cells_under_mark(img.size, grid, mark)
+    cw, ch = img.width / grid[1], img.height / grid[0]
+    region = (int(c0 * cw), int(r0 * ch), min(img.width, math.ceil((c1 + 1) * cw)),
+              min(img.height, math.ceil((r1 + 1) * ch)))
+    img.paste(lines.crop(region), region[:2])
+    mark_patch(img, grid, mark)
+    _number_cells(img, grid, layout, [(r, c) for r in range(r0, r1 + 1) for c in range(c0, c1 + 1)], mark)
+    return img
+
+
+@functools.lru_cache(maxsize=8)
+def _grid_layers(data: bytes, shape: tuple[int, ...], grid: tuple[int, int], size: int, prefix: int):
+    """(the picture with its patch lines, the same numbered in every cell or None, the layout): what every
+    click's grid starts from (a click changes only the cells around its mark)."""
+    img = _display_cached(data, shape, size).convert("RGB")
     rows, cols = grid
     layout = grid_layout(grid, img.size, prefix)
     draw = ImageDraw.Draw(img, "RGBA")
@@ -219,20 +245,37 @@ def patch_grid(
         draw.line([(c * cw, 0), (c * cw, img.height)], fill=line, width=1)
     for r in range(1, rows):
         draw.line([(0, r * ch), (img.width, r * ch)], fill=line, width=1)
-    if mark is not None:  # before the numbers: the outline never hides the number of the patch it marks
-        mark_patch(img, grid, mark)
-    if layout.in_cells:
-        f = font(layout.font_size)
-        for r in range(rows):
-            for c in range(cols):
-                xy, text = (c * cw + 3, r * ch + 2), str(token_index((r, c), grid, prefix))
-                box = draw.textbbox(xy, text, font=f)
-                marked = mark == (r, c)  # the marked patch's number on pink, the outline's colour
-                draw.rectangle([box[0] - 2, box[1] - 2, box[2] + 2, box[3] + 2],
-                               fill=(*MARK, 255) if marked else (0, 0, 0, 160))
-                draw.text(xy, text, fill=(0, 0, 0, 255) if marked else (255, 255, 255, 255), font=f)
-        return img
-    return _with_margins(img, grid, layout)
+    if not layout.in_cells:
+        return img, None, layout
+    numbered = img.copy()
+    _number_cells(numbered, grid, layout, [(r, c) for r in range(rows) for c in range(cols)], None)
+    return img, numbered, layout
+
+
+def _number_cells(img: Image.Image, grid: tuple[int, int], layout: GridLayout, cells, mark) -> None:
+    """Each cell's token number on a dark box at its top left; the marked patch's on pink, the outline's colour."""
+    draw = ImageDraw.Draw(img, "RGBA")
+    f = font(layout.font_size)
+    cw, ch = img.width / grid[1], img.height / grid[0]
+    for r, c in cells:
+        xy, text = (c * cw + 3, r * ch + 2), str(token_index((r, c), grid, layout.prefix))
+        box = draw.textbbox(xy, text, font=f)
+        marked = mark == (r, c)
+        draw.rectangle([box[0] - 2, box[1] - 2, box[2] + 2, box[3] + 2],
+                       fill=(*MARK, 255) if marked else (0, 0, 0, 160))
+        draw.text(xy, text, fill=(0, 0, 0, 255) if marked else (255, 255, 255, 255), font=f)
+
+
+def _cells_under_mark(size: tuple[int, int], grid: tuple[int, int], mark: tuple[int, int]):
+    """((r0, c0), (r1, c1)): the cells :func:`mark_patch` draws on (its outline, and on fine grids its ring)."""
+    rows, cols = grid
+    cw, ch = size[0] / cols, size[1] / rows
+    cell_px = min(cw, ch)
+    reach = 4 if cell_px >= RING_BELOW_PX else max(22.0, 1.2 * cell_px + 12) + 12 + 4  # px beyond the cell
+    r, c = mark
+    r0, r1 = int((r * ch - reach) // ch), int(((r + 1) * ch + reach) // ch)
+    c0, c1 = int((c * cw - reach) // cw), int(((c + 1) * cw + reach) // cw)
+    return (max(0, r0), max(0, c0)), (min(rows - 1, r1), min(cols - 1, c1))
 
 
 def _with_margins(img: Image.Image, grid: tuple[int, int], layout: GridLayout) -> Image.Image:
