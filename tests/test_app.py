@@ -578,11 +578,11 @@ def test_a_redraw_overtaken_by_a_newer_one_is_dropped(b32_analysis, monkeypatch)
     started, release = threading.Event(), threading.Event()
     real = registry.draw
 
-    def slow_draw(a, which, *args, **kwargs):  # the first redraw waits inside its drawing until the second has finished
-        if threading.current_thread().name == "older" and which == "rollout-view":
+    def slow_draw(a, which, display, *args, **kwargs):  # the older redraw (layer 3) waits inside its drawing
+        if which == "rollout-view" and display.layer == 3:  # until the newer one has finished
             started.set()
             release.wait(30)
-        return real(a, which, *args, **kwargs)
+        return real(a, which, display, *args, **kwargs)
 
     monkeypatch.setattr(registry, "draw", slow_draw)
     results = {}
