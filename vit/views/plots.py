@@ -212,7 +212,7 @@ def _axes(draw: ImageDraw.ImageDraw, size: tuple[int, int], y_max: float, y_labe
         draw.line([(left, y), (W - right, y)], fill=(225, 225, 225), width=1)
         draw.text((left - 6, y), f"{y_max * k / 5:.3g}", fill=INK, font=f, anchor="rm")
     draw.line([(left, top), (left, H - bottom), (W - right, H - bottom)], fill=(90, 90, 90), width=2)
-    draw.text((8, top - 4), y_label, fill=INK, font=font(BAR_FONT), anchor="ls")
+    draw.text((left, top - 8), y_label, fill=INK, font=font(BAR_FONT), anchor="ls")  # over the axis, clear of the ticks
     draw.text(((left + W - right) / 2, H - 8), x_label, fill=INK, font=font(BAR_FONT), anchor="ms")
     return left, W - right, y_at
 
@@ -239,7 +239,10 @@ def grouped_bars(values: np.ndarray, series: Sequence[str], x_labels: Sequence[s
     img = Image.new("RGB", size, "white")
     draw = ImageDraw.Draw(img)
     y_max = float(values.max()) if values.size else 1.0
-    x0, x1, y_at = _axes(draw, size, y_max, y_label, x_label)
+    f = font(BAR_FONT, bold=False)
+    legend = _legend_rows(series, f, 64, size[0])  # on top, in as many rows as the width needs
+    top = min(legend[-1][0][1] + 14 + 40 if legend else 50, max(20, size[1] - 56 - 40))  # 40 px of bars at least
+    x0, x1, y_at = _axes(draw, size, y_max, y_label, x_label, margins=(64, 20, top, 56))
     group = (x1 - x0) / n
     bar = max(1.0, group * 0.8 / s)
     centres = []
@@ -250,13 +253,22 @@ def grouped_bars(values: np.ndarray, series: Sequence[str], x_labels: Sequence[s
             draw.rectangle([start + j * bar, y_at(values[i, j]), start + (j + 1) * bar - 1, y_at(0)],
                            fill=SERIES_COLOURS[j % 4])
     _x_ticks(draw, centres, x_labels, y_at(0))
-    f = font(BAR_FONT, bold=False)
-    x = x0
-    for j, name in enumerate(series):
-        draw.rectangle([x, 12, x + 14, 26], fill=SERIES_COLOURS[j % 4])
-        draw.text((x + 20, 19), name, fill=INK, font=f, anchor="lm")
-        x += 20 + f.getlength(name) + 22
+    for (x, y), j, name in legend:
+        draw.rectangle([x, y, x + 14, y + 14], fill=SERIES_COLOURS[j % 4])
+        draw.text((x + 20, y + 7), name, fill=INK, font=f, anchor="lm")
     return img
+
+
+def _legend_rows(series: Sequence[str], f, x0: int, width: int) -> list[tuple[tuple[int, int], int, str]]:
+    """Where each series' swatch goes: in a row from ``x0``, wrapping onto the next row at ``width``."""
+    out, x, y = [], x0, 12
+    for j, name in enumerate(series):
+        w = 20 + f.getlength(name) + 22
+        if x > x0 and x + w - 22 > width - 8:
+            x, y = x0, y + 22
+        out.append(((int(x), y), j, name))
+        x += w
+    return out
 
 
 def dot_plot(xs: Sequence[float], ys: Sequence[float], x_ticks: Sequence[int], x_label: str, y_label: str,
@@ -352,7 +364,7 @@ def block_diagram(stream: str, attention: str, mlp: str, output: str, title: str
     draw = ImageDraw.Draw(img)
     f, small, big = font(16), font(14, bold=False), font(17)
     ink, grey = (30, 30, 30), (90, 90, 90)
-    draw.text((10, 8), title, fill=ink, font=big)
+    draw.text((10, 8), fit_text(title, big, width - 20), fill=ink, font=big)
     boxes = ["LayerNorm", "MSA", "+"], ["LayerNorm", "MLP", "+"]
     x_in, x_out = 14, width - 14
     step = (x_out - x_in - 70) / 4
@@ -377,5 +389,6 @@ def block_diagram(stream: str, attention: str, mlp: str, output: str, title: str
         draw.text(((x_in + 30 + xs[2]) / 2, top - 3), "residual path", fill=grey, font=small, anchor="md")
         draw.text(((xs[1] + xs[2]) / 2, y + 20), branch, fill=colour, font=f, anchor="ma")
     draw.text((x_in, 90 + 22), stream, fill=SERIES_COLOURS[0], font=f, anchor="la")
-    draw.text((x_out, 190 + 22), output, fill=SERIES_COLOURS[3], font=f, anchor="ra")
+    # Narrow, the MLP's number would run into it: a line lower.
+    draw.text((x_out, 190 + (22 if width >= 600 else 44)), output, fill=SERIES_COLOURS[3], font=f, anchor="ra")
     return img
