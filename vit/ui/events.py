@@ -62,7 +62,13 @@ ANALYZE_OUTPUTS = ("banner", "patch-grid", "patch-grid-caption", "stage-table", 
                    "timing", "analysis-key")
 REDRAW_PICTURES = registry.ANALYSIS_PICTURES  # the depth plot too: it is drawn to fill its frame
 REDRAW_OUTPUTS = tuple(n for p in REDRAW_PICTURES for n in (p, f"{p}-caption")) + ("grid-info", "timing")
-CLICK_OUTPUTS = ("query", *REDRAW_OUTPUTS)  # a click: the new query patch and the pictures redrawn for it
+
+
+def click_outputs(tab: str) -> tuple[str, ...]:
+    """A click on a picture of ``tab``: the new query patch and that tab's pictures, captions, geometry, timing
+    (an event with fewer outputs is a quicker round trip)."""
+    pictures = [n for n in registry.on_tab(tab) if n in REDRAW_PICTURES]
+    return ("query", *(x for p in pictures for x in (p, f"{p}-caption")), "grid-info", "timing")
 # /redraw's outputs (the API's five pictures, each followed by its caption, then the timing).
 API_REDRAW_OUTPUTS = tuple(n for p in registry.API_PICTURES for n in (p, f"{p}-caption")) + ("timing",)
 # The inputs of /analyze and of the page's analyses, in the order of the handlers' arguments.
@@ -430,11 +436,14 @@ def click(key: str | None, which: str, screen: str | bool, tab_on_screen: str, e
 def click_redraw(key: str | None, which: str, query: Query, layer: Number, head: Number, opacity: Number,
                  colormap: str, head_fusion: str, discard_ratio: Number, screen: str | bool, tab_on_screen: str,
                  evt: gr.SelectData, request: gr.Request = None) -> dict:
-    """A click on a picture: the new query patch and the pictures drawn for it, in one round trip."""
-    clicked = click(key, which, screen, tab_on_screen, evt)
+    """A click on a picture: the new query patch and the pictures drawn for it, in one round trip.
+
+    The picture's own tab is the one on screen (it was clicked): its pictures are the ones redrawn."""
+    tab = registry.PICTURES[which].tab if which in registry.PICTURES else tab_on_screen
+    clicked = click(key, which, screen, tab, evt)
     if not isinstance(clicked, tuple):
         return {}
-    out = page_redraw(key, clicked, layer, head, opacity, colormap, head_fusion, discard_ratio, screen, tab_on_screen,
+    out = page_redraw(key, clicked, layer, head, opacity, colormap, head_fusion, discard_ratio, screen, tab,
                       request=request)
     return {"query": clicked, **(out if isinstance(out, dict) else {})}
 

@@ -89,9 +89,10 @@ def wire_pictures(c: dict, tab: str) -> None:
                                outputs(c, [f"{tab}-pinned", f"{tab}-pinned-caption"]), js=PIN_JS)
         c[f"{name}-fullscreen"].click(None, js=f"() => window.vitAnatomy && window.vitAnatomy.fullscreen('{name}')")
         if p.clickable:  # one round trip, unqueued: the new query patch and its pictures (no model run)
-            c[name].select(events.named(events.click_redraw, events.CLICK_OUTPUTS),
+            clicked = events.click_outputs(tab)
+            c[name].select(events.named(events.click_redraw, clicked),
                            [c["analysis-key"], gr.State(name), *outputs(c, [*DISPLAY[1:], "screen", "tab-on-screen"])],
-                           outputs(c, events.CLICK_OUTPUTS), preprocess=False, queue=False, show_progress="hidden",
+                           outputs(c, clicked), preprocess=False, queue=False, show_progress="hidden",
                            **private(f"click_{event}"))
     if f"{tab}-unpin" in c:  # the pinned copy goes, in the browser as it came
         c[f"{tab}-unpin"].click(None, None, outputs(c, [f"{tab}-pinned", f"{tab}-pinned-caption"]),
