@@ -197,7 +197,7 @@ def nice_ceiling(value: float) -> float:
 
 
 def _axes(draw: ImageDraw.ImageDraw, size: tuple[int, int], y_max: float, y_label: str, x_label: str,
-          margins=(64, 20, 50, 56)):
+          margins=(64, 20, 50, 56), label_over_axis: bool = False):
     """Draw axes, a y grid with 5 ticks from 0 to ``y_max`` rounded up to a round number; return (x0, x1, y_at)."""
     y_max = nice_ceiling(y_max)
     W, H = size
@@ -212,7 +212,12 @@ def _axes(draw: ImageDraw.ImageDraw, size: tuple[int, int], y_max: float, y_labe
         draw.line([(left, y), (W - right, y)], fill=(225, 225, 225), width=1)
         draw.text((left - 6, y), f"{y_max * k / 5:.3g}", fill=INK, font=f, anchor="rm")
     draw.line([(left, top), (left, H - bottom), (W - right, H - bottom)], fill=(90, 90, 90), width=2)
-    draw.text((left, top - 8), y_label, fill=INK, font=font(BAR_FONT), anchor="ls")  # over the axis, clear of the ticks
+    # The y label in the left margin's corner, or over the axis (clear of the ticks) where a legend sits above.
+    if label_over_axis:
+        draw.text((left, top - 8), fit_text(y_label, font(BAR_FONT), W - left - 4), fill=INK, font=font(BAR_FONT),
+                  anchor="ls")
+    else:
+        draw.text((8, top - 4), y_label, fill=INK, font=font(BAR_FONT), anchor="ls")
     draw.text(((left + W - right) / 2, H - 8), x_label, fill=INK, font=font(BAR_FONT), anchor="ms")
     return left, W - right, y_at
 
@@ -242,7 +247,7 @@ def grouped_bars(values: np.ndarray, series: Sequence[str], x_labels: Sequence[s
     f = font(BAR_FONT, bold=False)
     legend = _legend_rows(series, f, 64, size[0])  # on top, in as many rows as the width needs
     top = min(legend[-1][0][1] + 14 + 40 if legend else 50, max(20, size[1] - 56 - 40))  # 40 px of bars at least
-    x0, x1, y_at = _axes(draw, size, y_max, y_label, x_label, margins=(64, 20, top, 56))
+    x0, x1, y_at = _axes(draw, size, y_max, y_label, x_label, margins=(64, 20, top, 56), label_over_axis=True)
     group = (x1 - x0) / n
     bar = max(1.0, group * 0.8 / s)
     centres = []
@@ -276,7 +281,7 @@ def dot_plot(xs: Sequence[float], ys: Sequence[float], x_ticks: Sequence[int], x
     """One dot per (x, y), x among ``x_ticks`` (categories, e.g. layers), y from 0 to ``y_max``."""
     img = Image.new("RGB", size, "white")
     draw = ImageDraw.Draw(img)
-    x0, x1, y_at = _axes(draw, size, y_max, y_label, x_label)
+    x0, x1, y_at = _axes(draw, size, y_max, y_label, x_label, label_over_axis=True)  # narrow frames: clear of ticks
     n = len(x_ticks)
     x_of = {t: x0 + (x1 - x0) * (i + 0.5) / n for i, t in enumerate(x_ticks)}
     for x, y in zip(xs, ys):
