@@ -16,12 +16,11 @@ import pytest
 timm = pytest.importorskip("timm")
 huggingface_hub = pytest.importorskip("huggingface_hub")
 
-from conftest import free_port  # noqa: E402
+from conftest import running_app  # noqa: E402
 from gradio_client import Client, handle_file  # noqa: E402
 from timm.models._hub import save_for_hf  # noqa: E402
 
-import app  # noqa: E402
-from vit.ui import events, models, state  # noqa: E402
+from vit.ui import events, models  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CAT = ROOT / "assets" / "cat.jpg"
@@ -46,12 +45,8 @@ def server(tmp_path_factory, torch_home):
         (folder / "refs" / "main").write_text(COMMIT)
         shutil.copytree(files, folder / "snapshots" / COMMIT, dirs_exist_ok=True)
         written.append(folder)
-    state.reset()
-    demo = app.build_demo()
-    _, url, _ = app.launch(demo, port=free_port(), prevent_thread_lock=True, quiet=True)
-    yield url
-    demo.close()
-    state.reset()
+    with running_app() as url:
+        yield url
     for folder in written:
         shutil.rmtree(folder, ignore_errors=True)
 

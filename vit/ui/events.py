@@ -249,9 +249,10 @@ def _auto_reason(c: costs.Cost) -> str:
     if models.is_hub(c.name):  # its weights' size from its parameters (float32), until they are cached
         from vit.model import hub  # noqa: PLC0415 - huggingface_hub and safetensors
 
-        megabytes = costs.estimate(c.name).weights_bytes / 1e6  # the whole model's, whatever the depth run
-        return "" if megabytes <= AUTO_DOWNLOAD_MB or hub.is_cached(c.name) else f"needs its ~{megabytes:,.0f} MB " \
-            "of weights first"
+        megabytes = costs.estimate(c.name).weights_bytes / 1e6  # the whole file, whatever the depth run
+        if megabytes <= AUTO_DOWNLOAD_MB or hub.is_cached(c.name):
+            return ""
+        return f"needs its ~{megabytes:,.0f} MB of weights first"
     from vit.model.checkpoints import CHECKPOINTS, cached_path  # noqa: PLC0415 - imports torch
 
     if not cached_path(c.name).is_file() and CHECKPOINTS[c.name].file_size_mb > AUTO_DOWNLOAD_MB:
@@ -392,12 +393,12 @@ def page_redraw(key: str | None, query: Query, layer: Number, head: Number, opac
     a = runs.with_options(key, head_fusion, inputs.discard_ratio(discard_ratio))
     layer = inputs.clamp(layer, 1, a.depth, a.depth)
     head = inputs.clamp(head, 1, a.num_heads, 1)
-    projector, frame = inputs.screen(screen, tab_on_screen)
+    projector, frame_of = inputs.measured(screen)
     display = Display(inputs.query_fraction(query), layer, head, inputs.opacity(opacity, DEFAULTS.opacity),
-                      inputs.colormap_name(colormap), projector, frame)
+                      inputs.colormap_name(colormap), projector, frame_of(tab_on_screen))
     cell = views.query_cell(display.query, a.grid)
     out, drawn = {}, {}
-    own = {n: replace(display, frame=inputs.screen(screen, tab_on_screen, n)[1])  # a picture's own frame
+    own = {n: replace(display, frame=frame_of(tab_on_screen, n))  # a picture's own frame where it has one
            for n in registry.on_tab(tab_on_screen)}
     for name in registry.on_tab(tab_on_screen):
         sig = registry.signature(registry.variant_key(key, name, a.head_fusion, a.discard_ratio), name, own[name], cell)

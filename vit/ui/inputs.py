@@ -84,7 +84,13 @@ MAX_FRAME = 2400  # px: a frame measured larger (a 4K wall, or a request making 
 
 def screen(value, tab: str, picture: str | None = None) -> tuple[bool, tuple[int, int] | None]:
     """(projector mode, the frame of ``tab``'s pictures, or of ``picture`` where its own differs) from what the
-    page's script measured.
+    page's script measured (:func:`measured`, read once per request where several pictures need it)."""
+    projector, frame_of = measured(value)
+    return projector, frame_of(tab, picture)
+
+
+def measured(value):
+    """(projector mode, ``frame_of(tab, picture=None)``) from the page's measurements, parsed once.
 
     The page sends ``{"p": 0 or 1, "tabs": {tab: [width, height], ...}, "frames": {picture: [w, h], ...}}``
     (vit/ui/page.js): each tab's picture frame in CSS px, measured when it was last on screen, and the
@@ -92,24 +98,32 @@ def screen(value, tab: str, picture: str | None = None) -> tuple[bool, tuple[int
     a test) is projector mode without a frame; anything unreadable is neither. Frames are clamped to
     MIN_FRAME..MAX_FRAME, so no request can ask for a giant drawing.
     """
-    if isinstance(value, bool) or value is None:
-        return bool(value), None
-    try:
-        data = json.loads(value) if isinstance(value, str) and len(value) <= MAX_SCREEN_CHARS else {}
-    except ValueError:
-        data = {}
+    data = {}
+    if isinstance(value, str) and len(value) <= MAX_SCREEN_CHARS:
+        try:
+            data = json.loads(value)
+        except ValueError:
+            data = {}
     if not isinstance(data, dict):
-        return False, None
-    projector, tabs, frames = data.get("p") in (1, True), data.get("tabs"), data.get("frames")
-    frame = frames.get(picture) if picture and isinstance(frames, dict) else None
-    if frame is None:
-        frame = tabs.get(tab) if isinstance(tabs, dict) else None
+        data = {}
+    projector = bool(value) if isinstance(value, bool) else data.get("p") in (1, True)
+    tabs, frames = (d if isinstance(d, dict) else {} for d in (data.get("tabs"), data.get("frames")))
+
+    def frame_of(tab: str, picture: str | None = None) -> tuple[int, int] | None:
+        frame = frames.get(picture) if picture else None
+        return _frame(tabs.get(tab) if frame is None else frame)
+
+    return projector, frame_of
+
+
+def _frame(frame) -> tuple[int, int] | None:
+    """A measured [width, height], clamped to MIN_FRAME..MAX_FRAME; None for anything else."""
     if not (isinstance(frame, list) and len(frame) == 2 and all(_number(v) is not None for v in frame)):
-        return projector, None
+        return None
     w, h = (_number(v) for v in frame)
     if not (math.isfinite(w) and math.isfinite(h)):
-        return projector, None
-    return projector, (int(min(max(w, MIN_FRAME), MAX_FRAME)), int(min(max(h, MIN_FRAME), MAX_FRAME)))
+        return None
+    return int(min(max(w, MIN_FRAME), MAX_FRAME)), int(min(max(h, MIN_FRAME), MAX_FRAME))
 
 
 def query_fraction(value) -> tuple[float, float]:

@@ -152,6 +152,7 @@ class Session:
     shown: Shown | None = None  # what the pictures show
     key: str | None = None  # the store's key of the analysis they show
     redraw: int = 0  # the number of the latest redraw; an older one that finishes later is dropped
+    explained: int = 0  # the same for the "Why this class?" map
     drawn: dict[str, tuple] = field(default_factory=dict)
     busy: int = 0  # the page's analysis chains under way (Analyze stays disabled until the last one ends)
     asked: int = 0  # of them, the Analyze button's: a setting waiting for Analyze then says "running", not "press"

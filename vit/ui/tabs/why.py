@@ -12,7 +12,6 @@ server's fair queue like an analysis.
 from __future__ import annotations
 
 import html
-import itertools
 import re
 import threading
 import time
@@ -31,7 +30,7 @@ from vit.ui import gpu, inputs, meter
 from vit.ui.events import DEFAULTS, handler, named
 from vit.ui.inputs import Number
 from vit.ui.pictures import caption
-from vit.ui.state import MAX_SESSIONS, RUNS, SESSIONS, fair_queue, kept, session_of
+from vit.ui.state import RUNS, SESSIONS, fair_queue, kept, session_of
 from vit.ui.tabs.parts import MODEL_WAITERS, PICTURE_MIN_WIDTH, outputs, picture, pinned, private, wire_pictures
 from vit.views import pictures as registry
 from vit.views.pictures import Display
@@ -159,20 +158,16 @@ def _explained(image: object, key: str, method: str, target: Number, baseline: s
     return result
 
 
-_MAP_NUMBERS = itertools.count(1)
-_LATEST_MAP = BoundedDict(MAX_SESSIONS)  # session -> the number of its newest map request
-
-
 @handler
 def explain_page(image: object, key: str | None, target: Number, method: str, opacity: Number, colormap: str,
                  screen: str | bool = "", tab_on_screen: str = TAB, progress=gr.Progress(), request: gr.Request = None):
     """The map for the chosen class and method, over the image (drawn only while this tab is on screen)."""
     if tab_on_screen != TAB or key is None or target is None:
         return {}
-    session, number = session_of(request), next(_MAP_NUMBERS)
-    _LATEST_MAP[session] = number
+    session = SESSIONS.get(session_of(request))
+    number = session.explained = SESSIONS.next_number()
     e, _ = _explained(image, key, method, target, None, request, progress)
-    if _LATEST_MAP.get(session) != number:  # a newer map of this tab (another class, a new frame) shows instead
+    if session.explained != number:  # a newer map of this tab (another class, a new frame) shows instead
         return {}
     projector, frame = inputs.screen(screen, TAB, "why-map")
     display = Display(opacity=inputs.opacity(opacity, DEFAULTS.opacity), cmap=inputs.colormap_name(colormap),
