@@ -2,7 +2,8 @@
 
 Public API: :func:`load_model` (which returns a :class:`LoadedModel`), :func:`analyze` and the
 :class:`Analysis` it returns; :func:`explain` (an :class:`Explanation` for any class) and
-:func:`perturbation_curve` (a :class:`Curve`: is that explanation right?).
+:func:`perturbation_curve` (a :class:`Curve`: is that explanation right?); :func:`intervene` (an
+:class:`Intervention`: what if some patches or heads were taken away?) and :func:`head_importance`.
 Names are imported on first use, so ``python -m vit --help`` and the app's
 first screen do not wait for torch.
 """
@@ -20,6 +21,9 @@ _EXPORTS = {
     "InputError": "errors",
     "Explanation": "explanations.maps",
     "explain": "explanations.maps",
+    "head_importance": "interventions.run",
+    "intervene": "interventions.run",
+    "Intervention": "interventions.run",
     "WeightsError": "errors",
     "patch_filters": "analysis.figure7",
     "position_similarity": "analysis.figure7",

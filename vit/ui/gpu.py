@@ -108,3 +108,35 @@ def run_explanation(setting: Setting, image, method: str, target: int, curves: b
     loaded = state.model_cache().get(setting, "imagenet")
     e = explain(loaded, inp := loaded.input(image), method=method, target=target)  # decoded and preprocessed once
     return e, (perturbation_curves(loaded, inp, e, e.target, baseline=baseline) if curves else {})
+
+
+def intervene_seconds(setting: Setting, *_, **__) -> int:
+    """:func:`run_intervention`'s ZeroGPU duration: an analysis' allowance and three forward passes more."""
+    c = costs.estimate(setting)
+    return zerogpu_seconds(c) + math.ceil(ZEROGPU_MARGIN * 3 * c.gflops / meter.GPU_GFLOPS)
+
+
+@gpu(duration=intervene_seconds)
+def run_intervention(setting: Setting, image, removed: list[int], ablated: list[tuple[int, int]], ablation: str,
+                     grey: bool):
+    """The GPU work of "What if?": a :class:`vit.Intervention`, as :func:`run_model` runs an analysis."""
+    from vit.interventions.run import intervene  # noqa: PLC0415 - imports torch
+
+    loaded = state.model_cache().get(setting, "imagenet")
+    return intervene(loaded, image, remove=removed, ablate=ablated, ablation=ablation, grey=grey)
+
+
+def importance_seconds(setting: Setting, *_, **__) -> int:
+    """:func:`run_head_importance`'s ZeroGPU duration: h (L + 1) / 2 forward passes."""
+    c = costs.estimate(setting)
+    forwards = setting.native.num_heads * (setting.depth + 1) / 2
+    return zerogpu_seconds(c) + math.ceil(ZEROGPU_MARGIN * forwards * c.gflops / meter.GPU_GFLOPS)
+
+
+@gpu(duration=importance_seconds)
+def run_head_importance(setting: Setting, image, target: int, ablation: str, on_layer=None):
+    """The GPU work of "Head importance": the (L, h) drops (``on_layer``: progress, in this process only)."""
+    from vit.interventions.run import head_importance  # noqa: PLC0415 - imports torch
+
+    loaded = state.model_cache().get(setting, "imagenet")
+    return head_importance(loaded, image, target=target, ablation=ablation, on_layer=on_layer)

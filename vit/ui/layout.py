@@ -16,10 +16,10 @@ import gradio as gr
 
 from vit.ui import events, models
 from vit.ui.state import STATE_TTL_S, key_expired
-from vit.ui.tabs import attention, controls, depth, figure7, inside, lesson, patches, why
+from vit.ui.tabs import attention, controls, depth, figure7, inside, lesson, patches, whatif, why
 from vit.views.pictures import Display
 
-TABS = (patches, attention, depth, why, inside, figure7, lesson)  # in the page's order
+TABS = (patches, attention, depth, why, whatif, inside, figure7, lesson)  # in the page's order
 EXAMPLES = controls.EXAMPLES
 HERE = Path(__file__).resolve().parent
 CSS = (HERE / "page.css").read_text()

@@ -64,8 +64,9 @@
     screenState.p = document.body.classList.contains("projector") ? 1 : 0;
     screenState.tabs[tab.id.replace(/^tab-/, "")] = [Math.round(width), Math.round(height)];
     for (const frame of frames) {  // a picture whose frame differs from the tab's first (a full-width one)
-      const w = Math.round(frame.clientWidth);
-      if (frame.id && Math.abs(w - width) > 8) screenState.frames[frame.id] = [w, Math.round(height)];
+      const w = Math.round(frame.clientWidth), own = frame.classList.contains("own-height");  // its height is its own
+      const h = own ? Math.round(frame.clientHeight) : Math.round(height);
+      if (frame.id && (own || Math.abs(w - width) > 8)) screenState.frames[frame.id] = [w, h];
       else if (frame.id) delete screenState.frames[frame.id];
     }
     const value = JSON.stringify(screenState);

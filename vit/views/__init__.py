@@ -14,6 +14,7 @@ bar whose ends are the numbers in ``View.scale``, and every caption names what w
 - ``inside``: the Inside tab: the block, the lens, token norms, the whole attention matrix;
 - ``figure7``: the ViT paper's Figure 7: filters, position similarity, mean attention distance;
 - ``why``: an explanation map and its deletion and insertion curves;
+- ``whatif``: what if? the image with patches removed (hatched) and the grid of heads;
 - ``draw``: the image primitives (colormaps, overlays, patch grid, colour bars, text, sheets);
 - ``plots``: the plots drawn with them (depth plot, bars, dots, lines, the block diagram);
 - ``pictures``: the one registry of the page's pictures (imported on its own: ``vit.views.pictures``).
@@ -67,6 +68,7 @@ from vit.views.inside import (
     token_norm_view,
 )
 from vit.views.patches import STAGE_HEADERS, STAGE_NOTE, grid_view, query_view, stage_rows, top_k
+from vit.views.whatif import HeadGrid, head_grid_view, intervention_view
 from vit.views.why import (
     COMPARISON_HEADERS,
     CURVE_COLOURS,
@@ -87,4 +89,5 @@ __all__ = [
     "lens_view", "matrix_factor", "matrix_view", "grid_size_for", "picture_box", "plain", "position_step",
     "position_view",
     "query_cell", "query_view", "rollout_view", "stage_rows", "token_index", "token_norm_view", "top_k",
+    "HeadGrid", "head_grid_view", "intervention_view",
 ]

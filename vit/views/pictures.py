@@ -210,10 +210,29 @@ PICTURES: dict[str, Picture] = {p.name: p for p in (
         "believing beats them.",
         lambda pair, d, size, tile, w: views.curves_view(*pair, size), fit="plot",
         download=False),
+    Picture(
+        "whatif-map", "whatif", "What if? Click patches to take them away",
+        "A ViT can run on a subset of its tokens: the removed patches' tokens are simply left out, and every kept "
+        "patch keeps its own position embedding (the idea behind MAE, He et al. 2022); a CNN would need grey "
+        "squares. The prediction beside it is the model's on what is left. Colours: attention rollout over the "
+        "kept patches. Tick the grey comparison to see the deletion test's way: the same patches greyed, every "
+        "token kept; where the two disagree, the model reacts to the grey, not to the missing content.",
+        lambda w, d, size, tile, wts: views.intervention_view(w, d.opacity, d.cmap, size),
+        depends_on=("opacity", "cmap"), clickable=True, download=False),
+    Picture(
+        "whatif-heads", "whatif", "The heads: click one to switch it off",
+        "Every layer's h heads, one cell each (layers down, heads across). A head switched off has its output, "
+        "softmax(QKᵀ/√d)V, replaced by zero (or by its mean over the tokens) before the output projection "
+        "mixes the heads. \"Head importance\" switches each head off alone and measures how much the predicted "
+        "class's probability drops: bright heads are the ones the answer needs. Many heads can go with little "
+        "change (Michel et al. 2019, \"Are Sixteen Heads Really Better than One?\").",
+        lambda g, d, size, tile, wts: views.head_grid_view(g, d.cmap, size),
+        depends_on=("cmap",), fit="plot", clickable=True, download=False),
 )}
 
-TABS = ("patches", "attention", "depth", "why", "inside", "figure7", "lesson")  # the page's tabs, in order
-OWN_PICTURES = ("why",)  # tabs that draw their own pictures from an explanation (vit.ui.tabs.why)
+TABS = ("patches", "attention", "depth", "why", "whatif", "inside", "figure7", "lesson")  # the page's tabs, in order
+# Tabs that draw their own pictures: from an explanation (vit.ui.tabs.why), from an intervention (vit.ui.tabs.whatif).
+OWN_PICTURES = ("why", "whatif")
 API_PICTURES = tuple(n for n, p in PICTURES.items() if p.in_api)  # what /analyze and /redraw return
 OUT_PICTURES = tuple(n for n, p in PICTURES.items() if p.out_file)  # what the CLI's --out writes
 # Drawn from an Analysis on the tabs (the lesson's own pictures are drawn by the lesson, one per step).

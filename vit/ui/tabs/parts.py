@@ -29,15 +29,18 @@ def private(name: str) -> dict:
     return dict(api_name=name, api_visibility="private")
 
 
-def picture(c: dict, name: str) -> None:
-    """A picture with its caption, its buttons (download, pin, full screen) and "what is this?"."""
+def picture(c: dict, name: str, own_height: bool = False) -> None:
+    """A picture with its caption, its buttons (download, pin, full screen) and "what is this?".
+
+    ``own_height``: its frame keeps the height the page's style gives it (class ``own-height``) instead of taking
+    what is left of the screen, and the page's script measures that height for the drawing."""
     p = PICTURES[name]
+    classes = ["picture-frame", *(["clickable"] if p.clickable else []), *(["own-height"] if own_height else [])]
     with gr.Column(min_width=PICTURE_MIN_WIDTH, elem_classes="picture", elem_id=f"{name}-block"):
         gr.Markdown(f"**{p.title}**", elem_classes="picture-title")
         # The frame: sized by the page's script to what is left of the screen; the picture is drawn to fill it.
         c[name] = gr.Image(type="pil", format="png", interactive=False, show_label=False, label=p.title,
-                           buttons=[], elem_id=name,
-                           elem_classes=["picture-frame", "clickable"] if p.clickable else ["picture-frame"])
+                           buttons=[], elem_id=name, elem_classes=classes)
         c[f"{name}-caption"] = gr.Markdown(elem_classes="caption", elem_id=f"{name}-caption")
         with gr.Row(elem_classes="picture-buttons"):
             if p.download:
@@ -73,8 +76,9 @@ def show_tab(c: dict, tab: str):
                                   **private(f"show_tab_{tab}"))
 
 
-def wire_pictures(c: dict, tab: str) -> None:
-    """Every picture of ``tab``: download, pin, full screen and, where it is clickable, a click that picks the query."""
+def wire_pictures(c: dict, tab: str, clicks: bool = True) -> None:
+    """Every picture of ``tab``: download, pin, full screen and, where it is clickable, a click that picks the query
+    (``clicks=False``: the tab wires its pictures' clicks itself)."""
     for name, p in PICTURES.items():
         if p.tab != tab:
             continue
@@ -88,7 +92,7 @@ def wire_pictures(c: dict, tab: str) -> None:
         c[f"{name}-pin"].click(None, outputs(c, [name, f"{name}-caption"]),
                                outputs(c, [f"{tab}-pinned", f"{tab}-pinned-caption"]), js=PIN_JS)
         c[f"{name}-fullscreen"].click(None, js=f"() => window.vitAnatomy && window.vitAnatomy.fullscreen('{name}')")
-        if p.clickable:  # one round trip, unqueued: the new query patch and its pictures (no model run)
+        if p.clickable and clicks:  # one round trip, unqueued: the new query patch and its pictures (no model run)
             clicked = events.click_outputs(tab)
             c[name].select(events.named(events.click_redraw, clicked),
                            [c["analysis-key"], gr.State(name), *outputs(c, [*DISPLAY[1:], "screen", "tab-on-screen"])],

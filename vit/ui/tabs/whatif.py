@@ -1,0 +1,327 @@
+"""The "What if?" tab: take patches away and switch heads off, and watch the prediction change (issue 24).
+
+Click patches of the map to remove them (again to put one back), or remove / keep a fraction ranked by an
+explanation or at random; click heads in the L×h grid to switch them off. Every change runs the model on
+the kept tokens only (:func:`vit.intervene`) in the server's fair queue, like an analysis; "Head importance"
+(:func:`vit.head_importance`) colours the grid. What the tab holds per browser tab is small: the removed
+patch indices and the heads off; the results are kept server-side by (analysis, what was taken away).
+"""
+
+from __future__ import annotations
+
+import html
+import threading
+import time
+
+import gradio as gr
+
+from vit import cost as costs
+from vit import validate, views
+from vit.bounded import BoundedDict
+from vit.errors import InputError
+from vit.explanations.methods import METHODS
+from vit.serve.queue import take_turn
+from vit.ui import gpu, inputs, meter
+from vit.ui.events import DEFAULTS, handler, named
+from vit.ui.inputs import Number
+from vit.ui.pictures import caption
+from vit.ui.state import RUNS, SESSIONS, fair_queue, kept, session_of
+from vit.ui.tabs.parts import MODEL_WAITERS, PICTURE_MIN_WIDTH, outputs, picture, pinned, private, wire_pictures
+from vit.views import pictures as registry
+from vit.views import whatif as whatif_views
+from vit.views.pictures import Display
+
+TAB = "whatif"
+PATIENCE_S = 120.0  # how long a request waits for its session's own run to finish before giving up
+KEPT = 256  # interventions and head importances remembered (each ~0.2 MB at P = 16)
+SHOW_OUTPUTS = ("whatif-map", "whatif-map-caption", "whatif-result", "whatif-heads", "whatif-heads-caption",
+                "whatif-cost")
+STATE = ("whatif-removed", "whatif-ablated")
+ORDERS = (("the rollout (free: from the analysis)", "rollout"),
+          *((f"{m.title} (a model run)", m.name) for m in METHODS.values() if m.name != "rollout"),
+          ("random (seeded)", "random"))
+
+_kept = BoundedDict(KEPT)  # (key, removed, ablated, ablation, grey) -> Intervention; (key, ablation) -> importance
+_kept_lock = threading.Lock()
+
+
+# --------------------------------------------------------------------------- the model's work, in its turn
+
+
+def _in_turn(image: object, key: str, what: str, factor: float, work, request, progress):
+    """``work(setting, pil)`` on the image of the session's shown analysis, in the fair queue's turn."""
+    a = kept(key)
+    session = SESSIONS.get(session_of(request))
+    if image is None or session.shown is None or session.key != key or session.shown.image != inputs.image_id(image):
+        raise InputError("The image or the setting changed since the last analysis: press Analyze first, "
+                         "then ask what if.")
+    source, filename = inputs.image_source(image)
+    pil = inputs.load_image(source, filename)
+    setting = meter.analysis_setting(a)
+    seconds = meter.estimated_seconds(costs.estimate(setting)) * factor
+    progress(0.05, desc=f"{what}: waiting for the model (one run at a time)")
+    deadline = time.monotonic() + PATIENCE_S
+    with take_turn(fair_queue(), session_of(request), seconds, give_up=lambda: time.monotonic() > deadline):
+        progress(0.3, desc=f"{what} (~{max(seconds, 0.1):.1f} s)")
+        result = work(setting, pil)
+        RUNS["whatif"] += 1
+    return result
+
+
+def importance_forwards(depth: int, heads: int) -> float:
+    """What head importance costs in bare forward passes: h (L + 1) / 2 (each layer's heads re-run the rest)."""
+    return heads * (depth + 1) / 2
+
+
+def _remembered(asked: tuple, make):
+    with _kept_lock:
+        found = _kept.get(asked)
+    if found is None:
+        found = make()
+        with _kept_lock:
+            _kept[asked] = found
+    return found
+
+
+def _removed_list(a, removed) -> list[int]:
+    n = a.grid[0] * a.grid[1]
+    return [int(i) for i in (removed or []) if isinstance(i, int) and 0 <= i < n]
+
+
+def _ablated_list(a, ablated) -> list[tuple[int, int]]:
+    return [(int(l), int(h)) for l, h in (ablated or []) if 1 <= l <= a.depth and 1 <= h <= a.num_heads]
+
+
+def _intervention(image, key, removed, ablated, ablation, grey, request, progress):
+    a = kept(key)
+    removed, ablated = _removed_list(a, removed), _ablated_list(a, ablated)
+    ablation = validate.choice("ablation", ablation, ("zero", "mean"))
+    asked = (key, tuple(removed), tuple(ablated), ablation, bool(grey))
+    return _remembered(asked, lambda: _in_turn(
+        image, key, "What if", 2.0 + bool(grey),
+        lambda setting, pil: gpu.run_intervention(setting, pil, removed, ablated, ablation, bool(grey)),
+        request, progress))
+
+
+# --------------------------------------------------------------------------- handlers
+
+
+def result_html(w) -> str:
+    """The top-k before and after, side by side, the followed class in bold."""
+    rows = []
+    for i in range(max(len(w.topk_before), len(w.topk))):
+        cells = []
+        for preds in (w.topk_before, w.topk):
+            p = preds[i] if i < len(preds) else None
+            text = "" if p is None else f"{html.escape(p.label)} {p.prob:.1%}"
+            cells.append(f"<td>{'<b>' + text + '</b>' if p is not None and p.index == w.target else text}</td>")
+        rows.append(f"<tr><td>{i + 1}</td>{''.join(cells)}</tr>")
+    grey = "" if w.grey_prob is None else f"; with grey patches instead: <b>{w.grey_prob:.1%}</b>"
+    change = whatif_views.change_words(w) or "nothing taken away"
+    return (f'<div class="whatif-result"><p><b>p({html.escape(w.label)})</b>: {w.prob_before:.1%} → '
+            f"<b>{w.prob_after:.1%}</b>{grey} <span class='whatif-change'>({html.escape(change)})</span></p>"
+            f"<table><thead><tr><th>#</th><th>before</th><th>what if</th></tr></thead><tbody>{''.join(rows)}"
+            f"</tbody></table></div>")
+
+
+def cost_words(a) -> str:
+    forwards = importance_forwards(a.depth, a.num_heads)
+    seconds = meter.estimated_seconds(costs.estimate(meter.analysis_setting(a))) * forwards
+    return (f"Head importance switches each of the {a.depth}×{a.num_heads} heads off alone and re-runs the layers "
+            f"after it: {forwards:.0f} forward passes' worth, about {max(seconds, 0.1):.1f} s here.")
+
+
+@handler
+def show_page(image: object, key: str | None, removed, ablated, ablation: str, grey: bool, opacity: Number,
+              colormap: str, screen: str | bool = "", tab_on_screen: str = TAB, progress=gr.Progress(),
+              request: gr.Request = None):
+    """The tab's pictures for what is taken away now (one model run in its turn, or what is kept)."""
+    if tab_on_screen != TAB or key is None:
+        return {}
+    a = kept(key)
+    if not a.has_classifier:
+        note = f"**What if?** {views.NO_CLASSIFIER}"
+        return {"whatif-map": None, "whatif-map-caption": note, "whatif-result": "", "whatif-heads": None,
+                "whatif-heads-caption": "", "whatif-cost": ""}
+    w = _intervention(image, key, removed, ablated, ablation, grey, request, progress)
+    with _kept_lock:
+        importance = _kept.get((key, w.ablation))
+    measured = inputs.measured(screen)
+    projector, frame_of = measured
+    shown = dict(opacity=inputs.opacity(opacity, DEFAULTS.opacity), cmap=inputs.colormap_name(colormap),
+                 projector=projector)
+    view = registry.draw(w, "whatif-map", Display(**shown, frame=frame_of(TAB, "whatif-map")))
+    values, label = importance if importance is not None else (None, "")
+    grid = whatif_views.HeadGrid(a.depth, a.num_heads, w.ablated, values, label, w.ablation)
+    heads = registry.draw(grid, "whatif-heads", Display(**shown, frame=frame_of(TAB, "whatif-heads")))
+    return {"whatif-map": view.image, "whatif-map-caption": caption(view), "whatif-result": result_html(w),
+            "whatif-heads": heads.image, "whatif-heads-caption": caption(heads), "whatif-cost": cost_words(a)}
+
+
+def _picture_size(name: str, source, screen):
+    projector, frame_of = inputs.measured(screen)
+    display = Display(projector=projector, frame=frame_of(TAB, name))
+    return registry.frame_sizes(registry.PICTURES[name], source, display)[0]
+
+
+@handler
+def click_map(key: str | None, removed, screen: str | bool = "", evt: gr.SelectData = None):
+    """A click on the map: that patch is removed, or put back (the new list of removed patches)."""
+    if key is None or evt is None or not isinstance(evt.index, (list, tuple)) or len(evt.index) != 2:
+        return gr.skip()
+    a = kept(key)
+    size = _picture_size("whatif-map", a, screen)
+    cell = whatif_views.map_cell(evt.index, a.image.shape, a.grid, size)
+    if cell is None:
+        return gr.skip()
+    removed = set(_removed_list(a, removed)) ^ {cell}
+    if len(removed) >= a.grid[0] * a.grid[1]:
+        raise InputError("At least one patch must stay: put one back first.")
+    return sorted(removed)
+
+
+@handler
+def click_heads(key: str | None, ablated, screen: str | bool = "", evt: gr.SelectData = None):
+    """A click on the grid of heads: that head is switched off, or back on (the new list of heads off)."""
+    if key is None or evt is None or not isinstance(evt.index, (list, tuple)) or len(evt.index) != 2:
+        return gr.skip()
+    a = kept(key)
+    size = _picture_size("whatif-heads", None, screen)
+    cell = whatif_views.head_cell(evt.index, whatif_views.head_layout(a.depth, a.num_heads, size))
+    if cell is None:
+        return gr.skip()
+    return [list(p) for p in sorted(set(_ablated_list(a, ablated)) ^ {cell})]
+
+
+@handler
+def by_fraction(image: object, key: str | None, fraction: Number, order: str, which: str, progress=gr.Progress(),
+                request: gr.Request = None):
+    """"Keep only the top x %", "Remove the top x %", "Remove a random x %": the patches, ranked."""
+    if key is None:
+        raise InputError("Analyse an image first, then ask what if.")
+    import torch  # noqa: PLC0415 - loaded by then
+
+    from vit.interventions.run import ranked  # noqa: PLC0415
+
+    a = kept(key)
+    fraction = inputs.clamp(fraction, 5, 95, 30) / 100
+    order = validate.choice("order", order, tuple(o for _, o in ORDERS))
+    n = a.grid[0] * a.grid[1]
+    if which == "random" or order == "random":
+        chosen = ranked(torch.zeros(a.grid), fraction, "random", seed=0)
+    elif order == "rollout":
+        chosen = ranked(torch.as_tensor(a.rollout()), fraction)
+    else:
+        e, _ = _remembered((key, "explain", order), lambda: _in_turn(
+            image, key, METHODS[order].title, gpu.EXPLAIN_FACTOR,
+            lambda setting, pil: gpu.run_explanation(setting, pil, order, int(a.topk[0].index)), request, progress))
+        chosen = ranked(e.map, fraction)
+    if which == "keep":
+        chosen = [i for i in range(n) if i not in set(chosen)]
+    if len(chosen) >= n:
+        chosen = chosen[1:]  # at least one patch stays
+    return chosen
+
+
+@handler
+def importance_page(image: object, key: str | None, ablation: str, progress=gr.Progress(), request: gr.Request = None):
+    """"Head importance": each head alone switched off, the drop in the top-1 class's probability."""
+    if key is None:
+        raise InputError("Analyse an image first, then ask what if.")
+    a = kept(key)
+    if not a.has_classifier:
+        raise InputError(views.NO_CLASSIFIER)
+    ablation = validate.choice("ablation", ablation, ("zero", "mean"))
+    factor = importance_forwards(a.depth, a.num_heads)
+    target = int(a.topk[0].index)
+
+    def work(setting, pil):
+        on_layer = None if gpu.spaces is not None else (
+            lambda done, total: progress(0.3 + 0.7 * done / total, desc=f"Head importance: layer {done} of {total}"))
+        return gpu.run_head_importance(setting, pil, target, ablation, on_layer=on_layer), a.topk[0].label
+
+    t0 = time.perf_counter()
+    _remembered((key, ablation), lambda: _in_turn(image, key, "Head importance", factor, work, request, progress))
+    return f"{cost_words(a)} Measured: {time.perf_counter() - t0:.1f} s."
+
+
+def new_analysis(key: str | None):
+    """A new analysis: every patch back, every head on."""
+    return [], []
+
+
+# --------------------------------------------------------------------------- layout and events
+
+
+def build(c: dict) -> None:
+    with gr.Tab("What if?", id=TAB, elem_id=f"tab-{TAB}") as c[f"tab-{TAB}"]:
+        c["whatif-removed"] = gr.State([])  # patch indices taken away (small, checked against the analysis)
+        c["whatif-ablated"] = gr.State([])  # [layer, head] pairs switched off, 1-based
+        with gr.Row(equal_height=False):
+            picture(c, "whatif-map")
+            with gr.Column(min_width=PICTURE_MIN_WIDTH):
+                c["whatif-result"] = gr.HTML("", elem_id="whatif-result")
+                with gr.Row(equal_height=True):
+                    c["whatif-fraction"] = gr.Slider(5, 95, value=30, step=5, label="x (% of the patches)",
+                                                     elem_id="whatif-fraction", min_width=160)
+                    c["whatif-order"] = gr.Dropdown(list(ORDERS), value="rollout", label="Ranked by",
+                                                    elem_id="whatif-order", min_width=200)
+                with gr.Row(equal_height=True):
+                    c["whatif-keep-top"] = gr.Button("Keep only the top x %", size="sm", elem_id="whatif-keep-top")
+                    c["whatif-remove-top"] = gr.Button("Remove the top x %", size="sm", elem_id="whatif-remove-top")
+                    c["whatif-remove-random"] = gr.Button("Remove a random x %", size="sm",
+                                                          elem_id="whatif-remove-random")
+                    c["whatif-all-back"] = gr.Button("Put every patch back", size="sm", elem_id="whatif-all-back")
+                c["whatif-grey"] = gr.Checkbox(False, label="Compare: grey the same patches instead (the deletion "
+                                                            "test's way, every token kept)", elem_id="whatif-grey")
+            pinned(c, TAB)
+        with gr.Row(equal_height=False):
+            picture(c, "whatif-heads", own_height=True)
+            with gr.Column(min_width=PICTURE_MIN_WIDTH):
+                c["whatif-ablation"] = gr.Dropdown([("zero its output", "zero"), ("its mean over the tokens", "mean")],
+                                                   value="zero", label="A head switched off: replace its output by",
+                                                   elem_id="whatif-ablation")
+                with gr.Row(equal_height=True):
+                    c["whatif-importance"] = gr.Button("Head importance: each head off alone", variant="primary",
+                                                       elem_id="whatif-importance")
+                    c["whatif-heads-on"] = gr.Button("Every head back on", elem_id="whatif-heads-on")
+                c["whatif-cost"] = gr.Markdown("", elem_id="whatif-cost")
+
+
+def wire(c: dict) -> None:
+    show = dict(fn=named(show_page, SHOW_OUTPUTS),
+                inputs=outputs(c, ["image", "analysis-key", *STATE, "whatif-ablation", "whatif-grey", "opacity",
+                                   "colormap", "screen", "tab-on-screen"]),
+                outputs=outputs(c, SHOW_OUTPUTS), show_progress_on=[c["whatif-map"]], preprocess=False,
+                concurrency_id="model", concurrency_limit=MODEL_WAITERS, trigger_mode="always_last")
+    quick = dict(preprocess=False, queue=False, show_progress="hidden")
+    c["analysis-key"].change(new_analysis, c["analysis-key"], outputs(c, STATE), **quick,
+                             **private("whatif_new_analysis")).then(**show, **private("whatif_analysed"))
+    c[f"tab-{TAB}"].select(lambda: TAB, None, c["tab-on-screen"], queue=False, show_progress="hidden",
+                           **private(f"show_tab_{TAB}")).then(**show, **private("whatif_shown"))
+    c["whatif-map"].select(click_map, outputs(c, ["analysis-key", "whatif-removed",
+                                                                             "screen"]),
+                           c["whatif-removed"], **quick, **private("whatif_click_map")).then(
+        **show, **private("whatif_clicked_map"))
+    c["whatif-heads"].select(click_heads, outputs(c, ["analysis-key", "whatif-ablated",
+                                                                                 "screen"]),
+                             c["whatif-ablated"], **quick, **private("whatif_click_heads")).then(
+        **show, **private("whatif_clicked_heads"))
+    for name, which in (("whatif-keep-top", "keep"), ("whatif-remove-top", "top"), ("whatif-remove-random", "random")):
+        c[name].click(by_fraction,
+                      [*outputs(c, ["image", "analysis-key", "whatif-fraction", "whatif-order"]), gr.State(which)],
+                      c["whatif-removed"], preprocess=False, concurrency_id="model", concurrency_limit=MODEL_WAITERS,
+                      show_progress_on=[c["whatif-map"]], **private(name.replace("-", "_"))).then(
+            **show, **private(name.replace("-", "_") + "_shown"))
+    c["whatif-all-back"].click(lambda: [], None, c["whatif-removed"], **quick, **private("whatif_all_back")).then(
+        **show, **private("whatif_all_back_shown"))
+    c["whatif-heads-on"].click(lambda: [], None, c["whatif-ablated"], **quick, **private("whatif_heads_on")).then(
+        **show, **private("whatif_heads_on_shown"))
+    c["whatif-importance"].click(importance_page,
+                                 outputs(c, ["image", "analysis-key", "whatif-ablation"]), c["whatif-cost"],
+                                 preprocess=False, concurrency_id="model", concurrency_limit=MODEL_WAITERS,
+                                 show_progress_on=[c["whatif-heads"]], **private("whatif_importance")).then(
+        **show, **private("whatif_importance_shown"))
+    gr.on([c["whatif-ablation"].change, c["whatif-grey"].change, c["opacity"].change, c["colormap"].change,
+           c["screen"].change], **show, **private("whatif_redraw"))
+    wire_pictures(c, TAB, clicks=False)

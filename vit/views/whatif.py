@@ -1,0 +1,204 @@
+"""The What if? tab's views: the image with the patches taken away hatched and rollout over those kept, and the
+L×h grid of heads (switched off: crossed; after "head importance": coloured by what each one alone is worth).
+
+Both pictures are clickable: :func:`map_cell` and :func:`head_cell` turn a click into the patch or the head
+under it, through the same sizes the pictures were drawn at.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from PIL import Image, ImageDraw
+
+from vit.views import base, draw
+from vit.views.base import DISPLAY_SIZE, View
+
+HATCH = (235, 235, 235)  # a removed patch: pale diagonal stripes over a darkened patch
+OFF = (213, 94, 0)  # a head switched off: a vermilion cross (the palette's, visible to colour-blind viewers)
+ROLLOUT_LABEL = "brighter = more rollout"
+
+
+def _percent(p: float) -> str:
+    return f"{p:.1%}"
+
+
+def _heads_words(ablated, ablation: str) -> str:
+    if not ablated:
+        return ""
+    pairs = ", ".join(f"{l}:{h}" for l, h in ablated[:6]) + (", …" if len(ablated) > 6 else "")
+    how = "zeroed" if ablation == "zero" else "replaced by their mean over the tokens"
+    return f"{len(ablated)} head{'s' if len(ablated) != 1 else ''} off ({pairs}; layer:head, {how})"
+
+
+def change_words(w) -> str:
+    """What was taken away, in words: "12 of 64 patches removed and 2 heads off (...)"; "" if nothing."""
+    parts = []
+    if w.removed:
+        parts.append(f"{len(w.removed)} of {len(w.removed) + len(w.kept)} patches removed")
+    if w.ablated:
+        parts.append(_heads_words(w.ablated, w.ablation))
+    return " and ".join(parts)
+
+
+def hatch(img: Image.Image, grid: tuple[int, int], cells) -> None:
+    """Darken and stripe the patches ``cells`` (row-major indices) of a picture cut into ``grid``, in place."""
+    rows, cols = grid
+    cw, ch = img.width / cols, img.height / rows
+    pixels = np.asarray(img).copy()
+    for i in cells:
+        r, c = divmod(int(i), cols)
+        y0, y1, x0, x1 = round(r * ch), round((r + 1) * ch), round(c * cw), round((c + 1) * cw)
+        pixels[y0:y1, x0:x1] = (pixels[y0:y1, x0:x1] * 0.25 + 40).astype(np.uint8)
+    img.paste(Image.fromarray(pixels))
+    pen = ImageDraw.Draw(img)
+    step = max(4.0, min(cw, ch) / 3)
+    for i in cells:
+        r, c = divmod(int(i), cols)
+        x0, y0, x1, y1 = c * cw, r * ch, (c + 1) * cw, (r + 1) * ch
+        d = step
+        while d < (x1 - x0) + (y1 - y0):  # lines of slope -1 inside the cell
+            a = (x0 + min(d, x1 - x0), y0 + max(0.0, d - (x1 - x0)))
+            b = (x0 + max(0.0, d - (y1 - y0)), y0 + min(d, y1 - y0))
+            pen.line([a, b], fill=HATCH, width=1)
+            d += step
+
+
+def map_cell(xy, image_shape: tuple[int, ...], grid: tuple[int, int], size: int) -> int | None:
+    """The patch index (row-major) under a click at pixel (x, y) of :func:`intervention_view` drawn at ``size``;
+    None on the colour bar or outside."""
+    width, height = draw.fit_size(image_shape, size)
+    x, y = xy
+    if not (0 <= x < width and 0 <= y < height):
+        return None
+    return int(y * grid[0] // height) * grid[1] + int(x * grid[1] // width)
+
+
+def intervention_view(w, opacity: float, cmap: str, size: int = DISPLAY_SIZE) -> View:
+    """The image the model ran on: removed patches hatched, rollout of the class token over the kept ones."""
+    heat = np.nan_to_num(w.rollout, nan=0.0)
+    kept_values = w.rollout[~np.isnan(w.rollout)]
+    lo, hi = float(kept_values.min()), float(kept_values.max())
+    picture = draw.overlay(w.image, heat, opacity, cmap, size, scale=(lo, hi))
+    hatch(picture, w.grid, w.removed)
+    image = draw.with_colorbar(picture, cmap, base.bar_number(lo), base.bar_number(hi), ROLLOUT_LABEL)
+    change = change_words(w)
+    before, after = _percent(w.prob_before), _percent(w.prob_after)
+    if not change:
+        caption = (f"**Nothing taken away yet:** “{w.label}” at {before}. Click patches to remove them (click "
+                   f"again to put one back), use the buttons, or switch heads off in the grid.")
+    else:
+        grey = "" if w.grey_prob is None else (
+            f" Greying the same patches instead (every token kept, the deletion test's way): "
+            f"{_percent(w.grey_prob)}.")
+        top = w.topk[0]
+        now = f"the model now says “{top.label}” ({_percent(top.prob)})"
+        caption = (f"**What if: {change}.** “{w.label}”: {before} → {after}; {now}. The model ran on the "
+                   f"{len(w.kept)} kept patch tokens only, each with its own position embedding, and the "
+                   f"{', '.join(w.prefix_token_names)} token{'s' if w.num_prefix_tokens > 1 else ''}; hatched: "
+                   f"removed. Colours: rollout over what was kept.{grey}")
+    legend = (f"{ROLLOUT_LABEL}; colours scaled from the kept patches' min ({base.bar_number(lo)}) to their max "
+              f"({base.bar_number(hi)}); hatched patches were removed")
+    return View(image, caption, legend, f"What if, {w.label}", (lo, hi))
+
+
+# --------------------------------------------------------------------------- the grid of heads
+
+
+@dataclass(frozen=True)
+class HeadGrid:
+    """What the grid of heads draws: L×h cells, the heads off, and each head's importance once measured."""
+
+    depth: int
+    heads: int
+    ablated: tuple[tuple[int, int], ...] = ()
+    importance: np.ndarray | None = None  # (L, h): drop in the class's probability with that head alone off
+    label: str = ""  # the class the importance is about
+    ablation: str = "zero"
+
+
+@dataclass(frozen=True)
+class HeadLayout:
+    """Where the cells are in the picture: the left margin holds layer numbers, the top one head numbers."""
+
+    left: int
+    top: int
+    cell_w: float
+    cell_h: float
+    depth: int
+    heads: int
+
+
+LABEL_FONT = draw.SMALLEST_TEXT + 2  # px
+
+
+def head_layout(depth: int, heads: int, size: tuple[int, int]) -> HeadLayout:
+    """A pure function of the grid and the picture's (width, height): the drawing and a click use the same."""
+    width, height = size
+    left, top = 5 * LABEL_FONT, 2 * LABEL_FONT + 8
+    bottom = draw.COLORBAR_RESERVE
+    cell_w = max(8.0, (width - left - 8) / heads)
+    cell_h = max(8.0, min(cell_w, (height - top - bottom) / depth))
+    return HeadLayout(left, top, cell_w, cell_h, depth, heads)
+
+
+def head_cell(xy, layout: HeadLayout) -> tuple[int, int] | None:
+    """(layer, head), 1-based, under a click at picture pixel (x, y); None off the grid."""
+    x, y = xy
+    col = int((x - layout.left) // layout.cell_w)
+    row = int((y - layout.top) // layout.cell_h)
+    if x < layout.left or y < layout.top or not (0 <= row < layout.depth and 0 <= col < layout.heads):
+        return None
+    return row + 1, col + 1
+
+
+def head_grid_view(g: HeadGrid, cmap: str, size: tuple[int, int] = base.DEPTH_PLOT_SIZE) -> View:
+    """The L×h heads: a cell per head (click to switch it off or on), crossed when off, coloured by importance."""
+    lay = head_layout(g.depth, g.heads, size)
+    width = size[0]
+    grid_h = round(lay.top + lay.cell_h * g.depth + 4)
+    img = Image.new("RGB", (width, grid_h), "white")
+    pen = ImageDraw.Draw(img)
+    f = draw.font(LABEL_FONT, bold=False)
+    colours = None
+    if g.importance is not None:
+        lo, hi = 0.0, max(float(np.nanmax(g.importance)), 1e-6)
+        colours = draw.colormap_lut(cmap)[(draw.normalize(g.importance, (lo, hi)) * 255).round().astype(np.uint8)]
+    label_every = max(1, round(LABEL_FONT * 1.6 / lay.cell_w))
+    pen.text((lay.left, 2), "head →", fill=draw.INK, font=f)
+    for h in range(g.heads):
+        if h % label_every == 0 or h == g.heads - 1:
+            x = lay.left + (h + 0.5) * lay.cell_w
+            pen.text((x, lay.top - 4), str(h + 1), fill=draw.INK, font=f, anchor="ms")
+    row_every = max(1, round(LABEL_FONT * 1.2 / lay.cell_h))
+    for l in range(g.depth):
+        y = lay.top + (l + 0.5) * lay.cell_h
+        if l % row_every == 0 or l == g.depth - 1:
+            pen.text((lay.left - 8, y), f"layer {l + 1}" if l == 0 else str(l + 1), fill=draw.INK, font=f, anchor="rm")
+        for h in range(g.heads):
+            x0, y0 = lay.left + h * lay.cell_w, lay.top + l * lay.cell_h
+            box = [x0 + 1, y0 + 1, x0 + lay.cell_w - 1, y0 + lay.cell_h - 1]
+            fill = tuple(int(v) for v in colours[l, h]) if colours is not None else (236, 240, 246)
+            pen.rectangle(box, fill=fill, outline=(170, 170, 170))
+            if (l + 1, h + 1) in g.ablated:
+                k = max(2, round(min(lay.cell_w, lay.cell_h) / 8))
+                pen.line([box[0] + k, box[1] + k, box[2] - k, box[3] - k], fill=OFF, width=k)
+                pen.line([box[0] + k, box[3] - k, box[2] - k, box[1] + k], fill=OFF, width=k)
+    off = _heads_words(g.ablated, g.ablation)
+    if g.importance is not None:
+        lo, hi = 0.0, max(float(np.nanmax(g.importance)), 1e-6)
+        img = draw.with_colorbar(img, cmap, base.bar_number(lo), base.bar_number(hi),
+                                 f"drop in p({g.label}) with that head alone off")
+        best = np.unravel_index(int(np.nanargmax(g.importance)), g.importance.shape)
+        caption = (f"**Head importance for “{g.label}”:** the drop in its probability when each head alone is "
+                   f"switched off ({'zeroed' if g.ablation == 'zero' else 'mean over the tokens'}); the largest is "
+                   f"layer {best[0] + 1}, head {best[1] + 1} ({float(g.importance[best]):+.1%}). Negative drops (the "
+                   f"class gains) are drawn as 0. Click a head to switch it off." + (f" Now: {off}." if off else ""))
+        legend = "brighter = the class loses more without that head alone"
+    else:
+        caption = (f"**The {g.depth}×{g.heads} heads** (layers down, heads across): click one to switch it off, "
+                   f"again to switch it back on." + (f" Now: {off}." if off else "")
+                   + " “Head importance” colours each by what it alone is worth.")
+        legend = "crossed = switched off"
+    return View(img, caption, legend, "Heads, switched off and importance")
