@@ -100,6 +100,10 @@ def private_events(demo: gr.Blocks) -> frozenset[str]:
     return frozenset(fn.api_name for fn in demo.fns.values() if fn.api_visibility == "private")
 
 
+class LimitError(ValueError):
+    """A limit's environment variable (VIT_MAX_SESSIONS, VIT_UPLOAD_GB, ...) is not a valid number."""
+
+
 def private_hosts(host: str, share: bool) -> list[str] | None:
     """The host names a request may name: a loopback server answers only to loopback names (no DNS
     rebinding), plus ``$VIT_ALLOWED_HOSTS`` (comma-separated); a public one (0.0.0.0, --share) to any
@@ -117,18 +121,22 @@ def launch(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, share: bo
     image per upload, an upload folder of at most ``VIT_UPLOAD_GB``, only assets/ served.
 
     Raises:
-        ValueError: a limit's environment variable is not a valid number (one sentence).
+        LimitError: a limit's environment variable is not a valid number (one sentence).
     """
-    ledger = SessionLedger.from_environment()
+    try:
+        ledger = SessionLedger.from_environment()
+        uploads = UploadSpace(get_upload_folder())
+        max_jobs = positive_int(os.environ, JOBS_ENV, JOBS_PER_CLIENT)
+    except ValueError as exc:
+        raise LimitError(str(exc)) from None
     trust = os.environ.get(TRUST_ENV, "").strip() == "1" or startup.on_space()  # a Space's proxy sets it
-    uploads = UploadSpace(get_upload_folder())
     streams = Streams()
     state.SESSIONS.resize(ledger.max_sessions)  # the app's sessions and gradio's: the same number
     demo.queue(max_size=QUEUE_SIZE, default_concurrency_limit=1)
     limits = Middleware(RequestLimits, ledger=ledger, forget=lambda session: _forget(demo, session),
                         private_hosts=private_hosts(host, share), uploads=uploads, max_upload=MAX_FILE_BYTES,
                         jobs_of=sessions.jobs_of(demo, trust),
-                        max_jobs=positive_int(os.environ, JOBS_ENV, JOBS_PER_CLIENT), trust_forwarded=trust,
+                        max_jobs=max_jobs, trust_forwarded=trust,
                         streams=streams, background=[lambda: sessions.reap_unread(demo, streams)])
     guard = Middleware(PrivateEventGuard, private=private_events(demo))
     block = not kwargs.pop("prevent_thread_lock", False)
@@ -216,7 +224,7 @@ def main(argv: list[str] | None = None) -> None:
     demo = build_demo()
     try:
         launch(demo, args.host, args.port, args.share, prevent_thread_lock=True)
-    except ValueError as exc:  # a limit's environment variable
+    except LimitError as exc:  # a limit's environment variable
         parser.error(str(exc))
     threading.Thread(target=_prewarm, name="prewarm", daemon=True).start()
     demo.block_thread()

@@ -342,3 +342,35 @@ def test_a_foreign_host_or_origin_is_refused_on_a_loopback_server(server):
     port = server.rstrip("/").rsplit(":", 1)[1]
     assert http.get("/config", headers={"Host": f"localhost:{port}", "Origin": f"http://localhost:{port}"}) \
         .status_code == 200
+
+
+def test_each_server_has_its_own_upload_folder_and_removes_the_dead_ones(tmp_path):
+    """The review: after kill -9, 300 MB of a dead server's uploads and pictures stayed for good. `python app.py`
+    removes the folders of servers that are gone, keeps its uploads in its own, and removes that at SIGTERM."""
+    import subprocess
+
+    from conftest import start_app_process
+
+    root = tmp_path / "gradio"
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    left = root / f"vit-app-{dead.pid}-killed"
+    (left / "abc").mkdir(parents=True)
+    (left / "abc" / "photo.png").write_bytes(b"\0" * 1000)
+    env = {**os.environ, "TMPDIR": str(tmp_path), "GRADIO_TEMP_DIR": str(root)}
+    server, url = start_app_process(env, tmp_path / "server.log")
+    try:
+        assert not left.exists(), "the dead server's folder is still there"
+        with httpx.Client(base_url=url, timeout=60) as http:
+            stored = Path(upload(http, CAT, "cat.jpg")["path"])
+        own = [p for p in root.iterdir() if p.name.startswith(f"vit-app-{server.pid}-")]
+        assert len(own) == 1 and stored.is_relative_to(own[0]), (own, stored.parent)
+        deadline = time.monotonic() + 60  # gradio's launch() ends with requests of its own: let it finish
+        while "public link" not in (tmp_path / "server.log").read_text() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        server.terminate()
+        assert server.wait(60) == 0
+    finally:
+        if server.poll() is None:
+            server.kill()
+    assert not own[0].exists() and not [p for p in root.rglob("*") if p.is_file()]  # gradio's empty folders stay
