@@ -30,12 +30,15 @@ first request.
 from __future__ import annotations
 
 import argparse
+import atexit
 import logging
 import os
 import re
+import shutil
 import signal
 import tempfile
 import threading
+from pathlib import Path
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")  # a classroom server phones nobody
 
@@ -45,16 +48,24 @@ except ImportError:
     spaces = None
 
 import gradio as gr
+from gradio.utils import get_upload_folder
 from starlette.middleware import Middleware  # gradio's own dependency
 
 from vit.errors import InputError
 from vit.model.families import ASSETS
 from vit.serve.files import remove_stale_folders
-from vit.ui import layout, models, startup
+from vit.serve.limits import LOOPBACK, RequestLimits, Streams
+from vit.serve.sessions import SessionLedger, positive_int
+from vit.serve.uploads import UploadSpace, server_folder
+from vit.ui import layout, models, sessions, startup, state
 
 log = logging.getLogger("vit.app")
 
 QUEUE_SIZE = 64  # requests gradio's queue holds; vit.ui.tabs.parts.MODEL_WAITERS of them may wait for the model
+MAX_FILE = "20mb"  # one upload's file; a request carries one (vit.serve.limits)
+MAX_FILE_BYTES = 20 * 2**20
+JOBS_PER_CLIENT = 24  # jobs one address may have in gradio's queue: a page needs ~3, a class behind one NAT more
+JOBS_ENV, TRUST_ENV, HOSTS_ENV = "VIT_JOBS_PER_CLIENT", "VIT_TRUST_FORWARDED", "VIT_ALLOWED_HOSTS"
 
 build_demo = layout.build_demo
 
@@ -89,16 +100,63 @@ def private_events(demo: gr.Blocks) -> frozenset[str]:
     return frozenset(fn.api_name for fn in demo.fns.values() if fn.api_visibility == "private")
 
 
+class LimitError(ValueError):
+    """A limit's environment variable (VIT_MAX_SESSIONS, VIT_UPLOAD_GB, ...) is not a valid number."""
+
+
+def private_hosts(host: str, share: bool) -> list[str] | None:
+    """The host names a request may name: a loopback server answers only to loopback names (no DNS
+    rebinding), plus ``$VIT_ALLOWED_HOSTS`` (comma-separated); a public one (0.0.0.0, --share) to any
+    unless ``$VIT_ALLOWED_HOSTS`` names them."""
+    allowed = [h.strip() for h in os.environ.get(HOSTS_ENV, "").split(",") if h.strip()]
+    if share:
+        return allowed or None
+    if host in LOOPBACK:
+        return [*LOOPBACK, *allowed]
+    return allowed or None
+
+
 def launch(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, share: bool = False, **kwargs):
-    """Start the server with the app's limits: bounded queue, 20 MB uploads, only assets/ served."""
+    """Start the server with the app's limits: bounded queue (per client too), bounded sessions, one 20 MB
+    image per upload, an upload folder of at most ``VIT_UPLOAD_GB``, only assets/ served.
+
+    Raises:
+        LimitError: a limit's environment variable is not a valid number (one sentence).
+    """
+    try:
+        ledger = SessionLedger.from_environment()
+        uploads = UploadSpace(get_upload_folder())
+        max_jobs = positive_int(os.environ, JOBS_ENV, JOBS_PER_CLIENT)
+    except ValueError as exc:
+        raise LimitError(str(exc)) from None
+    trust = os.environ.get(TRUST_ENV, "").strip() == "1" or startup.on_space()  # a Space's proxy sets it
+    streams = Streams()
+    state.SESSIONS.resize(ledger.max_sessions)  # the app's sessions and gradio's: the same number
     demo.queue(max_size=QUEUE_SIZE, default_concurrency_limit=1)
+    limits = Middleware(RequestLimits, ledger=ledger, forget=lambda session: _forget(demo, session),
+                        private_hosts=private_hosts(host, share), uploads=uploads, max_upload=MAX_FILE_BYTES,
+                        jobs_of=sessions.jobs_of(demo, trust),
+                        max_jobs=max_jobs, trust_forwarded=trust,
+                        streams=streams, background=[lambda: sessions.reap_unread(demo, streams)])
     guard = Middleware(PrivateEventGuard, private=private_events(demo))
-    return demo.launch(
-        server_name=host, server_port=port, share=share, max_file_size="20mb", allowed_paths=[str(ASSETS)],
+    block = not kwargs.pop("prevent_thread_lock", False)
+    launched = demo.launch(
+        server_name=host, server_port=port, share=share, max_file_size=MAX_FILE, allowed_paths=[str(ASSETS)],
         enable_monitoring=False, ssr_mode=False, theme=layout.theme(), css=layout.CSS, js=layout.SCRIPT,
-        footer_links=["api"],
-        app_kwargs={"middleware": [guard]}, **kwargs,
+        footer_links=["api"], state_session_capacity=ledger.max_sessions, prevent_thread_lock=True,
+        app_kwargs={"middleware": [limits, guard]}, **kwargs,
     )
+    sessions.install(demo, ledger.max_sessions)
+    uploads.sweep_forever()
+    if block:
+        demo.block_thread()
+    return launched
+
+
+def _forget(demo: gr.Blocks, session_hash: str) -> None:
+    """An evicted session (idle, or its client opened too many): gradio's state and the app's Session go."""
+    sessions.forget(demo, session_hash)
+    state.end_session(f"session:{session_hash}")
 
 
 def _prewarm() -> None:
@@ -126,6 +184,16 @@ def _remove_leftovers() -> None:
         log.info("removed %s, left by a server that is gone", path.name)
 
 
+def _own_upload_folder() -> None:
+    """This server's uploads and gradio's copies of its pictures in a folder of its own, under gradio's root
+    (``$GRADIO_TEMP_DIR`` or ``$TMPDIR/gradio``); the folders of servers that are gone are removed first,
+    and this one at exit."""
+    root = os.environ.get("GRADIO_TEMP_DIR") or str(Path(tempfile.gettempdir()) / "gradio")
+    folder = server_folder(root)
+    os.environ["GRADIO_TEMP_DIR"] = str(folder)
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="ViT Anatomy: look inside a Vision Transformer in the browser.")
     # A Space starts `python app.py` and expects 0.0.0.0:7860; gradio's own variables are honoured as gradio does.
@@ -145,6 +213,7 @@ def main(argv: list[str] | None = None) -> None:
     # deletes its cache, and atexit removes the picture folder.
     signal.signal(signal.SIGTERM, _interrupt)
     _remove_leftovers()
+    _own_upload_folder()
     logging.getLogger("httpx").setLevel(logging.WARNING)  # gradio's own start-up requests
     if startup.on_space():  # a Space starts with an empty cache: fetch the default model's weights from the start
         startup.start_prefetch()
@@ -153,7 +222,10 @@ def main(argv: list[str] | None = None) -> None:
     except InputError as exc:
         parser.error(f"--models: {exc}")  # a sentence and exit status 2, before anything listens
     demo = build_demo()
-    launch(demo, args.host, args.port, args.share, prevent_thread_lock=True)
+    try:
+        launch(demo, args.host, args.port, args.share, prevent_thread_lock=True)
+    except LimitError as exc:  # a limit's environment variable
+        parser.error(str(exc))
     threading.Thread(target=_prewarm, name="prewarm", daemon=True).start()
     demo.block_thread()
     _delete_gradio_files(demo)

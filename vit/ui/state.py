@@ -17,6 +17,7 @@ from typing import Generic, TypeVar
 
 from vit.bounded import BoundedDict
 from vit.errors import InputError
+from vit.serve import sessions as serve_sessions
 from vit.serve.files import PictureFolder
 from vit.serve.memory import rss_bytes, trim_memory
 from vit.serve.queue import FairQueue
@@ -25,7 +26,7 @@ from vit.validate import Setting
 log = logging.getLogger("vit.app")
 
 STATE_TTL_S = 3600  # a session's analysis key is dropped an hour after its last update
-MAX_SESSIONS = 2000  # sessions remembered (what each shows); the least recently seen go first
+MAX_SESSIONS = serve_sessions.MAX_SESSIONS  # sessions remembered (gradio's as many: app.launch); LRU beyond
 MODEL_SLOTS = 1  # model runs at once, for the whole server (vit.serve.queue.FairQueue)
 
 # How many times the model ran (tests check that display-only changes do not add to it).
@@ -180,6 +181,12 @@ class Sessions:
                 found = self._sessions[session] = Session()
             return found
 
+    def resize(self, limit: int) -> None:
+        """Remember at most ``limit`` sessions from now on (the server's ``VIT_MAX_SESSIONS``)."""
+        with self._lock:
+            self._sessions.max_items = limit
+            self._sessions.evict()
+
     def next_number(self) -> int:
         return next(self._numbers)
 
@@ -247,8 +254,8 @@ def end_session(session: str) -> int:
     if dropped:
         trim_memory()
     store = analysis_store.made
-    log.info("session ended: dropped %.2f GB of analyses; kept analyses %.2f GB", dropped / 1e9,
-             store.nbytes / 1e9 if store is not None else 0.0)
+    log.log(logging.INFO if dropped else logging.DEBUG, "session ended: dropped %.2f GB of analyses; kept "
+            "analyses %.2f GB", dropped / 1e9, store.nbytes / 1e9 if store is not None else 0.0)
     return dropped
 
 

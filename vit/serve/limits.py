@@ -1,0 +1,336 @@
+"""What one request may carry, checked before gradio reads it (issue 26): an ASGI middleware.
+
+:class:`RequestLimits` refuses, each in one sentence and with nothing read beyond the limit:
+
+* routes the app does not use (gradio's deep links, its development reload route): 404;
+* a ``Host`` other than the server's own, and another site's ``Origin``, where the server is
+  private (it listens on loopback: a web page cannot reach it by DNS rebinding): 403;
+* a ``session_hash`` that gradio could not have made (longer than 64 characters, or not URL-safe): 400;
+* a body larger than the app's events need (64 KiB), an upload larger than one 20 MB image, or an
+  upload with more than one file: 413; an upload that does not fit the upload folder's cap: 507;
+* a job from a client that already has ``max_jobs`` queued or running: 429.
+
+It also tells the :class:`~vit.serve.sessions.SessionLedger` who uses which session, so that one
+client minting sessions evicts only its own, and notes which sessions have their event stream open.
+Gradio-free: what it needs of gradio comes in as callables.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from urllib.parse import parse_qs, urlsplit
+
+from vit.serve.sessions import SessionLedger, valid_hash
+from vit.serve.uploads import FULL, UploadSpace
+
+MAX_BODY = 64 * 1024  # the app's largest event (the page's measurements, ~2 kB) with room to spare
+UPLOAD_SLACK = 64 * 1024  # multipart headers around the one file
+UNUSED = re.compile(r"/gradio_api/(?:deep_link|dev/reload)/?$")
+UPLOAD = re.compile(r"/gradio_api/upload/?$")
+JOBS = re.compile(r"/gradio_api/(?:queue/join|call/(?!v2/)[^/]+|call/v2/[^/]+|run/[^/]+|api/[^/]+)/?$")
+STREAM = re.compile(r"/gradio_api/(?:queue/data|call/[^/]+/(?P<event>[A-Za-z0-9_-]{1,64}))/?$")
+HEARTBEAT = re.compile(r"/gradio_api/heartbeat/(?P<hash>[^/]*)/?$")
+LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
+
+BAD_HASH = "session_hash must be up to 64 letters, digits, '-' or '_'."
+TOO_BIG = "This request is larger than the app accepts."
+ONE_FILE = "Send one image per upload."
+FOREIGN = "This server answers only requests for its own address."
+TOO_MANY_JOBS = "Too many requests from your address are waiting: wait for them to finish, then try again."
+
+
+def client_address(scope, trust_forwarded: bool) -> str:
+    """The request's client: the address that connected, or, behind a trusted proxy (a Space), the last
+    address its ``X-Forwarded-For`` names (the one the proxy itself appended; earlier ones a client can forge)."""
+    if trust_forwarded:
+        for name, value in scope.get("headers", ()):
+            if name == b"x-forwarded-for":
+                last = value.decode("latin-1").split(",")[-1].strip()
+                if last:
+                    return last
+    client = scope.get("client")
+    return str(client[0]) if client else "unknown"
+
+
+def _header(scope, name: bytes) -> str | None:
+    for key, value in scope.get("headers", ()):
+        if key == name:
+            return value.decode("latin-1")
+    return None
+
+
+def _host_of(authority: str) -> str:
+    """'127.0.0.1:7860' -> '127.0.0.1'; '[::1]:7860' -> '[::1]'."""
+    authority = authority.strip().lower()
+    if authority.startswith("["):
+        return authority[:authority.find("]") + 1]
+    return authority.rsplit(":", 1)[0] if authority.count(":") == 1 else authority
+
+
+@dataclass
+class Streams:
+    """The sessions (and API event ids) whose event stream a client holds open now, or ever opened."""
+
+    remember: int = 50_000  # keys kept in ``_ever`` (the oldest forgotten)
+    _open: dict[str, int] = field(default_factory=dict)
+    _ever: OrderedDict[str, None] = field(default_factory=OrderedDict)
+
+    def opened(self, key: str) -> None:
+        self._open[key] = self._open.get(key, 0) + 1
+        self._ever[key] = None
+        self._ever.move_to_end(key)
+        if len(self._ever) > self.remember:
+            self._ever.popitem(last=False)
+
+    def seen(self, *keys: str) -> bool:
+        """Whether a stream for any of ``keys`` is open or was opened."""
+        return any(k in self._open or k in self._ever for k in keys)
+
+    def closed(self, key: str) -> None:
+        left = self._open.get(key, 0) - 1
+        if left > 0:
+            self._open[key] = left
+        else:
+            self._open.pop(key, None)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._open
+
+
+class Refused(Exception):  # noqa: N818 - a reply, not a failure
+    def __init__(self, status: int, detail: str):
+        super().__init__(detail)
+        self.status, self.detail = status, detail
+
+
+class RequestLimits:
+    """ASGI middleware; see the module docstring. Every argument but ``app`` is optional.
+
+    Args:
+        ledger: told of every (session, client); its evictions go to ``forget``.
+        forget: ``forget(session_hash)`` drops what the server keeps for an evicted session.
+        private_hosts: the host names this server answers to; ``None`` (a public server) checks nothing.
+        uploads: the upload folder's :class:`~vit.serve.uploads.UploadSpace`.
+        max_upload: bytes one upload's file may have (gradio's ``max_file_size``).
+        jobs_of: ``jobs_of(client)`` -> that client's jobs queued or running now; with ``max_jobs``.
+        streams: where open event streams are noted (:class:`Streams`).
+        background: coroutines to run on the server's event loop, started with the first request.
+    """
+
+    def __init__(self, app, ledger: SessionLedger | None = None, forget: Callable[[str], None] | None = None,
+                 private_hosts: Iterable[str] | None = None, uploads: UploadSpace | None = None,
+                 max_upload: int = 20 * 10**6, jobs_of: Callable[[str], int] | None = None, max_jobs: int = 8,
+                 trust_forwarded: bool = False, streams: Streams | None = None,
+                 background: Iterable[Callable[[], Awaitable]] = ()):
+        self.app, self.ledger, self.forget = app, ledger, forget
+        self.private_hosts = None if private_hosts is None else {_host_of(h) for h in private_hosts}
+        self.uploads, self.max_upload = uploads, max_upload
+        self.jobs_of, self.max_jobs, self.trust_forwarded = jobs_of, max_jobs, trust_forwarded
+        self.streams = streams
+        self._background, self._tasks = list(background), []
+
+    async def __call__(self, scope, receive, send):
+        while self._background:  # on the server's own event loop, with its first request
+            self._tasks.append(asyncio.get_running_loop().create_task(self._background.pop()()))
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        try:
+            await self._handle(scope, receive, send)
+        except Refused as refused:
+            await _reply(send, refused.status, refused.detail)
+
+    async def _handle(self, scope, receive, send):
+        path = scope.get("path", "")
+        if UNUSED.search(path):
+            raise Refused(404, "Not Found")
+        self._check_host(scope)
+        session = self._query_hash(scope, path)
+        length = _header(scope, b"content-length")
+        try:
+            length = int(length) if length is not None else None
+        except ValueError:
+            raise Refused(400, TOO_BIG) from None
+        client = client_address(scope, self.trust_forwarded)
+        if UPLOAD.search(path) and scope.get("method") == "POST":
+            await self._upload(scope, receive, send, length)
+            return
+        if length is not None and length > MAX_BODY:
+            raise Refused(413, TOO_BIG)
+        if scope.get("method") == "POST":
+            body = await _read(receive, MAX_BODY)
+            session = self._body_hash(body) or session
+            if session is not None:
+                self._seen(session, client)
+            if JOBS.search(path):
+                self._check_jobs(client)
+            receive = _replay(body, receive)
+        elif session is not None:
+            self._seen(session, client)
+        stream = STREAM.search(path) if scope.get("method") == "GET" else None
+        if stream and self.streams is not None:
+            key = stream.group("event") or session
+            if key:
+                self.streams.opened(key)
+                try:
+                    await self.app(scope, receive, send)
+                finally:
+                    self.streams.closed(key)
+                return
+        await self.app(scope, receive, send)
+
+    def _check_host(self, scope) -> None:
+        if self.private_hosts is None:
+            return
+        host = _header(scope, b"host")
+        if host is None or _host_of(host) not in self.private_hosts:
+            raise Refused(403, FOREIGN)
+        origin = _header(scope, b"origin")
+        if origin is not None and origin != "null":
+            if _host_of(urlsplit(origin).netloc) not in self.private_hosts:
+                raise Refused(403, FOREIGN)
+
+    @staticmethod
+    def _query_hash(scope, path: str) -> str | None:
+        beat = HEARTBEAT.search(path)
+        hashes = [beat.group("hash")] if beat else []
+        query = scope.get("query_string", b"").decode("latin-1")
+        if "session_hash" in query:
+            hashes += parse_qs(query, keep_blank_values=True).get("session_hash", [])
+        for value in hashes:
+            if not valid_hash(value):
+                raise Refused(400, BAD_HASH)
+        return hashes[0] if hashes else None
+
+    @staticmethod
+    def _body_hash(body: bytes) -> str | None:
+        if b"session_hash" not in body:
+            return None
+        try:
+            data = json.loads(body)
+        except ValueError:
+            return None  # gradio answers a body that is not JSON itself
+        value = data.get("session_hash") if isinstance(data, dict) else None
+        if value is None:
+            return None
+        if not valid_hash(value):
+            raise Refused(400, BAD_HASH)
+        return value
+
+    def _seen(self, session: str, client: str) -> None:
+        if self.ledger is None:
+            return
+        for gone in self.ledger.seen(session, client):
+            if self.forget is not None:
+                self.forget(gone)
+
+    def _check_jobs(self, client: str) -> None:
+        if self.jobs_of is not None and self.jobs_of(client) >= self.max_jobs:
+            raise Refused(429, TOO_MANY_JOBS)
+
+    async def _upload(self, scope, receive, send, length: int | None) -> None:
+        limit = self.max_upload + UPLOAD_SLACK
+        if length is not None and length > limit:
+            raise Refused(413, TOO_BIG)
+        boundary = _boundary(_header(scope, b"content-type") or "")
+        reserve = length if length is not None else limit
+        if self.uploads is not None and not await asyncio.to_thread(self.uploads.admit, reserve):
+            raise Refused(507, FULL)
+        counter = _PartCounter(boundary, limit)
+        refused: list[Refused] = []
+
+        async def counted():
+            message = await receive()
+            if message["type"] == "http.request" and not refused:
+                problem = counter.feed(message.get("body", b""))
+                if problem is not None:
+                    refused.append(problem)
+                    return {"type": "http.disconnect"}  # gradio stops reading; its partial file is swept
+            return message
+
+        started: list[bool] = []
+
+        async def quiet(message):  # once refused, gradio's own answer is not sent: ours is
+            if refused:
+                return
+            started.append(True)
+            await send(message)
+
+        try:
+            await self.app(scope, counted, quiet)
+        except Exception:
+            if not refused:
+                raise
+        finally:
+            if self.uploads is not None:
+                self.uploads.release(reserve)
+        if refused and not started:
+            raise refused[0]
+
+
+class _PartCounter:
+    """Counts the bytes and the parts of a multipart body as it streams (a delimiter may span chunks)."""
+
+    def __init__(self, boundary: bytes | None, limit: int):
+        self.delimiter = b"--" + boundary if boundary else None
+        self.limit, self.size, self.parts, self._tail = limit, 0, 0, b""
+
+    def feed(self, chunk: bytes) -> Refused | None:
+        self.size += len(chunk)
+        if self.size > self.limit:
+            return Refused(413, TOO_BIG)
+        if self.delimiter is None:
+            return None
+        data = self._tail + chunk
+        self.parts += data.count(self.delimiter)
+        self._tail = data[-(len(self.delimiter) - 1):]
+        # one file and gradio's closing delimiter: two delimiters; a third starts another part
+        return Refused(413, ONE_FILE) if self.parts > 2 else None
+
+
+def _boundary(content_type: str) -> bytes | None:
+    match = re.search(r'boundary="?([^";]+)"?', content_type)
+    return match.group(1).encode("latin-1") if match else None
+
+
+async def _read(receive, limit: int) -> bytes:
+    """The whole body, refused as soon as it passes ``limit`` bytes."""
+    chunks, size = [], 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise Refused(413, TOO_BIG)
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)
+
+
+def _replay(body: bytes, receive):
+    """A ``receive`` that gives the app the body already read, then whatever the client sends next."""
+    sent = False
+
+    async def again():
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return again
+
+
+async def _reply(send, status: int, detail: str) -> None:
+    body = json.dumps({"detail": detail}).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})

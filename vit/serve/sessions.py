@@ -1,0 +1,138 @@
+"""Which browser sessions a server remembers, and for whom (issue 26): bounded per client and in all.
+
+Every request that names a ``session_hash`` is :meth:`SessionLedger.seen` with its client's address.
+A client keeps at most ``per_client`` sessions (its own least recently seen go first when it opens
+more), the server at most ``max_sessions`` (the least recently seen of all go first), and a session
+idle for ``idle_s`` is forgotten. So one client minting a session per request evicts only its own
+sessions, and a student who used the page in the last ``idle_s`` seconds keeps their state.
+
+The ledger only decides; its owner forgets what it evicts (gradio's session state, the app's Session).
+Thread-safe, gradio-free and torch-free.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+import re
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+MAX_SESSIONS = 2000  # sessions remembered in all (gradio's state_session_capacity and the app's Sessions)
+PER_CLIENT = 64  # sessions one address keeps: a browser has one per open tab; a class behind one NAT needs more
+IDLE_S = 3600.0  # a session unused for an hour is forgotten (the page's analysis key lives as long)
+MAX_HASH_CHARS = 64  # gradio's page makes ~11 characters, gradio_client a 36-character uuid4
+HASH = re.compile(rf"[A-Za-z0-9_-]{{1,{MAX_HASH_CHARS}}}")
+
+SESSIONS_ENV, PER_CLIENT_ENV = "VIT_MAX_SESSIONS", "VIT_SESSIONS_PER_CLIENT"
+
+
+def valid_hash(value: object) -> bool:
+    """Whether ``value`` could be a session hash gradio or its client made (short, URL-safe)."""
+    return isinstance(value, str) and HASH.fullmatch(value) is not None
+
+
+def positive_int(environ: Mapping[str, str], name: str, default: int) -> int:
+    """A whole number >= 1 from ``environ[name]``; ``default`` when unset.
+
+    Raises:
+        ValueError: set to something else (the operator's typo stops the start, in one sentence).
+    """
+    raw = environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        number = float(raw)
+    except ValueError:
+        number = math.nan
+    if not (math.isfinite(number) and number >= 1 and number == int(number)):
+        raise ValueError(f"{name} must be a whole number of at least 1, got {raw!r}")
+    return int(number)
+
+
+@dataclass
+class _Entry:
+    client: str
+    last: float
+
+
+class SessionLedger:
+    """Sessions by last use, each with its client; :meth:`seen` returns the sessions to forget."""
+
+    def __init__(self, max_sessions: int = MAX_SESSIONS, per_client: int = PER_CLIENT, idle_s: float = IDLE_S,
+                 clock: Callable[[], float] = time.monotonic):
+        if max_sessions < 1 or per_client < 1:
+            raise ValueError(f"the session limits must be at least 1, got {max_sessions} and {per_client}")
+        self.max_sessions, self.per_client, self.idle_s, self.clock = max_sessions, per_client, idle_s, clock
+        self._all: OrderedDict[str, _Entry] = OrderedDict()  # least recently seen first
+        self._by_client: dict[str, OrderedDict[str, None]] = {}
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_environment(cls, environ: Mapping[str, str] = os.environ) -> SessionLedger:
+        """Limits from ``VIT_MAX_SESSIONS`` and ``VIT_SESSIONS_PER_CLIENT``."""
+        return cls(positive_int(environ, SESSIONS_ENV, MAX_SESSIONS), positive_int(environ, PER_CLIENT_ENV, PER_CLIENT))
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._all)
+
+    def __contains__(self, session: str) -> bool:
+        with self._lock:
+            return session in self._all
+
+    def client_of(self, session: str) -> str | None:
+        with self._lock:
+            entry = self._all.get(session)
+            return entry.client if entry is not None else None
+
+    def count(self, client: str) -> int:
+        """Sessions ``client`` holds now."""
+        with self._lock:
+            return len(self._by_client.get(client, ()))
+
+    def seen(self, session: str, client: str) -> list[str]:
+        """``session`` was used now by ``client``; returns the sessions to forget (never ``session`` itself).
+
+        Forgotten, in this order: sessions idle longer than ``idle_s``; the client's least recently
+        seen beyond ``per_client``; the server's least recently seen beyond ``max_sessions``.
+        """
+        now = self.clock()
+        with self._lock:
+            entry = self._all.get(session)
+            if entry is None:
+                self._all[session] = _Entry(client, now)
+                self._by_client.setdefault(client, OrderedDict())[session] = None
+            else:  # a session keeps the client that opened it (a phone moving between networks stays one user)
+                entry.last = now
+                self._all.move_to_end(session)
+                self._by_client[entry.client].move_to_end(session)
+            gone = [s for s, _ in itertools.takewhile(lambda item: now - item[1].last > self.idle_s, self._all.items())]
+            mine = self._by_client[self._all[session].client]
+            gone += list(mine)[:max(0, len(mine) - self.per_client)]
+            for s in gone:
+                self._drop(s)
+            extra = max(0, len(self._all) - self.max_sessions)
+            oldest = list(itertools.islice((s for s in self._all if s != session), extra))
+            for s in oldest:
+                self._drop(s)
+            return gone + oldest
+
+    def forget(self, session: str) -> None:
+        """``session`` ended (its page closed): no longer counted."""
+        with self._lock:
+            self._drop(session)
+
+    def _drop(self, session: str) -> None:
+        entry = self._all.pop(session, None)
+        if entry is None:
+            return
+        mine = self._by_client.get(entry.client)
+        if mine is not None:
+            mine.pop(session, None)
+            if not mine:
+                del self._by_client[entry.client]

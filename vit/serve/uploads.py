@@ -1,0 +1,152 @@
+"""The upload folder bounded on disk (issue 26): its own folder per server, a size cap, no leftovers.
+
+* :func:`server_folder`: this server's folder under one root (``$GRADIO_TEMP_DIR`` or ``$TMPDIR/gradio``),
+  named with its pid, after removing the folders of servers that are gone (``kill -9``, an OOM kill).
+* :class:`UploadSpace`: the folder holds at most ``max_bytes`` (``VIT_UPLOAD_GB``, 1 by default): an
+  upload is admitted only if it fits with what is there and what other uploads in flight reserved,
+  after the oldest files have been removed to make room; partial files of aborted uploads and empty
+  folders are swept away.
+
+Blocking (file system walks): call from a worker thread, never on the event loop. Gradio-free.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+from vit.serve.files import PICTURE_PREFIX, remove_stale_folders
+
+UPLOAD_ENV = "VIT_UPLOAD_GB"
+DEFAULT_UPLOAD_GB = 1.0
+PARTIAL_AGE_S = 120.0  # a partial upload untouched for 2 minutes was aborted (a slow client sends every few s)
+KEEP_AGE_S = 60.0  # a file younger than this may be about to be analysed: never removed to make room
+FULL = "The server's upload space is full: try again in a minute."
+
+
+def upload_bytes(environ: Mapping[str, str] = os.environ) -> int:
+    """The upload folder's cap in bytes from ``VIT_UPLOAD_GB`` (1e9 bytes each), 1 GB if unset.
+
+    Raises:
+        ValueError: set to something that is not a positive number.
+    """
+    raw = environ.get(UPLOAD_ENV, "").strip()
+    try:
+        gb = float(raw) if raw else DEFAULT_UPLOAD_GB
+    except ValueError:
+        gb = math.nan
+    if not (math.isfinite(gb) and gb > 0):
+        raise ValueError(f"{UPLOAD_ENV} must be a number of gigabytes greater than 0, got {raw!r}")
+    return int(gb * 1e9)
+
+
+def server_folder(root: str | os.PathLike) -> Path:
+    """A new folder for this server's uploads under ``root``, after removing those of dead servers."""
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    remove_stale_folders(root)
+    return Path(tempfile.mkdtemp(prefix=f"{PICTURE_PREFIX}{os.getpid()}-", dir=root))
+
+
+def _files(folder: Path) -> list[tuple[float, int, Path, bool]]:
+    """(mtime, size, path, at the top level) of every regular file under ``folder``."""
+    found = []
+    for dirpath, _, names in os.walk(folder):
+        for name in names:
+            path = Path(dirpath, name)
+            try:
+                st = path.lstat()
+            except OSError:
+                continue
+            if path.is_file() and not path.is_symlink():
+                found.append((st.st_mtime, st.st_size, path, Path(dirpath) == folder))
+    return found
+
+
+class UploadSpace:
+    """What the upload folder may hold: ``max_bytes`` in files, plus what admitted uploads reserved."""
+
+    def __init__(self, folder: str | os.PathLike, max_bytes: int | None = None):
+        self.folder = Path(folder)
+        self.max_bytes = upload_bytes() if max_bytes is None else int(max_bytes)
+        self._reserved = 0
+        self._lock = threading.Lock()
+
+    def used(self) -> int:
+        """Bytes in the folder's files now."""
+        return sum(size for _, size, _, _ in _files(self.folder))
+
+    def admit(self, nbytes: int) -> bool:
+        """Reserve ``nbytes`` for an upload if they fit (the oldest files go first to make room); False if not.
+
+        Pair every True with :meth:`release` once the upload has ended (stored or not).
+        """
+        with self._lock:
+            files = _files(self.folder)
+            used = sum(size for _, size, _, _ in files)
+            need = used + self._reserved + nbytes - self.max_bytes
+            if need > 0:
+                need -= self._remove_oldest(files, need)
+            if need > 0:
+                return False
+            self._reserved += nbytes
+            return True
+
+    def release(self, nbytes: int) -> None:
+        with self._lock:
+            self._reserved = max(0, self._reserved - nbytes)
+
+    def _remove_oldest(self, files, need: int) -> int:
+        """Remove the oldest files (none younger than KEEP_AGE_S) until ``need`` bytes are free; bytes freed."""
+        now, freed = time.time(), 0
+        for mtime, size, path, _ in sorted(files):
+            if freed >= need or now - mtime < KEEP_AGE_S:
+                break
+            try:
+                path.unlink()
+                freed += size
+            except OSError:
+                continue
+        return freed
+
+    def sweep(self) -> int:
+        """Remove partial uploads (top-level files untouched for PARTIAL_AGE_S: gradio moves finished
+        ones into a folder of their own) and empty folders; returns how many files went."""
+        now, removed = time.time(), 0
+        for mtime, _, path, top in _files(self.folder):
+            if top and now - mtime > PARTIAL_AGE_S:
+                try:
+                    path.unlink()
+                    removed += 1
+                except OSError:
+                    pass
+        for dirpath, dirnames, filenames in os.walk(self.folder, topdown=False):
+            if Path(dirpath) != self.folder and not dirnames and not filenames:
+                try:
+                    if now - os.stat(dirpath).st_mtime > KEEP_AGE_S:
+                        os.rmdir(dirpath)
+                except OSError:
+                    pass
+        return removed
+
+    def sweep_forever(self, every_s: float = 30.0, stop: threading.Event | None = None) -> threading.Event:
+        """Sweep every ``every_s`` in a daemon thread; set the returned event to stop it."""
+        stop = stop or threading.Event()
+
+        def loop() -> None:
+            while not stop.wait(every_s):
+                if self.folder.exists():
+                    self.sweep()
+
+        threading.Thread(target=loop, name="sweep-uploads", daemon=True).start()
+        return stop
+
+    def remove(self) -> None:
+        """The whole folder, at exit (only for a folder of this server's own: :func:`server_folder`)."""
+        shutil.rmtree(self.folder, ignore_errors=True)
