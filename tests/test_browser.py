@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -23,6 +24,7 @@ from conftest import free_port
 from PIL import Image
 
 import app
+import vit
 import vit.model.checkpoints
 import vit.model.load
 from vit import shapes
@@ -465,10 +467,11 @@ def test_why_this_class_and_its_test(browser, url):
 
 
 def test_every_tab_is_on_the_tab_row_of_a_laptop(browser, url):
-    """At 1280x720 the seven tabs fit on one row: none hides in gradio's "More tabs" menu."""
+    """At 1280x720 the eight tabs fit on one row: none hides in gradio's "More tabs" menu."""
     page = open_app(browser, url, "laptop")
-    expect(page.locator("#tabs > .tab-wrapper [role=tab]")).to_have_count(7)
-    for name in ("Patches & shapes", "Attention", "Across depth", "Why this class?", "Inside", "Figure 7", "Lesson"):
+    expect(page.locator("#tabs > .tab-wrapper [role=tab]")).to_have_count(8)
+    for name in ("Patches & shapes", "Attention", "Across depth", "Why this class?", "What if?", "Inside", "Figure 7",
+                 "Lesson"):
         expect(page.get_by_role("tab", name=name)).to_be_visible()
     page.close()
 
@@ -532,6 +535,60 @@ def test_during_a_run_the_button_waits_the_notice_says_running_and_moved_control
     wait_for_text(page, "#query-view-caption", "head 3")
     time.sleep(0.5)
     assert "model run" in text_of(page, "#timing") and "redrawn" in text_of(page, "#timing")
+    no_error_badges(page)
+    page.close()
+
+
+# Where the centre of patch (row, col) of the What if? map is, inside its img element (shown whole, centred).
+WHATIF_CELL = """([row, col, rows, cols]) => { const img = document.querySelector('#whatif-map img');
+  if (!img || !img.complete || !img.naturalWidth) return null;  // between two pictures: asked again
+  const r = img.getBoundingClientRect(), s = Math.min(r.width / img.naturalWidth, r.height / img.naturalHeight);
+  const left = (r.width - img.naturalWidth * s) / 2, top = (r.height - img.naturalHeight * s) / 2;
+  const side = img.naturalWidth;  // the model's view is square; its colour bar is under it
+  return {x: left + s * (col + 0.5) * side / cols, y: top + s * (row + 0.5) * side / rows}; }"""
+
+
+def whatif_result(page: Page) -> str:
+    return page.locator("#whatif-result").inner_text()
+
+
+def test_what_if_removing_the_shape_by_clicking_changes_the_prediction(browser, url):
+    """Issue 24: the shape's patches clicked away one by one, the prediction goes; a head clicked off says so."""
+    import numpy as np
+
+    view = vit.load_model("vit_tiny_shapes").input(ROOT / "assets" / "shapes-cross.png").view.astype(np.float32)
+    shape = np.linalg.norm(view - view[:4, :4].reshape(-1, 3).mean(0), axis=-1) > 60  # the cross's pixels
+    cells = [divmod(i, 8) for i, v in enumerate(shape.reshape(8, 8, 8, 8).mean((1, 3)).flatten()) if v > 0.05]
+    page = open_app(browser, url)
+    upload(page, ROOT / "assets" / "shapes-cross.png")
+    wait_for_text(page, "#banner", "UNTRAINED")
+    page.locator("#offer-trained").click()
+    wait_for_text(page, "#banner", "TRAINED HERE")
+    page.get_by_role("tab", name="What if?", exact=True).click()
+    wait_for_text(page, "#whatif-result", "nothing taken away")
+    wait_for_picture(page, "#whatif-map")
+    for n, (row, col) in enumerate(cells, 1):
+        point = page.wait_for_function(WHATIF_CELL, arg=[row, col, 8, 8]).json_value()
+        page.locator("#whatif-map img").click(position=point)
+        wait_for_text(page, "#whatif-result", f"({n} of 64 patches removed")
+    before, after = (float(v) for v in re.findall(r"([\d.]+)%", whatif_result(page))[:2])  # p before → after
+    assert before > 50 and after < before / 5, whatif_result(page)
+    first_after = page.locator("#whatif-result tbody tr").first.locator("td").nth(2).inner_text()
+    assert not first_after.startswith("cross"), whatif_result(page)
+    wait_for_text(page, "#whatif-map-caption", f"The model ran on the {64 - len(cells)} kept patch tokens only")
+    page.locator("#whatif-map-pin").click()  # the shape gone, pinned; then only the shape kept: it stays a cross
+    page.locator("#whatif-swap").click()
+    wait_for_text(page, "#whatif-result", f"({64 - len(cells)} of 64 patches removed")
+    assert page.locator("#whatif-result tbody tr").first.locator("td").nth(2).inner_text().startswith("cross")
+    wait_for_picture(page, "#whatif-pinned")
+    page.locator("#tabs").evaluate("tabs => window.scrollTo(0, window.scrollY + tabs.getBoundingClientRect().top)")
+    save_screenshot(page, DOCS / "screenshot-whatif.png", full_page=False)
+    wait_for_picture(page, "#whatif-heads")  # loaded: a click on a picture still loading has no pixel to name
+    box = page.locator("#whatif-heads img").bounding_box()
+    page.locator("#whatif-heads img").click(position={"x": box["width"] * 0.6, "y": box["height"] * 0.45})
+    wait_for_text(page, "#whatif-result", "1 head off")
+    page.locator("#whatif-all-back").click()
+    wait_for_text(page, "#whatif-result", "% (1 head off (")  # only the head is off now
     no_error_badges(page)
     page.close()
 

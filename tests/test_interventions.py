@@ -221,3 +221,36 @@ def test_a_block_with_every_head_on_is_the_block():
     with torch.no_grad():
         y, _ = forward.block(layer, x, torch.ones(2))
         torch.testing.assert_close(y, layer(x), atol=1e-6, rtol=0)
+
+
+def test_the_cli_removes_a_fraction_switches_heads_off_and_prints_strict_json(tmp_path, capsys):
+    from vit.__main__ import main
+
+    args = ["intervene", IMAGE, "--model", "vit_tiny_shapes", "--remove", "30%", "--ablate", "3:2", "--grey",
+            "--head-importance", "--json", "--out", str(tmp_path)]
+    assert main(args) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert len(doc["removed"]) == round(0.3 * 64) and doc["ablated"] == [[3, 2]]
+    assert doc["label"] == "star" and doc["prob_after"] < doc["prob_before"] and doc["grey_prob"] is not None
+    assert np.array(doc["head_importance"]).shape == (4, 3)
+    assert (tmp_path / "whatif.png").is_file() and (tmp_path / "heads.png").is_file()
+    loaded = vit.load_model("vit_tiny_shapes")  # the same run through the API: the CLI adds nothing of its own
+    e = vit.explain(loaded, IMAGE)
+    w = vit.intervene(loaded, IMAGE, remove=ranked(e.map, 0.3), ablate=[(3, 2)])
+    assert doc["removed"] == w.removed and doc["prob_after"] == pytest.approx(w.prob_after, abs=1e-6)
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (["--remove", "3,4,99"], "remove must hold patch indices from 0 to 63"),
+    (["--remove", "1.5"], "--remove must be a fraction from 0 to 1"),
+    (["--keep", "0%"], "at least one patch must stay"),
+    (["--ablate", "9:1"], "got 9:1"),
+    (["--remove", "0.2", "--keep", "0.2"], "not both"),
+    (["--order", "best"], "--order must be one of"),
+])
+def test_the_cli_says_what_is_wrong_in_one_sentence(capsys, args, said):
+    from vit.__main__ import main
+
+    assert main(["intervene", IMAGE, "--model", "vit_tiny_shapes", *args]) == 2
+    err = capsys.readouterr().err
+    assert said in err and err.count("\n") == 1 and "Traceback" not in err

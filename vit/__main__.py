@@ -1,5 +1,6 @@
 """The command line: ``python -m vit analyze IMAGE``, ``python -m vit explain IMAGE`` (why this class, and
-is that right?), ``python -m vit download [MODEL ...]`` and
+is that right?), ``python -m vit intervene IMAGE`` (what if patches or heads were taken away?),
+``python -m vit download [MODEL ...]`` and
 ``python -m vit train-shapes`` (trains ``vit_tiny_shapes`` from scratch, see ``vit.train``).
 
 Errors in what was asked (a missing image, a bad option) print one line on
@@ -70,6 +71,7 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--baseline", default="mean", help="what replaces a patch in the curves: mean (default) or blur")
     e.add_argument("--json", action="store_true", help="print one JSON object")
     e.add_argument("--out", default=None, help="folder for explanation.png (and curves.png with --curves)")
+    _intervene_parser(sub)
     d = sub.add_parser("download", help="fetch pretrained weights into the torch hub cache for offline use")
     d.add_argument("models", nargs="*", help=f"models (default: all of {', '.join(_DOWNLOADABLE)}), or Hugging Face "
                                               "Hub repository ids (timm/vit_tiny_patch16_224.augreg_in21k_ft_in1k)")
@@ -90,6 +92,111 @@ def _model_options(p) -> None:
                                                       "(default: the checkpoint's)")
     p.add_argument("--depth", default=None, help="keep the first D layers (default: all)")
     p.add_argument("--device", default=None, help="cpu or cuda (default: cuda if available)")
+
+
+def _intervene_parser(sub) -> None:
+    w = sub.add_parser("intervene", help="what if? take patches away and switch heads off, and see the prediction")
+    w.add_argument("image", help="path of a JPEG/PNG/WebP/GIF/BMP/TIFF image")
+    _model_options(w)
+    w.add_argument("--remove", default=None, metavar="F|I,J,...",
+                   help="patches the model does not see: a fraction (0.3 or 30%%) ranked by --order, or patch "
+                        "indices (row-major, 0 = top-left: 3,4,17)")
+    w.add_argument("--keep", default=None, metavar="F|I,J,...", help="the patches the model sees, as for --remove")
+    w.add_argument("--order", default="explanation", help="for a fraction: explanation (the --method map's top "
+                                                         "patches, default) or random")
+    w.add_argument("--method", default="grad_rollout", help="the explanation that ranks the patches: rollout, "
+                                                            "attention, grad_rollout (default) or gradcam")
+    w.add_argument("--seed", default=0, help="seeds the random order (default 0)")
+    w.add_argument("--ablate", default="", metavar="L:H,...", help="heads to switch off, 1-based (9:5,10:2)")
+    w.add_argument("--ablation", default="zero", help="a head off: zero (default) or mean (its mean over the tokens)")
+    w.add_argument("--grey", action="store_true", help="also grey the same patches instead (the deletion test's way)")
+    w.add_argument("--head-importance", action="store_true",
+                   help="also each head switched off alone: the drop in the top-1 probability, an L x h table")
+    w.add_argument("--target", default=None, help="the class followed: an index or a name (default: top-1)")
+    w.add_argument("--top-k", default=5, help="how many predictions (1-20, default 5)")
+    w.add_argument("--json", action="store_true", help="print one JSON object")
+    w.add_argument("--out", default=None, help="folder for whatif.png (and heads.png with --head-importance)")
+
+
+def _patches_option(name: str, value: str | None):
+    """--remove / --keep: None, a fraction in [0, 1] ("0.3", "30%"), or patch indices ("3,4,17")."""
+    if value is None:
+        return None
+    text = value.strip()
+    if text.endswith("%") or ("." in text and "," not in text):
+        number = text[:-1] if text.endswith("%") else text
+        try:
+            fraction = float(number) / (100 if text.endswith("%") else 1)
+        except ValueError:
+            fraction = math.nan
+        if not 0 <= fraction <= 1:
+            raise InputError(f"--{name} must be a fraction from 0 to 1 (or 0% to 100%), or patch indices like "
+                             f"3,4,17, got {validate.show(value)}")
+        return fraction
+    parts = [p for p in text.replace(" ", "").split(",") if p]
+    if not parts or not all(p.isdigit() for p in parts):
+        raise InputError(f"--{name} must be patch indices like 3,4,17 (row-major, 0 = the top-left patch) or a "
+                         f"fraction like 0.3, got {validate.show(value)}")
+    return [int(p) for p in parts]
+
+
+def _intervene(args) -> int:
+    setting = _model_setting(args)
+    remove, keep = _patches_option("remove", args.remove), _patches_option("keep", args.keep)
+    if remove is not None and keep is not None:
+        raise InputError("give --remove or --keep, not both")
+    order = validate.choice("--order", args.order, ("explanation", "random"))
+    seed = validate.seed(args.seed)
+    from vit.explanations.maps import explain, method_name  # noqa: PLC0415 - torch, after the first checks
+
+    method = method_name(args.method)
+    out = None if args.out is None else _out_folder(args.out)
+    image, loaded = _image_and_model(args, setting)
+    from vit.interventions.run import head_importance, head_pairs, intervene, ranked  # noqa: PLC0415
+
+    cfg = loaded.config
+    ablated = head_pairs(args.ablate, cfg.num_layers, cfg.num_heads)
+    inp = loaded.input(image)
+    for name, value in (("remove", remove), ("keep", keep)):
+        if isinstance(value, float):  # a fraction: ranked by the explanation or at random
+            import torch  # noqa: PLC0415
+
+            saliency = (torch.zeros(cfg.grid_size, cfg.grid_size) if order == "random"
+                        else explain(loaded, inp, method=method, target=args.target).map)
+            chosen = ranked(saliency, value, order, seed)
+            remove, keep = (chosen, None) if name == "remove" else (None, chosen)
+    w = intervene(loaded, inp, keep=keep, remove=remove, ablate=ablated, ablation=args.ablation, top_k=args.top_k,
+                  target=args.target, grey=args.grey)
+    drops = head_importance(loaded, inp, target=w.target, ablation=w.ablation) if args.head_importance else None
+    written = []
+    if out:
+        shown = Display()
+        views.captioned(views.intervention_view(w, shown.opacity, shown.cmap)).save(out / "whatif.png")
+        written.append(out / "whatif.png")
+        if drops is not None:
+            grid = views.HeadGrid(cfg.num_layers, cfg.num_heads, w.ablated, drops, w.label, w.ablation)
+            views.captioned(views.head_grid_view(grid, shown.cmap)).save(out / "heads.png")
+            written.append(out / "heads.png")
+    if args.json:
+        doc = {**w.to_dict(), "weights": loaded.weights, "status": loaded.status, "timings_ms": w.timings_ms}
+        if drops is not None:
+            doc["head_importance"] = drops.tolist()
+        print(_strict_json(doc))
+    else:
+        _say(loaded.status)
+        taken = views.whatif.change_words(w) or "nothing taken away"
+        print(f"what if: {taken}")
+        print(f"p({w.label}): {w.prob_before:.2%} -> {w.prob_after:.2%}"
+              + ("" if w.grey_prob is None else f" (grey fill instead: {w.grey_prob:.2%})"))
+        for before, after in zip(w.topk_before, w.topk):
+            print(f"  {before.prob:7.2%}  {before.label:<24} {after.prob:7.2%}  {after.label}")
+        if drops is not None:
+            print(f"head importance (drop in p({w.label}) with each head alone off; rows: layers, columns: heads):")
+            for l, row in enumerate(drops, 1):
+                print(f"  {l:>3} " + " ".join(f"{v:+.3f}" for v in row))
+    for path in written:
+        _say(f"wrote {path}", file=sys.stderr if args.json else sys.stdout)
+    return 0
 
 
 def _train_parser(sub) -> None:
@@ -417,7 +524,8 @@ def _download_hub(model: str) -> bool:
 def main(argv: list[str] | None = None) -> int:
     try:
         args = _parser().parse_args(argv)
-        commands = {"analyze": _analyze, "explain": _explain, "download": _download, "train-shapes": _train_shapes}
+        commands = {"analyze": _analyze, "explain": _explain, "intervene": _intervene, "download": _download,
+                    "train-shapes": _train_shapes}
         return commands[args.command](args)
     except InputError as exc:
         _say(f"error: {exc}", file=sys.stderr)

@@ -140,8 +140,9 @@ def head_pairs(value, num_layers: int, num_heads: int) -> tuple[tuple[int, int],
     for p in pairs:
         layer, head = (validate._as_integer(p[0]), validate._as_integer(p[1])) if len(p) == 2 else (None, None)
         if layer is None or head is None or not (1 <= layer <= num_layers and 1 <= head <= num_heads):
+            shown = ":".join(map(str, p)) if all(isinstance(v, str) for v in p) else validate.show(tuple(p))
             raise InputError(f"ablate must hold {allowed} (this model has {num_layers} layers of {num_heads} heads), "
-                             f"got {validate.show(p if len(p) != 2 else tuple(p))}")
+                             f"got {shown}")
         out.add((layer, head))
     return tuple(sorted(out))
 

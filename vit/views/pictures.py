@@ -72,7 +72,7 @@ class Picture:
     depends_on: tuple[str, ...] = ()  # the Display fields it is drawn from (besides the analysis)
     on_fusion: bool = False  # drawn from the head fusion (rollout, fused per-layer maps)
     on_discard: bool = False  # drawn from the discard ratio
-    clickable: bool = False  # a click picks the query patch
+    clickable: bool = False  # a click picks the query patch (What if?'s own: a patch or a head to take away)
     download: bool = True
     in_api: bool = False  # returned by /analyze and /redraw
     out_file: str = ""  # the CLI's ``--out`` writes it under this name ("": it does not)

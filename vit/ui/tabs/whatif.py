@@ -35,7 +35,7 @@ TAB = "whatif"
 PATIENCE_S = 120.0  # how long a request waits for its session's own run to finish before giving up
 KEPT = 256  # interventions and head importances remembered (each ~0.2 MB at P = 16)
 SHOW_OUTPUTS = ("whatif-map", "whatif-map-caption", "whatif-result", "whatif-heads", "whatif-heads-caption",
-                "whatif-cost")
+                "whatif-cost", "whatif-drawn")
 STATE = ("whatif-removed", "whatif-ablated")
 ORDERS = (("the rollout (free: from the analysis)", "rollout"),
           *((f"{m.title} (a model run)", m.name) for m in METHODS.values() if m.name != "rollout"),
@@ -150,27 +150,38 @@ def show_page(image: object, key: str | None, removed, ablated, ablation: str, g
     projector, frame_of = measured
     shown = dict(opacity=inputs.opacity(opacity, DEFAULTS.opacity), cmap=inputs.colormap_name(colormap),
                  projector=projector)
-    view = registry.draw(w, "whatif-map", Display(**shown, frame=frame_of(TAB, "whatif-map")))
+    map_display = Display(**shown, frame=frame_of(TAB, "whatif-map"))
+    view = registry.draw(w, "whatif-map", map_display)
     values, label = importance if importance is not None else (None, "")
     grid = whatif_views.HeadGrid(a.depth, a.num_heads, w.ablated, values, label, w.ablation)
-    heads = registry.draw(grid, "whatif-heads", Display(**shown, frame=frame_of(TAB, "whatif-heads")))
+    heads_display = Display(**shown, frame=frame_of(TAB, "whatif-heads"))
+    heads = registry.draw(grid, "whatif-heads", heads_display)
+    # The sizes they were drawn at: a click maps through the picture the student sees, not a newer measure.
+    drawn = {"map": registry.frame_sizes(registry.PICTURES["whatif-map"], w, map_display)[0],
+             "heads": list(registry.frame_sizes(registry.PICTURES["whatif-heads"], grid, heads_display)[0])}
     return {"whatif-map": view.image, "whatif-map-caption": caption(view), "whatif-result": result_html(w),
-            "whatif-heads": heads.image, "whatif-heads-caption": caption(heads), "whatif-cost": cost_words(a)}
+            "whatif-heads": heads.image, "whatif-heads-caption": caption(heads), "whatif-cost": cost_words(a),
+            "whatif-drawn": drawn}
 
 
-def _picture_size(name: str, source, screen):
-    projector, frame_of = inputs.measured(screen)
-    display = Display(projector=projector, frame=frame_of(TAB, name))
-    return registry.frame_sizes(registry.PICTURES[name], source, display)[0]
+def _drawn_size(drawn, name: str, default):
+    """The size a picture was last drawn at (``show_page``'s ``whatif-drawn``), checked; ``default`` without one."""
+    value = drawn.get(name) if isinstance(drawn, dict) else None
+    if name == "map" and isinstance(value, int) and 16 <= value <= inputs.MAX_FRAME:
+        return value
+    if name == "heads" and isinstance(value, list) and len(value) == 2 and all(
+            isinstance(v, int) and 16 <= v <= inputs.MAX_FRAME for v in value):
+        return tuple(value)
+    return default
 
 
 @handler
-def click_map(key: str | None, removed, screen: str | bool = "", evt: gr.SelectData = None):
+def click_map(key: str | None, removed, drawn=None, evt: gr.SelectData = None):
     """A click on the map: that patch is removed, or put back (the new list of removed patches)."""
     if key is None or evt is None or not isinstance(evt.index, (list, tuple)) or len(evt.index) != 2:
         return gr.skip()
     a = kept(key)
-    size = _picture_size("whatif-map", a, screen)
+    size = _drawn_size(drawn, "map", registry.DISPLAY_SIZE)
     cell = whatif_views.map_cell(evt.index, a.image.shape, a.grid, size)
     if cell is None:
         return gr.skip()
@@ -181,12 +192,12 @@ def click_map(key: str | None, removed, screen: str | bool = "", evt: gr.SelectD
 
 
 @handler
-def click_heads(key: str | None, ablated, screen: str | bool = "", evt: gr.SelectData = None):
+def click_heads(key: str | None, ablated, drawn=None, evt: gr.SelectData = None):
     """A click on the grid of heads: that head is switched off, or back on (the new list of heads off)."""
     if key is None or evt is None or not isinstance(evt.index, (list, tuple)) or len(evt.index) != 2:
         return gr.skip()
     a = kept(key)
-    size = _picture_size("whatif-heads", None, screen)
+    size = _drawn_size(drawn, "heads", registry.views.DEPTH_PLOT_SIZE)
     cell = whatif_views.head_cell(evt.index, whatif_views.head_layout(a.depth, a.num_heads, size))
     if cell is None:
         return gr.skip()
@@ -245,6 +256,16 @@ def importance_page(image: object, key: str | None, ablation: str, progress=gr.P
     return f"{cost_words(a)} Measured: {time.perf_counter() - t0:.1f} s."
 
 
+@handler
+def swap(key: str | None, removed):
+    """"Swap": the patches kept become the removed ones (nothing removed: nothing to swap)."""
+    if key is None:
+        return gr.skip()
+    a = kept(key)
+    removed = set(_removed_list(a, removed))
+    return [i for i in range(a.grid[0] * a.grid[1]) if i not in removed] if removed else gr.skip()
+
+
 def new_analysis(key: str | None):
     """A new analysis: every patch back, every head on."""
     return [], []
@@ -257,6 +278,7 @@ def build(c: dict) -> None:
     with gr.Tab("What if?", id=TAB, elem_id=f"tab-{TAB}") as c[f"tab-{TAB}"]:
         c["whatif-removed"] = gr.State([])  # patch indices taken away (small, checked against the analysis)
         c["whatif-ablated"] = gr.State([])  # [layer, head] pairs switched off, 1-based
+        c["whatif-drawn"] = gr.State({})  # the sizes the two pictures were last drawn at, for their clicks
         with gr.Row(equal_height=False):
             picture(c, "whatif-map")
             with gr.Column(min_width=PICTURE_MIN_WIDTH):
@@ -271,6 +293,7 @@ def build(c: dict) -> None:
                     c["whatif-remove-top"] = gr.Button("Remove the top x %", size="sm", elem_id="whatif-remove-top")
                     c["whatif-remove-random"] = gr.Button("Remove a random x %", size="sm",
                                                           elem_id="whatif-remove-random")
+                    c["whatif-swap"] = gr.Button("Swap: remove the others instead", size="sm", elem_id="whatif-swap")
                     c["whatif-all-back"] = gr.Button("Put every patch back", size="sm", elem_id="whatif-all-back")
                 c["whatif-grey"] = gr.Checkbox(False, label="Compare: grey the same patches instead (the deletion "
                                                             "test's way, every token kept)", elem_id="whatif-grey")
@@ -292,19 +315,18 @@ def wire(c: dict) -> None:
     show = dict(fn=named(show_page, SHOW_OUTPUTS),
                 inputs=outputs(c, ["image", "analysis-key", *STATE, "whatif-ablation", "whatif-grey", "opacity",
                                    "colormap", "screen", "tab-on-screen"]),
-                outputs=outputs(c, SHOW_OUTPUTS), show_progress_on=[c["whatif-map"]], preprocess=False,
-                concurrency_id="model", concurrency_limit=MODEL_WAITERS, trigger_mode="always_last")
+                outputs=outputs(c, SHOW_OUTPUTS), preprocess=False, concurrency_id="model",
+                concurrency_limit=MODEL_WAITERS, trigger_mode="always_last",
+                show_progress="minimal")  # no overlay over the map: a click while it redraws is not lost
     quick = dict(preprocess=False, queue=False, show_progress="hidden")
     c["analysis-key"].change(new_analysis, c["analysis-key"], outputs(c, STATE), **quick,
                              **private("whatif_new_analysis")).then(**show, **private("whatif_analysed"))
     c[f"tab-{TAB}"].select(lambda: TAB, None, c["tab-on-screen"], queue=False, show_progress="hidden",
                            **private(f"show_tab_{TAB}")).then(**show, **private("whatif_shown"))
-    c["whatif-map"].select(click_map, outputs(c, ["analysis-key", "whatif-removed",
-                                                                             "screen"]),
+    c["whatif-map"].select(click_map, outputs(c, ["analysis-key", "whatif-removed", "whatif-drawn"]),
                            c["whatif-removed"], **quick, **private("whatif_click_map")).then(
         **show, **private("whatif_clicked_map"))
-    c["whatif-heads"].select(click_heads, outputs(c, ["analysis-key", "whatif-ablated",
-                                                                                 "screen"]),
+    c["whatif-heads"].select(click_heads, outputs(c, ["analysis-key", "whatif-ablated", "whatif-drawn"]),
                              c["whatif-ablated"], **quick, **private("whatif_click_heads")).then(
         **show, **private("whatif_clicked_heads"))
     for name, which in (("whatif-keep-top", "keep"), ("whatif-remove-top", "top"), ("whatif-remove-random", "random")):
@@ -313,6 +335,8 @@ def wire(c: dict) -> None:
                       c["whatif-removed"], preprocess=False, concurrency_id="model", concurrency_limit=MODEL_WAITERS,
                       show_progress_on=[c["whatif-map"]], **private(name.replace("-", "_"))).then(
             **show, **private(name.replace("-", "_") + "_shown"))
+    c["whatif-swap"].click(swap, outputs(c, ["analysis-key", "whatif-removed"]), c["whatif-removed"], **quick,
+                           **private("whatif_swap")).then(**show, **private("whatif_swap_shown"))
     c["whatif-all-back"].click(lambda: [], None, c["whatif-removed"], **quick, **private("whatif_all_back")).then(
         **show, **private("whatif_all_back_shown"))
     c["whatif-heads-on"].click(lambda: [], None, c["whatif-ablated"], **quick, **private("whatif_heads_on")).then(
