@@ -168,12 +168,6 @@ def test_only_a_known_language(a, tmp_path):
     assert not (tmp_path / "x.pdf").exists()
 
 
-def test_png_pages_are_1920_by_1080(a, tmp_path):
-    written = lesson_export.write_pngs(a, tmp_path)
-    assert [p.name for p in written] == [f"lesson-{n:02d}-{s.section}.png" for n, s in enumerate(LESSON, 1)]
-    assert all(Image.open(p).size == (1920, 1080) for p in written)
-
-
 # --------------------------------------------------------------------------- the command line
 
 
@@ -196,8 +190,9 @@ def test_cli_format_png_writes_one_png_per_step(tmp_path):
     proc = run(str(STAR), "--model", "vit_tiny_shapes", "--format", "png", "--out", str(tmp_path / "pngs"))
     assert proc.returncode == 0, proc.stderr
     written = sorted((tmp_path / "pngs").glob("*.png"))
-    assert len(written) == len(LESSON) and proc.stdout.count("wrote ") == len(LESSON)
-    assert Image.open(written[0]).size == (1920, 1080)
+    assert [p.name for p in written] == [f"lesson-{n:02d}-{s.section}.png" for n, s in enumerate(LESSON, 1)]
+    assert proc.stdout.count("wrote ") == len(LESSON)
+    assert all(Image.open(p).size == (1920, 1080) for p in written)  # 16:9 at 144 dpi
 
 
 @pytest.mark.parametrize("args, message", [
@@ -257,5 +252,48 @@ def test_the_button_is_wired_to_the_download_file():
     deps = {d["api_name"]: d for d in config["dependencies"]}
     export = deps["lesson_download"]
     assert [ids[o] for o in export["outputs"]] == ["download-file"]
-    assert export["api_visibility"] == "private"
-    assert ids[deps["lesson_download_wait"]["targets"][0][0]] == "lesson-download"  # the click, then the export
+    assert export["api_visibility"] == "private" and ids[export["targets"][0][0]] == "lesson-download"
+
+
+# --------------------------------------------------------------------------- a real PDF reader
+
+
+def chromium() -> str | None:
+    """$VIT_CHROMIUM, else chromium, chromium-browser or google-chrome on PATH (as tests/test_browser.py finds it)."""
+    import shutil
+
+    named = os.environ.get("VIT_CHROMIUM")
+    if named:
+        return named if Path(named).is_file() else None
+    return next((found for name in ("chromium", "chromium-browser", "google-chrome") if (found := shutil.which(name))),
+                None)
+
+
+def test_a_pdf_reader_draws_the_page(pdf, tmp_path):
+    """Chromium's PDF reader (pdfium) opens the file and draws a 16:9 page with text and the picture on it; the
+    page is saved for the README under VIT_SCREENSHOTS=docs (docs/screenshot-lesson-pdf.png)."""
+    import numpy as np
+
+    browser = chromium()
+    playwright = pytest.importorskip("playwright.sync_api")
+    if browser is None:
+        pytest.skip("no Chromium to open the PDF with ($VIT_CHROMIUM, or chromium on PATH)")
+    with playwright.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=browser, args=["--no-sandbox"])
+        page = b.new_page(viewport={"width": 1600, "height": 900})
+        page.goto(f"{pdf.as_uri()}#page={len(LESSON)}&toolbar=0&view=Fit")
+        page.wait_for_timeout(4000)  # the reader draws after the load event
+        shot = Image.open(__import__("io").BytesIO(page.screenshot())).convert("RGB")
+        b.close()
+    pixels = np.asarray(shot)
+    white = (pixels >= 250).all(axis=2)  # the page; the reader's background is grey
+    rows, cols = np.nonzero(white)
+    box = (cols.min(), rows.min(), cols.max() + 1, rows.max() + 1)
+    sheet = shot.crop(box)
+    assert sheet.width / sheet.height == pytest.approx(16 / 9, rel=0.02)
+    ink = np.asarray(sheet.convert("L"))
+    assert (ink < 60).mean() > 0.005  # dark text drawn on it
+    assert np.asarray(sheet).std(axis=2).max() > 40  # and the coloured picture
+    docs = ROOT / "docs" if os.environ.get("VIT_SCREENSHOTS") == "docs" else tmp_path
+    sheet.quantize(colors=256, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE).save(
+        docs / "screenshot-lesson-pdf.png", optimize=True)

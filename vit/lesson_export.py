@@ -217,18 +217,17 @@ class _Ink:
         self.fig.text(x, y, s, fontproperties=self.font(size, bold, italic), color=color, ha=ha, va="baseline",
                       transform=self.fig.dpi_scale_trans, parse_math=False)
 
-    def lines(self, runs, width: float, size: float, italic: bool = False) -> list[list[tuple[str, bool]]]:
-        """Words greedily wrapped to ``width`` inches: lines of (word, bold)."""
-        words = [(w, r.bold) for r in runs for w in r.text.split()]
+    def lines(self, runs, width: float, size: float, italic: bool = False) -> list[list[Word]]:
+        """Words greedily wrapped to ``width`` inches."""
         space = self.width(" ", size)
         out, line, used = [], [], 0.0
-        for word, bold in words:
-            w = self.width(word, size, bold, italic)
+        for word in _words(runs):
+            w = sum(self.width(t, size, bold, italic) for t, bold in word)
             if line and used + space + w > width:
                 out.append(line)
                 line, used = [], 0.0
             used += (space if line else 0.0) + w
-            line.append((word, bold))
+            line.append(word)
         return out + ([line] if line else [])
 
     def flow(self, runs, x, y, width, size, color=INK, italic=False, draw=True) -> float:
@@ -238,22 +237,50 @@ class _Ink:
         step = size * LEADING / 72
         for line in self.lines(runs, width, size, italic):
             at = x
-            for bold, chunk in _chunks(line):
+            for bold, chunk, spaced in _chunks(line):
                 if draw:
                     self.text(at, y, chunk, size, color, bold, italic)
-                at += self.width(chunk, size, bold, italic) + self.width(" ", size)
+                at += self.width(chunk, size, bold, italic) + (self.width(" ", size) if spaced else 0.0)
             y -= step
         return y
 
 
-def _chunks(line: list[tuple[str, bool]]) -> list[tuple[bool, str]]:
-    out: list[tuple[bool, list[str]]] = []
-    for word, bold in line:
-        if out and out[-1][0] == bold:
-            out[-1][1].append(word)
-        else:
-            out.append((bold, [word]))
-    return [(bold, " ".join(words)) for bold, words in out]
+Word = list  # [(text, bold), ...]: the pieces of one word ("**star**." is a bold and a plain piece)
+
+
+def _words(runs) -> list[Word]:
+    """The runs' words; a run that starts without a space continues the word before it."""
+    words: list[Word] = []
+    glued = False  # the last run ended inside a word
+    for run in runs:
+        for i, part in enumerate(re.split(r"(\s+)", run.text)):
+            if not part:
+                continue
+            if part.isspace():
+                glued = False
+            elif glued and words and i == 0:
+                words[-1].append((part, run.bold))
+            else:
+                words.append([(part, run.bold)])
+            glued = not part.isspace()
+        glued = glued and not run.text[-1:].isspace()
+    return words
+
+
+def _chunks(line: list[Word]) -> list[tuple[bool, str, bool]]:
+    """A line as (bold, text, a space after it): neighbouring pieces of one weight joined into one text."""
+    out: list[list] = []  # [bold, text, space after]
+    for word in line:
+        for j, (text, bold) in enumerate(word):
+            if out and out[-1][0] == bold:
+                out[-1][1] += (" " if out[-1][2] else "") + text
+                out[-1][2] = False
+            else:
+                if out and j > 0:
+                    out[-1][2] = False
+                out.append([bold, text, False])
+        out[-1][2] = True  # a word ends: a space before the next
+    return [tuple(c) for c in out]
 
 
 def _column(ink: _Ink, body, x: float, top: float, width: float, height: float) -> None:

@@ -105,11 +105,7 @@ def wire(c: dict) -> None:
     c["screen"].change(inputs=moves(0), **event, **private("lesson_screen"))  # its frame measured anew
     c["lesson-prev"].click(inputs=moves(-1), **event, **private("lesson_previous"))
     c["analysis-key"].change(inputs=moves(0), **event, **private("lesson_new_analysis"))
-    button = c["lesson-download"]
-    # While the PDF is drawn (seconds) the button says so; after it, success or not, it is itself again.
-    button.click(lambda: gr.update(value="Preparing the PDF…", interactive=False), None, button, queue=False,
-                 show_progress="hidden", **private("lesson_download_wait")).then(
-        download_lesson, [c["analysis-key"], *outputs(c, INPUTS[2:6])], c["download-file"], preprocess=False,
-        show_progress="hidden", **private("lesson_download")).then(
-        lambda: gr.update(value=DOWNLOAD_LABEL, interactive=True), None, button, queue=False,
-        show_progress="hidden", **private("lesson_download_done")).then(None, js=SAVE_JS)
+    # The PDF takes seconds: the progress shows on the button; the browser saves the file once it is there.
+    c["lesson-download"].click(download_lesson, [c["analysis-key"], *outputs(c, INPUTS[2:6])], c["download-file"],
+                               preprocess=False, show_progress="minimal", show_progress_on=[c["lesson-download"]],
+                               **private("lesson_download")).success(None, js=SAVE_JS)
