@@ -416,7 +416,9 @@ def _pdf_out(value: str) -> Path:
         with tempfile.TemporaryFile(dir=out.parent):  # the one sure test: write a file there
             pass
     except OSError as exc:
-        raise InputError(f"--out: cannot write {_short(out)!r} ({_os_reason(exc, out)})") from None
+        file_in_path = exc.errno in (errno.EEXIST, errno.ENOTDIR)
+        why = "a name in the path is a file, not a folder" if file_in_path else _os_reason(exc, out)
+        raise InputError(f"--out: cannot write {_short(out)!r} ({why})") from None
     return out
 
 

@@ -32,6 +32,12 @@ GAP = 0.4  # in, between the text and the picture
 INK, GREY, ACCENT, WARN = "#1a1a1a", "#5c5c5c", "#1f5fa8", "#b3261e"
 TEXT_SIZES = {"heading": 26.0, "quote": 19.0, "text": 19.0}  # pt, largest first; shrunk together to fit
 LEADING = 1.32  # line height / font size
+# The page's own words, by language (the step's text comes from vit.lesson); issue 25 part 2 adds "zh".
+PAGE_WORDS = {"en": {
+    "kicker": "Chapter 11.4, the Transformer encoder  ·  step {n} of {total}",
+    "title": "ViT Anatomy: the lesson (chapter 11.4) on {model}",
+    "subject": "Vision Transformer encoder, 11.4.1 to 11.4.7, with one image's numbers",
+}}
 # rcParams only inside the export: TrueType fonts embedded (searchable text), not Type 3 glyph drawings.
 PDF_RC = {"pdf.fonttype": 42, "font.family": "DejaVu Sans"}
 _RC_LOCK = threading.Lock()  # rc_context swaps global rcParams: two exports at once would undo each other's
@@ -55,6 +61,7 @@ class Page:
 
     number: int  # 1-based
     total: int
+    lang: str
     step: LessonStep
     text: tuple[Paragraph, ...]
     view: views.View | None  # the step's picture; None where it is the table
@@ -95,7 +102,7 @@ def pages(a, display: Display | None = None, lang: str = "en") -> list[Page]:
         table = (views.STAGE_HEADERS, views.stage_rows(a), views.plain(views.STAGE_NOTE) + " B = 1 image.")
         is_table = step.view == "stage-table"
         view = None if is_table else pictures.draw(a, step.view, display)
-        out.append(Page(n, len(LESSON), step, paragraphs(lesson_text(step, a, lang)), view,
+        out.append(Page(n, len(LESSON), lang, step, paragraphs(lesson_text(step, a, lang)), view,
                         table if is_table else None, footer, warning))
     return out
 
@@ -111,11 +118,17 @@ def write_pdf(a, path: str | Path, display: Display | None = None, lang: str = "
 
     path = Path(path)
     shown = pages(a, display, lang)
-    meta = {"Title": f"ViT Anatomy: the lesson (chapter 11.4) on {a.display_name}", "Creator": "ViT Anatomy",
-            "Subject": "Vision Transformer encoder, 11.4.1 to 11.4.7, with one image's numbers"}
-    with _rc(), PdfPages(path, metadata=meta) as pdf:
-        for page in shown:
-            pdf.savefig(figure(page, raster=False))
+    words = PAGE_WORDS[language(lang)]
+    meta = {"Title": words["title"].format(model=a.display_name), "Creator": "ViT Anatomy",
+            "Subject": words["subject"]}
+    part = path.with_name(path.name + ".part")  # a failure leaves no half-written PDF under the name asked for
+    try:
+        with _rc(), PdfPages(part, metadata=meta) as pdf:
+            for page in shown:
+                pdf.savefig(figure(page, raster=False))
+        part.replace(path)
+    finally:
+        part.unlink(missing_ok=True)
     return path
 
 
@@ -168,8 +181,8 @@ def figure(page: Page, raster: bool = False):
     heading = [p for p in page.text if p.kind == "heading"]
     body = [p for p in page.text if p.kind != "heading"]
     top = H - MARGIN - 0.1
-    ink.text(MARGIN, top, f"Chapter 11.4, the Transformer encoder  ·  step {page.number} of {page.total}", 13,
-             color=ACCENT, bold=True)
+    kicker = PAGE_WORDS[page.lang]["kicker"].format(n=page.number, total=page.total)
+    ink.text(MARGIN, top, kicker, 13, color=ACCENT, bold=True)
     below = top - 0.28
     for p in heading:
         below = ink.flow(p.runs, MARGIN, below - 0.38, W - 2 * MARGIN, TEXT_SIZES["heading"], color=INK) - 0.1
