@@ -76,6 +76,7 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("models", nargs="*", help=f"models (default: all of {', '.join(_DOWNLOADABLE)}), or Hugging Face "
                                               "Hub repository ids (timm/vit_tiny_patch16_224.augreg_in21k_ft_in1k)")
     _train_parser(sub)
+    _lesson_parser(sub)
     return p
 
 
@@ -477,6 +478,57 @@ def _write_views(a, out: Path) -> list[Path]:
     return written
 
 
+def _lesson_parser(sub) -> None:
+    s = sub.add_parser("lesson", help="the lesson (11.4.1 to 11.4.7) on one image as 16:9 slides: a PDF or PNGs")
+    s.add_argument("image", help="path of a JPEG/PNG/WebP/GIF/BMP/TIFF image")
+    _model_options(s)
+    s.add_argument("--out", default=None, help="the .pdf to write (default lesson.pdf); with --format png, a "
+                                               "folder for one PNG per step (default lesson/)")
+    s.add_argument("--format", default="pdf", help="pdf (default: one page per step, searchable text) or png "
+                                                   "(one 1920x1080 picture per step)")
+    s.add_argument("--lang", default="en", help="the text's language: en (the only one so far)")
+
+
+def _lesson(args) -> int:
+    from vit import lesson_export  # noqa: PLC0415 - torch-free; matplotlib only when it writes
+
+    setting = _model_setting(args)
+    fmt, lang = lesson_export.file_format(args.format), lesson_export.language(args.lang)
+    default = "lesson.pdf" if fmt == "pdf" else "lesson"
+    out = _pdf_out(args.out or default) if fmt == "pdf" else _out_folder(args.out or default)  # before the model
+    image, loaded = _image_and_model(args, setting)
+    from vit.analysis.run import analyze  # noqa: PLC0415
+
+    result = analyze(loaded, image)
+    if fmt == "pdf":
+        written = [lesson_export.write_pdf(result, out, lang=lang)]
+    else:
+        written = lesson_export.write_pngs(result, out, lang=lang)
+    _say(result.status)
+    for path in written:
+        _say(f"wrote {path}")
+    return 0
+
+
+def _pdf_out(value: str) -> Path:
+    """``lesson --out``: a .pdf path whose folder takes a file, checked before the model runs."""
+    if not value.lower().endswith(".pdf"):
+        raise InputError(f"--out must be a .pdf path (or use --format png and a folder), got {_short(Path(value))!r}")
+    out = Path(value)
+    try:
+        if out.is_dir():
+            raise InputError(f"--out must be a .pdf file, but {_short(out)!r} is a folder")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        _check_name_fits(out)
+        with tempfile.TemporaryFile(dir=out.parent):  # the one sure test: write a file there
+            pass
+    except OSError as exc:
+        file_in_path = exc.errno in (errno.EEXIST, errno.ENOTDIR)
+        why = "a name in the path is a file, not a folder" if file_in_path else _os_reason(exc, out)
+        raise InputError(f"--out: cannot write {_short(out)!r} ({why})") from None
+    return out
+
+
 def _download(args) -> int:
     from vit.model.checkpoints import CHECKPOINTS, DownloadError, cached_path, download  # noqa: PLC0415
 
@@ -525,7 +577,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = _parser().parse_args(argv)
         commands = {"analyze": _analyze, "explain": _explain, "intervene": _intervene, "download": _download,
-                    "train-shapes": _train_shapes}
+                    "train-shapes": _train_shapes, "lesson": _lesson}
         return commands[args.command](args)
     except InputError as exc:
         _say(f"error: {exc}", file=sys.stderr)

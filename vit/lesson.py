@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from vit import validate
+
+LANGUAGES = ("en",)  # the lesson's text; issue 25 part 2 adds "zh" (one message catalogue)
 LESSON_VIEWS = ("patch-grid", "stage-table", "block-view", "block-code", "matrix-view", "rollout-view",
                 "head-views", "layer-views", "depth-plot", "lens-view")  # the app's elem ids a step may show
 
@@ -115,6 +118,12 @@ def _detail(step: LessonStep, a, n: dict) -> str:
     raise ValueError(f"expected a view among {', '.join(LESSON_VIEWS)}, got {step.view!r}")
 
 
-def lesson_text(step: LessonStep, a) -> str:
-    """Markdown for one step: the section, the chapter's words, and this image's numbers."""
+def language(lang: str) -> str:
+    """The lesson's language, checked: one of :data:`LANGUAGES`."""
+    return validate.choice("lang", lang, LANGUAGES)
+
+
+def lesson_text(step: LessonStep, a, lang: str = "en") -> str:
+    """Markdown for one step in ``lang``: the section, the chapter's words, and this image's numbers."""
+    language(lang)
     return f"**{step.section} {step.title}**\n\n> {step.chapter}\n\n{_detail(step, a, _numbers(a))}"

@@ -1,0 +1,381 @@
+"""The lesson to take away (issue 25, part 3): chapter 11.4's guided walk as 16:9 slides, one per step.
+
+Each page holds a step of :data:`vit.lesson.LESSON`: the section and title, the chapter's sentence or
+equation and this image's numbers (all from :func:`vit.lesson.lesson_text`, its markdown set as plain and
+bold text), and the step's picture drawn through the picture registry at print size (the stage table set
+as a table). Pages are 13.333 × 7.5 in, a widescreen slide; the PDF's text is real text in an embedded
+TrueType font (``pdf.fonttype`` 42), so it can be searched and copied. PNGs are the same pages at 1920 × 1080.
+
+Pure and Gradio-free: an :class:`vit.Analysis` in, matplotlib figures or files out. matplotlib is
+imported on first use, so the CLI's ``--help`` does not wait for it.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from vit import validate, views
+from vit.lesson import LESSON, LessonStep, language, lesson_text
+from vit.views import pictures
+from vit.views.pictures import Display
+
+FORMATS = ("pdf", "png")
+PAGE_SIZE = (40 / 3, 7.5)  # inches (13.333 × 7.5): 16:9, PowerPoint's and Keynote's widescreen slide
+PNG_DPI = 144  # 13.333 × 7.5 in -> 1920 × 1080 px
+PICTURE_DPI = 220  # the picture's frame in px per inch of the page; drawn at 1/1.4 of it (projector mode)
+MARGIN = 0.5  # in
+COLUMN = 5.9  # in, the text's column; the picture takes the rest of the width
+GAP = 0.4  # in, between the text and the picture
+INK, GREY, ACCENT, WARN = "#1a1a1a", "#5c5c5c", "#1f5fa8", "#b3261e"
+TEXT_SIZES = {"heading": 26.0, "quote": 19.0, "text": 19.0}  # pt, largest first; shrunk together to fit
+LEADING = 1.32  # line height / font size
+# The page's own words, by language (the step's text comes from vit.lesson); issue 25 part 2 adds "zh".
+PAGE_WORDS = {"en": {
+    "kicker": "Chapter 11.4, the Transformer encoder  ·  step {n} of {total}",
+    "title": "ViT Anatomy: the lesson (chapter 11.4) on {model}",
+    "subject": "Vision Transformer encoder, 11.4.1 to 11.4.7, with one image's numbers",
+}}
+# rcParams only inside the export: TrueType fonts embedded (searchable text), not Type 3 glyph drawings.
+PDF_RC = {"pdf.fonttype": 42, "font.family": "DejaVu Sans"}
+_RC_LOCK = threading.Lock()  # rc_context swaps global rcParams: two exports at once would undo each other's
+
+
+@dataclass(frozen=True)
+class Run:
+    text: str
+    bold: bool = False
+
+
+@dataclass(frozen=True)
+class Paragraph:
+    kind: str  # "heading" (the step's section and title), "quote" (the chapter's words) or "text"
+    runs: tuple[Run, ...]
+
+
+@dataclass(frozen=True)
+class Page:
+    """One slide: what it says and what it shows, before any drawing."""
+
+    number: int  # 1-based
+    total: int
+    lang: str
+    step: LessonStep
+    text: tuple[Paragraph, ...]
+    view: views.View | None  # the step's picture; None where it is the table
+    table: tuple[list[str], list[list[str]], str] | None  # (headers, rows, note) of the stage table
+    footer: str
+    warning: str  # "" for trained weights; the status otherwise (an untrained model says so on every page)
+
+
+def paragraphs(markdown: str) -> tuple[Paragraph, ...]:
+    """The lesson's markdown (``**bold**``, ``> quote``, `` `code` ``, blank-line paragraphs) as runs of text.
+
+    A first paragraph in bold throughout is the heading."""
+    out = []
+    for i, block in enumerate(b.strip() for b in re.split(r"\n\s*\n", markdown) if b.strip()):
+        kind = "text"
+        if block.startswith(">"):
+            kind, block = "quote", re.sub(r"^>\s?", "", block, flags=re.MULTILINE)
+        parts = block.replace("`", "").replace("\n", " ").split("**")
+        runs = tuple(Run(t, bold=j % 2 == 1) for j, t in enumerate(parts) if t)
+        if i == 0 and kind == "text" and len(runs) == 1 and runs[0].bold:
+            kind, runs = "heading", (Run(runs[0].text, bold=True),)
+        out.append(Paragraph(kind, runs))
+    return tuple(out)
+
+
+def pages(a, display: Display | None = None, lang: str = "en") -> list[Page]:
+    """The lesson's pages for analysis ``a``: one per step, pictures drawn as ``display`` says (its layer, head,
+    opacity, colour map; the frame is the page's), the text in ``lang``."""
+    lang = language(lang)
+    slot = _picture_slot()
+    frame = (int(slot[2] * PICTURE_DPI), int(slot[3] * PICTURE_DPI))
+    display = replace(display or Display(), projector=True, frame=frame)  # projector: larger text in the picture
+    footer = (f"ViT Anatomy · {a.display_name} ({a.weights}) · {a.input_size[0]}×{a.input_size[1]} px, "
+              f"P = {a.patch_size}, N = {a.num_patches}, L = {a.depth}")
+    warning = a.status if a.status.startswith("UNTRAINED") else ""
+    out = []
+    for n, step in enumerate(LESSON, 1):
+        table = (views.STAGE_HEADERS, views.stage_rows(a), views.plain(views.STAGE_NOTE) + " B = 1 image.")
+        is_table = step.view == "stage-table"
+        view = None if is_table else pictures.draw(a, step.view, display)
+        out.append(Page(n, len(LESSON), lang, step, paragraphs(lesson_text(step, a, lang)), view,
+                        table if is_table else None, footer, warning))
+    return out
+
+
+def file_format(value: str) -> str:
+    """``pdf`` or ``png``, checked."""
+    return validate.choice("format", value, FORMATS)
+
+
+def write_pdf(a, path: str | Path, display: Display | None = None, lang: str = "en") -> Path:
+    """The lesson as one PDF, a 16:9 page per step, its text searchable; returns ``path``."""
+    from matplotlib.backends.backend_pdf import PdfPages  # noqa: PLC0415 - matplotlib on first use
+
+    path = Path(path)
+    shown = pages(a, display, lang)
+    words = PAGE_WORDS[language(lang)]
+    meta = {"Title": words["title"].format(model=a.display_name), "Creator": "ViT Anatomy",
+            "Subject": words["subject"]}
+    part = path.with_name(path.name + ".part")  # a failure leaves no half-written PDF under the name asked for
+    try:
+        with _rc(), PdfPages(part, metadata=meta) as pdf:
+            for page in shown:
+                pdf.savefig(figure(page, raster=False))
+        part.replace(path)
+    finally:
+        part.unlink(missing_ok=True)
+    return path
+
+
+def write_pngs(a, folder: str | Path, display: Display | None = None, lang: str = "en") -> list[Path]:
+    """The lesson's pages as 1920 × 1080 PNGs in ``folder`` (``lesson-01-11.4.1.png``, ...); returns their paths."""
+    folder = Path(folder)
+    written = []
+    with _rc():
+        for page in pages(a, display, lang):
+            path = folder / png_name(page)
+            figure(page, raster=True).savefig(path, dpi=PNG_DPI, format="png")
+            written.append(path)
+    return written
+
+
+def png_name(page: Page) -> str:
+    return f"lesson-{page.number:02d}-{page.step.section}.png"
+
+
+def _rc():
+    import contextlib  # noqa: PLC0415
+
+    import matplotlib  # noqa: PLC0415
+
+    stack = contextlib.ExitStack()
+    stack.enter_context(_RC_LOCK)
+    stack.enter_context(matplotlib.rc_context(PDF_RC))
+    return stack
+
+
+# --------------------------------------------------------------------------- drawing one page
+
+
+def _picture_slot() -> tuple[float, float, float, float]:
+    """(x, y, width, height) in inches of the picture's place: right of the text, under the heading."""
+    x = MARGIN + COLUMN + GAP
+    return x, 0.95, PAGE_SIZE[0] - MARGIN - x, PAGE_SIZE[1] - 0.95 - 1.55
+
+
+def figure(page: Page, raster: bool = False):
+    """One page as a matplotlib Figure (no pyplot: safe in a server's threads).
+
+    ``raster``: for a PNG (the picture resampled to the page); else for a PDF (embedded at its own pixels).
+    """
+    from matplotlib.figure import Figure  # noqa: PLC0415
+
+    fig = Figure(figsize=PAGE_SIZE, dpi=PNG_DPI, facecolor="white")
+    ink = _Ink(fig)
+    W, H = PAGE_SIZE
+    heading = [p for p in page.text if p.kind == "heading"]
+    body = [p for p in page.text if p.kind != "heading"]
+    top = H - MARGIN - 0.1
+    kicker = PAGE_WORDS[page.lang]["kicker"].format(n=page.number, total=page.total)
+    ink.text(MARGIN, top, kicker, 13, color=ACCENT, bold=True)
+    below = top - 0.28
+    for p in heading:
+        below = ink.flow(p.runs, MARGIN, below - 0.38, W - 2 * MARGIN, TEXT_SIZES["heading"], color=INK) - 0.1
+    fig.add_artist(_rule(fig, MARGIN, below + 0.02, W - 2 * MARGIN))
+    x, y0, w, h = _picture_slot()
+    h = min(h, below - 0.22 - y0)
+    _column(ink, body, MARGIN, below - 0.3, COLUMN, below - 0.3 - y0)
+    if page.table is not None:
+        _table(ink, *page.table, (x, y0, w, h))
+    elif page.view is not None:
+        _picture(fig, ink, page.view, (x, y0, w, h), raster)
+    ink.text(MARGIN, 0.35, page.footer, 10, color=GREY)
+    if page.warning:
+        ink.text(MARGIN, 0.58, page.warning, 10, color=WARN, width=W - 2 * MARGIN)
+    ink.text(W - MARGIN, 0.35, f"{page.number} / {page.total}", 10, color=GREY, ha="right")
+    return fig
+
+
+class _Ink:
+    """Text placed in inches, measured with the figure's own renderer; words wrapped, bold runs kept."""
+
+    def __init__(self, fig):
+        self.fig = fig
+        self._widths: dict = {}
+
+    def font(self, size: float, bold: bool = False, italic: bool = False):
+        from matplotlib.font_manager import FontProperties  # noqa: PLC0415
+
+        return FontProperties(family="DejaVu Sans", size=size, weight="bold" if bold else "normal",
+                              style="italic" if italic else "normal")
+
+    def width(self, text: str, size: float, bold: bool = False, italic: bool = False) -> float:
+        from matplotlib.textpath import text_to_path  # noqa: PLC0415
+
+        key = (text, size, bold, italic)
+        if key not in self._widths:  # unhinted advances in pt, as a PDF reader sets them (a 72 dpi raster's differ)
+            w, _, _ = text_to_path.get_text_width_height_descent(text, self.font(size, bold, italic), ismath=False)
+            self._widths[key] = w / 72
+        return self._widths[key]
+
+    def text(self, x, y, s, size, color=INK, bold=False, italic=False, ha="left", width=None):
+        if width is not None:  # one line, cut to fit
+            while len(s) > 4 and self.width(s, size, bold, italic) > width:
+                s = s[: max(4, int(len(s) * width / self.width(s, size, bold, italic)) - 2)] + "…"
+        self.fig.text(x, y, s, fontproperties=self.font(size, bold, italic), color=color, ha=ha, va="baseline",
+                      transform=self.fig.dpi_scale_trans, parse_math=False)
+
+    def lines(self, runs, width: float, size: float, italic: bool = False) -> list[list[Word]]:
+        """Words greedily wrapped to ``width`` inches."""
+        space = self.width(" ", size)
+        out, line, used = [], [], 0.0
+        for word in _words(runs):
+            w = sum(self.width(t, size, bold, italic) for t, bold in word)
+            if line and used + space + w > width:
+                out.append(line)
+                line, used = [], 0.0
+            used += (space if line else 0.0) + w
+            line.append(word)
+        return out + ([line] if line else [])
+
+    def flow(self, runs, x, y, width, size, color=INK, italic=False, draw=True) -> float:
+        """Draw ``runs`` wrapped from baseline ``y`` down; returns the baseline after the last line.
+
+        A line's words of one weight go out as one text object, so a PDF reader finds phrases, not letters."""
+        step = size * LEADING / 72
+        for line in self.lines(runs, width, size, italic):
+            at = x
+            for bold, chunk, spaced in _chunks(line):
+                if draw:
+                    self.text(at, y, chunk, size, color, bold, italic)
+                at += self.width(chunk, size, bold, italic) + (self.width(" ", size) if spaced else 0.0)
+            y -= step
+        return y
+
+
+Word = list  # [(text, bold), ...]: the pieces of one word ("**star**." is a bold and a plain piece)
+
+
+def _words(runs) -> list[Word]:
+    """The runs' words; a run that starts without a space continues the word before it."""
+    words: list[Word] = []
+    glued = False  # the last run ended inside a word
+    for run in runs:
+        for i, part in enumerate(re.split(r"(\s+)", run.text)):
+            if not part:
+                continue
+            if part.isspace():
+                glued = False
+            elif glued and words and i == 0:
+                words[-1].append((part, run.bold))
+            else:
+                words.append([(part, run.bold)])
+            glued = not part.isspace()
+        glued = glued and not run.text[-1:].isspace()
+    return words
+
+
+def _chunks(line: list[Word]) -> list[tuple[bool, str, bool]]:
+    """A line as (bold, text, a space after it): neighbouring pieces of one weight joined into one text."""
+    out: list[list] = []  # [bold, text, space after]
+    for word in line:
+        for j, (text, bold) in enumerate(word):
+            if out and out[-1][0] == bold:
+                out[-1][1] += (" " if out[-1][2] else "") + text
+                out[-1][2] = False
+            else:
+                if out and j > 0:
+                    out[-1][2] = False
+                out.append([bold, text, False])
+        out[-1][2] = True  # a word ends: a space before the next
+    return [tuple(c) for c in out]
+
+
+def _column(ink: _Ink, body, x: float, top: float, width: float, height: float) -> None:
+    """The chapter's words (a quote, a bar beside it) and this image's numbers, shrunk together until they fit."""
+    scale = next((k for k in (1.0, 0.92, 0.85, 0.78, 0.71, 0.64) if top - _set_column(ink, body, x, top, width, k,
+                                                                                    draw=False) <= height), 0.58)
+    _set_column(ink, body, x, top, width, scale, draw=True)
+
+
+def _set_column(ink: _Ink, body, x, top, width, scale, draw) -> float:
+    """Set the column from baseline ``top`` down; returns the lowest ink's height (inches)."""
+    from matplotlib.patches import Rectangle  # noqa: PLC0415
+
+    y, bottom = top, top
+    for p in body:
+        size = TEXT_SIZES[p.kind] * scale
+        quote = p.kind == "quote"
+        indent = 0.25 if quote else 0.0
+        end = ink.flow(p.runs, x + indent, y, width - indent, size, color=GREY if quote else INK, italic=quote,
+                       draw=draw)
+        bottom = end + size * (LEADING - 0.25) / 72  # the last line's descenders
+        if quote and draw:  # from the first line's capitals to the last line's descenders
+            ink.fig.add_artist(Rectangle((x, bottom), 0.06, y + size * 0.75 / 72 - bottom, color=ACCENT, lw=0,
+                                         transform=ink.fig.dpi_scale_trans))
+        y = end - size * 0.7 / 72  # a paragraph's space
+    return bottom
+
+
+def _picture(fig, ink: _Ink, view, box, raster: bool) -> None:
+    """The view's picture as large as the box allows, its legend and note under it in small type."""
+    import numpy as np  # noqa: PLC0415
+
+    x, y, w, h = box
+    notes = [views.plain(t) for t in (view.legend, view.note) if t]
+    size = 10.5
+    lines = sum(len(ink.lines([Run(t)], w, size)) for t in notes)
+    room = h - lines * size * LEADING / 72 - (0.12 if notes else 0)
+    img = view.image
+    k = min(w / img.width, room / img.height)
+    pw, ph = img.width * k, img.height * k
+    left, bottom = x + (w - pw) / 2, y + h - ph
+    W, H = PAGE_SIZE
+    ax = fig.add_axes((left / W, bottom / H, pw / W, ph / H))
+    ax.imshow(np.asarray(img.convert("RGB")), interpolation="antialiased" if raster else "none")
+    ax.set_axis_off()
+    line = bottom - 0.12 - size / 72
+    for t in notes:
+        line = ink.flow([Run(t)], x, line, w, size, color=GREY)
+
+
+def _table(ink: _Ink, headers: list[str], rows: list[list[str]], note: str, box) -> None:
+    """The stage table as real text: columns measured, the type as large as the box allows (at most 13 pt)."""
+    from matplotlib.patches import Rectangle  # noqa: PLC0415
+
+    x, y, w, h = box
+    pad = 0.14  # in, between columns
+    base = 12.0
+    widths = [max(ink.width(str(r[i]), base, bold=(r is headers)) for r in [headers, *rows]) + pad
+              for i in range(len(headers))]
+    note_size = 10.5
+    note_h = 3 * note_size * LEADING / 72 + 0.15
+    row_h = base * 1.75 / 72
+    size = min(13.0, base * w / sum(widths), base * (h - note_h) / ((len(rows) + 1) * row_h))
+    k = size / base
+    widths, row_h = [c * k for c in widths], row_h * k
+    top = y + h
+    for r, row in enumerate([headers, *rows]):
+        baseline = top - (r + 0.72) * row_h
+        header, total = r == 0, r == len(rows)
+        if r % 2 == 0 and not header:
+            ink.fig.add_artist(Rectangle((x, top - (r + 1) * row_h), sum(widths), row_h, color="#eef2f8", lw=0,
+                                         transform=ink.fig.dpi_scale_trans))
+        at = x + pad / 2
+        for c, cell in enumerate(row):
+            ink.text(at, baseline, str(cell), size, color=INK, bold=header or total)
+            at += widths[c]
+        if header or r == len(rows) - 1:
+            ink.fig.add_artist(_rule(ink.fig, x, top - (r + 1) * row_h, sum(widths)))
+    ink.flow([Run(note)], x, top - (len(rows) + 1) * row_h - 0.12 - note_size / 72, w, note_size, color=GREY)
+
+
+def _rule(fig, x: float, y: float, width: float):
+    from matplotlib.lines import Line2D  # noqa: PLC0415
+
+    return Line2D([x, x + width], [y, y], color="#b8c2d0", lw=0.8, transform=fig.dpi_scale_trans)
