@@ -328,7 +328,139 @@ def test_one_client_cannot_fill_the_queue(server):
     assert kind == "complete", payload
 
 
+def _job(http: httpx.Client, fn: int, photo: dict, session: str) -> httpx.Response:
+    return http.post("/gradio_api/queue/join", json={"data": [photo, "ViT-B/32", 32, 1, 5, "mean", 0, 1, 1],
+                                                     "fn_index": fn, "session_hash": session, "event_data": None})
+
+
+def _until(done, seconds: float) -> float:
+    """Wait until ``done()`` (at most ``seconds``); the seconds it took (``seconds`` if it never was)."""
+    started = time.monotonic()
+    while not done() and time.monotonic() - started < seconds:
+        time.sleep(0.1)
+    return time.monotonic() - started
+
+
+def test_jobs_nobody_reads_are_dropped_and_never_run(server, monkeypatch, caplog):
+    """The review: the 130 flooded jobs whose streams nobody read all ran (a student then waited 170 s), and a
+    client that joined and disconnected had its analysis finished for nobody. Here, with UNREAD_S shortened to
+    2 s and the model held by this test: 16 jobs whose clients open their streams reach the model's line (all
+    16 handler places), 6 more whose streams are never opened wait in gradio's queue behind them and are
+    dropped there; then the 16 clients close their streams and leave. None of the 22 runs (the model-run
+    counter), none stays in gradio's queue or the model's line, and a student is served after them."""
+    from contextlib import ExitStack
+
+    from vit.ui import sessions
+    from vit.ui.state import RUNS, fair_queue
+
+    monkeypatch.setattr(sessions, "UNREAD_S", 2.0)
+    caplog.set_level("INFO", logger="vit.app")
+    demo = _live_demos()[-1]
+    readers = [client(server, f"10.0.1.{i}") for i in range(6)]  # 3 jobs each at most (VIT_JOBS_PER_CLIENT)
+    unread = [client(server, f"10.0.2.{i}") for i in range(2)]
+    photo = upload(readers[0], CAT, "cat.jpg")
+    fn = fn_index(readers[0], "analyze_now")
+    runs_before, mine = RUNS["model"], set()
+
+    def ours() -> list:
+        return [e for e in sessions._events(demo) if e.session_hash in mine]
+
+    with fair_queue().turn("the test holds the model", 60.0), ExitStack() as streams:
+        for i in range(16):
+            mine.add(session := uuid.uuid4().hex)
+            http = readers[i % len(readers)]
+            assert _job(http, fn, photo, session).status_code == 200
+            streams.enter_context(http.stream("GET", "/gradio_api/queue/data", params={"session_hash": session}))
+        lined = _until(lambda: fair_queue().waiting == 16, 60)  # decoded, in line for the model
+        assert fair_queue().waiting == 16, fair_queue().waiting
+        never = set()
+        for http in unread:
+            for _ in range(3):
+                never.add(session := uuid.uuid4().hex)
+                assert _job(http, fn, photo, session).status_code == 200
+        mine |= never
+        reaped = _until(lambda: not [e for e in ours() if e.session_hash in never], 30)
+        assert not [e for e in ours() if e.session_hash in never], "unread jobs stayed in gradio's queue"
+        assert sum("dropped a queued job" in r.getMessage() for r in caplog.records) >= 6
+        streams.close()  # the 16 clients leave while their jobs wait for the model
+        left = _until(lambda: not ours() and fair_queue().waiting == 0, 40)
+        assert not ours() and fair_queue().waiting == 0, (len(ours()), fair_queue().waiting)
+    print(f"16 jobs with open streams in the model's line after {lined:.1f} s; 6 never read dropped from gradio's "
+          f"queue {reaped:.1f} s after joining; the 16 gone {left:.1f} s after their clients left")
+    assert RUNS["model"] == runs_before, "a job nobody read was run"
+    kind, payload = call(client(server, "10.0.2.100"), "analyze", [photo, *ANALYZE])
+    assert kind == "complete", payload
+    assert RUNS["model"] == runs_before + 1
+
+
+def test_a_job_is_read_while_its_stream_is_open_or_was_open_lately():
+    """Streams and Reader alone, on a clock of their own: a job is there while its session's (or its event's)
+    stream is open or was open in the last UNREAD_S seconds since it joined; gradio's own word (alive) counts."""
+    from types import SimpleNamespace
+
+    from vit.serve.limits import Streams
+    from vit.ui.sessions import UNREAD_S, Reader
+
+    now = [100.0]
+    streams = Streams(clock=lambda: now[0])
+    job = SimpleNamespace(session_hash="s", _id="e", enqueue_time=100.0, alive=True)
+    reader = Reader(job, streams)
+    now[0] += UNREAD_S - 1
+    assert reader.there() and not streams.is_open("s")  # not yet opened, within its time
+    now[0] += 2
+    assert not reader.there() and not reader.arrives()  # never opened: gone
+    streams.opened("e")  # an API stream, by event id
+    assert reader.there() and reader.arrives() and streams.unread_s(job.enqueue_time, "s", "e") == 0
+    streams.closed("e")
+    now[0] += UNREAD_S + 1
+    assert not reader.there()  # closed long ago: its client left
+    streams.opened("s")
+    assert reader.there()
+    job.alive = False  # gradio saw the stream close
+    assert not reader.there()
+    assert Reader().there() and Reader().arrives()  # not a queued job: always there
+
+
 # --------------------------------------------------------------------------- also
+
+
+def test_the_queue_counts_building_a_model_the_cache_does_not_hold():
+    """The review: ViT-H/14 at depth 1 was estimated at ~0.1 s (its forward) but held the model 3.0 s (a build
+    of the whole 2.5 GB model), so cycling depths jumped ahead of students' runs. The estimate the fair queue
+    orders by now adds the build (and says its memory) unless the model cache holds the setting."""
+    from types import SimpleNamespace
+
+    from vit import cost as costs
+    from vit import validate
+    from vit.serve.cache import BUILD_BYTES_PER_S, ModelCache, build_cost
+    from vit.serve.queue import FairQueue
+    from vit.ui import meter
+    from vit.ui.runs import turn_seconds
+
+    huge, student = validate.setting("vit_h_14", None, 1), validate.setting("vit_b_32", 32, 1)  # two resources
+    cache = ModelCache()
+    run_s = meter.estimated_seconds(costs.estimate(huge))
+    build = cache.build_estimate(huge)
+    full = costs.estimate("vit_h_14").weights_bytes  # every layer: a shallow setting is cut from the whole
+    assert 2.4e9 < full < 2.7e9 and build == build_cost(full, BUILD_BYTES_PER_S)
+    assert build.seconds > 5 * run_s and build.nbytes >= full
+    assert turn_seconds(huge, costs.estimate(huge), cache) == pytest.approx(run_s + build.seconds)
+    cache._models[cache.key(huge)] = SimpleNamespace(weights="imagenet", nbytes=0)  # now it is held
+    assert cache.build_estimate(huge).seconds == 0
+    assert turn_seconds(huge, costs.estimate(huge), cache) == pytest.approx(run_s)
+    # In the queue, while a run holds the model: ViT-H/14 at depth 1 (not cached) asks at t = 0, a student's
+    # 0.5 s run at t = 1. Before, H's 0.1 s put it first; counting its build, the student goes first.
+    del cache._models[cache.key(huge)]
+    now, order = [0.0], []
+    queue = FairQueue(clock=lambda: now[0])
+    for seconds_of_h in (run_s, turn_seconds(huge, costs.estimate(huge), cache)):
+        now[0] = 0.0
+        queue._waiting[:] = []
+        queue._enter("h", seconds_of_h, huge)
+        now[0] = 1.0
+        queue._enter("student", 0.5, student)
+        order.append(min(queue._waiting, key=lambda t: t.key).session)
+    assert order == ["h", "student"], order
 
 
 def test_a_foreign_host_or_origin_is_refused_on_a_loopback_server(server):
