@@ -289,15 +289,9 @@ def test_the_upload_folder_stays_under_its_cap(server):
 
 def test_an_aborted_upload_leaves_nothing_after_the_sweep(server, monkeypatch):
     """The review: 30 uploads that sent 2 MB of a declared 19 MB left 30 partial files, for good."""
-    host, port = server.split("//")[1].strip("/").split(":")
     before = set(_files_under(get_upload_folder()))
     for _ in range(3):
-        with socket.create_connection((host, int(port))) as raw:
-            head = (f"POST /gradio_api/upload HTTP/1.1\r\nHost: {host}:{port}\r\n"
-                    "Content-Type: multipart/form-data; boundary=zz\r\nContent-Length: 19000000\r\n\r\n"
-                    '--zz\r\nContent-Disposition: form-data; name="files"; filename="a.png"\r\n\r\n')
-            raw.sendall(head.encode() + b"\0" * 2_000_000)
-            time.sleep(0.3)
+        _abort_upload(server, 2_000_000)
     time.sleep(1.0)
     left = set(_files_under(get_upload_folder())) - before
     monkeypatch.setattr(upload_space, "PARTIAL_AGE_S", 0.0)
@@ -474,6 +468,44 @@ def test_a_foreign_host_or_origin_is_refused_on_a_loopback_server(server):
     port = server.rstrip("/").rsplit(":", 1)[1]
     assert http.get("/config", headers={"Host": f"localhost:{port}", "Origin": f"http://localhost:{port}"}) \
         .status_code == 200
+
+
+def _abort_upload(server: str, sent: int = 200_000) -> None:
+    host, port = server.split("//")[1].strip("/").split(":")
+    with socket.create_connection((host, int(port))) as raw:
+        head = (f"POST /gradio_api/upload HTTP/1.1\r\nHost: {host}:{port}\r\n"
+                "Content-Type: multipart/form-data; boundary=zz\r\nContent-Length: 19000000\r\n\r\n"
+                '--zz\r\nContent-Disposition: form-data; name="files"; filename="a.png"\r\n\r\n')
+        raw.sendall(head.encode() + b"\0" * sent)
+        time.sleep(0.3)
+
+
+def test_a_refused_payload_is_one_log_line_not_a_traceback(server, capfd, caplog):
+    """The review: gradio logged a full traceback for every FileData it refused (the 7,392-request matrix wrote
+    9.4 MB of log, 5,052 tracebacks), and aborted uploads one each (starlette's ClientDisconnect). Here 6 payloads
+    gradio refuses and 3 aborted uploads: one short line each, no traceback, one sentence to the sender."""
+    from vit.serve.files import UPLOAD_AGAIN
+    from vit.ui.sessions import MISFIT
+
+    http = client(server, "10.0.0.12")
+    caplog.set_level("INFO")
+    capfd.readouterr()
+    tagged = {"meta": {"_type": "gradio.FileData"}}
+    refused = [{"path": "/etc/shadow", **tagged}, {"path": "/proc/self/environ", **tagged},
+               {"path": "/" + "x" * 20_000, **tagged}, {"path": "../../etc/passwd", **tagged}, "/etc/passwd", [1, 2]]
+    answers = [call(http, "analyze", [payload, *ANALYZE]) for payload in refused]
+    for _ in range(3):
+        _abort_upload(server)
+    _until(lambda: sum("left before its request" in r.getMessage() for r in caplog.records) >= 3, 10)
+    printed = capfd.readouterr()
+    logged = "\n".join(r.getMessage() for r in caplog.records)
+    said = [r.getMessage() for r in caplog.records if "refused by gradio" in r.getMessage()]
+    print(f"{len(refused)} refused payloads and 3 aborted uploads: {len(caplog.text) + len(printed.err)} bytes of log")
+    assert "Traceback" not in printed.err + printed.out + caplog.text
+    assert len(said) == len(refused) and all(len(line) < 400 for line in said), said
+    assert sum("left before its request" in r.getMessage() for r in caplog.records) == 3, logged
+    assert [kind for kind, _ in answers] == ["error"] * len(refused), answers
+    assert {answer["error"] for _, answer in answers} == {UPLOAD_AGAIN, MISFIT}, answers
 
 
 def test_each_server_has_its_own_upload_folder_and_removes_the_dead_ones(tmp_path):

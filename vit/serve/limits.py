@@ -12,6 +12,7 @@
 
 It also tells the :class:`~vit.serve.sessions.SessionLedger` who uses which session, so that one
 client minting sessions evicts only its own, and notes which sessions have their event stream open.
+A client that leaves before its request is read (an aborted upload) is one line in the log.
 Gradio-free: what it needs of gradio comes in as callables.
 """
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
 import threading
 import time
@@ -27,8 +29,12 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from urllib.parse import parse_qs, urlsplit
 
+from starlette.requests import ClientDisconnect  # gradio's server: starlette's exception for a client gone
+
 from vit.serve.sessions import SessionLedger, valid_hash
 from vit.serve.uploads import FULL, UploadSpace
+
+log = logging.getLogger("vit.app")
 
 MAX_BODY = 64 * 1024  # the app's largest event (the page's measurements, ~2 kB) with room to spare
 UPLOAD_SLACK = 64 * 1024  # multipart headers around the one file
@@ -163,6 +169,8 @@ class RequestLimits:
             await self._handle(scope, receive, send)
         except Refused as refused:
             await _reply(send, refused.status, refused.detail)
+        except ClientDisconnect:  # an aborted upload: uvicorn would log starlette's whole traceback
+            log.info("a client left before its request to %s was read", ascii(scope.get("path", "")[:80]))
 
     async def _handle(self, scope, receive, send):
         path = scope.get("path", "")
