@@ -93,7 +93,7 @@ def turn_seconds(setting: Setting, c: costs.Cost, cache=None) -> float:
     seconds = meter.estimated_seconds(c)
     if gpu.spaces is not None:
         return seconds
-    build = (cache or model_cache()).build_estimate(setting)
+    build = (cache if cache is not None else model_cache()).build_estimate(setting)  # an empty cache is falsy
     if build.seconds:
         log.info("%s is not in the model cache: its build adds ~%.1f s and ~%.1f GB to the run's estimate",
                  setting.display_name, build.seconds, build.nbytes / 1e9)
