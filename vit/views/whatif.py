@@ -133,11 +133,11 @@ class HeadLayout:
 LABEL_FONT = draw.SMALLEST_TEXT + 2  # px
 
 
-def head_layout(depth: int, heads: int, size: tuple[int, int]) -> HeadLayout:
-    """A pure function of the grid and the picture's (width, height): the drawing and a click use the same."""
+def head_layout(depth: int, heads: int, size: tuple[int, int], bar: bool = False) -> HeadLayout:
+    """A pure function of the grid and the picture's (width, height), with room for a colour bar under it or not."""
     width, height = size
     left, top = 5 * LABEL_FONT, 2 * LABEL_FONT + 8
-    bottom = draw.COLORBAR_RESERVE
+    bottom = draw.COLORBAR_RESERVE if bar else 4
     cell_w = max(8.0, (width - left - 8) / heads)
     cell_h = max(8.0, min(cell_w, (height - top - bottom) / depth))
     return HeadLayout(left, top, cell_w, cell_h, depth, heads)
@@ -155,7 +155,7 @@ def head_cell(xy, layout: HeadLayout) -> tuple[int, int] | None:
 
 def head_grid_view(g: HeadGrid, cmap: str, size: tuple[int, int] = base.DEPTH_PLOT_SIZE) -> View:
     """The L×h heads: a cell per head (click to switch it off or on), crossed when off, coloured by importance."""
-    lay = head_layout(g.depth, g.heads, size)
+    lay = head_layout(g.depth, g.heads, size, bar=g.importance is not None)
     width = size[0]
     grid_h = round(lay.top + lay.cell_h * g.depth + 4)
     img = Image.new("RGB", (width, grid_h), "white")

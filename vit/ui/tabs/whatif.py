@@ -157,8 +157,9 @@ def show_page(image: object, key: str | None, removed, ablated, ablation: str, g
     heads_display = Display(**shown, frame=frame_of(TAB, "whatif-heads"))
     heads = registry.draw(grid, "whatif-heads", heads_display)
     # The sizes they were drawn at: a click maps through the picture the student sees, not a newer measure.
+    heads_size = registry.frame_sizes(registry.PICTURES["whatif-heads"], grid, heads_display)[0]
     drawn = {"map": registry.frame_sizes(registry.PICTURES["whatif-map"], w, map_display)[0],
-             "heads": list(registry.frame_sizes(registry.PICTURES["whatif-heads"], grid, heads_display)[0])}
+             "heads": [*heads_size, int(values is not None)]}  # (width, height, colour bar drawn)
     return {"whatif-map": view.image, "whatif-map-caption": caption(view), "whatif-result": result_html(w),
             "whatif-heads": heads.image, "whatif-heads-caption": caption(heads), "whatif-cost": cost_words(a),
             "whatif-drawn": drawn}
@@ -169,8 +170,8 @@ def _drawn_size(drawn, name: str, default):
     value = drawn.get(name) if isinstance(drawn, dict) else None
     if name == "map" and isinstance(value, int) and 16 <= value <= inputs.MAX_FRAME:
         return value
-    if name == "heads" and isinstance(value, list) and len(value) == 2 and all(
-            isinstance(v, int) and 16 <= v <= inputs.MAX_FRAME for v in value):
+    if name == "heads" and isinstance(value, list) and len(value) == 3 and all(
+            isinstance(v, int) and 0 <= v <= inputs.MAX_FRAME for v in value):
         return tuple(value)
     return default
 
@@ -197,8 +198,8 @@ def click_heads(key: str | None, ablated, drawn=None, evt: gr.SelectData = None)
     if key is None or evt is None or not isinstance(evt.index, (list, tuple)) or len(evt.index) != 2:
         return gr.skip()
     a = kept(key)
-    size = _drawn_size(drawn, "heads", registry.views.DEPTH_PLOT_SIZE)
-    cell = whatif_views.head_cell(evt.index, whatif_views.head_layout(a.depth, a.num_heads, size))
+    width, height, bar = _drawn_size(drawn, "heads", (*registry.views.DEPTH_PLOT_SIZE, 0))
+    cell = whatif_views.head_cell(evt.index, whatif_views.head_layout(a.depth, a.num_heads, (width, height), bool(bar)))
     if cell is None:
         return gr.skip()
     return [list(p) for p in sorted(set(_ablated_list(a, ablated)) ^ {cell})]
