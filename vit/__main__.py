@@ -258,12 +258,18 @@ def _pth_out(value: str | None) -> Path | None:
         return None
     if not value.endswith(".pth"):
         raise InputError(f"--out must be a .pth path, got {value!r}")
+    return _file_out(value, ".pth", beside=".json")
+
+
+def _file_out(value: str, suffix: str, beside: str | None = None) -> Path:
+    """An ``--out`` file path (and the file ``beside`` it, another suffix) its folder can take: created and
+    written to once now, so a place that cannot be written is refused before any work is done."""
     out = Path(value)
     try:
         if out.is_dir():
-            raise InputError(f"--out must be a .pth file, but {_short(out)!r} is a folder")
+            raise InputError(f"--out must be a {suffix} file, but {_short(out)!r} is a folder")
         out.parent.mkdir(parents=True, exist_ok=True)
-        _check_name_fits(out.with_suffix(".json"))
+        _check_name_fits(out.with_suffix(beside) if beside else out)
         with tempfile.TemporaryFile(dir=out.parent):  # the one sure test: write a file there
             pass
     except OSError as exc:
@@ -516,19 +522,7 @@ def _pdf_out(value: str) -> Path:
     """``lesson --out``: a .pdf path whose folder takes a file, checked before the model runs."""
     if not value.lower().endswith(".pdf"):
         raise InputError(f"--out must be a .pdf path (or use --format png and a folder), got {_short(Path(value))!r}")
-    out = Path(value)
-    try:
-        if out.is_dir():
-            raise InputError(f"--out must be a .pdf file, but {_short(out)!r} is a folder")
-        out.parent.mkdir(parents=True, exist_ok=True)
-        _check_name_fits(out)
-        with tempfile.TemporaryFile(dir=out.parent):  # the one sure test: write a file there
-            pass
-    except OSError as exc:
-        file_in_path = exc.errno in (errno.EEXIST, errno.ENOTDIR)
-        why = "a name in the path is a file, not a folder" if file_in_path else _os_reason(exc, out)
-        raise InputError(f"--out: cannot write {_short(out)!r} ({why})") from None
-    return out
+    return _file_out(value, ".pdf")
 
 
 def _download(args) -> int:
