@@ -674,3 +674,47 @@ def test_full_screen_fills_the_screen_and_has_a_close(browser, url):
     page.wait_for_function("!document.fullscreenElement")
     expect(close).to_have_text("Full screen")
     page.close()
+
+
+def test_the_lesson_asks_first_and_reveals_beside_the_guess(browser, url):
+    """"Predict first": a number typed and a patch clicked, each answered from the analysis on screen (the shapes
+    model: 8×8 patches + 1 class token at P = 8), the guess beside the answer, and the session's tally."""
+    page = open_app(browser, url)
+    upload(page, ROOT / "assets" / "shapes-star.png")
+    wait_for_text(page, "#banner", "UNTRAINED")
+    page.locator("#offer-trained").click()
+    wait_for_text(page, "#banner", "TRAINED HERE")
+    wait_for_text(page, "#stage-table", "(1, 65, 96)")
+    page.get_by_role("tab", name="Lesson").click()
+    wait_for_text(page, "#lesson-progress", "Step 1 of 10")
+    page.locator("#lesson-predict-on input[type=checkbox]").check()
+    wait_for_text(page, "#lesson-progress", "Step 1 of 15")
+    wait_for_text(page, "#lesson-text", "How many tokens does the encoder see at P = 8?")
+    expect(page.locator("#lesson-text")).not_to_contain_text("65")  # asked, not told
+    page.locator("#lesson-guess input[type=number]").fill("64")
+    page.locator("#lesson-check").click()
+    wait_for_text(page, "#lesson-answer", "your guess: 64 · the answer: 65")
+    wait_for_text(page, "#lesson-answer", "N = 64 patch tokens + 1 class token")
+    wait_for_text(page, "#lesson-tally", "0 of 1")
+    wait_for_picture(page, "#lesson-picture")
+    for n in range(2, 13):  # to "click the patch the class token draws most from"
+        page.locator("#lesson-next").click()
+        wait_for_text(page, "#lesson-progress", f"Step {n} of 15")
+    wait_for_text(page, "#lesson-text", "Click the patch")
+    expect(page.locator("#lesson-answer")).to_have_text("")
+    wait_for_picture(page, "#lesson-picture")
+    point = page.evaluate("""() => {  // patch (row 3, column 6) of the 8×8 grid, the picture shown whole (contain)
+        const img = document.querySelector('#lesson-picture img'), r = img.getBoundingClientRect();
+        const s = Math.min(r.width / img.naturalWidth, r.height / img.naturalHeight);
+        const left = (r.width - img.naturalWidth * s) / 2, top = (r.height - img.naturalHeight * s) / 2;
+        return {x: left + s * img.naturalWidth * 5.5 / 8, y: top + s * img.naturalHeight * 2.5 / 8};
+    }""")
+    page.locator("#lesson-picture img").first.click(position=point)
+    wait_for_text(page, "#lesson-answer", "your guess: row 3, column 6 (token 22)")  # the cell clicked
+    wait_for_text(page, "#lesson-answer", "ranks")
+    wait_for_text(page, "#lesson-answer", "of 64 by rollout")
+    wait_for_text(page, "#lesson-tally", "of 2")
+    page.evaluate("document.querySelector('#lesson-nav').scrollIntoView()")  # the step, its reveal and the tally
+    save_screenshot(page, DOCS / "screenshot-predict.png", full_page=False)
+    no_error_badges(page)
+    page.close()

@@ -1,5 +1,10 @@
 """The "Lesson" tab: the guided walk through 11.4.1 → 11.4.7, one step per screen, with this image's numbers,
-and the whole walk to take away as a 16:9 PDF (:mod:`vit.lesson_export`)."""
+and the whole walk to take away as a 16:9 PDF (:mod:`vit.lesson_export`).
+
+"Predict first" (issue 25, part 1) pauses before five reveals with a question (:mod:`vit.predict`): the class
+types a number, clicks a patch or says yes or no, and the answer, read from the analysis on screen, is shown
+beside the guess. The tally lives in the tab's ``gr.State``: nothing of it is kept on the server.
+"""
 
 from __future__ import annotations
 
@@ -7,55 +12,179 @@ import re
 
 import gradio as gr
 
-from vit import lesson_export
+from vit import lesson_export, predict, views
 from vit.errors import InputError
-from vit.lesson import LESSON, lesson_text
+from vit.lesson import lesson_text
+from vit.predict import PredictStep
 from vit.ui import inputs, pictures
 from vit.ui.events import DEFAULTS, handler, named
 from vit.ui.inputs import Number
 from vit.ui.state import analysis_store, kept, picture_folder
-from vit.ui.tabs.parts import PICTURE_MIN_WIDTH, outputs, private, show_tab
+from vit.ui.tabs import whatif
+from vit.ui.tabs.parts import MODEL_WAITERS, PICTURE_MIN_WIDTH, outputs, private, show_tab
+from vit.views import draw as drawing
 from vit.views import pictures as registry
+from vit.views import whatif as whatif_views
 from vit.views.pictures import Display
 
 TAB = "lesson"
-OUTPUTS = ("lesson-step", "lesson-progress", "lesson-text", "lesson-picture", "lesson-table")
-INPUTS = ("analysis-key", "lesson-step", "layer", "head", "opacity", "colormap", "screen", "tab-on-screen")
+ASK = ("lesson-ask", "lesson-guess", "lesson-check", "lesson-yes", "lesson-no", "lesson-answer")  # a question's
+OUTPUTS = ("lesson-step", "lesson-progress", "lesson-text", "lesson-picture", "lesson-table", *ASK, "lesson-drawn")
+INPUTS = ("analysis-key", "lesson-step", "layer", "head", "opacity", "colormap", "screen", "tab-on-screen",
+          "lesson-predict-on")
+ANSWER_OUTPUTS = ("lesson-answer", "lesson-tally", "lesson-score", "lesson-picture", "lesson-table")
+# What an answer is drawn from: the image (the last question runs the model on it), the step, the tally.
+ANSWER_INPUTS = ("image", "analysis-key", "lesson-step", "lesson-predict-on", "lesson-score", "lesson-drawn",
+                 "layer", "head", "opacity", "colormap", "screen")
 NAV_WIDTH = 140  # px, the Previous and Next buttons
 DOWNLOAD_LABEL = "⬇ Download the lesson (PDF)"
 NO_ANALYSIS = "Analyse an image first (an example, or your own): the lesson's pages use its numbers."
 SAVE_JS = "() => window.vitAnatomy && window.vitAnatomy.saveDownload()"
 
 
+def _display(a, layer: Number, head: Number, opacity: Number, colormap: str, screen) -> Display:
+    projector, frame = inputs.screen(screen, TAB, "lesson-picture")
+    return Display(layer=inputs.clamp(layer, 1, a.depth, a.depth), head=inputs.clamp(head, 1, a.num_heads, 1),
+                   opacity=inputs.opacity(opacity, DEFAULTS.opacity), cmap=inputs.colormap_name(colormap),
+                   projector=projector, frame=frame)
+
+
+def _asking(q: PredictStep | None, moved: bool) -> dict:
+    """The question's controls: shown for a question (a number box or yes/no), its last answer cleared (and, on a
+    new step, the guess typed for the last one)."""
+    kind = q.answer if q is not None else ""
+    guess = dict(value=None) if moved else {}
+    return {"lesson-ask": gr.update(visible=q is not None), "lesson-guess": gr.update(visible=kind == "number",
+                                                                                        **guess),
+            "lesson-check": gr.update(visible=kind == "number"), "lesson-yes": gr.update(visible=kind == "yes_no"),
+            "lesson-no": gr.update(visible=kind == "yes_no"), "lesson-answer": ""}
+
+
+def proposal_view(a, display: Display) -> views.View:
+    """"Remove these patches": rollout over the image, the proposed patches hatched as "What if?" hatches them."""
+    size = registry.frame_sizes(registry.PICTURES["rollout-view"], a, display)[0]
+    picture = drawing.overlay(a.image, a.rollout().numpy(), display.opacity, display.cmap, size)
+    whatif_views.hatch(picture, a.grid, predict.proposal(a))
+    return views.View(picture, "Hatched: the patches to remove.", title="Remove these patches")
+
+
+def _before(q: PredictStep, a, display: Display) -> tuple:
+    """(picture, drawn size) while the class guesses: the patch grid to click, the map asked about, or none."""
+    if q.before is None or (q.kind in predict.NEEDS_CLASSIFIER and not a.has_classifier):
+        return None, 0
+    if q.before == "whatif-proposal":
+        return proposal_view(a, display).image, 0
+    size = registry.frame_sizes(registry.PICTURES[q.before], a, display)[0]
+    return registry.draw(a, q.before, display).image, size
+
+
 @handler
 def lesson(key: str | None, step: Number, delta: Number, layer: Number, head: Number, opacity: Number, colormap: str,
-           screen: str | bool = "", tab_on_screen: str = TAB) -> dict:
+           screen: str | bool = "", tab_on_screen: str = TAB, predict_on: bool = False) -> dict:
     """The guided lesson (11.4.1 → 11.4.7): one step per screen, this image's numbers, the view that shows it.
 
     ``delta`` is -1, 0 or +1 (Previous, the same step again, Next). Drawn only while the lesson is on screen.
+    ``predict_on``: the walk with a question before each reveal (:func:`vit.predict.walk`).
     """
     if tab_on_screen != TAB:
         return {}
-    steps = LESSON
+    steps = predict.walk(predict_on is True)
     step = min(max(inputs.clamp(step, 0, len(steps) - 1, 0) + inputs.clamp(delta, -1, 1, 0), 0), len(steps) - 1)
     item = steps[step]
-    out = {"lesson-step": step, "lesson-progress": f"**Step {step + 1} of {len(steps)}** · {item.section} {item.title}"}
+    q = item if isinstance(item, PredictStep) else None
+    out = {"lesson-step": step, "lesson-progress": f"**Step {step + 1} of {len(steps)}** · {item.section} {item.title}",
+           **_asking(q, inputs.clamp(delta, -1, 1, 0) != 0)}
     a = analysis_store().get(key) if key is not None else None
     if a is None:
         out["lesson-text"] = "Analyse an image first (an example, or your own): the lesson uses its numbers."
+        out["lesson-ask"] = gr.update(visible=False)
+        return out
+    display = _display(a, layer, head, opacity, colormap, screen)
+    if q is not None:
+        out["lesson-text"] = predict.question(q, a)
+        (out["lesson-picture"], out["lesson-drawn"]), out["lesson-table"] = _before(q, a, display), ""
         return out
     out["lesson-text"] = lesson_text(item, a)
     name = item.view  # an elem id of the page (vit.lesson.LESSON_VIEWS)
     if name == "stage-table":
         out["lesson-picture"], out["lesson-table"] = None, pictures.stage_table(a)
         return out
-    projector, frame = inputs.screen(screen, TAB, "lesson-picture")
-    display = Display(layer=inputs.clamp(layer, 1, a.depth, a.depth), head=inputs.clamp(head, 1, a.num_heads, 1),
-                      opacity=inputs.opacity(opacity, DEFAULTS.opacity), cmap=inputs.colormap_name(colormap),
-                      projector=projector, frame=frame)
     view = registry.draw(a, name, display, weights=pictures.model_weights(a))
     out["lesson-picture"], out["lesson-table"] = view.image, ""
     return out
+
+
+def resized(key: str | None, step: Number, delta: Number, layer: Number, head: Number, opacity: Number,
+            colormap: str, screen: str | bool = "", tab_on_screen: str = TAB, predict_on: bool = False) -> dict:
+    """The page measured its frames anew: a step is drawn again to fill its frame; a question stays as it is, so a
+    reveal on screen stays (its click maps through the size it was drawn at, ``lesson-drawn``)."""
+    if _question(step, predict_on) is not None:
+        return {}
+    return lesson(key, step, delta, layer, head, opacity, colormap, screen, tab_on_screen, predict_on)
+
+
+def _question(step: Number, predict_on) -> PredictStep | None:
+    steps = predict.walk(predict_on is True)
+    item = steps[inputs.clamp(step, 0, len(steps) - 1, 0)]
+    return item if isinstance(item, PredictStep) else None
+
+
+def _reveal(q: PredictStep, image, key: str, guess, score, layer, head, opacity, colormap, screen, request,
+            progress) -> dict:
+    """The guess checked against the analysis, the picture that shows the answer, the tally (first answers)."""
+    a = kept(key)
+    display = _display(a, layer, head, opacity, colormap, screen)
+    w = None
+    if q.kind == "survive" and a.has_classifier:  # the model runs on the patches left, in its turn as "What if?"
+        w = whatif._intervention(image, key, predict.proposal(a), [], "zero", False, request, progress)
+    verdict = predict.check(q, a, guess, w)
+    view = registry.draw(w if w is not None else a, q.reveal, display)
+    score = dict(score) if isinstance(score, dict) else {}
+    score.setdefault(f"{key}:{q.kind}", verdict.right)  # a second try is shown, not counted
+    return {"lesson-answer": predict.reveal_text(q, verdict), "lesson-tally": predict.tally_text(score),
+            "lesson-score": score, "lesson-picture": view.image, "lesson-table": ""}
+
+
+@handler
+def answer(image: object, key: str | None, step: Number, predict_on: bool, score, drawn, layer: Number, head: Number,
+           opacity: Number, colormap: str, screen, guess=None, progress=gr.Progress(), request: gr.Request = None):
+    """A typed number or a yes / no, for the question on screen."""
+    q = _question(step, predict_on)
+    if key is None or q is None or q.answer == "click":
+        return {}
+    return _reveal(q, image, key, guess, score, layer, head, opacity, colormap, screen, request, progress)
+
+
+@handler
+def click_answer(image: object, key: str | None, step: Number, predict_on: bool, score, drawn, layer: Number,
+                 head: Number, opacity: Number, colormap: str, screen, evt: gr.SelectData = None,
+                 progress=gr.Progress(), request: gr.Request = None):
+    """A click on the patch grid, for "click the patch": the cell under it, as the picture was drawn."""
+    q = _question(step, predict_on)
+    if key is None or q is None or q.answer != "click" or evt is None:
+        return {}
+    a = kept(key)
+    size = drawn if isinstance(drawn, int) and 16 <= drawn <= inputs.MAX_FRAME else registry.DISPLAY_SIZE
+    try:
+        fraction = views.clicked_fraction(evt.index, views.picture_box(a, size))
+    except InputError:
+        return {}
+    cell = views.query_cell(fraction, a.grid)
+    return _reveal(q, image, key, cell, score, layer, head, opacity, colormap, screen, request, progress)
+
+
+def toggled(step: Number, predict_on: bool) -> int:
+    """"Predict first" switched: the same step of the lesson in the other walk; switched on before a reveal, the
+    question asked before it (a question switched off: the step it preceded)."""
+    before = predict.walk(predict_on is not True)
+    item = before[inputs.clamp(step, 0, len(before) - 1, 0)]
+    after = predict.walk(predict_on is True)
+    if item in after:
+        i = after.index(item)
+        asked = i > 0 and isinstance(after[i - 1], PredictStep) and after[i - 1].ahead_of == getattr(item, "view", "")
+        return i - 1 if asked else i
+    rest = [s for s in before[before.index(item):] if s in after]
+    return after.index(rest[0]) if rest else len(after) - 1
 
 
 @handler
@@ -76,6 +205,8 @@ def download_lesson(key: str | None, layer: Number, head: Number, opacity: Numbe
 def build(c: dict) -> None:
     with gr.Tab("Lesson", id=TAB, elem_id=f"tab-{TAB}") as c[f"tab-{TAB}"]:
         c["lesson-step"] = gr.State(0)
+        c["lesson-score"] = gr.State({})  # "key:question" -> right: the session's first answers, in the session only
+        c["lesson-drawn"] = gr.State(0)  # the size the picture to click was drawn at, for the click
         with gr.Row(elem_id="lesson-nav"):
             c["lesson-prev"] = gr.Button("← Previous", elem_id="lesson-prev", scale=0, min_width=NAV_WIDTH)
             c["lesson-progress"] = gr.Markdown("", elem_id="lesson-progress")
@@ -86,6 +217,18 @@ def build(c: dict) -> None:
                 c["lesson-text"] = gr.Markdown("Analyse an image, then walk through 11.4.1 → 11.4.7 with its numbers. "
                                                "Next/Previous, or the arrow keys (a presenter's clicker).",
                                                elem_id="lesson-text", elem_classes="caption")
+                with gr.Column(visible=False, elem_id="lesson-ask") as c["lesson-ask"]:
+                    with gr.Row(equal_height=True):
+                        c["lesson-guess"] = gr.Number(label="Your guess", precision=0, elem_id="lesson-guess",
+                                                      visible=False, min_width=120)
+                        c["lesson-check"] = gr.Button("Check my guess", variant="primary", elem_id="lesson-check",
+                                                      visible=False, min_width=120)
+                        c["lesson-yes"] = gr.Button("Yes", elem_id="lesson-yes", visible=False, min_width=80)
+                        c["lesson-no"] = gr.Button("No", elem_id="lesson-no", visible=False, min_width=80)
+                    c["lesson-answer"] = gr.Markdown("", elem_id="lesson-answer")
+                c["lesson-tally"] = gr.Markdown("", elem_id="lesson-tally")
+                c["lesson-predict-on"] = gr.Checkbox(False, label="Predict first: a question before each reveal",
+                                                     elem_id="lesson-predict-on")
                 c["lesson-download"] = gr.Button(DOWNLOAD_LABEL, size="sm", elem_id="lesson-download")
             with gr.Column(scale=1, min_width=PICTURE_MIN_WIDTH, elem_classes="picture"):
                 c["lesson-picture"] = gr.Image(type="pil", format="png", interactive=False, show_label=False,
@@ -100,9 +243,27 @@ def wire(c: dict) -> None:
     def moves(delta: int) -> list:
         return [c["analysis-key"], c["lesson-step"], gr.State(delta), *outputs(c, INPUTS[2:])]
 
+    # An answer may run the model ("will the prediction survive?"): in the model's queue, as "What if?" does.
+    answered = dict(outputs=outputs(c, ANSWER_OUTPUTS), preprocess=False, concurrency_id="model",
+                    concurrency_limit=MODEL_WAITERS, show_progress="minimal")
+    given = outputs(c, ANSWER_INPUTS)
+    c["lesson-check"].click(named(answer, ANSWER_OUTPUTS), [*given, c["lesson-guess"]], **answered,
+                            **private("lesson_check"))
+    c["lesson-guess"].submit(named(answer, ANSWER_OUTPUTS), [*given, c["lesson-guess"]], **answered,
+                             **private("lesson_guess_submit"))
+    for word in ("yes", "no"):
+        c[f"lesson-{word}"].click(named(answer, ANSWER_OUTPUTS), [*given, gr.State(word)], **answered,
+                                  **private(f"lesson_{word}"))
+    c["lesson-picture"].select(named(click_answer, ANSWER_OUTPUTS), given, **answered, **private("lesson_click"))
+    c["lesson-predict-on"].change(toggled, outputs(c, ["lesson-step", "lesson-predict-on"]), c["lesson-step"],
+                                  preprocess=False, queue=False, show_progress="hidden",
+                                  **private("lesson_predict_on")).then(inputs=moves(0), **event,
+                                                                       **private("lesson_predict_shown"))
+
     show_tab(c, TAB).then(inputs=moves(0), **event, **private("lesson_shown"))
     c["lesson-next"].click(inputs=moves(1), **event, **private("lesson_next"))
-    c["screen"].change(inputs=moves(0), **event, **private("lesson_screen"))  # its frame measured anew
+    c["screen"].change(inputs=moves(0), **{**event, "fn": named(resized, OUTPUTS)},
+                       **private("lesson_screen"))  # its frame measured anew
     c["lesson-prev"].click(inputs=moves(-1), **event, **private("lesson_previous"))
     c["analysis-key"].change(inputs=moves(0), **event, **private("lesson_new_analysis"))
     # The PDF takes seconds: the progress shows on the button; the browser saves the file once it is there.
