@@ -136,7 +136,7 @@ def _reveal(q: PredictStep, image, key: str, guess, score, layer, head, opacity,
     display = _display(a, layer, head, opacity, colormap, screen)
     w = None
     if q.kind == "survive" and a.has_classifier:  # the model runs on the patches left, in its turn as "What if?"
-        w = whatif._intervention(image, key, predict.proposal(a), [], "zero", False, request, progress)
+        w = whatif.intervention(image, key, predict.proposal(a), [], "zero", False, request, progress)
     verdict = predict.check(q, a, guess, w)
     view = registry.draw(w if w is not None else a, q.reveal, display)
     score = dict(score) if isinstance(score, dict) else {}

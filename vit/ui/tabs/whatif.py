@@ -92,7 +92,8 @@ def _ablated_list(a, ablated) -> list[tuple[int, int]]:
     return [(int(l), int(h)) for l, h in (ablated or []) if 1 <= l <= a.depth and 1 <= h <= a.num_heads]
 
 
-def _intervention(image, key, removed, ablated, ablation, grey, request, progress):
+def intervention(image, key, removed, ablated, ablation, grey, request, progress):
+    """The :class:`vit.Intervention` of the shown analysis, ``removed`` patches and ``ablated`` heads (kept or run)."""
     a = kept(key)
     removed, ablated = _removed_list(a, removed), _ablated_list(a, ablated)
     ablation = validate.choice("ablation", ablation, ("zero", "mean"))
@@ -143,7 +144,7 @@ def show_page(image: object, key: str | None, removed, ablated, ablation: str, g
         note = f"**What if?** {views.NO_CLASSIFIER}"
         return {"whatif-map": None, "whatif-map-caption": note, "whatif-result": "", "whatif-heads": None,
                 "whatif-heads-caption": "", "whatif-cost": ""}
-    w = _intervention(image, key, removed, ablated, ablation, grey, request, progress)
+    w = intervention(image, key, removed, ablated, ablation, grey, request, progress)
     with _kept_lock:
         importance = _kept.get((key, w.ablation))
     measured = inputs.measured(screen)
