@@ -215,9 +215,10 @@ def test_zerogpu_space_decorates_the_run_and_fetches_the_weights_at_startup(b16_
     finally:
         server.close()
     assert "error" not in facts, facts["error"]
-    # The model runs, and only they, are decorated (an analysis; an explanation with its curves), each with a
-    # duration computed per call.
-    assert facts["applied"] == [["run_model", True], ["run_explanation", True]]
+    # The model runs, and only they, are decorated (an analysis; an explanation with its curves; What if?'s
+    # intervention and head importance), each with a duration computed per call.
+    assert facts["applied"] == [["run_model", True], ["run_explanation", True], ["run_intervention", True],
+                                ["run_head_importance", True]]
     seconds = facts["seconds"]
     assert seconds["vit_b_16 P=4"] > seconds["vit_b_16 P=16"], seconds
     assert seconds["vit_h_14 P=14"] > seconds["vit_b_16 P=16"], seconds
