@@ -238,7 +238,7 @@ def intervene(loaded: LoadedModel, image, keep=None, remove=None, ablate=(), abl
     return Intervention(
         model=loaded.name, display_name=display_name(loaded.name), patch_size=cfg.patch_size, depth=cfg.num_layers,
         num_heads=cfg.num_heads, grid=grid, image=inp.view, kept=kept,
-        removed=[i for i in range(cfg.num_patches) if i not in set(kept)], ablated=ablated, ablation=ablation,
+        removed=sorted(set(range(cfg.num_patches)) - set(kept)), ablated=ablated, ablation=ablation,
         target=target, label=names[target], probs=probs, probs_before=before, topk=_predictions(probs, names, top_k),
         topk_before=_predictions(before, names, top_k), rollout=_on_grid(row, kept, grid), grey_probs=grey_probs,
         num_prefix_tokens=cfg.num_prefix_tokens, prefix_token_names=cfg.prefix_token_names,

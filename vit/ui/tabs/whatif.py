@@ -230,7 +230,7 @@ def by_fraction(image: object, key: str | None, fraction: Number, order: str, wh
             lambda setting, pil: gpu.run_explanation(setting, pil, order, int(a.topk[0].index)), request, progress))
         chosen = ranked(e.map, fraction)
     if which == "keep":
-        chosen = [i for i in range(n) if i not in set(chosen)]
+        chosen = sorted(set(range(n)) - set(chosen))
     if len(chosen) >= n:
         chosen = chosen[1:]  # at least one patch stays
     return chosen
