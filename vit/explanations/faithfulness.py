@@ -56,7 +56,7 @@ def mask_share(saliency: Tensor, coverage: Tensor) -> float:
 class Score:
     """One method's scores over one kind of image (means over the explanations)."""
 
-    method: str  # a METHODS key or "random"
+    method: str  # a METHODS key, "random", or "gradcam@l" (Grad-CAM at block l, beside its default's row)
     images: str  # "one shape" or "two shapes"
     explained: int  # how many (image, class) pairs
     pointing: float  # pointing game hit rate
@@ -115,9 +115,8 @@ def evaluate_shapes(
     for (name, kind), rows in raw.items():
         a = np.asarray(rows, dtype=float).reshape(-1, 4)
         layer = extra.get(name, gradcam_layer(loaded) if name == "gradcam" else None)
-        method = "gradcam" if name in extra else name
-        out.append(Score(method, kind, len(rows), *(float(v) for v in a.mean(axis=0)), layer=layer) if len(rows)
-                   else Score(method, kind, 0, *([float("nan")] * 4), layer=layer))
+        out.append(Score(name, kind, len(rows), *(float(v) for v in a.mean(axis=0)), layer=layer) if len(rows)
+                   else Score(name, kind, 0, *([float("nan")] * 4), layer=layer))
     return out
 
 
@@ -126,8 +125,10 @@ def markdown(scores: list[Score]) -> str:
     lines = ["| method | images | explained | pointing game ↑ | mask share ↑ | deletion AUC ↓ | insertion AUC ↑ |",
              "|---|---|---:|---:|---:|---:|---:|"]
     for s in scores:
-        title = METHODS[s.method].title if s.method in METHODS else "random (chance)"
-        title += "" if s.layer is None else f", block {s.layer}"
-        lines.append(f"| {title} (`{s.method}`) | {s.images} | {s.explained} | {s.pointing:.1%} | {s.share:.1%} | "
+        base = s.method.split("@")[0]
+        title = METHODS[base].title if base in METHODS else "random (chance)"
+        title += "" if s.layer is None else f", block {s.layer}" + (" (its default)" if base == s.method else "")
+        code = base if s.layer is None else f"{base}`, `layer={s.layer}"
+        lines.append(f"| {title} (`{code}`) | {s.images} | {s.explained} | {s.pointing:.1%} | {s.share:.1%} | "
                      f"{s.deletion:.3f} | {s.insertion:.3f} |")
     return "\n".join(lines)
