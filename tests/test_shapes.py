@@ -356,12 +356,17 @@ def test_cli_download_says_it_ships():
 
 
 def test_the_example_drawings_are_what_they_say():
-    """assets/shapes-*.png are images of shapes.sample(15, seed=7, size=256), as assets/CREDITS.md says."""
+    """assets/shapes-*.png are images of shapes.sample(15, seed=7, size=256), as assets/CREDITS.md says; the
+    two-shape example (shapes-heart_and_circle.png) is image 5 of shapes.sample(12, seed=7, size=256, two=True)."""
     images, labels, _ = shapes.sample(15, seed=7, size=256)
-    drawn = sorted((ROOT / "assets").glob("shapes-*.png"))
+    drawn = sorted(p for p in (ROOT / "assets").glob("shapes-*.png") if "_and_" not in p.stem)
     assert len(drawn) == 5
     for path in drawn:
         with Image.open(path) as img:
             pixels = np.asarray(img.convert("RGB"))
         matches = [i for i, im in enumerate(images) if (np.asarray(im) == pixels).all()]
         assert len(matches) == 1 and shapes.CLASSES[labels[matches[0]]] == path.stem.removeprefix("shapes-")
+    pairs, pair_labels, _ = shapes.sample(12, seed=7, size=256, two=True)
+    with Image.open(ROOT / "assets" / "shapes-heart_and_circle.png") as img:
+        assert (np.asarray(img.convert("RGB")) == np.asarray(pairs[5])).all()
+    assert [shapes.CLASSES[k] for k in pair_labels[5]] == ["heart", "circle"]
