@@ -317,9 +317,9 @@ def _explain(args) -> int:
     else:
 
         _say(loaded.status)
-        at = "" if e.layer is None else f" at block {e.layer}'s norm1"
-        print(f"{METHODS[e.method].title}{at} for {e.label!r} (class {e.target}, p = {e.prob:.2%}) on a "
-              f"{e.grid[0]}x{e.grid[1]} grid of {e.patch_size}-px patches:")
+        at = "" if e.layer is None else f", read at block {e.layer}'s norm1"
+        print(f"{METHODS[e.method].title} for {e.label!r} (class {e.target}, p = {e.prob:.2%}) on a "
+              f"{e.grid[0]}x{e.grid[1]} grid of {e.patch_size}-px patches{at}:")
         top = e.map.flatten().topk(min(5, e.map.numel()))
         for value, index in zip(top.values.tolist(), top.indices.tolist()):
             r, c = divmod(index, e.grid[1])
