@@ -3,6 +3,7 @@
     python benchmarks/faithfulness.py                       # the shapes table: 200 one-shape + 200 two-shape drawings
     python benchmarks/faithfulness.py --single 20 --two 20  # a quick look
     python benchmarks/faithfulness.py --photos              # + the example photos on ViT-B/16 (cached weights)
+    python benchmarks/faithfulness.py --gradcam-layers --record   # + Grad-CAM at every block; into the JSON
 
 Shapes: the ViT trained here (``vit_tiny_shapes``, shipped in ``assets/``), drawings it never trained
 on (``vit.explanations.faithfulness.EVAL_SEED``); every method explains the drawing's true class (on two-shape
@@ -18,6 +19,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 import torch
@@ -29,6 +31,7 @@ import vit
 from vit.explanations import faithfulness
 from vit.explanations.methods import METHODS
 from vit.explanations.perturb import perturbation_curves
+from vit.model.train import record
 
 PHOTOS = sorted(p for p in (ROOT / "assets").glob("*.jpg"))
 
@@ -41,8 +44,13 @@ def shapes_table(args) -> str:
         if done % 50 == 0 or done == total:
             print(f"  {done}/{total} explained ({time.perf_counter() - t0:.0f} s)", file=sys.stderr)
 
+    layers = tuple(range(1, loaded.config.num_layers + 1)) if args.gradcam_layers else ()
     scores = faithfulness.evaluate_shapes(loaded, args.single, args.two, steps=args.steps, baseline=args.baseline,
-                                          progress=progress)
+                                          progress=progress, gradcam_layers=layers)
+    if args.record:
+        record("faithfulness", {"single": args.single, "two": args.two, "steps": args.steps,
+                                "baseline": args.baseline, "seed": faithfulness.EVAL_SEED,
+                                "rows": [asdict(s) for s in scores]})
     return (f"ViT-Tiny shapes (trained here), {args.single} one-shape and {args.two} two-shape drawings "
             f"(seed {faithfulness.EVAL_SEED}), {args.steps}-step curves, {args.baseline} baseline:\n\n"
             + faithfulness.markdown(scores))
@@ -78,6 +86,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--threads", type=int, default=1,
                    help="torch threads (default 1: the shapes model is small, more threads only wait on each other)")
     p.add_argument("--out", type=Path, help="also write the tables to this Markdown file")
+    p.add_argument("--gradcam-layers", action="store_true",
+                   help="also Grad-CAM at every block (the table its default block is chosen by)")
+    p.add_argument("--record", action="store_true",
+                   help="also write the shapes table into assets/vit_tiny_shapes.json (its 'faithfulness' entry)")
     args = p.parse_args(argv)
     torch.set_num_threads(args.threads)
     parts = [shapes_table(args)]

@@ -267,6 +267,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--weights", default="trained", help="'trained' (assets/) or a .pth written by train-shapes")
     p.add_argument("--json", type=Path, default=None, help="also write the result here")
     p.add_argument("--save", type=Path, default=None, help="write a sheet of example drawings (PNG) here")
+    p.add_argument("--record", action="store_true",
+                   help="also write the result into assets/vit_tiny_shapes.json (its 'independent' entry)")
     args = p.parse_args(argv)
     if args.save:
         rng = np.random.default_rng(args.seed)
@@ -278,6 +280,10 @@ def main(argv: list[str] | None = None) -> int:
     print(markdown(result))
     if args.json:
         args.json.write_text(json.dumps(result, indent=1))
+    if args.record:
+        from vit.model.train import record  # noqa: PLC0415
+
+        record("independent", {k: v for k, v in result.items() if k != "confusion"})
     return 0
 
 

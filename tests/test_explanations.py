@@ -2,8 +2,8 @@
 
 The reference runs torchvision's ``VisionTransformer`` (same random weights) block by block with
 its attention written out from ``self_attention.in_proj_weight`` so that the probabilities A_l are
-tensors of the graph; ``retain_grad()`` on them and on the last block's ``ln_1`` output gives
-dA_l and the Grad-CAM activations' gradients after one ``backward()`` of the target's logit.
+tensors of the graph; ``retain_grad()`` on them and on every block's ``ln_1`` output gives
+dA_l and the Grad-CAM activations' gradients (at any block) after one ``backward()`` of the target's logit.
 Then Chefer's R, the rollout and Grad-CAM are computed in float64 with full matrices, as the
 papers write them. At the native patch size 32 and at 24 (torchvision rebuilt at 216 px with our
 resampled embeddings), and for both of our gradient paths (whole graph and one block at a time).
@@ -29,19 +29,21 @@ CAT = ROOT / "assets" / "cat.jpg"
 
 
 def torchvision_explicit(tv, x: torch.Tensor):
-    """torchvision's forward with each block's attention explicit: (logits, A_l list, last ln_1 output).
+    """torchvision's forward with each block's attention explicit: (logits, A_l list, ln_1 output list).
 
-    Every A_l (B, h, T, T) and the last block's ln_1 output retain their gradients.
+    Every A_l (B, h, T, T) and every block's ln_1 output retain their gradients.
     """
     B = x.shape[0]
     tokens = tv._process_input(x)  # (B, N, D): conv_proj, flattened, as torchvision's forward does
     tokens = torch.cat([tv.class_token.expand(B, -1, -1), tokens], dim=1) + tv.encoder.pos_embedding
-    weights, ln_out = [], None
+    weights, ln_out = [], []
     for block in tv.encoder.layers:
         mha = block.self_attention
         h = mha.num_heads
         a = block.ln_1(tokens)
-        ln_out = a
+        if a.requires_grad:
+            a.retain_grad()
+        ln_out.append(a)
         q, k, v = F.linear(a, mha.in_proj_weight, mha.in_proj_bias).chunk(3, dim=-1)
         q, k, v = (t.reshape(B, -1, h, t.shape[-1] // h).transpose(1, 2) for t in (q, k, v))  # (B, h, T, d)
         A = (q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])).softmax(dim=-1)
@@ -51,14 +53,12 @@ def torchvision_explicit(tv, x: torch.Tensor):
         out = mha.out_proj((A @ v).transpose(1, 2).reshape(B, -1, h * q.shape[-1]))
         tokens = tokens + out
         tokens = tokens + block.mlp(block.ln_2(tokens))
-    if ln_out.requires_grad:
-        ln_out.retain_grad()
     logits = tv.heads(tv.encoder.ln(tokens)[:, 0])
     return logits, weights, ln_out
 
 
-def reference(tv, x: torch.Tensor, target: int | None) -> dict[str, torch.Tensor]:
-    """Every method's (N,) map for image 0, as the papers write them, in float64."""
+def reference(tv, x: torch.Tensor, target: int | None, gradcam_layer: int) -> dict[str, torch.Tensor]:
+    """Every method's (N,) map for image 0, as the papers write them, in float64 (Grad-CAM at block 1..L)."""
     with torch.enable_grad():
         logits, weights, ln_out = torchvision_explicit(tv, x)
         target = int(logits[0].argmax()) if target is None else target
@@ -72,7 +72,8 @@ def reference(tv, x: torch.Tensor, target: int | None) -> dict[str, torch.Tensor
         R = R + (g * a).clamp(min=0).mean(0) @ R
         m = a.mean(0) + eye
         roll = (m / m.sum(-1, keepdim=True)) @ roll
-    act, grad = ln_out[0, 1:].detach().double(), ln_out.grad[0, 1:].double()  # patch tokens only
+    chosen = ln_out[gradcam_layer - 1]
+    act, grad = chosen[0, 1:].detach().double(), chosen.grad[0, 1:].double()  # patch tokens only
     return {
         "grad_rollout": R[0, 1:],
         "rollout": roll[0, 1:],
@@ -103,9 +104,10 @@ def test_the_reference_is_torchvisions_forward(case):
 @pytest.mark.parametrize("target", [None, 7], ids=["top1", "class7"])
 def test_each_method_matches_the_torchvision_reference(case, method, target):
     loaded, tv, x = case
-    ref = reference(tv, x, target)
+    ref = reference(tv, x, target, DEPTH - 1)  # Grad-CAM's default elsewhere than the shapes: the block before the last
     e = vit.explain(loaded, CAT, method=method, target=target)
     assert e.method == method and e.target == int(ref["target"])
+    assert e.layer == (DEPTH - 1 if method == "gradcam" else None)
     assert e.label == loaded.class_names[e.target]
     assert e.prob == pytest.approx(float(ref["logits"].softmax(-1)[e.target]), abs=1e-5)
     rows = x.shape[-1] // loaded.config.patch_size
@@ -113,6 +115,61 @@ def test_each_method_matches_the_torchvision_reference(case, method, target):
     expected = ref[method].float().reshape(rows, rows)
     assert expected.abs().max() > 0  # the comparison below is not between two zero maps
     torch.testing.assert_close(e.map, expected, rtol=2e-3, atol=1e-5 * float(expected.abs().max()))
+
+
+@pytest.mark.parametrize("layer", range(1, DEPTH + 1))
+def test_gradcam_at_every_block_matches_the_reference(case, layer):
+    loaded, tv, x = case
+    ref = reference(tv, x, 7, layer)
+    e = vit.explain(loaded, CAT, method="gradcam", target=7, layer=layer)
+    assert e.layer == layer
+    expected = ref["gradcam"].float().reshape(e.grid)
+    assert expected.abs().max() > 0
+    torch.testing.assert_close(e.map, expected, rtol=2e-3, atol=1e-5 * float(expected.abs().max()))
+
+
+def _gradcam_by_hand(module, x: torch.Tensor, target: int, layer: int) -> torch.Tensor:
+    """Grad-CAM written out: a forward hook on block ``layer``'s norm1 keeps its output, one backward."""
+    kept = []
+    handle = module.encoder.layers[layer - 1].norm1.register_forward_hook(lambda _m, _i, out: kept.append(out))
+    try:
+        with torch.enable_grad():
+            logits = module(x.clone().requires_grad_())  # the weights may be frozen: the graph starts at x
+            (grad,) = torch.autograd.grad(logits[0, target], kept[0])
+    finally:
+        handle.remove()
+    a, g = kept[0][0, 1:].detach().double(), grad[0, 1:].double()  # (N, D) patch tokens
+    weights = g.mean(dim=0)  # alpha_d: the gradient averaged over the patch tokens
+    return torch.relu((a * weights).sum(dim=1))  # (N,)
+
+
+@pytest.mark.parametrize("layer", [1, 2, 3, 4])
+def test_gradcam_layer_on_the_shapes_model_matches_a_hook_by_hand(layer):
+    loaded = vit.load_model("vit_tiny_shapes")
+    star = ROOT / "assets" / "shapes-star.png"
+    x = loaded.input(star).x
+    largest = 0.0
+    for target in range(len(loaded.class_names)):  # ReLU may leave one class's map all zero: every class is compared
+        e = vit.explain(loaded, star, method="gradcam", target=target, layer=layer)
+        expected = _gradcam_by_hand(loaded.module, x, target, layer).float().reshape(e.grid)
+        assert e.layer == layer
+        torch.testing.assert_close(e.map, expected, rtol=1e-3, atol=1e-6 * max(1.0, float(expected.abs().max())))
+        largest = max(largest, float(expected.abs().max()))
+    assert largest > 0  # not a comparison of zero maps only
+
+
+def test_gradcam_layer_default_and_refusals():
+    from vit.explanations.methods import GRADCAM_LAYERS, default_gradcam_layer
+
+    shapes = vit.load_model("vit_tiny_shapes")
+    assert vit.explain(shapes, ROOT / "assets" / "shapes-star.png", method="gradcam").layer == \
+        GRADCAM_LAYERS["vit_tiny_shapes"]
+    assert vit.explain(shapes, ROOT / "assets" / "shapes-star.png", method="rollout", layer=2).layer is None
+    assert default_gradcam_layer("vit_b_16", 12) == 11 and default_gradcam_layer("vit_b_16", 1) == 1
+    assert default_gradcam_layer("vit_tiny_shapes", 2) == min(2, GRADCAM_LAYERS["vit_tiny_shapes"])
+    for bad in (0, 5, "two", 2.5, True):
+        with pytest.raises(InputError, match=r"layer \(Grad-CAM's block\) must be an integer from 1 to 4"):
+            vit.explain(shapes, ROOT / "assets" / "shapes-star.png", method="gradcam", layer=bad)
 
 
 @pytest.mark.parametrize("target", [None, 3])

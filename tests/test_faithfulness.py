@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -9,7 +11,7 @@ from conftest import ROOT
 
 import vit
 from vit.explanations import faithfulness, perturb
-from vit.explanations.methods import METHODS
+from vit.explanations.methods import GRADCAM_LAYERS, METHODS
 
 
 def test_patch_coverage_pointing_and_share_on_a_hand_made_mask():
@@ -36,6 +38,21 @@ def test_the_table_has_every_method_and_the_chance_row():
         assert 0 <= s.pointing <= 1 and 0 <= s.share <= 1 and 0 <= s.deletion <= 1 and 0 <= s.insertion <= 1
     table = faithfulness.markdown(scores)
     assert table.count("\n") == len(scores) + 1 and "Gradient-weighted rollout (`grad_rollout`)" in table
+    default = vit.explanations.maps.gradcam_layer(loaded)
+    assert f"| Grad-CAM, block {default} (its default) (`gradcam`, `layer={default}`) | one shape | 3 |" in table
+
+
+def test_grad_cam_at_every_block_has_rows_of_its_own():
+    loaded = vit.load_model("vit_tiny_shapes")
+    scores = faithfulness.evaluate_shapes(loaded, single=2, two=1, steps=2, methods=("gradcam",), gradcam_layers=(1, 4))
+    assert [(s.method, s.layer) for s in scores if s.images == "one shape"] == [
+        ("gradcam", vit.explanations.maps.gradcam_layer(loaded)), ("gradcam@1", 1), ("gradcam@4", 4), ("random", None)]
+    first = next(s for s in scores if s.method == "gradcam@1" and s.images == "one shape")
+    images, labels, masks = vit.shapes.sample(2, faithfulness.EVAL_SEED, 64)
+    hits = [faithfulness.pointing_hit(vit.explain(loaded, im, method="gradcam", target=y, layer=1).map,
+                                      faithfulness.patch_coverage(m, 8)) for im, y, m in zip(images, labels, masks)]
+    assert first.pointing == pytest.approx(sum(hits) / 2)  # the row is Grad-CAM at that block
+    assert "| Grad-CAM, block 1 (`gradcam`, `layer=1`) | one shape | 2 |" in faithfulness.markdown(scores)
 
 
 def test_one_drawing_scored_by_hand():
@@ -58,8 +75,11 @@ def test_the_readme_shows_the_table():
     header = "| method | images | explained | pointing game ↑ | mask share ↑ | deletion AUC ↓ | insertion AUC ↑ |"
     assert header in readme
     for m in METHODS.values():
-        assert f"| {m.title} (`{m.name}`) | one shape | 200 |" in readme
-        assert f"| {m.title} (`{m.name}`) | two shapes | 400 |" in readme
+        code = f"`{m.name}`" + (f", `layer={GRADCAM_LAYERS['vit_tiny_shapes']}`" if m.name == "gradcam" else "")
+        assert re.search(rf"\| {re.escape(m.title)}(, block \d \(its default\))? \({re.escape(code)}\) \| one shape "
+                         rf"\| 200 \|", readme), m.name
+        assert re.search(rf"\| {re.escape(m.title)}(, block \d \(its default\))? \({re.escape(code)}\) \| two shapes "
+                         rf"\| 400 \|", readme), m.name
 
 
 def test_class_logits_equal_the_model():

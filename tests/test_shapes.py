@@ -14,6 +14,7 @@ import sys
 import numpy as np
 import pytest
 import torch
+import torch.nn.functional as F
 from conftest import ROOT
 from PIL import Image
 
@@ -89,6 +90,40 @@ def test_two_shapes_are_two_different_classes_side_by_side():
         assert np.abs(ca - cb).max() > 10  # in different halves
 
 
+def test_the_varied_style_is_seeded_and_its_masks_are_the_shapes():
+    a, la, ma = shapes.sample(40, seed=21, style="varied")
+    b, lb, mb = shapes.sample(20, seed=21, style="varied")
+    assert [np.asarray(x).tobytes() for x in a[:20]] == [np.asarray(x).tobytes() for x in b] and la[:20] == lb
+    plain, _, _ = shapes.sample(40, seed=21)
+    assert all(np.asarray(x).tobytes() != np.asarray(y).tobytes() for x, y in zip(a, plain))  # another drawing
+    assert len(set(la)) >= 6
+    for image, mask in zip(a, ma):
+        assert image.size == (64, 64) and mask.shape == (64, 64) and mask.dtype == bool
+        assert mask.sum() >= 8 and not mask.all()  # the smallest shape (2r = 12 % of 64 px) still covers pixels
+    two, pairs, masks = shapes.sample(30, seed=22, two=True, style="varied")
+    for (x, y), (mx, my) in zip(pairs, masks):
+        assert x != y and mx.any() and my.any() and (mx & my).sum() <= 2  # two halves; the shrinking may touch
+
+
+def test_the_training_set_mixes_one_and_two_shapes_and_draws_in_pieces():
+    images, labels, masks = shapes.training_set(240, seed=3, size=32)
+    assert images.shape == (240, 32, 32, 3) and images.dtype == np.uint8
+    assert labels.shape == (240, 2) and masks.shape == (240, 2, 32, 32) and masks.dtype == bool
+    two = labels[:, 1] >= 0
+    assert 0.15 <= two.mean() <= 0.35  # two_share 0.25
+    assert (labels[:, 0] >= 0).all() and (labels[two, 0] != labels[two, 1]).all()
+    assert not masks[~two, 1].any() and masks[two, 1].any(axis=(1, 2)).all()  # no second mask for one shape
+    assert masks[:, 0].any(axis=(1, 2)).all()
+    part = shapes.training_set(40, seed=3, size=32, start=200)  # image i depends on (seed, i) only
+    for whole, piece in zip((images, labels, masks), part):
+        assert (whole[200:] == piece).all()
+    one = shapes.training_set(240, seed=3, size=32, two_share=0.0, varied_share=0.0)
+    assert (one[1][:, 1] == -1).all()
+    plain, plain_labels, _ = shapes.sample(5, seed=3, size=32)  # all plain, all one shape: vit.shapes.sample's images
+    assert [np.asarray(p).tobytes() for p in plain] == [x.tobytes() for x in one[0][:5]]
+    assert list(plain_labels) == one[1][:5, 0].tolist()
+
+
 def test_sample_refuses_bad_arguments():
     with pytest.raises(ValueError, match="n must be a non-negative integer, got -1"):
         shapes.sample(-1, 0)
@@ -96,6 +131,8 @@ def test_sample_refuses_bad_arguments():
         shapes.sample(1, 0, size=8)
     with pytest.raises(ValueError, match="shape must be one of circle"):
         shapes.shape_alpha("hexagon", 64, (32, 32), 10, 0.0)
+    with pytest.raises(ValueError, match="style must be one of plain, varied, got 'sketchy'"):
+        shapes.sample(1, 0, style="sketchy")
 
 
 # --------------------------------------------------------------------------- the family
@@ -150,6 +187,49 @@ def test_training_on_a_miniature_lowers_the_loss():
     model2, losses2 = train.train(cfg, images, labels, settings, masks=masks)
     assert losses2 == losses  # seeded: the same run again
     torch.testing.assert_close(model2.state_dict(), model.state_dict())
+
+
+def test_training_on_one_and_two_shape_drawings_is_seeded():
+    cfg = ViTConfig(image_size=32, patch_size=8, num_classes=8, embed_dim=32, num_heads=2, num_layers=2)
+    arrays, labels, masks = shapes.training_set(128, seed=2, size=32, two_share=0.5)
+    images, labels, masks = train.to_tensor(arrays), torch.from_numpy(labels), torch.from_numpy(masks)
+    settings = train.TrainSettings(epochs=2, batch_size=32, patch_sizes=(4, 8), flexi_after=0.5)
+    model, losses = train.train(cfg, images, labels, settings, masks=masks)
+    assert len(losses) == 8 and all(math.isfinite(v) for v in losses)
+    _, again = train.train(cfg, images, labels, settings, masks=masks)
+    assert again == losses
+
+
+def test_two_shape_targets_are_split_between_both_classes():
+    y = torch.tensor([[2, 5], [3, -1]])
+    plain = train.soft_targets(y, 8, 0.0)
+    assert plain[0, 2] == plain[0, 5] == 0.5 and plain[0].sum() == 1 and plain[1, 3] == 1 and plain[1].sum() == 1
+    smoothed = train.soft_targets(y, 8, 0.1)
+    assert smoothed[0, 2] == pytest.approx(0.45 + 0.0125) and smoothed[0, 0] == pytest.approx(0.0125)
+    logits = torch.randn(2, 8)  # one class per image: F.cross_entropy's own label smoothing
+    ours = -(train.soft_targets(y[1:, :1], 8, 0.1) * logits[1:].log_softmax(-1)).sum(-1).mean()
+    torch.testing.assert_close(ours, F.cross_entropy(logits[1:], y[1:, 0], label_smoothing=0.1))
+
+
+def test_each_token_is_labelled_with_the_shape_over_it():
+    masks = torch.zeros(1, 2, 64, 64)
+    masks[0, 0, 8:24, 40:48] = 1  # patches (1, 5) and (2, 5) at P = 8
+    masks[0, 1, 48:56, 0:16] = 1  # patches (6, 0) and (6, 1)
+    classes = train.token_classes(masks, torch.tensor([[3, 6]]), 8, 64, 0.25)
+    assert classes.shape == (1, 64)
+    assert {i: int(c) for i, c in enumerate(classes[0]) if c >= 0} == {13: 3, 21: 3, 48: 6, 49: 6}
+    one = train.token_classes(masks, torch.tensor([[3, -1]]), 8, 64, 0.25)  # no second shape: its mask is unused
+    assert {i for i, c in enumerate(one[0]) if c >= 0} == {13, 21}
+
+
+def test_recolouring_keeps_the_shapes():
+    x = torch.randn(6, 3, 8, 8)
+    g = torch.Generator().manual_seed(0)
+    torch.testing.assert_close(train.recolour(x, g, invert=1.0, grey=0.0, permute=0.0), -x)
+    grey = train.recolour(x, g, invert=0.0, grey=1.0, permute=0.0)
+    torch.testing.assert_close(grey, x.mean(1, keepdim=True).expand_as(x))
+    permuted = train.recolour(x, g, invert=0.0, grey=0.0, permute=1.0)
+    torch.testing.assert_close(permuted.sort(dim=1).values, x.sort(dim=1).values)  # the channels, reordered
 
 
 def test_the_flexible_forward_is_what_load_model_does(tmp_path):
@@ -276,12 +356,17 @@ def test_cli_download_says_it_ships():
 
 
 def test_the_example_drawings_are_what_they_say():
-    """assets/shapes-*.png are images of shapes.sample(15, seed=7, size=256), as assets/CREDITS.md says."""
+    """assets/shapes-*.png are images of shapes.sample(15, seed=7, size=256), as assets/CREDITS.md says; the
+    two-shape example (shapes-heart_and_circle.png) is image 5 of shapes.sample(12, seed=7, size=256, two=True)."""
     images, labels, _ = shapes.sample(15, seed=7, size=256)
-    drawn = sorted((ROOT / "assets").glob("shapes-*.png"))
+    drawn = sorted(p for p in (ROOT / "assets").glob("shapes-*.png") if "_and_" not in p.stem)
     assert len(drawn) == 5
     for path in drawn:
         with Image.open(path) as img:
             pixels = np.asarray(img.convert("RGB"))
         matches = [i for i, im in enumerate(images) if (np.asarray(im) == pixels).all()]
         assert len(matches) == 1 and shapes.CLASSES[labels[matches[0]]] == path.stem.removeprefix("shapes-")
+    pairs, pair_labels, _ = shapes.sample(12, seed=7, size=256, two=True)
+    with Image.open(ROOT / "assets" / "shapes-heart_and_circle.png") as img:
+        assert (np.asarray(img.convert("RGB")) == np.asarray(pairs[5])).all()
+    assert [shapes.CLASSES[k] for k in pair_labels[5]] == ["heart", "circle"]

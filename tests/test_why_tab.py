@@ -74,24 +74,45 @@ def test_the_map_is_computed_once_and_redrawn_from_what_is_kept(shown):
     key, image, request, _ = shown
     explain = events.named(why.explain_page, why.MAP_OUTPUTS)
     before = state.RUNS["explain"]
-    first = explain(image, key, 4, "grad_rollout", 0.6, "cividis", False, why.TAB, Progress(), request)
+    first = explain(image, key, 4, "grad_rollout", 0.6, "cividis", False, why.TAB, 0, Progress(), request)
     assert state.RUNS["explain"] == before + 1
     caption = first[why.MAP_OUTPUTS.index("why-map-caption")]
     assert caption.startswith("**Gradient-weighted rollout for “cross”")
-    again = explain(image, key, 4, "grad_rollout", 0.2, "magma", True, why.TAB, Progress(), request)  # display only
+    again = explain(image, key, 4, "grad_rollout", 0.2, "magma", True, why.TAB, 0, Progress(), request)  # display only
     assert state.RUNS["explain"] == before + 1
     assert again[0] != first[0]  # another picture (a new file)
-    hidden = explain(image, key, 5, "gradcam", 0.6, "cividis", False, "patches", Progress(), request)
+    hidden = explain(image, key, 5, "gradcam", 0.6, "cividis", False, "patches", 0, Progress(), request)
     assert hidden == (gr.skip(), gr.skip())  # nothing sent
     assert state.RUNS["explain"] == before + 1  # another tab on screen: nothing runs
+
+
+def test_gradcam_reads_the_block_chosen_and_says_which(shown):
+    key, image, request, a = shown
+    out = why.targets(key)
+    assert out["why-layer"]["choices"] == [("default (block 3)", 0), ("block 1", 1), ("block 2", 2), ("block 3", 3),
+                                           ("block 4", 4)] and out["why-layer"]["value"] == why.DEFAULT_LAYER
+    explain = events.named(why.explain_page, why.MAP_OUTPUTS)
+    before = state.RUNS["explain"]
+    default = explain(image, key, 3, "gradcam", 0.6, "cividis", False, why.TAB, 0, Progress(), request)[1]
+    assert default.startswith("**Grad-CAM, read at block 3's `norm1` for “star”")
+    second = explain(image, key, 3, "gradcam", 0.6, "cividis", False, why.TAB, 2, Progress(), request)[1]
+    assert second.startswith("**Grad-CAM, read at block 2's `norm1` for “star”")
+    assert state.RUNS["explain"] == before + 2  # another block is another run ...
+    explain(image, key, 3, "gradcam", 0.6, "cividis", False, why.TAB, 2, Progress(), request)
+    rollout = explain(image, key, 3, "grad_rollout", 0.6, "cividis", False, why.TAB, 2, Progress(), request)[1]
+    assert "block" not in rollout.split("**")[1]  # ... kept once; the other methods take no block
+    assert state.RUNS["explain"] == before + 3
+    e = vit.explain(vit.load_model("vit_tiny_shapes"), STAR, method="gradcam", target=3, layer=2)
+    kept = why._recall(why.Asked(key, "gradcam", 3, None, 2))[0]
+    torch.testing.assert_close(kept.map, e.map)  # the tab's map is the API's at that block
 
 
 def test_test_it_and_compare(shown):
     key, image, request, _ = shown
     test = events.named(why.test_page, why.CURVE_OUTPUTS)
-    picture, caption = test(image, key, 3, "grad_rollout", "mean", "", Progress(), request)
+    picture, caption = test(image, key, 3, "grad_rollout", "mean", "", 0, Progress(), request)
     assert "deletion AUC" in caption and "insertion AUC" in caption and "for random" in caption
-    table = events.named(why.compare_page, ("why-table",))(image, key, 3, "blur", Progress(), request)[0]
+    table = events.named(why.compare_page, ("why-table",))(image, key, 3, "blur", 0, Progress(), request)[0]
     rows = re.findall(r"<tr>(.*?)</tr>", table)
     assert len(rows) == 1 + 5  # header, four methods, random
     assert "blur of the image" in table and "random order (chance)" in table
@@ -105,8 +126,10 @@ def test_a_changed_image_is_not_explained_with_the_old_analysis(shown):
     other = {"path": str(ROOT / "assets" / "shapes-cross.png"), "orig_name": "cross.png"}
     explain = events.named(why.explain_page, why.MAP_OUTPUTS)
     with pytest.raises(gr.Error, match="press Analyze first"):
-        explain(other, key, 3, "grad_rollout", 0.6, "cividis", False, why.TAB, Progress(), request)
+        explain(other, key, 3, "grad_rollout", 0.6, "cividis", False, why.TAB, 0, Progress(), request)
     with pytest.raises(gr.Error, match="method must be one of"):
-        explain(shown[1], key, 3, "lime", 0.6, "cividis", False, why.TAB, Progress(), request)
+        explain(shown[1], key, 3, "lime", 0.6, "cividis", False, why.TAB, 0, Progress(), request)
     with pytest.raises(gr.Error, match="target must be an integer from 0 to 7"):
-        explain(shown[1], key, 8, "gradcam", 0.6, "cividis", False, why.TAB, Progress(), request)
+        explain(shown[1], key, 8, "gradcam", 0.6, "cividis", False, why.TAB, 0, Progress(), request)
+    with pytest.raises(gr.Error, match="Grad-CAM's layer must be an integer from 0 to 4"):
+        explain(shown[1], key, 3, "gradcam", 0.6, "cividis", False, why.TAB, 5, Progress(), request)

@@ -66,6 +66,9 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--method", default="grad_rollout",
                    help="rollout, attention, grad_rollout (default) or gradcam")
     e.add_argument("--target", default=None, help="the class to explain: an index or a class name (default: top-1)")
+    e.add_argument("--gradcam-layer", default=None, help="gradcam: the block 1..L whose norm1 output is read "
+                                                         "(default: the best on the shapes' ground truth for "
+                                                         "vit_tiny_shapes, the block before the last elsewhere)")
     e.add_argument("--curves", action="store_true", help="also the deletion and insertion curves (and random order)")
     e.add_argument("--steps", default=10, help="curve steps: fractions 0, 1/steps, ..., 1 (default 10)")
     e.add_argument("--baseline", default="mean", help="what replaces a patch in the curves: mean (default) or blur")
@@ -204,17 +207,19 @@ def _train_parser(sub) -> None:
     t = sub.add_parser("train-shapes", help="train vit_tiny_shapes from scratch on drawn shapes (minutes, no download)")
     t.add_argument("--out", default=None, help="the .pth to write, the .json goes beside it "
                                                "(default assets/vit_tiny_shapes.pth)")
-    t.add_argument("--epochs", default=None, help="passes over the drawn training set (default 5)")
+    t.add_argument("--epochs", default=None, help="passes over the drawn training set (default 8)")
     t.add_argument("--seed", default=0, help="seeds the drawings, the init and the order (default 0)")
     t.add_argument("--device", default=None, help="cpu or cuda (default: cuda if available)")
-    t.add_argument("--minutes", default=12, help="time budget of the training loop in minutes: on a slow or busy "
-                                                 "machine the schedule is compressed to fit (default 12)")
+    t.add_argument("--minutes", default=None, help="an optional time budget of the training loop in minutes: the "
+                                                   "schedule is compressed to fit, and the result then depends on "
+                                                   "the machine (default: none; the steps are fixed, the file "
+                                                   "the same on every CPU)")
 
 
 def _train_shapes(args) -> int:
     epochs = None if args.epochs is None else validate.epochs(args.epochs)
     seed = validate.seed(args.seed)
-    minutes = validate.minutes(args.minutes)
+    minutes = None if args.minutes is None else validate.minutes(args.minutes)
     if args.device is not None and args.device not in ("cpu", "cuda"):
         raise InputError(f"--device must be cpu or cuda, got {args.device!r}")
     out = _pth_out(args.out)  # before training: a place it cannot write is refused now, not after minutes
@@ -401,7 +406,7 @@ def _explain(args) -> int:
     image, loaded = _image_and_model(args, setting)
     from vit.explanations.maps import explain  # noqa: PLC0415
 
-    e = explain(loaded, image, method=method, target=args.target)
+    e = explain(loaded, image, method=method, target=args.target, layer=args.gradcam_layer)
     curves = perturbation_curves(loaded, image, e.map, e.target, steps, baseline) if args.curves else {}
     written = []
     if out:
@@ -415,7 +420,7 @@ def _explain(args) -> int:
     if args.json:
         doc = {"model": loaded.name, "weights": loaded.weights, "status": loaded.status, "patch_size": e.patch_size,
                "grid": list(e.grid), "method": e.method, "target": e.target, "label": e.label, "prob": e.prob,
-               "map": e.map.tolist(), "timings_ms": e.timings_ms}
+               "map": e.map.tolist(), "timings_ms": e.timings_ms, "layer": e.layer}
         for mode in ("deletion", "insertion"):
             if curves:
                 c = curves[mode, "saliency"]
@@ -426,8 +431,9 @@ def _explain(args) -> int:
     else:
 
         _say(loaded.status)
+        at = "" if e.layer is None else f", read at block {e.layer}'s norm1"
         print(f"{METHODS[e.method].title} for {e.label!r} (class {e.target}, p = {e.prob:.2%}) on a "
-              f"{e.grid[0]}x{e.grid[1]} grid of {e.patch_size}-px patches:")
+              f"{e.grid[0]}x{e.grid[1]} grid of {e.patch_size}-px patches{at}:")
         top = e.map.flatten().topk(min(5, e.map.numel()))
         for value, index in zip(top.values.tolist(), top.indices.tolist()):
             r, c = divmod(index, e.grid[1])

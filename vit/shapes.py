@@ -47,15 +47,38 @@ Drawing rules, enough to draw the same distribution with PIL:
    filled with 0 afterwards), reduced to S x S with ``Image.BOX``: an
    anti-aliased alpha a in [0, 1]. The pixel is ``a * colour + (1 - a) * background``.
    The mask returned is ``a >= 0.5``.
+
+**Styles.** The rules above are ``style="plain"`` (the default; the accuracy tables and the
+faithfulness table are measured on it). ``style="varied"`` draws the same eight classes by looser
+rules, for training only (issue 22: a model that knows one drawing style fails on anyone else's):
+
+* each class's proportions vary (star inner corners 0.35-0.58 r, cross bars 0.48-0.86 r wide,
+  diamond half-diagonal 0.42-0.72 r, ring hole 0.36-0.68 r, the heart either the curve above with
+  its own width or two discs on a square turned 45 degrees), the outline is stretched by up to
+  +-10 % along one axis and seen through a small perspective (each corner of the image moved by up
+  to 7 % of the side);
+* 2r is 12-66 % of the side; half the time the outline wobbles as a hand's does (smooth noise of
+  up to 5 % of r); a third of the shapes carry a stroke 0.4-2.5 px wide of another colour; the fill
+  may be a gradient; the luma contrast to the background is at least 0.15-0.35;
+* backgrounds: the three above, a flat colour, a radial gradient, smooth colour blobs, paper
+  (light, grainy), and on a quarter of them clutter (thin lines, dots);
+* a third is drawn at 2 or 4 x the side and shrunk (bilinear, as the model's preprocessing);
+  then, each independently, a Gaussian blur (sigma 0.3-1.3 px), noise (sigma 2-12), a global
+  contrast / brightness / gamma change, and JPEG (quality 20-90).
+
+``training_set`` mixes plain and varied drawings with one and two shapes: what ``vit.model.train``
+trains on.
 """
 
 from __future__ import annotations
 
+import io
 import math
 
 import numpy as np
-from PIL import Image, ImageDraw
+from PIL import Image, ImageDraw, ImageFilter
 
+STYLES = ("plain", "varied")
 CLASSES: tuple[str, ...] = ("circle", "square", "triangle", "star", "cross", "ring", "diamond", "heart")
 
 MIN_FRACTION, MAX_FRACTION = 0.22, 0.45  # the diameter 2r as a fraction of the image side
@@ -180,8 +203,11 @@ def _place(rng: np.random.Generator, box: tuple[float, float, float, float], rad
             float(rng.uniform(y0 + radius, max(y0 + radius, y1 - radius))))
 
 
-def draw(rng: np.random.Generator, size: int, two: bool) -> tuple[Image.Image, list[int], list[np.ndarray]]:
+def draw(rng: np.random.Generator, size: int, two: bool,
+         style: str = "plain") -> tuple[Image.Image, list[int], list[np.ndarray]]:
     """One image by the rules of the module docstring: (PIL RGB, labels, bool masks (S, S))."""
+    if style == "varied":
+        return draw_varied(rng, size, two)
     img = background(rng, size)
     if two:
         labels = [int(x) for x in rng.choice(len(CLASSES), size=2, replace=False)]
@@ -205,7 +231,16 @@ def draw(rng: np.random.Generator, size: int, two: bool) -> tuple[Image.Image, l
     return Image.fromarray(np.clip(np.rint(img), 0, 255).astype(np.uint8), mode="RGB"), labels, masks
 
 
-def sample(n: int, seed: int, size: int = 64, two: bool = False):
+def _check_sample_args(n, size, style) -> None:
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ValueError(f"n must be a non-negative integer, got {n!r}")
+    if isinstance(size, bool) or not isinstance(size, int) or size < 16:
+        raise ValueError(f"size must be an integer of at least 16 pixels, got {size!r}")
+    if style not in STYLES:
+        raise ValueError(f"style must be one of {', '.join(STYLES)}, got {style!r}")
+
+
+def sample(n: int, seed: int, size: int = 64, two: bool = False, style: str = "plain"):
     """Draw ``n`` images of shapes (see the module docstring for the rules).
 
     Args:
@@ -213,19 +248,17 @@ def sample(n: int, seed: int, size: int = 64, two: bool = False):
         seed: image i depends only on (seed, i).
         size: S, the side of the square images in pixels (at least 16).
         two: two different shapes per image instead of one.
+        style: "plain" (the rules 1-4) or "varied" (the looser rules of the training set).
 
     Returns:
         ``(images, labels, masks)``: PIL RGB images (S, S); class indices into ``CLASSES``
         (with ``two=True``, a pair per image); bool arrays (S, S), True on the shape
         (with ``two=True``, a pair aligned with the labels).
     """
-    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-        raise ValueError(f"n must be a non-negative integer, got {n!r}")
-    if isinstance(size, bool) or not isinstance(size, int) or size < 16:
-        raise ValueError(f"size must be an integer of at least 16 pixels, got {size!r}")
+    _check_sample_args(n, size, style)
     images, labels, masks = [], [], []
     for i in range(n):
-        image, label, mask = draw(np.random.default_rng([seed, i]), size, two)
+        image, label, mask = draw(np.random.default_rng([seed, i]), size, two, style)
         images.append(image)
         labels.append(tuple(label) if two else label[0])
         masks.append(tuple(mask) if two else mask[0])
@@ -239,3 +272,246 @@ def sample_arrays(n: int, seed: int, size: int = 64) -> tuple[np.ndarray, np.nda
     for i, image in enumerate(images):
         out[i] = np.asarray(image)
     return out, np.asarray(labels, dtype=np.int64), np.stack(masks) if n else np.zeros((0, size, size), bool)
+
+
+# --------------------------------------------------------------------------- the varied style (training only)
+
+
+def _with_inner(inner: float) -> np.ndarray:
+    outer, inside = _regular(5), inner * _regular(5, math.pi / 2 + math.pi / 5)
+    return np.stack([outer, inside], axis=1).reshape(-1, 2)
+
+
+def _bars(w: float) -> np.ndarray:
+    return np.array([(-w, -1), (w, -1), (w, -w), (1, -w), (1, w), (w, w), (w, 1), (-w, 1), (-w, w), (-1, w),
+                     (-1, -w), (-w, -w)], dtype=float)
+
+
+def _lobed_heart(rng: np.random.Generator) -> list[np.ndarray]:
+    """A heart built of a square on its corner and two discs on its upper edges (tip down), r = 1."""
+    d = 1.0
+    square = np.array([(0, d), (d, 0), (0, -d), (-d, 0)], dtype=float)
+    radius = d / math.sqrt(2) * rng.uniform(0.9, 1.1)
+    t = np.linspace(0, 2 * math.pi, 48, endpoint=False)
+    disc = np.stack([np.cos(t), np.sin(t)], axis=1) * radius
+    parts = [square, disc + (-d / 2, -d / 2), disc + (d / 2, -d / 2)]
+    everything = np.concatenate(parts)
+    mid = (everything.max(0) + everything.min(0)) / 2
+    scale = np.abs(everything - mid).max()
+    return [(p - mid) / scale for p in parts]
+
+
+def varied_outline(name: str, rng: np.random.Generator) -> tuple[list[np.ndarray], np.ndarray | None]:
+    """One class with its proportions drawn at random: (polygons filled as a union, a hole or None), r = 1."""
+    if name not in OUTLINES:
+        raise ValueError(f"shape must be one of {', '.join(CLASSES)}, got {name!r}")
+    if name == "star":
+        return [_with_inner(rng.uniform(0.35, 0.58))], None
+    if name == "cross":
+        return [_bars(rng.uniform(0.24, 0.43))], None
+    if name == "diamond":
+        b = rng.uniform(0.42, 0.72)
+        return [np.array([(0, -1), (b, 0), (0, 1), (-b, 0)], dtype=float)], None
+    if name == "ring":
+        return [OUTLINES["circle"]], OUTLINES["circle"] * rng.uniform(0.36, 0.68)
+    if name == "heart":
+        if rng.random() < 0.5:
+            return _lobed_heart(rng), None
+        pts = OUTLINES["heart"] * (rng.uniform(0.85, 1.15), 1.0)
+        return [pts / np.abs(pts).max()], None
+    return [OUTLINES[name]], None
+
+
+def _densify(points: np.ndarray, n: int) -> np.ndarray:
+    closed = np.concatenate([points, points[:1]])
+    s = np.concatenate([[0.0], np.cumsum(np.linalg.norm(np.diff(closed, axis=0), axis=1))])
+    t = np.linspace(0, s[-1], n, endpoint=False)
+    return np.stack([np.interp(t, s, closed[:, 0]), np.interp(t, s, closed[:, 1])], axis=1)
+
+
+def _wobble(points: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A hand's outline: the polygon resampled and its distance to the centre modulated by smooth noise."""
+    p = _densify(points, 128)
+    t = np.arange(len(p)) / len(p) * 2 * math.pi
+    wobble = sum(rng.uniform(-0.025, 0.025) * np.sin(f * t + rng.uniform(0, 2 * math.pi)) for f in (2, 3, 4, 6, 9))
+    return p * (1 + wobble)[:, None]
+
+
+def _homography(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """The 3 x 3 projective map taking 4 points ``src`` to ``dst`` (each (4, 2))."""
+    rows, rhs = [], []
+    for (x, y), (u, v) in zip(src, dst):
+        rows += [[x, y, 1, 0, 0, 0, -u * x, -u * y], [0, 0, 0, x, y, 1, -v * x, -v * y]]
+        rhs += [u, v]
+    h = np.linalg.solve(np.asarray(rows, float), np.asarray(rhs, float))
+    return np.append(h, 1.0).reshape(3, 3)
+
+
+def _project(h: np.ndarray, xy: np.ndarray) -> np.ndarray:
+    q = np.concatenate([xy, np.ones((len(xy), 1))], axis=1) @ h.T
+    return q[:, :2] / q[:, 2:]
+
+
+def varied_background(rng: np.random.Generator, size: int) -> np.ndarray:
+    """One background of the varied style: (S, S, 3) float32 in 0..255."""
+    kind = rng.integers(7)
+    if kind < 3:
+        return background(rng, size)
+    yy, xx = np.mgrid[0:size, 0:size].astype(np.float32) / max(size - 1, 1)
+    if kind == 3:  # flat
+        img = np.broadcast_to(rng.uniform(0, 255, 3), (size, size, 3))
+    elif kind == 4:  # radial gradient
+        a, b = rng.uniform(0, 255, 3), rng.uniform(0, 255, 3)
+        r = np.hypot(xx - rng.uniform(-0.2, 1.2), yy - rng.uniform(-0.2, 1.2))
+        img = a + (b - a) * (r / max(float(r.max()), 1e-6))[..., None]
+    elif kind == 5:  # smooth colour blobs
+        k = int(rng.integers(2, 8))
+        coarse = rng.uniform(0, 255, (k, k, 3)).astype(np.uint8)
+        blobs = np.asarray(Image.fromarray(coarse).resize((size, size), Image.BICUBIC), dtype=np.float32)
+        mix = rng.uniform(0.2, 0.8)
+        img = mix * blobs + (1 - mix) * rng.uniform(0, 255, 3)
+    else:  # paper: light, grainy, unevenly lit
+        shade = 1 - rng.uniform(0, 0.25) * np.clip(1 - np.hypot(xx - rng.uniform(), yy - rng.uniform()), 0, 1)
+        img = (rng.uniform(185, 250, 3) * shade[..., None] + rng.normal(0, rng.uniform(2, 8), (size, size, 1)))
+    return np.clip(img, 0, 255).astype(np.float32)
+
+
+def _clutter(rng: np.random.Generator, img: np.ndarray) -> np.ndarray:
+    """Thin lines and small dots over a background (none of them a class's shape)."""
+    size = img.shape[0]
+    pil = Image.fromarray(np.clip(np.rint(img), 0, 255).astype(np.uint8), mode="RGB")
+    draw_ = ImageDraw.Draw(pil)
+    for _ in range(int(rng.integers(1, 7))):
+        colour = tuple(int(c) for c in rng.integers(0, 256, 3))
+        if rng.random() < 0.6:
+            (x0, y0), (x1, y1) = rng.uniform(0, size, (2, 2))
+            draw_.line([(x0, y0), (x1, y1)], fill=colour, width=max(1, int(rng.integers(1, 3) * size / 64)))
+        else:
+            x, y = rng.uniform(0, size, 2)
+            r = rng.uniform(0.005, 0.025) * size
+            draw_.ellipse([x - r, y - r, x + r, y + r], fill=colour)
+    return np.asarray(pil, dtype=np.float32)
+
+
+def _post(rng: np.random.Generator, image: Image.Image) -> Image.Image:
+    """The camera's and the file's part: blur, noise, contrast and gamma, JPEG; each independently."""
+    if rng.random() < 0.3:
+        image = image.filter(ImageFilter.GaussianBlur(radius=rng.uniform(0.3, 1.3) * image.width / 64))
+    x = np.asarray(image, dtype=np.float32)
+    changed = False
+    if rng.random() < 0.3:
+        x = x + rng.normal(0, rng.uniform(2, 12), x.shape)
+        changed = True
+    if rng.random() < 0.3:
+        x = (x - 128) * rng.uniform(0.6, 1.2) + 128 + rng.uniform(-30, 30)
+        x = 255 * (np.clip(x, 0, 255) / 255) ** rng.uniform(0.7, 1.4)
+        changed = True
+    if changed:
+        image = Image.fromarray(np.clip(np.rint(x), 0, 255).astype(np.uint8), mode="RGB")
+    if rng.random() < 0.3:
+        buf = io.BytesIO()
+        image.save(buf, "JPEG", quality=int(rng.integers(20, 91)))
+        image = Image.open(io.BytesIO(buf.getvalue())).convert("RGB")
+    return image
+
+
+def draw_varied(rng: np.random.Generator, size: int, two: bool) -> tuple[Image.Image, list[int], list[np.ndarray]]:
+    """One image by the varied style's rules (module docstring): (PIL RGB, labels, bool masks (S, S))."""
+    up = int(rng.choice([1, 1, 1, 1, 2, 4]))  # drawn at up x S, then shrunk as the preprocessing does
+    side, k = size * up, SUPERSAMPLE // up if up < SUPERSAMPLE else 1
+    img = varied_background(rng, side)
+    if rng.random() < 0.25:
+        img = _clutter(rng, img)
+    corners = np.array([(0, 0), (side, 0), (side, side), (0, side)], dtype=float)
+    warp = _homography(corners, corners + rng.uniform(-0.07, 0.07, (4, 2)) * side)
+    if two:
+        labels = [int(x) for x in rng.choice(len(CLASSES), size=2, replace=False)]
+        half = side / 2
+        boxes = [(0, 0, half, side), (half, 0, side, side)] if rng.integers(2) else \
+            [(0, 0, side, half), (0, half, side, side)]
+        lo, hi = 0.18 * side, min(0.66 * side, 0.9 * half)
+    else:
+        labels = [int(rng.integers(len(CLASSES)))]
+        boxes = [(0, 0, side, side)]
+        lo, hi = 0.12 * side, 0.66 * side
+    masks = []
+    for label, box in zip(labels, boxes):
+        radius = rng.uniform(lo, hi) / 2
+        centre = _place(rng, box, radius)
+        polygons, hole = varied_outline(CLASSES[label], rng)
+        if rng.random() < 0.5:
+            polygons = [_wobble(p, rng) for p in polygons]
+            hole = None if hole is None else _wobble(hole, rng)
+        angle = rng.uniform(0, 2 * math.pi)
+        c, s = math.cos(angle), math.sin(angle)
+        stretch = np.diag([1 + (e := rng.uniform(-0.1, 0.1)), 1 - e])
+        turn = np.array([[c, s], [-s, c]]) @ stretch
+
+        def canvas_xy(points: np.ndarray) -> list[tuple[float, float]]:
+            xy = _project(warp, points @ turn.T * radius + np.asarray(centre))  # noqa: B023 - used at once
+            return [(float(x * k), float(y * k)) for x, y in xy]
+
+        fill = Image.new("L", (side * k, side * k), 0)
+        stroke = Image.new("L", (side * k, side * k), 0)
+        pen = ImageDraw.Draw(fill)
+        outlines = [canvas_xy(p) for p in polygons] + ([canvas_xy(hole)] if hole is not None else [])
+        stroked = rng.random() < 0.33
+        if stroked:
+            width = max(1, int(round(2 * rng.uniform(0.4, 2.5) * up * k)))  # half of it shows outside the fill
+            ink_pen = ImageDraw.Draw(stroke)
+            for xy in outlines:
+                ink_pen.line(xy + xy[:1], fill=255, width=width, joint="curve")
+        for xy in outlines[:len(polygons)]:
+            pen.polygon(xy, fill=255)
+        if hole is not None:
+            pen.polygon(outlines[-1], fill=0)
+        a_fill = np.asarray(fill.resize((side, side), Image.BOX), dtype=np.float32) / 255.0
+        a_line = np.asarray(stroke.resize((side, side), Image.BOX), dtype=np.float32) / 255.0 if stroked else 0.0
+        a_line = np.clip(a_line - a_fill, 0, 1) if stroked else np.zeros_like(a_fill)
+        inside = (a_fill + a_line) >= 0.5
+        under = float(_luma(img[inside]).mean()) if inside.any() else 0.5
+        for _ in range(100):
+            colour = rng.uniform(0, 255, 3)
+            if abs(float(_luma(colour)) - under) >= rng.uniform(0.15, 0.35):
+                break
+        paint = np.broadcast_to(colour, img.shape)
+        if rng.random() < 0.2:  # a gradient fill
+            yy, xx = np.mgrid[0:side, 0:side].astype(np.float32) / side
+            theta = rng.uniform(0, 2 * math.pi)
+            t = (math.cos(theta) * xx + math.sin(theta) * yy)[..., None]
+            paint = np.clip(colour + rng.uniform(-50, 50, 3) * (t - t.mean()) * 2, 0, 255)
+        line_colour = colour * rng.uniform(0.2, 0.6) if rng.random() < 0.6 else rng.uniform(0, 255, 3)
+        img = a_fill[..., None] * paint + a_line[..., None] * line_colour + (1 - a_fill - a_line)[..., None] * img
+        masks.append(inside)
+    image = Image.fromarray(np.clip(np.rint(img), 0, 255).astype(np.uint8), mode="RGB")
+    if up > 1:
+        image = image.resize((size, size), Image.BILINEAR)
+        masks = [np.asarray(Image.fromarray(m.astype(np.uint8) * 255).resize((size, size), Image.BILINEAR)) >= 128
+                 for m in masks]
+    return _post(rng, image), labels, masks
+
+
+def training_set(n: int, seed: int, size: int = 64, two_share: float = 0.25, varied_share: float = 0.6,
+                 start: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The training data: plain and varied drawings, one or two shapes each (images start .. start + n - 1).
+
+    Image i depends only on (seed, i), so the set can be drawn in pieces: whether it has two shapes
+    and which style come from ``default_rng([seed, i, 1])``, the drawing from ``default_rng([seed, i])``.
+
+    Returns:
+        images (n, S, S, 3) uint8; labels (n, 2) int64, the second -1 for a one-shape image;
+        masks (n, 2, S, S) bool aligned with the labels (the second empty for one shape).
+    """
+    _check_sample_args(n, size, "plain")
+    images = np.empty((n, size, size, 3), dtype=np.uint8)
+    labels = np.full((n, 2), -1, dtype=np.int64)
+    masks = np.zeros((n, 2, size, size), dtype=bool)
+    for row, i in enumerate(range(start, start + n)):
+        pick = np.random.default_rng([seed, i, 1])
+        two = bool(pick.random() < two_share)
+        style = "varied" if pick.random() < varied_share else "plain"
+        image, label, mask = draw(np.random.default_rng([seed, i]), size, two, style)
+        images[row] = np.asarray(image)
+        labels[row, :len(label)] = label
+        masks[row, :len(mask)] = np.stack(mask)
+    return images, labels, masks

@@ -56,13 +56,14 @@ def mask_share(saliency: Tensor, coverage: Tensor) -> float:
 class Score:
     """One method's scores over one kind of image (means over the explanations)."""
 
-    method: str  # a METHODS key or "random"
+    method: str  # a METHODS key, "random", or "gradcam@l" (Grad-CAM at block l, beside its default's row)
     images: str  # "one shape" or "two shapes"
     explained: int  # how many (image, class) pairs
     pointing: float  # pointing game hit rate
     share: float  # mean mask share
     deletion: float  # mean deletion AUC (lower = more faithful)
     insertion: float  # mean insertion AUC (higher = more faithful)
+    layer: int | None = None  # Grad-CAM: the block whose norm1 output it read
 
 
 def evaluate_shapes(
@@ -74,15 +75,18 @@ def evaluate_shapes(
     baseline: str = "mean",
     seed: int = EVAL_SEED,
     progress: Callable[[int, int], None] | None = None,
+    gradcam_layers: tuple[int, ...] = (),
 ) -> list[Score]:
     """Every method (and the random row) over ``single`` one-shape and ``two`` two-shape drawings.
 
     Each class is explained as the drawing's true class (not the model's top-1); on two-shape
-    drawings both classes are explained, each against its own mask.
+    drawings both classes are explained, each against its own mask. Grad-CAM runs at its default
+    block, and with ``gradcam_layers`` also at each of these blocks (rows of their own).
     """
     size, P = loaded.config.image_size, loaded.config.patch_size
     sets = {"one shape": shapes.sample(single, seed, size), "two shapes": shapes.sample(two, seed + 1, size, two=True)}
-    names = (*methods, RANDOM)
+    extra = {f"gradcam@{layer}": layer for layer in gradcam_layers}  # row name -> Grad-CAM block
+    names = (*methods, *extra, RANDOM)
     jobs = [(kind, image, label, mask)
             for kind, (images, labels, masks) in sets.items()
             for image, label, mask in zip(images, labels, masks)
@@ -93,6 +97,8 @@ def evaluate_shapes(
         coverage = patch_coverage(mask, P)
         inp = loaded.input(image)  # decoded and preprocessed once for every method and curve
         explained = {m: explain(loaded, inp, method=m, target=label) for m in methods}
+        explained |= {name: explain(loaded, inp, method="gradcam", target=label, layer=layer)
+                      for name, layer in extra.items()}
         maps = {m: e.map for m, e in explained.items()}
         maps[RANDOM] = torch.rand(coverage.shape, generator=generator)
         for name, saliency in maps.items():  # an explanation gives its curves their unperturbed point
@@ -103,11 +109,14 @@ def evaluate_shapes(
                                     curves["deletion", order].auc, curves["insertion", order].auc))
         if progress:
             progress(done + 1, len(jobs))
+    from vit.explanations.maps import gradcam_layer  # noqa: PLC0415
+
     out = []
     for (name, kind), rows in raw.items():
         a = np.asarray(rows, dtype=float).reshape(-1, 4)
-        out.append(Score(name, kind, len(rows), *(float(v) for v in a.mean(axis=0))) if len(rows) else
-                   Score(name, kind, 0, *([float("nan")] * 4)))
+        layer = extra.get(name, gradcam_layer(loaded) if name == "gradcam" else None)
+        out.append(Score(name, kind, len(rows), *(float(v) for v in a.mean(axis=0)), layer=layer) if len(rows)
+                   else Score(name, kind, 0, *([float("nan")] * 4), layer=layer))
     return out
 
 
@@ -116,7 +125,10 @@ def markdown(scores: list[Score]) -> str:
     lines = ["| method | images | explained | pointing game ↑ | mask share ↑ | deletion AUC ↓ | insertion AUC ↑ |",
              "|---|---|---:|---:|---:|---:|---:|"]
     for s in scores:
-        title = METHODS[s.method].title if s.method in METHODS else "random (chance)"
-        lines.append(f"| {title} (`{s.method}`) | {s.images} | {s.explained} | {s.pointing:.1%} | {s.share:.1%} | "
+        base = s.method.split("@")[0]
+        title = METHODS[base].title if base in METHODS else "random (chance)"
+        title += "" if s.layer is None else f", block {s.layer}" + (" (its default)" if base == s.method else "")
+        code = base if s.layer is None else f"{base}`, `layer={s.layer}"
+        lines.append(f"| {title} (`{code}`) | {s.images} | {s.explained} | {s.pointing:.1%} | {s.share:.1%} | "
                      f"{s.deletion:.3f} | {s.insertion:.3f} |")
     return "\n".join(lines)

@@ -32,3 +32,14 @@ METHODS: dict[str, Method] = {
                "via Gradient-based Localization (ICCV)", True, True),
     )
 }
+
+# Grad-CAM's default block (1-based) per model: for the model trained here, the best pointing game on the
+# faithfulness table's ground truth (``python benchmarks/faithfulness.py --gradcam-layers``); a negative
+# value counts from the end, and every other model takes -1, the block before the last.
+GRADCAM_LAYERS: dict[str, int] = {"vit_tiny_shapes": 3}
+
+
+def default_gradcam_layer(name: str, num_layers: int) -> int:
+    """Grad-CAM's default block (1..num_layers) for the model ``name`` run at ``num_layers`` blocks."""
+    default = GRADCAM_LAYERS.get(name, -1)
+    return min(num_layers, default) if default > 0 else max(1, num_layers + default)

@@ -49,19 +49,21 @@ Progress = Callable[[int, int, float], None]
 
 @dataclass(frozen=True)
 class TrainSettings:
-    epochs: int = 5
-    train_images: int = 16_384
+    epochs: int = 8
+    train_images: int = 36_864  # drawn once: vit.shapes.training_set (plain and varied, one and two shapes)
     batch_size: int = 64  # small batches: more updates for the same compute
     lr: float = 2e-3
     weight_decay: float = 0.05
     warmup_fraction: float = 0.05
     label_smoothing: float = 0.1
-    patch_sizes: tuple[int, ...] = tuple(range(6, 25))  # FlexiViT: P drawn uniformly from these ...
+    patch_sizes: tuple[int, ...] = tuple(range(5, 17))  # FlexiViT: P drawn uniformly from these ...
     native_share: float = 0.5  # ... except for this share of the steps, which run at the native P,
-    flexi_after: float = 0.7  # and every step before this fraction of the run (first learn the shapes)
+    flexi_after: float = 0.4  # and every step before this fraction of the run (first learn the shapes)
+    two_share: float = 0.25  # of the training drawings with two shapes (targets 1/2 and 1/2) ...
+    varied_share: float = 0.6  # ... and of those in the varied style (vit.shapes' module docstring)
     token_weight: float = 1.0  # token labelling: weight of the loss on the patch tokens under the shape
     token_coverage: float = 0.25  # a patch is "under the shape" when the mask covers this much of it
-    max_seconds: float | None = None  # a time budget: the schedule runs on max(steps, time) done
+    max_seconds: float | None = None  # a time budget: the schedule runs on max(steps, time) done (not repeatable)
     seed: int = 0
 
 
@@ -88,6 +90,22 @@ def augment(x: Tensor, generator: torch.Generator) -> Tensor:
         pick = torch.rand(x.shape[0], generator=generator) < 0.5
         x = torch.where(pick.view(-1, 1, 1, 1).to(x.device), op(x), x)
     return x
+
+
+def recolour(x: Tensor, generator: torch.Generator, invert: float = 0.15, grey: float = 0.1,
+             permute: float = 0.25) -> Tensor:
+    """Colour changes every class is invariant under, on normalised images: (B, 3, S, S) -> same.
+
+    Per image, independently: the colours inverted (255 - v is -x after normalising at mean 0.5),
+    turned grey (the channels' mean), or the RGB channels permuted.
+    """
+    B = x.shape[0]
+    pick = lambda p: (torch.rand(B, generator=generator) < p).view(-1, 1, 1, 1).to(x.device)  # noqa: E731
+    x = torch.where(pick(invert), -x, x)
+    x = torch.where(pick(grey), x.mean(dim=1, keepdim=True).expand_as(x), x)
+    order = torch.stack([torch.randperm(3, generator=generator) for _ in range(B)]).to(x.device)  # (B, 3)
+    shuffled = torch.gather(x, 1, order.view(B, 3, 1, 1).expand_as(x))
+    return torch.where(pick(permute), shuffled, x)
 
 
 # --------------------------------------------------------------------------- the forward at any patch size
@@ -129,14 +147,41 @@ def token_labelling_loss(model: ViTForImageClassification, z: Tensor, under: Ten
     """Jiang et al. 2021, "All Tokens Matter" (token labelling), with the masks as the dense labels.
 
     The final norm and the head are applied to every patch token of the last block's output
-    z (B, N+1, D); the tokens under the shape are trained to name its class: every patch token
-    that shows part of the shape gets a gradient, not only the class token.
+    z (B, N+1, D); the tokens under a shape are trained to name its class: every patch token
+    that shows part of a shape gets a gradient, not only the class token.
+
+    Args:
+        under: (B, N) bool, the tokens under the shape, with ``y`` (B,) the class of each image;
+            or (B, N) int64, each token's class (-1: background), with ``y`` None.
     """
     logits = model.classify_tokens(z[:, 1:])  # (B, N, D) -> (B, N, K)
-    if not under.any():
+    targets = under if y is None else torch.where(under, y.view(-1, 1).expand_as(under), -1)  # (B, N)
+    if not (targets >= 0).any():
         return logits.sum() * 0.0
-    targets = y.view(-1, 1).expand_as(under)  # (B, N)
-    return F.cross_entropy(logits[under], targets[under])
+    return F.cross_entropy(logits[targets >= 0], targets[targets >= 0])
+
+
+def token_classes(masks: Tensor, labels: Tensor, patch_size: int, side: int, coverage: float) -> Tensor:
+    """Each patch token's class: (B, k, S, S) float masks and (B, k) labels (-1: none) -> (B, N) int64, -1 background.
+
+    A token covered by two shapes' masks (they never overlap, but share patches at their rims) takes the first's.
+    """
+    out = torch.full((masks.shape[0], (side // patch_size) ** 2), -1, dtype=torch.long, device=masks.device)
+    for j in range(masks.shape[1]):
+        under = token_targets(masks[:, j:j + 1], patch_size, side, coverage) & (labels[:, j:j + 1] >= 0)  # (B, N)
+        out = torch.where(under & (out < 0), labels[:, j:j + 1].expand_as(out), out)
+    return out
+
+
+def soft_targets(labels: Tensor, num_classes: int, smoothing: float) -> Tensor:
+    """(B, k) labels (-1: none) -> (B, K): the probability split evenly between an image's classes, then smoothed.
+
+    With one class per image this is ``F.cross_entropy``'s own ``label_smoothing`` target.
+    """
+    valid = (labels >= 0).float()  # (B, k)
+    target = torch.zeros(labels.shape[0], num_classes, device=labels.device)
+    target.scatter_add_(1, labels.clamp(min=0), valid / valid.sum(1, keepdim=True))
+    return (1 - smoothing) * target + smoothing / num_classes
 
 
 def _optimizer(model: ViTForImageClassification, settings: TrainSettings) -> torch.optim.AdamW:
@@ -160,9 +205,9 @@ def _check_data(config: ViTConfig, images: Tensor, labels: Tensor, settings: Tra
     if images.ndim != 4 or images.shape[1:] != (3, config.image_size, config.image_size):
         raise ValueError(f"expected images (n, 3, {config.image_size}, {config.image_size}), "
                          f"got {tuple(images.shape)}")
-    if images.dtype != torch.uint8 or labels.shape != images.shape[:1]:
-        raise ValueError(f"expected uint8 images and one label per image, got {images.dtype} and "
-                         f"{tuple(labels.shape)} labels for {images.shape[0]} images")
+    if images.dtype != torch.uint8 or labels.shape[:1] != images.shape[:1] or labels.ndim not in (1, 2):
+        raise ValueError(f"expected uint8 images and one label (or a row of labels) per image, got {images.dtype} "
+                         f"and {tuple(labels.shape)} labels for {images.shape[0]} images")
     lo, hi = patch_size_range(NAME) if config == PRESETS[NAME] else (1, config.image_size)
     if any(not lo <= p <= hi for p in settings.patch_sizes):
         raise ValueError(f"patch sizes must lie in {lo}..{hi}, got {settings.patch_sizes}")
@@ -173,16 +218,18 @@ def _step(model: ViTForImageClassification, optimizer: torch.optim.Optimizer, se
     """One optimiser step on a batch at patch size P; returns the class token's loss.
 
     Args:
-        x: (B, C, S, S) normalised, augmented images; y: (B,) their classes.
-        mask: (B, 1, S, S) where each shape is, for token labelling; None trains the class token alone.
+        x: (B, C, S, S) normalised, augmented images; y: (B, k) their classes (-1: no k-th shape);
+            a two-shape image's target is 1/2 on each class.
+        mask: (B, k, S, S) where each shape is, for token labelling; None trains the class token alone.
     """
     z = flexi_tokens(model, x, patch_size)  # (B, N+1, D), the last block's output
-    loss = F.cross_entropy(model.classify(z), y, label_smoothing=settings.label_smoothing)
+    target = soft_targets(y, model.config.num_classes, settings.label_smoothing)  # (B, K)
+    loss = -(target * F.log_softmax(model.classify(z), dim=-1)).sum(-1).mean()
     total_loss = loss
     if mask is not None:
         side = grid_for_patch_size(model.config.image_size, patch_size) * patch_size
-        under = token_targets(mask, patch_size, side, settings.token_coverage)  # (B, N)
-        total_loss = loss + settings.token_weight * token_labelling_loss(model, z, under, y)
+        classes = token_classes(mask, y, patch_size, side, settings.token_coverage)  # (B, N)
+        total_loss = loss + settings.token_weight * token_labelling_loss(model, z, classes, None)
     optimizer.zero_grad(set_to_none=True)
     total_loss.backward()
     torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -204,20 +251,25 @@ def train(
     Args:
         config: the native config (its patch size and grid are what is saved).
         images: (n, 3, S, S) uint8, S = ``config.image_size``.
-        labels: (n,) int64 class indices.
+        labels: (n,) int64 class indices, or (n, k) for images with up to k shapes (-1: none).
         settings: epochs, batch size, optimiser, patch sizes, seed. With ``max_seconds`` the run
             ends when the budget is spent, the schedule following whichever of steps and time is
             further along (then the steps taken depend on the machine, and the run is repeatable
             only where the budget was not what ended it).
         device: where to train.
         progress: called as ``progress(step, total_steps, loss)`` after every step.
-        masks: (n, S, S) bool, where each shape is; with them the patch tokens under the
-            shape are trained too (``token_labelling_loss``, weight ``settings.token_weight``).
+        masks: (n, S, S) bool, or (n, k, S, S) aligned with (n, k) labels: where each shape is; with
+            them the patch tokens under a shape are trained to name it too (``token_labelling_loss``,
+            weight ``settings.token_weight``).
 
     Returns:
         The model (eval mode, on the CPU) and the loss of every step (the class token's loss).
     """
     _check_data(config, images, labels, settings)
+    if labels.ndim == 1:
+        labels = labels.view(-1, 1)  # (n,) -> (n, 1): one shape per image
+    if masks is not None and masks.ndim == 3:
+        masks = masks.unsqueeze(1)  # (n, S, S) -> (n, 1, S, S)
     device = torch.device(device)
     torch.manual_seed(settings.seed)
     generator = torch.Generator().manual_seed(settings.seed)
@@ -245,9 +297,9 @@ def train(
             index = order[start:start + settings.batch_size]
             x = normalise(images[index].to(device))  # (B, C, S, S)
             if masks is not None:
-                x = torch.cat([x, masks[index].to(device).unsqueeze(1).float()], dim=1)  # (B, C+1, S, S)
+                x = torch.cat([x, masks[index].to(device).float()], dim=1)  # (B, C+k, S, S)
             x = augment(x, generator)
-            x, mask = x[:, :3], (x[:, 3:] if masks is not None and settings.token_weight else None)
+            x, mask = recolour(x[:, :3], generator), (x[:, 3:] if masks is not None and settings.token_weight else None)
             y = labels[index].to(device)
             native = (rng.random() < settings.native_share or not settings.patch_sizes
                       or done() < settings.flexi_after)
@@ -295,6 +347,51 @@ def accuracy_tables(weights: str | Path, images, labels, device: str | torch.dev
     return {"patch_size": by_patch, "depth": by_depth}
 
 
+@torch.inference_mode()
+def two_shape_table(weights: str | Path, seed: int, device: str | torch.device = "cpu",
+                    images: int = EVAL_IMAGES) -> dict:
+    """On fresh two-shape drawings (plain style) at the native P: are the two shapes the model's top two?
+
+    Returns:
+        ``{"images": n, "seed": seed, "top_two": share with both shapes as the top two,
+        "both_in_top_three": share, "one_top_one": share whose top-1 is one of the two}``.
+    """
+    from vit.model.load import load_model  # noqa: PLC0415
+
+    loaded = load_model(NAME, str(weights), device=device)
+    pictures, pairs, _ = shapes.sample(images, seed, loaded.config.image_size, two=True)
+    top_two = three = one = 0
+    for start in range(0, images, 250):
+        x = torch.cat([loaded.preprocess(im) for im in pictures[start:start + 250]]).to(loaded.device)
+        ranked = loaded.module(x).argsort(-1, descending=True).cpu()  # (B, K)
+        for row, pair in zip(ranked, pairs[start:start + 250]):
+            top_two += set(row[:2].tolist()) == set(pair)
+            three += set(pair) <= set(row[:3].tolist())
+            one += int(row[0]) in pair
+    return {"images": images, "seed": seed, "top_two": top_two / images, "both_in_top_three": three / images,
+            "one_top_one": one / images}
+
+
+def _draw_part(args: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    n, seed, size, two_share, varied_share, start = args
+    return shapes.training_set(n, seed, size, two_share, varied_share, start)
+
+
+def draw_training_set(settings: TrainSettings, size: int, workers: int = 1) -> tuple[np.ndarray, ...]:
+    """``shapes.training_set`` for ``settings``, drawn by ``workers`` processes (the same arrays for any number)."""
+    n = settings.train_images
+    if workers <= 1 or n < 1024:
+        return shapes.training_set(n, settings.seed, size, settings.two_share, settings.varied_share)
+    import multiprocessing  # noqa: PLC0415
+
+    bounds = np.linspace(0, n, 8 * workers + 1).astype(int)
+    parts = [(int(b - a), settings.seed, size, settings.two_share, settings.varied_share, int(a))
+             for a, b in zip(bounds, bounds[1:])]
+    with multiprocessing.get_context("fork").Pool(workers) as pool:
+        drawn = pool.map(_draw_part, parts)
+    return tuple(np.concatenate(arrays) for arrays in zip(*drawn))
+
+
 # --------------------------------------------------------------------------- the whole run
 
 
@@ -326,6 +423,7 @@ def train_shapes(
     settings: TrainSettings | None = None,
     minutes: float | None = None,
     log: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True),
+    workers: int = 2,
 ) -> dict:
     """Draw the data, train ``vit_tiny_shapes``, measure it, and write ``<out>.pth`` and ``<out>.json``.
 
@@ -337,12 +435,15 @@ def train_shapes(
         device: default CUDA when present, else the CPU.
         settings: the recipe; default :class:`TrainSettings`.
         minutes: a time budget for the training loop (``TrainSettings.max_seconds``); the JSON
-            records how many steps were taken and whether the budget ended the run.
+            records how many steps were taken and whether the budget ended the run. Without it
+            (the default) the run is the same on every machine: the steps are fixed by the settings.
+        workers: processes drawing the training set (each image depends only on (seed, i): the
+            same set with any number).
 
     Returns:
         The JSON written beside the weights, as a dict.
     """
-    from vit.model.load import default_device  # noqa: PLC0415
+    from vit.model.load import default_device, load_model  # noqa: PLC0415
 
     settings = settings or TrainSettings()
     settings = TrainSettings(**{**asdict(settings), "seed": seed,
@@ -354,8 +455,8 @@ def train_shapes(
     device = default_device() if device is None else torch.device(device)
     config = PRESETS[NAME]
     t0 = time.perf_counter()
-    log(f"drawing {settings.train_images:,} training images (seed {seed})...")
-    arrays, labels, masks = shapes.sample_arrays(settings.train_images, seed, config.image_size)
+    log(f"drawing {settings.train_images:,} training images (seed {seed}, {workers} processes)...")
+    arrays, labels, masks = draw_training_set(settings, config.image_size, workers)
     images, labels, masks = to_tensor(arrays), torch.from_numpy(labels), torch.from_numpy(masks)
     t1 = time.perf_counter()
     log(f"drew them in {t1 - t0:.0f} s; training {DISPLAY_NAMES[NAME]} on {device} "
@@ -368,10 +469,26 @@ def train_shapes(
     eval_seed = seed + EVAL_SEED_OFFSET
     test_images, test_labels, _ = shapes.sample(EVAL_IMAGES, eval_seed, config.image_size)
     tables = accuracy_tables(out, test_images, test_labels, device)
+    log("measuring the two-shape and varied-style tables...")
+    tables["two_shapes"] = two_shape_table(out, eval_seed + 1, device)
+    varied_images, varied_labels, _ = shapes.sample(EVAL_IMAGES, eval_seed + 2, config.image_size, style="varied")
+    tables["varied"] = {"8": accuracy(load_model(NAME, str(out), device=device), varied_images, varied_labels)}
     t3 = time.perf_counter()
     meta = _meta(out, settings, device, losses, tables, eval_seed, (t1 - t0, t2 - t1, t3 - t0))
     out.with_suffix(".json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
     return meta
+
+
+def record(key: str, table, path: str | Path | None = None) -> None:
+    """Put a benchmark's table into the JSON beside the shipped weights (``<json>[key] = table``), keeping the rest.
+
+    The benchmarks (``benchmarks/independent_shapes.py``, ``benchmarks/faithfulness.py``) measure what
+    training does not; ``--record`` keeps their figures beside the weights they measured.
+    """
+    path = Path(path) if path is not None else families.meta_path(NAME)
+    meta = json.loads(path.read_text(encoding="utf-8"))
+    meta[key] = table
+    path.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
 
 
 def _meta(out: Path, settings: TrainSettings, device: torch.device, losses: list[float], tables: dict,

@@ -96,7 +96,7 @@ def explain_seconds(setting: Setting, *_, **__) -> int:
 
 @gpu(duration=explain_seconds)
 def run_explanation(setting: Setting, image, method: str, target: int, curves: bool = False,
-                    baseline: str = "mean"):
+                    baseline: str = "mean", layer: int | None = None):
     """The GPU work of "Why this class?": (Explanation, {(mode, order): Curve} or {}).
 
     Like :func:`run_model`: the model from the model cache, in the GPU worker on ZeroGPU, an ordinary
@@ -106,7 +106,7 @@ def run_explanation(setting: Setting, image, method: str, target: int, curves: b
     from vit.explanations.perturb import perturbation_curves  # noqa: PLC0415
 
     loaded = state.model_cache().get(setting, "imagenet")
-    e = explain(loaded, inp := loaded.input(image), method=method, target=target)  # decoded and preprocessed once
+    e = explain(loaded, inp := loaded.input(image), method=method, target=target, layer=layer)  # preprocessed once
     return e, (perturbation_curves(loaded, inp, e, e.target, baseline=baseline) if curves else {})
 
 

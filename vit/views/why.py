@@ -16,7 +16,8 @@ def explanation_view(e, opacity: float, cmap: str, size: int = DISPLAY_SIZE) -> 
     image, scale, legend = base.heat_view(e, heat, opacity, cmap, size, label="brighter = more relevant to this class")
     same = ("" if method.class_specific else
             " This method does not depend on the class: every class gets this same map.")
-    caption = (f"**{method.title} for “{e.label}” ({e.prob:.1%}):** the {e.grid[0]}×{e.grid[1]} patches, "
+    where = "" if getattr(e, "layer", None) is None else f", read at block {e.layer}'s `norm1`"
+    caption = (f"**{method.title}{where} for “{e.label}” ({e.prob:.1%}):** the {e.grid[0]}×{e.grid[1]} patches, "
                f"brighter where the method puts more of the reason ({method.paper}).{same}")
     return View(image, caption, legend, f"{method.title}, {e.label}", scale)
 

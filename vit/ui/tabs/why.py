@@ -2,7 +2,8 @@
 and a live test of it.
 
 The class comes from the top-k (a click on a prediction opens this tab with it) or the list
-here; the method from :data:`vit.explanations.METHODS`. "Test it" draws the deletion and
+here; the method from :data:`vit.explanations.METHODS`, and for Grad-CAM the block whose
+``norm1`` output it reads (the model's default, or any block). "Test it" draws the deletion and
 insertion curves of the map beside a random order; "Compare all methods" fills a table.
 Explanations and curves are kept per (analysis, method, class), so a new opacity or
 colormap redraws without running the model; every model run takes its turn in the
@@ -23,7 +24,7 @@ from vit import cost as costs
 from vit import validate, views
 from vit.bounded import BoundedDict
 from vit.errors import InputError
-from vit.explanations.methods import METHODS
+from vit.explanations.methods import METHODS, default_gradcam_layer
 from vit.model.families import class_names
 from vit.serve.queue import take_turn
 from vit.ui import gpu, inputs, meter
@@ -39,7 +40,9 @@ TAB = "why"
 TARGETS_SHOWN = 10  # classes offered in the list: the top 10 (a click on a prediction adds it if it is not there)
 MAP_OUTPUTS = ("why-map", "why-map-caption")
 CURVE_OUTPUTS = ("why-curves", "why-curves-caption")
-TARGET_OUTPUTS = ("why-target", "why-curves", "why-curves-caption", "why-table", "why-map", "why-map-caption")
+TARGET_OUTPUTS = ("why-target", "why-layer", "why-curves", "why-curves-caption", "why-table", "why-map",
+                  "why-map-caption")
+DEFAULT_LAYER = 0  # the layer list's "default" entry: the model's own default block (methods.default_gradcam_layer)
 PICK_OUTPUTS = ("why-target", "tabs", "tab-on-screen")
 PATIENCE_S = 120.0  # how long a request waits for its session's own analysis to finish before giving up
 PROGRESS_WAITING, PROGRESS_EXPLAINING = 0.05, 0.3  # where the progress bar stands, waiting and then running
@@ -65,6 +68,19 @@ def target_choices(a, shown: int = TARGETS_SHOWN) -> list[tuple[str, int]]:
     return [(f"{names[i]} ({float(a.probs[i]):.1%})", int(i)) for i in order]
 
 
+def layer_choices(a) -> list[tuple[str, int]]:
+    """Grad-CAM's blocks for the analysis' model and depth: "default (block k)" first, then 1..L."""
+    default = default_gradcam_layer(a.model, a.depth)
+    return [(f"default (block {default})", DEFAULT_LAYER)] + [(f"block {i}", i) for i in range(1, a.depth + 1)]
+
+
+def _layer(a, method: str, layer: Number) -> int | None:
+    """The Grad-CAM block asked for (None: the default, or another method, which takes none)."""
+    if method != "gradcam" or layer in (None, "", DEFAULT_LAYER):
+        return None
+    return validate.class_index(layer, a.depth + 1, "Grad-CAM's layer") or None
+
+
 @handler
 def targets(key: str | None):
     """A new analysis: its top classes in the list, the top-1 chosen, old curves and table cleared."""
@@ -76,7 +92,8 @@ def targets(key: str | None):
     if not choices:  # a backbone: nothing to explain; the map says why
         return {"why-target": gr.update(choices=[], value=None), **cleared, "why-map": None,
                 "why-map-caption": f"**Why this class?** {views.NO_CLASSIFIER}"}
-    return {"why-target": gr.update(choices=choices, value=choices[0][1]), **cleared}
+    return {"why-target": gr.update(choices=choices, value=choices[0][1]),
+            "why-layer": gr.update(choices=layer_choices(a), value=DEFAULT_LAYER), **cleared}
 
 
 @handler
@@ -113,6 +130,7 @@ class Asked:
     method: str
     target: int
     baseline: str | None = None  # None: the map alone, no curves
+    layer: int | None = None  # Grad-CAM's block; None: the model's default (and every other method)
 
     def map_only(self) -> Asked:
         return replace(self, baseline=None)
@@ -127,12 +145,14 @@ def _recall(asked: Asked) -> tuple | None:
         return None if found is None else _kept.get(found)
 
 
-def _explained(image: object, key: str, method: str, target: Number, baseline: str | None, request, progress) -> tuple:
+def _explained(image: object, key: str, method: str, target: Number, baseline: str | None, request, progress,
+               layer: Number = DEFAULT_LAYER) -> tuple:
     """(Explanation, curves) for this analysis, from what is kept or by running the model in its turn."""
     from vit.explanations.maps import method_name  # noqa: PLC0415 - imports torch
 
     a = kept(key)
-    asked = Asked(key, method_name(method), _target(a, target), baseline)
+    method = method_name(method)
+    asked = Asked(key, method, _target(a, target), baseline, _layer(a, method, layer))
     found = _recall(asked)
     if found is not None:
         return found
@@ -151,7 +171,7 @@ def _explained(image: object, key: str, method: str, target: Number, baseline: s
     with take_turn(fair_queue(), session_of(request), seconds, give_up=lambda: time.monotonic() > deadline):
         progress(PROGRESS_EXPLAINING, desc=f"{what} (~{seconds:.0f} s)")
         result = gpu.run_explanation(setting, pil, asked.method, asked.target, curves=baseline is not None,
-                                     baseline=baseline or "mean")
+                                     baseline=baseline or "mean", layer=asked.layer)
         RUNS["explain"] += 1
     with _kept_lock:
         _kept[asked] = result
@@ -160,13 +180,14 @@ def _explained(image: object, key: str, method: str, target: Number, baseline: s
 
 @handler
 def explain_page(image: object, key: str | None, target: Number, method: str, opacity: Number, colormap: str,
-                 screen: str | bool = "", tab_on_screen: str = TAB, progress=gr.Progress(), request: gr.Request = None):
+                 screen: str | bool = "", tab_on_screen: str = TAB, layer: Number = DEFAULT_LAYER,
+                 progress=gr.Progress(), request: gr.Request = None):
     """The map for the chosen class and method, over the image (drawn only while this tab is on screen)."""
     if tab_on_screen != TAB or key is None or target is None:
         return {}
     session = SESSIONS.get(session_of(request))
     number = session.explained = SESSIONS.next_number()
-    e, _ = _explained(image, key, method, target, None, request, progress)
+    e, _ = _explained(image, key, method, target, None, request, progress, layer)
     if session.explained != number:  # a newer map of this tab (another class, a new frame) shows instead
         return {}
     projector, frame = inputs.screen(screen, TAB, "why-map")
@@ -178,22 +199,23 @@ def explain_page(image: object, key: str | None, target: Number, method: str, op
 
 @handler
 def test_page(image: object, key: str | None, target: Number, method: str, baseline: str | None,
-              screen: str | bool = "", progress=gr.Progress(), request: gr.Request = None):
+              screen: str | bool = "", layer: Number = DEFAULT_LAYER, progress=gr.Progress(),
+              request: gr.Request = None):
     """"Test it": the deletion and insertion curves of the map, beside a random order."""
     if key is None or target is None:
         raise InputError("Analyse an image first, then pick a class to explain.")
     from vit.explanations.perturb import BASELINES  # noqa: PLC0415
 
     baseline = validate.choice("baseline", baseline, BASELINES)
-    e, curves = _explained(image, key, method, target, baseline, request, progress)
+    e, curves = _explained(image, key, method, target, baseline, request, progress, layer)
     projector, frame = inputs.screen(screen, TAB, "why-curves")
     view = registry.draw((e, curves), "why-curves", Display(projector=projector, frame=frame))
     return {"why-curves": view.image, "why-curves-caption": caption(view)}
 
 
 @handler
-def compare_page(image: object, key: str | None, target: Number, baseline: str | None, progress=gr.Progress(),
-                 request: gr.Request = None):
+def compare_page(image: object, key: str | None, target: Number, baseline: str | None,
+                 layer: Number = DEFAULT_LAYER, progress=gr.Progress(), request: gr.Request = None):
     """"Compare all methods": every method explained and tested on this class, as a table."""
     if key is None or target is None:
         raise InputError("Analyse an image first, then pick a class to explain.")
@@ -203,7 +225,7 @@ def compare_page(image: object, key: str | None, target: Number, baseline: str |
     results = []
     for i, method in enumerate(METHODS):
         progress(i / len(METHODS), desc=f"{METHODS[method].title} ({i + 1} of {len(METHODS)})")
-        results.append(_explained(image, key, method, target, baseline, request, gr.Progress()))
+        results.append(_explained(image, key, method, target, baseline, request, gr.Progress(), layer))
     return {"why-table": comparison_html(results, baseline)}
 
 
@@ -243,6 +265,9 @@ def build(c: dict) -> None:
                                                   elem_id="why-target", min_width=200, scale=2)
                     c["why-method"] = gr.Dropdown(methods(), value="grad_rollout", label="Method",
                                                   elem_id="why-method", min_width=200, scale=2)
+                    c["why-layer"] = gr.Dropdown([("default", DEFAULT_LAYER)], value=DEFAULT_LAYER,
+                                                 label="Grad-CAM reads block", elem_id="why-layer",
+                                                 info="whose norm1 output (Grad-CAM only)", min_width=140, scale=1)
                 with gr.Row(equal_height=True):
                     c["why-baseline"] = gr.Dropdown([("grey (the mean)", "mean"), ("blurred", "blur")], value="mean",
                                                     label="Test: replace patches with", elem_id="why-baseline",
@@ -260,7 +285,7 @@ def wire(c: dict) -> None:
                      trigger_mode="always_last")
     explain = dict(fn=named(explain_page, MAP_OUTPUTS),
                    inputs=outputs(c, ["image", "analysis-key", "why-target", "why-method", "opacity", "colormap",
-                                      "screen", "tab-on-screen"]),
+                                      "screen", "tab-on-screen", "why-layer"]),
                    outputs=outputs(c, MAP_OUTPUTS), show_progress_on=[c["why-map"]], **model_run)
     c["analysis-key"].change(named(targets, TARGET_OUTPUTS), c["analysis-key"], outputs(c, TARGET_OUTPUTS),
                              preprocess=False, show_progress="hidden", **private("why_targets")).then(
@@ -270,14 +295,17 @@ def wire(c: dict) -> None:
     c["predictions"].select(named(pick, PICK_OUTPUTS), c["analysis-key"], outputs(c, PICK_OUTPUTS),
                             preprocess=False, queue=False, show_progress="hidden", **private("why_pick")).then(
         **explain, **private("why_picked"))
-    gr.on([c["why-target"].input, c["why-method"].change, c["opacity"].change, c["colormap"].change],
+    gr.on([c["why-target"].input, c["why-method"].change, c["why-layer"].input, c["opacity"].change,
+           c["colormap"].change],
           **explain, **private("why_map"))
     c["why-test"].click(named(test_page, CURVE_OUTPUTS),
-                        outputs(c, ["image", "analysis-key", "why-target", "why-method", "why-baseline", "screen"]),
+                        outputs(c, ["image", "analysis-key", "why-target", "why-method", "why-baseline", "screen",
+                                    "why-layer"]),
                         outputs(c, CURVE_OUTPUTS), show_progress_on=[c["why-curves"]], **model_run,
                         **private("why_test"))
     c["why-compare"].click(named(compare_page, ("why-table",)),
-                           outputs(c, ["image", "analysis-key", "why-target", "why-baseline"]), c["why-table"],
+                           outputs(c, ["image", "analysis-key", "why-target", "why-baseline", "why-layer"]),
+                           c["why-table"],
                            show_progress_on=[c["why-table"]], **model_run, **private("why_compare"))
     wire_pictures(c, TAB)
     # Projector mode, a resized window, another tab's frame: the page's script measured the frames anew.
