@@ -289,15 +289,9 @@ def test_the_upload_folder_stays_under_its_cap(server):
 
 def test_an_aborted_upload_leaves_nothing_after_the_sweep(server, monkeypatch):
     """The review: 30 uploads that sent 2 MB of a declared 19 MB left 30 partial files, for good."""
-    host, port = server.split("//")[1].strip("/").split(":")
     before = set(_files_under(get_upload_folder()))
     for _ in range(3):
-        with socket.create_connection((host, int(port))) as raw:
-            head = (f"POST /gradio_api/upload HTTP/1.1\r\nHost: {host}:{port}\r\n"
-                    "Content-Type: multipart/form-data; boundary=zz\r\nContent-Length: 19000000\r\n\r\n"
-                    '--zz\r\nContent-Disposition: form-data; name="files"; filename="a.png"\r\n\r\n')
-            raw.sendall(head.encode() + b"\0" * 2_000_000)
-            time.sleep(0.3)
+        _abort_upload(server, 2_000_000)
     time.sleep(1.0)
     left = set(_files_under(get_upload_folder())) - before
     monkeypatch.setattr(upload_space, "PARTIAL_AGE_S", 0.0)
@@ -328,7 +322,139 @@ def test_one_client_cannot_fill_the_queue(server):
     assert kind == "complete", payload
 
 
+def _job(http: httpx.Client, fn: int, photo: dict, session: str) -> httpx.Response:
+    return http.post("/gradio_api/queue/join", json={"data": [photo, "ViT-B/32", 32, 1, 5, "mean", 0, 1, 1],
+                                                     "fn_index": fn, "session_hash": session, "event_data": None})
+
+
+def _until(done, seconds: float) -> float:
+    """Wait until ``done()`` (at most ``seconds``); the seconds it took (``seconds`` if it never was)."""
+    started = time.monotonic()
+    while not done() and time.monotonic() - started < seconds:
+        time.sleep(0.1)
+    return time.monotonic() - started
+
+
+def test_jobs_nobody_reads_are_dropped_and_never_run(server, monkeypatch, caplog):
+    """The review: the 130 flooded jobs whose streams nobody read all ran (a student then waited 170 s), and a
+    client that joined and disconnected had its analysis finished for nobody. Here, with UNREAD_S shortened to
+    2 s and the model held by this test: 16 jobs whose clients open their streams reach the model's line (all
+    16 handler places), 6 more whose streams are never opened wait in gradio's queue behind them and are
+    dropped there; then the 16 clients close their streams and leave. None of the 22 runs (the model-run
+    counter), none stays in gradio's queue or the model's line, and a student is served after them."""
+    from contextlib import ExitStack
+
+    from vit.ui import sessions
+    from vit.ui.state import RUNS, fair_queue
+
+    monkeypatch.setattr(sessions, "UNREAD_S", 2.0)
+    caplog.set_level("INFO", logger="vit.app")
+    demo = _live_demos()[-1]
+    readers = [client(server, f"10.0.1.{i}") for i in range(6)]  # 3 jobs each at most (VIT_JOBS_PER_CLIENT)
+    unread = [client(server, f"10.0.2.{i}") for i in range(2)]
+    photo = upload(readers[0], CAT, "cat.jpg")
+    fn = fn_index(readers[0], "analyze_now")
+    runs_before, mine = RUNS["model"], set()
+
+    def ours() -> list:
+        return [e for e in sessions._events(demo) if e.session_hash in mine]
+
+    with fair_queue().turn("the test holds the model", 60.0), ExitStack() as streams:
+        for i in range(16):
+            mine.add(session := uuid.uuid4().hex)
+            http = readers[i % len(readers)]
+            assert _job(http, fn, photo, session).status_code == 200
+            streams.enter_context(http.stream("GET", "/gradio_api/queue/data", params={"session_hash": session}))
+        lined = _until(lambda: fair_queue().waiting == 16, 60)  # decoded, in line for the model
+        assert fair_queue().waiting == 16, fair_queue().waiting
+        never = set()
+        for http in unread:
+            for _ in range(3):
+                never.add(session := uuid.uuid4().hex)
+                assert _job(http, fn, photo, session).status_code == 200
+        mine |= never
+        reaped = _until(lambda: not [e for e in ours() if e.session_hash in never], 30)
+        assert not [e for e in ours() if e.session_hash in never], "unread jobs stayed in gradio's queue"
+        assert sum("dropped a queued job" in r.getMessage() for r in caplog.records) >= 6
+        streams.close()  # the 16 clients leave while their jobs wait for the model
+        left = _until(lambda: not ours() and fair_queue().waiting == 0, 40)
+        assert not ours() and fair_queue().waiting == 0, (len(ours()), fair_queue().waiting)
+    print(f"16 jobs with open streams in the model's line after {lined:.1f} s; 6 never read dropped from gradio's "
+          f"queue {reaped:.1f} s after joining; the 16 gone {left:.1f} s after their clients left")
+    assert RUNS["model"] == runs_before, "a job nobody read was run"
+    kind, payload = call(client(server, "10.0.2.100"), "analyze", [photo, *ANALYZE])
+    assert kind == "complete", payload
+    assert RUNS["model"] == runs_before + 1
+
+
+def test_a_job_is_read_while_its_stream_is_open_or_was_open_lately():
+    """Streams and Reader alone, on a clock of their own: a job is there while its session's (or its event's)
+    stream is open or was open in the last UNREAD_S seconds since it joined; gradio's own word (alive) counts."""
+    from types import SimpleNamespace
+
+    from vit.serve.limits import Streams
+    from vit.ui.sessions import UNREAD_S, Reader
+
+    now = [100.0]
+    streams = Streams(clock=lambda: now[0])
+    job = SimpleNamespace(session_hash="s", _id="e", enqueue_time=100.0, alive=True)
+    reader = Reader(job, streams)
+    now[0] += UNREAD_S - 1
+    assert reader.there() and not streams.is_open("s")  # not yet opened, within its time
+    now[0] += 2
+    assert not reader.there() and not reader.arrives()  # never opened: gone
+    streams.opened("e")  # an API stream, by event id
+    assert reader.there() and reader.arrives() and streams.unread_s(job.enqueue_time, "s", "e") == 0
+    streams.closed("e")
+    now[0] += UNREAD_S + 1
+    assert not reader.there()  # closed long ago: its client left
+    streams.opened("s")
+    assert reader.there()
+    job.alive = False  # gradio saw the stream close
+    assert not reader.there()
+    assert Reader().there() and Reader().arrives()  # not a queued job: always there
+
+
 # --------------------------------------------------------------------------- also
+
+
+def test_the_queue_counts_building_a_model_the_cache_does_not_hold():
+    """The review: ViT-H/14 at depth 1 was estimated at ~0.1 s (its forward) but held the model 3.0 s (a build
+    of the whole 2.5 GB model), so cycling depths jumped ahead of students' runs. The estimate the fair queue
+    orders by now adds the build (and says its memory) unless the model cache holds the setting."""
+    from types import SimpleNamespace
+
+    from vit import cost as costs
+    from vit import validate
+    from vit.serve.cache import BUILD_BYTES_PER_S, ModelCache, build_cost
+    from vit.serve.queue import FairQueue
+    from vit.ui import meter
+    from vit.ui.runs import turn_seconds
+
+    huge, student = validate.setting("vit_h_14", None, 1), validate.setting("vit_b_32", 32, 1)  # two resources
+    cache = ModelCache()
+    run_s = meter.estimated_seconds(costs.estimate(huge))
+    build = cache.build_estimate(huge)
+    full = costs.estimate("vit_h_14").weights_bytes  # every layer: a shallow setting is cut from the whole
+    assert 2.4e9 < full < 2.7e9 and build == build_cost(full, BUILD_BYTES_PER_S)
+    assert build.seconds > 5 * run_s and build.nbytes >= full
+    assert turn_seconds(huge, costs.estimate(huge), cache) == pytest.approx(run_s + build.seconds)
+    cache._models[cache.key(huge)] = SimpleNamespace(weights="imagenet", nbytes=0)  # now it is held
+    assert cache.build_estimate(huge).seconds == 0
+    assert turn_seconds(huge, costs.estimate(huge), cache) == pytest.approx(run_s)
+    # In the queue, while a run holds the model: ViT-H/14 at depth 1 (not cached) asks at t = 0, a student's
+    # 0.5 s run at t = 1. Before, H's 0.1 s put it first; counting its build, the student goes first.
+    del cache._models[cache.key(huge)]
+    now, order = [0.0], []
+    queue = FairQueue(clock=lambda: now[0])
+    for seconds_of_h in (run_s, turn_seconds(huge, costs.estimate(huge), cache)):
+        now[0] = 0.0
+        queue._waiting[:] = []
+        queue._enter("h", seconds_of_h, huge)
+        now[0] = 1.0
+        queue._enter("student", 0.5, student)
+        order.append(min(queue._waiting, key=lambda t: t.key).session)
+    assert order == ["h", "student"], order
 
 
 def test_a_foreign_host_or_origin_is_refused_on_a_loopback_server(server):
@@ -342,6 +468,44 @@ def test_a_foreign_host_or_origin_is_refused_on_a_loopback_server(server):
     port = server.rstrip("/").rsplit(":", 1)[1]
     assert http.get("/config", headers={"Host": f"localhost:{port}", "Origin": f"http://localhost:{port}"}) \
         .status_code == 200
+
+
+def _abort_upload(server: str, sent: int = 200_000) -> None:
+    host, port = server.split("//")[1].strip("/").split(":")
+    with socket.create_connection((host, int(port))) as raw:
+        head = (f"POST /gradio_api/upload HTTP/1.1\r\nHost: {host}:{port}\r\n"
+                "Content-Type: multipart/form-data; boundary=zz\r\nContent-Length: 19000000\r\n\r\n"
+                '--zz\r\nContent-Disposition: form-data; name="files"; filename="a.png"\r\n\r\n')
+        raw.sendall(head.encode() + b"\0" * sent)
+        time.sleep(0.3)
+
+
+def test_a_refused_payload_is_one_log_line_not_a_traceback(server, capfd, caplog):
+    """The review: gradio logged a full traceback for every FileData it refused (the 7,392-request matrix wrote
+    9.4 MB of log, 5,052 tracebacks), and aborted uploads one each (starlette's ClientDisconnect). Here 6 payloads
+    gradio refuses and 3 aborted uploads: one short line each, no traceback, one sentence to the sender."""
+    from vit.serve.files import UPLOAD_AGAIN
+    from vit.ui.sessions import MISFIT
+
+    http = client(server, "10.0.0.12")
+    caplog.set_level("INFO")
+    capfd.readouterr()
+    tagged = {"meta": {"_type": "gradio.FileData"}}
+    refused = [{"path": "/etc/shadow", **tagged}, {"path": "/proc/self/environ", **tagged},
+               {"path": "/" + "x" * 20_000, **tagged}, {"path": "../../etc/passwd", **tagged}, "/etc/passwd", [1, 2]]
+    answers = [call(http, "analyze", [payload, *ANALYZE]) for payload in refused]
+    for _ in range(3):
+        _abort_upload(server)
+    _until(lambda: sum("left before its request" in r.getMessage() for r in caplog.records) >= 3, 10)
+    printed = capfd.readouterr()
+    logged = "\n".join(r.getMessage() for r in caplog.records)
+    said = [r.getMessage() for r in caplog.records if "refused by gradio" in r.getMessage()]
+    print(f"{len(refused)} refused payloads and 3 aborted uploads: {len(caplog.text) + len(printed.err)} bytes of log")
+    assert "Traceback" not in printed.err + printed.out + caplog.text
+    assert len(said) == len(refused) and all(len(line) < 400 for line in said), said
+    assert sum("left before its request" in r.getMessage() for r in caplog.records) == 3, logged
+    assert [kind for kind, _ in answers] == ["error"] * len(refused), answers
+    assert {answer["error"] for _, answer in answers} == {UPLOAD_AGAIN, MISFIT}, answers
 
 
 def test_each_server_has_its_own_upload_folder_and_removes_the_dead_ones(tmp_path):

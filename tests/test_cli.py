@@ -376,3 +376,58 @@ def test_a_too_long_weights_name_is_one_sentence(capsys):
     assert cli.main(["analyze", str(STAR), "--model", "vit_tiny_shapes", "--weights", "w" * 300 + ".pth"]) == 2
     line = one_error_line(capsys.readouterr().err)
     assert "--weights must be" in line and len(line) < 300
+
+
+def test_explain_refuses_an_all_nan_checkpoint_in_one_sentence(nan_checkpoint):
+    """The review: `explain --curves` on an all-NaN checkpoint failed deep inside ("saliency must be a finite
+    map ... got (7, 7)"); it is refused as analyze refuses it, with nothing on stdout for --json."""
+    proc = run("explain", str(STAR), "--model", "vit_tiny_shapes", "--weights", str(nan_checkpoint), "--curves",
+               "--steps", "3", "--json")
+    assert proc.returncode == 2 and proc.stdout == ""
+    line = one_error_line(proc.stderr)
+    assert "expected finite numbers, got" in line and "saliency" not in line
+
+
+@pytest.mark.parametrize(("command", "make_out", "words"), [
+    ("analyze", lambda tmp: "", "--out must name a folder, got an empty name"),
+    ("explain", lambda tmp: "", "--out must name a folder, got an empty name"),
+    ("explain", lambda tmp: str(tmp / ("a" * 300)), "a name in the path is too long: at most 255 bytes per name"),
+    ("analyze", lambda tmp: "/dev/null/views", "a part of the path is a file, not a folder"),
+])
+def test_every_commands_out_is_one_sentence_before_any_work(tmp_path, capsys, no_model, command, make_out, words):
+    import vit.__main__ as cli
+
+    image = ["--weights", "random"] if command == "analyze" else ["--model", "vit_tiny_shapes", "--weights", "random"]
+    assert cli.main([command, str(ROOT / "assets" / "cat.jpg"), *image, "--out", make_out(tmp_path)]) == 2
+    captured = capsys.readouterr()
+    assert words in one_error_line(captured.err) and captured.out == ""
+    assert list(tmp_path.iterdir()) == [] and not list(Path.cwd().glob("*.png"))
+
+
+@pytest.mark.parametrize(("out", "words"), [
+    ("/dev/null/x.pth", "a part of the path is a file, not a folder"),
+    ("/sys/x.pth", "--out: cannot write '/sys/x.pth'"),  # read-only, even for root
+    ("/proc/self/" + "p" * 300 + ".pth", "too long"),
+])
+def test_train_shapes_out_where_nothing_can_be_written(monkeypatch, capsys, out, words):
+    import vit.__main__ as cli
+    from vit.model import train
+
+    monkeypatch.setattr(train, "train_shapes", lambda *a, **k: pytest.fail("training started"))
+    assert cli.main(["train-shapes", "--out", out, "--device", "cpu"]) == 2
+    line = one_error_line(capsys.readouterr().err)
+    assert words in line and len(line) < 300
+
+
+def test_train_shapes_prints_its_file_name_escaped(tmp_path, monkeypatch, capsys):
+    import vit.__main__ as cli
+    from vit.model import train
+
+    out = tmp_path / ("w" + "\x1b]0;pwned\x07.pth")
+    meta = {"accuracy": {"patch_size": {"8": 0.9}, "depth": {"1": 0.5}}, "config": {"patch_size": 8},
+            "display_name": "ViT-Tiny shapes", "training_time_s": 1.0, "device": "cpu", "steps": 1,
+            "steps_planned": 1, "eval": {"images": 8}, "weights": {"file": str(out), "sha256": "0" * 64}}
+    monkeypatch.setattr(train, "train_shapes", lambda *a, **k: meta)
+    assert cli.main(["train-shapes", "--out", str(out), "--device", "cpu"]) == 0
+    printed = capsys.readouterr().out
+    assert "\x1b" not in printed and "\x07" not in printed and "w\\x1b]0;pwned\\x07.pth" in printed

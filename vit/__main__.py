@@ -297,6 +297,8 @@ def _os_reason(exc: OSError, path: Path) -> str:
         return "a name in the path is too long: at most 255 bytes per name"
     if exc.errno == errno.ENAMETOOLONG:
         return "the path is too long"
+    if exc.errno in (errno.EEXIST, errno.ENOTDIR):  # mkdir under a file: /dev/null/x.pth says "File exists"
+        return "a part of the path is a file, not a folder"
     return exc.strerror or str(exc)
 
 

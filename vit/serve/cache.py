@@ -4,7 +4,10 @@ Least recently used first out, and the big families (ViT-L, ViT-H) before the
 others, so a classroom flipping between settings does not reload ViT-B each
 time, and one request for ViT-H does not keep 2.5 GB pinned. Loading is
 serialised per key, so thirty students asking for the same model at once load
-it once.
+it once. A setting the cache does not hold costs a build first (the whole
+checkpoint is read, or the whole model initialised, whatever the depth):
+:meth:`ModelCache.build_estimate` says how long and how much memory, from the
+rate its own builds were measured at, so the fair queue counts it.
 """
 
 from __future__ import annotations
@@ -12,9 +15,12 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import time
 import uuid
 from collections import OrderedDict
+from dataclasses import dataclass
 
+from vit import cost as costs
 from vit import validate
 from vit.bounded import BoundedDict
 from vit.config import HUB_MODELS
@@ -26,6 +32,22 @@ from vit.model.loaded import LoadedModel
 MAX_CACHE_BYTES = int(float(os.environ.get("VIT_MODEL_CACHE_GB", "3")) * 1e9)
 MAX_CACHE_MODELS = int(os.environ.get("VIT_MODEL_CACHE_SIZE", "6"))
 _BIG = ("vit_l_", "vit_h_")
+BUILD_BYTES_PER_S = 0.3e9  # a build's rate until one is measured: a random ViT-B (0.35 GB) built in ~1-3 s on 2 cores
+BUILD_COPIES = 2  # a build holds the checkpoint's tensors and the model's at once
+
+
+@dataclass(frozen=True)
+class Build:
+    """What building a model costs before its run: seconds, and the peak bytes it holds meanwhile."""
+
+    seconds: float = 0.0
+    nbytes: int = 0
+
+
+def build_cost(weights_bytes: int, bytes_per_s: float) -> Build:
+    """A build of a model whose full checkpoint holds ``weights_bytes`` (every layer: a shallow setting is cut
+    from the whole), at ``bytes_per_s``."""
+    return Build(weights_bytes / bytes_per_s, BUILD_COPIES * weights_bytes)
 
 
 class ModelCache:
@@ -36,6 +58,7 @@ class ModelCache:
         self._lock = threading.Lock()
         self._loading: dict[tuple, threading.Lock] = {}
         self.loads = 0  # how many times a model was built (tests count it)
+        self.build_rate = BUILD_BYTES_PER_S  # checkpoint bytes built per second, as measured here
 
     @staticmethod
     def key(setting: validate.Setting | str, weights: str = "imagenet", patch_size=None, depth=None) -> tuple:
@@ -62,13 +85,29 @@ class ModelCache:
             with self._lock:
                 if key in self._models:
                     return self._models[key]
+            started = time.perf_counter()
             loaded = load_model(*key, progress=progress)
+            rate = _full_weights_bytes(key[0]) / max(time.perf_counter() - started, 1e-3)
             with self._lock:
                 self.loads += 1
+                self.build_rate = (self.build_rate + rate) / 2  # the recent builds count most
                 self._models[key] = loaded
                 self._loading.pop(key, None)
                 self._evict(keep=key)
             return loaded
+
+    def holds(self, setting: validate.Setting, weights: str = "imagenet") -> bool:
+        """Whether a request for ``setting`` finds its model here (no build)."""
+        key = self.key(setting, weights)
+        with self._lock:
+            loaded = self._models.get(key)
+        return loaded is not None and not self._stale(loaded, key)
+
+    def build_estimate(self, setting: validate.Setting, weights: str = "imagenet") -> Build:
+        """What a request for ``setting`` costs before its run: nothing if the model is here, else a build."""
+        if self.holds(setting, weights):
+            return Build()
+        return build_cost(_full_weights_bytes(setting.name), self.build_rate)
 
     @staticmethod
     def _stale(loaded: LoadedModel, key: tuple) -> bool:
@@ -104,6 +143,11 @@ class ModelCache:
 
     def __contains__(self, key) -> bool:
         return key in self._models
+
+
+def _full_weights_bytes(name: str) -> int:
+    """The whole checkpoint of a family, every layer at its own patch size (what a build reads)."""
+    return costs.estimate(name).weights_bytes
 
 
 class AnalysisStore:

@@ -12,6 +12,7 @@
 
 It also tells the :class:`~vit.serve.sessions.SessionLedger` who uses which session, so that one
 client minting sessions evicts only its own, and notes which sessions have their event stream open.
+A client that leaves before its request is read (an aborted upload) is one line in the log.
 Gradio-free: what it needs of gradio comes in as callables.
 """
 
@@ -19,21 +20,28 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
+import threading
+import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from urllib.parse import parse_qs, urlsplit
 
+from starlette.requests import ClientDisconnect  # gradio's server: starlette's exception for a client gone
+
 from vit.serve.sessions import SessionLedger, valid_hash
 from vit.serve.uploads import FULL, UploadSpace
+
+log = logging.getLogger("vit.app")
 
 MAX_BODY = 64 * 1024  # the app's largest event (the page's measurements, ~2 kB) with room to spare
 UPLOAD_SLACK = 64 * 1024  # multipart headers around the one file
 UNUSED = re.compile(r"/gradio_api/(?:deep_link|dev/reload)/?$")
 UPLOAD = re.compile(r"/gradio_api/upload/?$")
 JOBS = re.compile(r"/gradio_api/(?:queue/join|call/(?!v2/)[^/]+|call/v2/[^/]+|run/[^/]+|api/[^/]+)/?$")
-STREAM = re.compile(r"/gradio_api/(?:queue/data|call/[^/]+/(?P<event>[A-Za-z0-9_-]{1,64}))/?$")
+STREAM = re.compile(r"/gradio_api/(?:queue/data|call/(?:v2/)?[^/]+/(?P<event>[A-Za-z0-9_-]{1,64}))/?$")
 HEARTBEAT = re.compile(r"/gradio_api/heartbeat/(?P<hash>[^/]*)/?$")
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
 
@@ -74,32 +82,49 @@ def _host_of(authority: str) -> str:
 
 @dataclass
 class Streams:
-    """The sessions (and API event ids) whose event stream a client holds open now, or ever opened."""
+    """The event streams clients hold open, keyed by session hash (``/queue/data``) or event id (``/call/``),
+    and when each was last open: a job nobody reads is told apart from one whose page is listening."""
 
-    remember: int = 50_000  # keys kept in ``_ever`` (the oldest forgotten)
+    remember: int = 50_000  # keys whose last time open is kept (the oldest forgotten first)
+    clock: Callable[[], float] = time.monotonic  # gradio's queue stamps its jobs with time.monotonic too
     _open: dict[str, int] = field(default_factory=dict)
-    _ever: OrderedDict[str, None] = field(default_factory=OrderedDict)
+    _last: OrderedDict[str, float] = field(default_factory=OrderedDict)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def opened(self, key: str) -> None:
-        self._open[key] = self._open.get(key, 0) + 1
-        self._ever[key] = None
-        self._ever.move_to_end(key)
-        if len(self._ever) > self.remember:
-            self._ever.popitem(last=False)
-
-    def seen(self, *keys: str) -> bool:
-        """Whether a stream for any of ``keys`` is open or was opened."""
-        return any(k in self._open or k in self._ever for k in keys)
+        with self._lock:
+            self._open[key] = self._open.get(key, 0) + 1
+            self._stamp(key)
 
     def closed(self, key: str) -> None:
-        left = self._open.get(key, 0) - 1
-        if left > 0:
-            self._open[key] = left
-        else:
-            self._open.pop(key, None)
+        with self._lock:
+            left = self._open.get(key, 0) - 1
+            if left > 0:
+                self._open[key] = left
+            else:
+                self._open.pop(key, None)
+            self._stamp(key)
+
+    def _stamp(self, key: str) -> None:
+        self._last[key] = self.clock()
+        self._last.move_to_end(key)
+        if len(self._last) > self.remember:
+            self._last.popitem(last=False)
+
+    def is_open(self, *keys: str) -> bool:
+        with self._lock:
+            return any(k in self._open for k in keys)
+
+    def unread_s(self, since: float, *keys: str) -> float:
+        """Seconds since ``since`` (a job's arrival) that no stream of ``keys`` has been open: 0 while one is."""
+        with self._lock:
+            if any(k in self._open for k in keys):
+                return 0.0
+            last = max((self._last[k] for k in keys if k in self._last), default=since)
+            return max(0.0, self.clock() - max(since, last))
 
     def __contains__(self, key: str) -> bool:
-        return key in self._open
+        return self.is_open(key)
 
 
 class Refused(Exception):  # noqa: N818 - a reply, not a failure
@@ -144,6 +169,8 @@ class RequestLimits:
             await self._handle(scope, receive, send)
         except Refused as refused:
             await _reply(send, refused.status, refused.detail)
+        except ClientDisconnect:  # an aborted upload: uvicorn would log starlette's whole traceback
+            log.info("a client left before its request to %s was read", ascii(scope.get("path", "")[:80]))
 
     async def _handle(self, scope, receive, send):
         path = scope.get("path", "")

@@ -5,7 +5,12 @@
   serve): a session holds gradio's values of its own ``gr.State``\\ s and the components its events updated.
 * :func:`install`: put it in place of gradio's after ``launch``; :func:`forget` drops an evicted session.
 * :func:`jobs_of`: how many jobs of a client are queued or running in gradio's queue.
-* :func:`reap_unread`: jobs whose client never opened their event stream leave gradio's queue.
+* :func:`watch` and :func:`reader`: whether the client of the job being handled reads its event stream
+  (a run nobody reads is not started, and stops once its client has gone).
+* :func:`refuse_quietly`: a payload gradio itself refuses (a path it did not upload, a value of the wrong
+  shape) is one line in the log and one sentence to its sender, not a traceback per request.
+* :func:`reap_unread`: waiting jobs whose client never opened their event stream, or closed it, leave
+  gradio's queue.
 
 Everything here reads gradio internals (6.x); where they have moved it does nothing, and gradio's own
 bounds (its capacity, its queue's size) still hold.
@@ -15,18 +20,29 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import errno
 import logging
 import time
+import weakref
 from copy import copy
+from dataclasses import dataclass
 
 from gradio.components import State
+from gradio.context import LocalContext
+from gradio.exceptions import Error, InvalidPathError
 from gradio.state_holder import SessionState, StateHolder
+from pydantic import ValidationError
 
+from vit.serve.files import UPLOAD_AGAIN
 from vit.serve.limits import Streams, client_address
 
 log = logging.getLogger("vit.app")
 
-UNREAD_S = 10.0  # a queued job whose stream nobody opened for this long is dropped (a page opens it at once)
+UNREAD_S = 10.0  # a job whose stream has not been open for this long since it joined is dropped (a page opens
+# it at once; read at each use, so a test may shorten it)
+POLL_S = 0.05  # how often a job waiting for its client to open its stream looks again
+
+_WATCHED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # a launched demo -> its Streams
 
 
 class LeanSessionState(SessionState):
@@ -98,6 +114,42 @@ def forget(demo, session_hash: str) -> None:
         holder.forget(session_hash)
 
 
+MISFIT = "This request's values do not fit the event it names."
+# what a path a client named can make gradio's checks raise (a 20,000-character name: ENAMETOOLONG)
+PATH_ERRORS = (errno.ENAMETOOLONG, errno.ENOENT, errno.ENOTDIR, errno.ELOOP, errno.EACCES, errno.EPERM, errno.EINVAL)
+LOGGED_CHARS = 200  # of a refused payload's reason in the log (a 10 MB path is not logged whole)
+
+
+def refuse_quietly(demo) -> bool:
+    """gradio's own refusals of a payload, before any handler runs, as one log line each.
+
+    gradio 6.31 prints a full traceback for every payload its ``preprocess_data`` refuses (a ``FileData``
+    naming a path it did not upload or one too long to look up, a bare string for an image): the review's
+    7,392 crafted requests wrote 9.4 MB of log. Here that refusal is logged in one line (the reason cut to
+    :data:`LOGGED_CHARS`) and its sender gets one sentence, the same for every path (no oracle). Anything
+    else preprocessing raises (a full disk, gradio's own bug) keeps its traceback.
+    """
+    original = getattr(demo, "preprocess_data", None)
+    if original is None:
+        log.warning("gradio's preprocess_data has moved: refused payloads keep gradio's tracebacks")
+        return False
+
+    async def preprocess_data(block_fn, inputs, state, *args, **kwargs):
+        try:
+            return await original(block_fn, inputs, state, *args, **kwargs)
+        except (InvalidPathError, ValidationError, ValueError, TypeError, KeyError, OSError) as exc:
+            if isinstance(exc, OSError) and exc.errno not in PATH_ERRORS:
+                raise  # a full disk, say: the operator's to see in full
+            reason = " ".join(str(exc).split())
+            log.info("%s refused by gradio: %s: %s", getattr(block_fn, "api_name", None) or "an event",
+                     type(exc).__name__, ascii(reason[:LOGGED_CHARS]) + ("..." if len(reason) > LOGGED_CHARS else ""))
+            sentence = UPLOAD_AGAIN if isinstance(exc, (InvalidPathError, OSError)) else MISFIT
+            raise Error(sentence, title="Please check", print_exception=False) from None
+
+    demo.preprocess_data = preprocess_data
+    return True
+
+
 def _events(demo, queued_only: bool = False) -> list:
     queue = getattr(demo, "_queue", None)
     try:
@@ -123,17 +175,84 @@ def jobs_of(demo, trust_forwarded: bool):
     return count
 
 
-async def reap_unread(demo, streams: Streams, every_s: float = 1.0, unread_s: float = UNREAD_S) -> None:
-    """Forever, on the server's event loop: drop waiting jobs whose event stream was never opened.
+def watch(demo, streams: Streams) -> None:
+    """The launched ``demo``'s event streams are noted in ``streams`` (:class:`vit.serve.limits.RequestLimits`)."""
+    _WATCHED[demo] = streams
+
+
+@dataclass(frozen=True)
+class Reader:
+    """The client of one queued job, as its handler sees it: is anyone reading the job's event stream?"""
+
+    event: object | None = None  # gradio's queueing.Event; None: not a queued job (then always there)
+    streams: Streams | None = None  # None: the server does not note streams (then only gradio's word counts)
+
+    def there(self) -> bool:
+        """Whether the job is still wanted: gradio has not dropped it (its stream closed) and its stream has
+        been open at some time in the last :data:`UNREAD_S` seconds since it joined."""
+        if self.event is None:
+            return True
+        if not getattr(self.event, "alive", True):
+            return False
+        return self.streams is None or self.streams.unread_s(self.event.enqueue_time, *self._keys()) <= UNREAD_S
+
+    def arrives(self, poll_s: float = POLL_S) -> bool:
+        """Wait until the job's stream is open: True then, False once the client is no longer :meth:`there`.
+
+        A page and gradio_client open the stream as they join (they wait here a few ms at most); a job that
+        nobody reads never gets further.
+        """
+        while self.there():
+            if self.streams is None or self.event is None or self.streams.is_open(*self._keys()):
+                return True
+            time.sleep(poll_s)
+        return False
+
+    def _keys(self) -> tuple[str, str]:
+        return self.event.session_hash, self.event._id
+
+
+def reader() -> Reader:
+    """The :class:`Reader` of the job whose handler runs in this thread (gradio's context says which)."""
+    blocks, event_id = LocalContext.blocks.get(None), LocalContext.event_id.get(None)
+    if blocks is None or event_id is None:
+        return Reader()
+    streams = _WATCHED.get(blocks)
+    try:
+        jobs = list(blocks._queue.active_jobs)
+    except (AttributeError, TypeError):
+        return Reader()
+    event = next((e for job in jobs if job for e in job if getattr(e, "_id", None) == event_id), None)
+    return Reader(event, streams if event is not None else None)
+
+
+async def reap_unread(demo, streams: Streams, every_s: float = 1.0) -> None:
+    """Forever, on the server's event loop: drop waiting jobs whose event stream has not been open for
+    :data:`UNREAD_S` seconds since they joined (never opened, or closed: their client has gone).
 
     A page and gradio_client open the stream as they join; a job nobody will read (a flood that joins
-    and never listens) would otherwise run for nobody. gradio itself drops a job whose stream closed.
+    and never listens) would otherwise wait for a handler and run for nobody. gradio drops the jobs of
+    a stream it sees close; a job already with its handler stops there (:meth:`Reader.there`).
     """
     queue = getattr(demo, "_queue", None)
     while queue is not None and not getattr(queue, "stopped", True):
         await asyncio.sleep(every_s)
-        now = time.monotonic()
         for event in _events(demo, queued_only=True):
-            if now - event.enqueue_time > unread_s and not streams.seen(event.session_hash, event._id):
+            if streams.unread_s(event.enqueue_time, event.session_hash, event._id) > UNREAD_S:
                 await queue.clean_events(event_id=event._id)
-                log.info("dropped a queued job whose client never opened its stream")
+                _forget_pending(queue, streams, event)
+                log.info("dropped a queued job whose client is not reading its stream")
+
+
+def _forget_pending(queue, streams: Streams, event) -> None:
+    """gradio's per-session bookkeeping of a dropped job (``clean_events`` by id leaves it: a leak per minted
+    session), unless the session still has jobs or an open stream."""
+    try:
+        ids = queue.pending_event_ids_session.get(event.session_hash)
+        if ids is not None:
+            ids.discard(event._id)
+            if not ids and event.session_hash not in streams:
+                queue.pending_event_ids_session.pop(event.session_hash, None)
+                queue.pending_messages_per_session.pop(event.session_hash, None)
+    except (AttributeError, TypeError, KeyError):
+        pass
