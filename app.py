@@ -55,6 +55,7 @@ from vit.errors import InputError
 from vit.model.families import ASSETS
 from vit.serve.files import remove_stale_folders
 from vit.serve.limits import LOOPBACK, RequestLimits, Streams
+from vit.serve.pagecache import PageCache
 from vit.serve.sessions import SessionLedger, positive_int
 from vit.serve.uploads import UploadSpace, server_folder
 from vit.ui import layout, models, sessions, startup, state
@@ -118,7 +119,8 @@ def private_hosts(host: str, share: bool) -> list[str] | None:
 
 def launch(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, share: bool = False, **kwargs):
     """Start the server with the app's limits: bounded queue (per client too), bounded sessions, one 20 MB
-    image per upload, an upload folder of at most ``VIT_UPLOAD_GB``, only assets/ served.
+    image per upload, an upload folder of at most ``VIT_UPLOAD_GB``, only assets/ served, the page itself
+    from memory (:class:`~vit.serve.pagecache.PageCache`).
 
     Raises:
         LimitError: a limit's environment variable is not a valid number (one sentence).
@@ -144,7 +146,7 @@ def launch(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, share: bo
         server_name=host, server_port=port, share=share, max_file_size=MAX_FILE, allowed_paths=[str(ASSETS)],
         enable_monitoring=False, ssr_mode=False, theme=layout.theme(), css=layout.CSS, js=layout.SCRIPT,
         footer_links=["api"], state_session_capacity=ledger.max_sessions, prevent_thread_lock=True,
-        app_kwargs={"middleware": [limits, guard]}, **kwargs,
+        app_kwargs={"middleware": [limits, guard, Middleware(PageCache)]}, **kwargs,
     )
     sessions.install(demo, ledger.max_sessions)
     sessions.refuse_quietly(demo)  # a refused payload: one log line, not gradio's traceback

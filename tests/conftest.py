@@ -26,6 +26,10 @@ from pathlib import Path
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["HF_HUB_CACHE"] = tempfile.mkdtemp(prefix="vit-tests-hub-")
 atexit.register(shutil.rmtree, os.environ["HF_HUB_CACHE"], ignore_errors=True)
+# gradio's upload and output cache: a folder of this run's own, removed at exit, so that what earlier runs
+# left in the machine's shared /tmp/gradio never counts against the server's upload cap in a test.
+os.environ["GRADIO_TEMP_DIR"] = tempfile.mkdtemp(prefix="vit-tests-gradio-")
+atexit.register(shutil.rmtree, os.environ["GRADIO_TEMP_DIR"], ignore_errors=True)
 
 import pytest  # noqa: E402
 import torch  # noqa: E402

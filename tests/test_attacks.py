@@ -287,6 +287,31 @@ def test_the_upload_folder_stays_under_its_cap(server):
             path.unlink()
 
 
+def test_uploads_do_not_queue_behind_walks_of_a_full_folder(tmp_path, monkeypatch):
+    """Found on 2026-12-01: with a day of results in the folder (3,600 files near the cap) one walk took
+    0.16-0.28 s, and every upload walked it under one lock: a class's 160 uploads took 57 s (median 4.9 s,
+    the class's soak timed out). Now the folder is walked once, then its total is kept up to date, and an
+    upload that would not fit walks again at most once per MIN_WALK_S."""
+    for i in range(260):
+        (tmp_path / f"{i:03d}.png").write_bytes(b"x" * 1000)
+    walks, real = [], upload_space._files
+    monkeypatch.setattr(upload_space, "_files", lambda folder: walks.append(folder) or real(folder))
+    monkeypatch.setattr(upload_space, "KEEP_AGE_S", 0.0)
+    monkeypatch.setattr(upload_space, "MIN_WALK_S", 3600.0)
+    space = upload_space.UploadSpace(tmp_path, max_bytes=250_000)
+    assert space.admit(500)  # 260 kB there: the oldest 11 files go
+    space.release(500)
+    assert sum(f.stat().st_size for f in tmp_path.iterdir()) == 249_000 and len(walks) == 1
+    answers = []
+    for _ in range(100):
+        answers.append(space.admit(500))
+        if answers[-1]:
+            space.release(500)
+    assert answers[0] and not answers[-1] and len(walks) == 1  # the kept total says full: refused, no walk
+    monkeypatch.setattr(upload_space, "MIN_WALK_S", 0.0)  # a second later: the walk finds 249 kB on disk
+    assert space.admit(500) and len(walks) == 2
+
+
 def test_an_aborted_upload_leaves_nothing_after_the_sweep(server, monkeypatch):
     """The review: 30 uploads that sent 2 MB of a declared 19 MB left 30 partial files, for good."""
     before = set(_files_under(get_upload_folder()))

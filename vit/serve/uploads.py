@@ -27,6 +27,8 @@ UPLOAD_ENV = "VIT_UPLOAD_GB"
 DEFAULT_UPLOAD_GB = 1.0
 PARTIAL_AGE_S = 120.0  # a partial upload untouched for 2 minutes was aborted (a slow client sends every few s)
 KEEP_AGE_S = 60.0  # a file younger than this may be about to be analysed: never removed to make room
+WALK_EVERY_S = 5.0  # the folder's total is measured this often (gradio writes results there too) ...
+MIN_WALK_S = 1.0  # ... and at most this often when an upload would not fit
 FULL = "The server's upload space is full: try again in a minute."
 
 
@@ -76,6 +78,7 @@ class UploadSpace:
         self.folder = Path(folder)
         self.max_bytes = upload_bytes() if max_bytes is None else int(max_bytes)
         self._reserved = 0
+        self._used, self._walked = 0, -math.inf  # bytes at the last walk (+ uploads ended since), and when
         self._lock = threading.Lock()
 
     def used(self) -> int:
@@ -85,22 +88,39 @@ class UploadSpace:
     def admit(self, nbytes: int) -> bool:
         """Reserve ``nbytes`` for an upload if they fit (the oldest files go first to make room); False if not.
 
-        Pair every True with :meth:`release` once the upload has ended (stored or not).
+        Pair every True with :meth:`release` once the upload has ended (stored or not). The folder is
+        walked at most every ``WALK_EVERY_S`` (between walks, the last walk's total plus the uploads that
+        ended since), and again when an upload would not fit, at most every ``MIN_WALK_S``: a class's
+        uploads do not queue behind one walk of thousands of files each.
         """
         with self._lock:
-            files = _files(self.folder)
-            used = sum(size for _, size, _, _ in files)
-            need = used + self._reserved + nbytes - self.max_bytes
-            if need > 0:
-                need -= self._remove_oldest(files, need)
+            files = self._walk_if(WALK_EVERY_S)
+            need = self._used + self._reserved + nbytes - self.max_bytes
+            if need > 0 and files is None:
+                files = self._walk_if(MIN_WALK_S)
+                need = self._used + self._reserved + nbytes - self.max_bytes
+            if need > 0 and files is not None:
+                freed = self._remove_oldest(files, need)
+                self._used -= freed
+                need -= freed
             if need > 0:
                 return False
             self._reserved += nbytes
             return True
 
     def release(self, nbytes: int) -> None:
+        """An admitted upload ended: its bytes count as stored until the next walk says otherwise."""
         with self._lock:
             self._reserved = max(0, self._reserved - nbytes)
+            self._used += nbytes
+
+    def _walk_if(self, older_than_s: float) -> list | None:
+        """The folder's files, walked anew if the last walk is older than ``older_than_s`` (else None)."""
+        if time.monotonic() - self._walked < older_than_s:
+            return None
+        files = _files(self.folder)
+        self._used, self._walked = sum(size for _, size, _, _ in files), time.monotonic()
+        return files
 
     def _remove_oldest(self, files, need: int) -> int:
         """Remove the oldest files (none younger than KEEP_AGE_S) until ``need`` bytes are free; bytes freed."""
