@@ -505,6 +505,19 @@ def _abort_upload(server: str, sent: int = 200_000) -> None:
         time.sleep(0.3)
 
 
+def test_the_page_from_memory_is_gradios_and_each_root_gets_its_own(server):
+    """GET / is answered from memory (vit.serve.pagecache): the same bytes, and the root URL the request names."""
+    port = httpx.URL(server).port
+    with httpx.Client(base_url=server, timeout=60) as http:
+        first, second = http.get("/"), http.get("/")
+        other = http.get("/", headers={"host": f"localhost:{port}"})
+    assert first.status_code == second.status_code == other.status_code == 200
+    assert first.content == second.content and len(first.content) > 10_000
+    assert f"http://127.0.0.1:{port}".encode() in first.content
+    assert f"http://localhost:{port}".encode() in other.content
+    assert f"http://127.0.0.1:{port}".encode() not in other.content
+
+
 def test_a_refused_payload_is_one_log_line_not_a_traceback(server, capfd, caplog):
     """The review: gradio logged a full traceback for every FileData it refused (the 7,392-request matrix wrote
     9.4 MB of log, 5,052 tracebacks), and aborted uploads one each (starlette's ClientDisconnect). Here 6 payloads

@@ -10,6 +10,7 @@ import json
 import math
 import subprocess
 import sys
+from dataclasses import asdict
 
 import numpy as np
 import pytest
@@ -370,3 +371,18 @@ def test_the_example_drawings_are_what_they_say():
     with Image.open(ROOT / "assets" / "shapes-heart_and_circle.png") as img:
         assert (np.asarray(img.convert("RGB")) == np.asarray(pairs[5])).all()
     assert [shapes.CLASSES[k] for k in pair_labels[5]] == ["heart", "circle"]
+
+
+def test_the_default_recipe_is_the_shipped_files_and_mixed_is_issue_22s():
+    """`train-shapes` with no recipe retrains the shipped file's recipe (its JSON's settings), on its data."""
+    shipped = json.loads(families.meta_path(train.NAME).read_text())["settings"]
+    default = asdict(train.TrainSettings())
+    assert {k: (list(v) if isinstance(v, tuple) else v) for k, v in default.items() if k in shipped} == shipped
+    assert default["two_share"] == default["varied_share"] == 0 and not default["recolour"]
+    small = train.TrainSettings(train_images=40)
+    for got, want in zip(train.draw_training_set(small, 32), shapes.sample_arrays(40, 0, 32)):
+        np.testing.assert_array_equal(got, want)
+    mixed = train.RECIPES["mixed"]
+    assert mixed.two_share > 0 and mixed.varied_share > 0 and mixed.recolour and mixed.max_seconds is None
+    _, labels, masks = train.draw_training_set(train.TrainSettings(**{**asdict(mixed), "train_images": 40}), 32)
+    assert labels.shape == (40, 2) and masks.shape == (40, 2, 32, 32)

@@ -49,22 +49,35 @@ Progress = Callable[[int, int, float], None]
 
 @dataclass(frozen=True)
 class TrainSettings:
-    epochs: int = 8
-    train_images: int = 36_864  # drawn once: vit.shapes.training_set (plain and varied, one and two shapes)
+    """A recipe. The defaults are the shipped file's (``shapes.sample_arrays``: plain one-shape drawings, a
+    15-minute budget); :data:`MIXED` is issue 22's recipe of one- and two-shape, plain and varied drawings."""
+
+    epochs: int = 40
+    train_images: int = 16_384  # drawn once (vit.shapes.sample_arrays, or training_set for a mix)
     batch_size: int = 64  # small batches: more updates for the same compute
     lr: float = 2e-3
     weight_decay: float = 0.05
     warmup_fraction: float = 0.05
     label_smoothing: float = 0.1
-    patch_sizes: tuple[int, ...] = tuple(range(5, 17))  # FlexiViT: P drawn uniformly from these ...
+    patch_sizes: tuple[int, ...] = tuple(range(6, 25))  # FlexiViT: P drawn uniformly from these ...
     native_share: float = 0.5  # ... except for this share of the steps, which run at the native P,
-    flexi_after: float = 0.4  # and every step before this fraction of the run (first learn the shapes)
-    two_share: float = 0.25  # of the training drawings with two shapes (targets 1/2 and 1/2) ...
-    varied_share: float = 0.6  # ... and of those in the varied style (vit.shapes' module docstring)
+    flexi_after: float = 0.7  # and every step before this fraction of the run (first learn the shapes)
+    two_share: float = 0.0  # of the training drawings with two shapes (targets 1/2 and 1/2) ...
+    varied_share: float = 0.0  # ... and of those in the varied style (vit.shapes' module docstring)
+    recolour: bool = False  # per image: colours inverted, grey or channels permuted (:func:`recolour`)
     token_weight: float = 1.0  # token labelling: weight of the loss on the patch tokens under the shape
     token_coverage: float = 0.25  # a patch is "under the shape" when the mask covers this much of it
-    max_seconds: float | None = None  # a time budget: the schedule runs on max(steps, time) done (not repeatable)
+    max_seconds: float | None = 900.0  # a time budget: the schedule runs on max(steps, time) done (not repeatable)
     seed: int = 0
+
+
+# Issue 22's recipe (python -m vit train-shapes --recipe mixed): fixed steps, no budget. Measured on 2026-12-01
+# (4,608 steps, 1,949 s on 2 shared cores): 71.0 % at P = 8 on plain drawings, 57.5 % on varied ones, the two
+# shapes the top two on 24 % of two-shape drawings: it underfits (class-token loss 1.53 at the end, the shipped
+# recipe's 0.72), so the shipped file stays the plain recipe's.
+MIXED = TrainSettings(epochs=8, train_images=36_864, patch_sizes=tuple(range(5, 17)), flexi_after=0.4,
+                      two_share=0.25, varied_share=0.6, recolour=True, max_seconds=None)
+RECIPES = {"plain": TrainSettings(), "mixed": MIXED}
 
 
 # --------------------------------------------------------------------------- data
@@ -299,7 +312,9 @@ def train(
             if masks is not None:
                 x = torch.cat([x, masks[index].to(device).float()], dim=1)  # (B, C+k, S, S)
             x = augment(x, generator)
-            x, mask = recolour(x[:, :3], generator), (x[:, 3:] if masks is not None and settings.token_weight else None)
+            x, mask = x[:, :3], (x[:, 3:] if masks is not None and settings.token_weight else None)
+            if settings.recolour:
+                x = recolour(x, generator)
             y = labels[index].to(device)
             native = (rng.random() < settings.native_share or not settings.patch_sizes
                       or done() < settings.flexi_after)
@@ -380,6 +395,8 @@ def _draw_part(args: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def draw_training_set(settings: TrainSettings, size: int, workers: int = 1) -> tuple[np.ndarray, ...]:
     """``shapes.training_set`` for ``settings``, drawn by ``workers`` processes (the same arrays for any number)."""
     n = settings.train_images
+    if settings.two_share == 0 and settings.varied_share == 0:
+        return shapes.sample_arrays(n, settings.seed, size)  # the shipped file's data: one plain shape each
     if workers <= 1 or n < 1024:
         return shapes.training_set(n, settings.seed, size, settings.two_share, settings.varied_share)
     import multiprocessing  # noqa: PLC0415
