@@ -295,7 +295,7 @@ class RequestLimits:
                 raise
         finally:
             if self.uploads is not None:
-                self.uploads.release(reserve)
+                self.uploads.release(reserve, received=counter.size)
         if refused and not started:
             raise refused[0]
 

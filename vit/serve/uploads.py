@@ -108,11 +108,12 @@ class UploadSpace:
             self._reserved += nbytes
             return True
 
-    def release(self, nbytes: int) -> None:
-        """An admitted upload ended: its bytes count as stored until the next walk says otherwise."""
+    def release(self, nbytes: int, received: int | None = None) -> None:
+        """An admitted upload of ``nbytes`` ended: the ``received`` bytes (all if None) count as stored until the
+        next walk says otherwise (an aborted upload's partial file is there until it is swept)."""
         with self._lock:
             self._reserved = max(0, self._reserved - nbytes)
-            self._used += nbytes
+            self._used += nbytes if received is None else min(nbytes, received)
 
     def _walk_if(self, older_than_s: float) -> list | None:
         """The folder's files, walked anew if the last walk is older than ``older_than_s`` (else None)."""
