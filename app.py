@@ -150,7 +150,7 @@ def launch(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, share: bo
     )
     sessions.install(demo, ledger.max_sessions)
     sessions.refuse_quietly(demo)  # a refused payload: one log line, not gradio's traceback
-    sessions.watch(demo, streams)  # a job's handler asks whether anyone reads its stream (vit.ui.runs)
+    sessions.watch(demo, streams, trust)  # a job's handler asks whether anyone reads its stream (vit.ui.runs)
     uploads.sweep_forever()
     if block:
         demo.block_thread()

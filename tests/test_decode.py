@@ -242,3 +242,26 @@ def test_decode_cost_is_within_a_factor_of_two_of_the_real_peak(tmp_path, name):
     peak, estimate = (int(v) for v in proc.stdout.split())
     assert peak > 20e6, peak  # the decode did hold its pixels: the comparison means something
     assert peak / 2 <= estimate <= peak * 2, json.dumps({"peak": peak, "estimate": estimate})
+
+
+def test_clients_take_turns_one_clients_line_holds_another_back_by_one_decode():
+    """Issue 26: decodes are fair between clients. One client (a flood) holds the budget and has three more
+    waiting; a student's photo that arrives after them is admitted after at most one of the flood's."""
+    budget, order = DecodeBudget(10), []
+
+    def work(name, client):
+        with budget.admit(6, timeout=10, client=client):
+            order.append(name)
+            time.sleep(0.02)
+
+    threads = []
+    with budget.admit(6, client="10.0.0.66"):
+        for i, (name, client) in enumerate([("flood 1", "10.0.0.66"), ("flood 2", "10.0.0.66"),
+                                            ("flood 3", "10.0.0.66"), ("student", "10.0.0.2")]):
+            threads.append(threading.Thread(target=work, args=(name, client)))
+            threads[-1].start()
+            wait_until(lambda i=i: budget.waiting == i + 1)
+    for t in threads:
+        t.join()
+    assert order == ["flood 1", "student", "flood 2", "flood 3"]
+    assert budget._last == {} and budget.in_use == 0  # nothing kept of clients that have gone

@@ -2,9 +2,10 @@
 
 The header says what a decode will hold at its peak (:func:`vit.images.decode_cost`), so the server can
 admit a decode before any pixel is decoded: :class:`DecodeBudget` lets decodes run together only while the
-total of their costs stays within ``max_bytes`` (``VIT_DECODE_BUDGET_GB``, 1.0 by default), first come
-first served, and refuses at once a decode larger than the whole budget. :func:`load_image_bounded`
-reads the header, waits for its turn, decodes.
+total of their costs stays within ``max_bytes`` (``VIT_DECODE_BUDGET_GB``, 1.0 by default), fairly between
+clients (fair queuing: a client's decodes take turns with every other client's, so one client's line of large
+images holds back another's photo by at most one of them), and refuses at once a decode larger than the whole budget.
+:func:`load_image_bounded` reads the header, waits for its turn, decodes.
 
 Everything here blocks: call it from a worker thread (gradio runs sync handlers in threads), never on the
 event loop. Torch-free and gradio-free.
@@ -62,15 +63,19 @@ def budget_bytes(environ: Mapping[str, str] = os.environ) -> int:
 @dataclass(eq=False)
 class _Waiter:
     cost: int
+    client: str | None
+    tag: int  # its turn: one after the client's previous decode, and not before the decode admitted last
 
 
 class DecodeBudget:
     """A thread-safe admission gate: the decodes running at once hold at most ``max_bytes`` together.
 
-    ``with budget.admit(cost):`` blocks until every decode that asked before this one has been admitted
-    and the running total plus ``cost`` fits, then holds ``cost`` until the block ends (also by an
-    exception). First come, first served: a small decode does not overtake a large one that waits for room,
-    so no decode starves.
+    ``with budget.admit(cost, client=...):`` blocks until this decode is the next and the running total plus
+    ``cost`` fits, then holds ``cost`` until the block ends (also by an exception). The next is the waiting
+    decode with the smallest turn, the earliest of equals: a decode's turn is one after its client's previous
+    decode and not before the last admitted one, so clients take turns (round robin) and each client's
+    decodes keep their order. A small decode does not overtake the next while it waits for room: no decode
+    starves.
     """
 
     def __init__(self, max_bytes: int | None = None):
@@ -80,6 +85,8 @@ class DecodeBudget:
         self._cond = threading.Condition()
         self._line: deque[_Waiter] = deque()
         self._in_use = 0
+        self._clock = 0  # the turn of the decode admitted last
+        self._last: dict[str | None, int] = {}  # a client -> the turn of its latest decode
 
     @property
     def in_use(self) -> int:
@@ -95,11 +102,12 @@ class DecodeBudget:
 
     @contextmanager
     def admit(self, cost_bytes: int, *, timeout: float | None = DEFAULT_TIMEOUT_S,
-              give_up: Callable[[], bool] | None = None) -> Iterator[None]:
+              give_up: Callable[[], bool] | None = None, client: str | None = None) -> Iterator[None]:
         """Hold ``cost_bytes`` of the budget for the block, after waiting for them.
 
         Args:
             cost_bytes: the decode's peak memory (``DecodeCost.peak_bytes``).
+            client: who asks (an address; None: one anonymous client), for fairness between clients.
             timeout: the most seconds to wait (``None``: no limit).
             give_up: asked every 0.1 s while waiting; ``True`` stops the wait (e.g. the client went away).
 
@@ -113,7 +121,7 @@ class DecodeBudget:
                 f"this image would take about {cost / 1e9:.2f} GB of memory to decode, more than the "
                 f"server's decode budget of {self.max_bytes / 1e9:.2f} GB: send a smaller image"
             )
-        self._acquire(cost, timeout, give_up)
+        self._acquire(cost, client, timeout, give_up)
         try:
             yield
         finally:
@@ -121,17 +129,26 @@ class DecodeBudget:
                 self._in_use -= cost
                 self._cond.notify_all()
 
-    def _acquire(self, cost: int, timeout: float | None, give_up: Callable[[], bool] | None) -> None:
+    def _next(self) -> _Waiter:
+        """The waiting decode with the smallest turn (``min`` keeps the earliest of equals)."""
+        return min(self._line, key=lambda w: w.tag)
+
+    def _acquire(self, cost: int, client: str | None, timeout: float | None,
+                 give_up: Callable[[], bool] | None) -> None:
         deadline = None if timeout is None else time.monotonic() + timeout
-        me = _Waiter(cost)
         with self._cond:
+            me = _Waiter(cost, client, max(self._clock, self._last.get(client, 0)) + 1)
+            self._last[client] = me.tag
             self._line.append(me)
             try:
-                while not (self._line[0] is me and self._in_use + cost <= self.max_bytes):
+                while not (self._next() is me and self._in_use + cost <= self.max_bytes):
                     self._cond.wait(self._wait_slice(deadline, give_up, timeout))
                 self._in_use += cost
+                self._clock = max(self._clock, me.tag)
             finally:
                 self._line.remove(me)
+                if all(w.client != client for w in self._line):
+                    self._last.pop(client, None)  # nothing of this client waits: its next decode starts afresh
                 self._cond.notify_all()  # the next in line may fit now, or move to the front
 
     @staticmethod
@@ -165,12 +182,13 @@ def default_budget() -> DecodeBudget:
 
 def load_image_bounded(source: ImageSource, budget: DecodeBudget | None = None, *,
                        timeout: float | None = DEFAULT_TIMEOUT_S,
-                       give_up: Callable[[], bool] | None = None):
+                       give_up: Callable[[], bool] | None = None, client: str | None = None):
     """:func:`vit.images.load_image`, admitted against a decode budget before any pixel is decoded.
 
     The header is read and checked first (a bad file, a refused format, too many pixels or scans fail
     before waiting), then the decode waits for its share of ``budget`` (the process's default budget if
-    ``None``), then runs. A PIL image or a numpy array is already decoded: converted at once.
+    ``None``; ``client`` for its fairness), then runs. A PIL image or a numpy array is already decoded:
+    converted at once.
 
     Raises:
         InputError: whatever :func:`~vit.images.load_image` raises, and :class:`DecodeTooLarge` or
@@ -180,5 +198,6 @@ def load_image_bounded(source: ImageSource, budget: DecodeBudget | None = None, 
         return load_image(source)
     data, label = read_encoded(source)
     with PendingDecode(data, label) as pending:
-        with (budget or default_budget()).admit(pending.cost.peak_bytes, timeout=timeout, give_up=give_up):
+        with (budget or default_budget()).admit(pending.cost.peak_bytes, timeout=timeout, give_up=give_up,
+                                                client=client):
             return pending.decode()

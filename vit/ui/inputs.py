@@ -18,6 +18,7 @@ from vit.errors import InputError
 from vit.model.families import ASSETS
 from vit.serve.decode import load_image_bounded
 from vit.serve.files import proven_file
+from vit.ui import sessions
 from vit.validate import MAX_DISCARD_RATIO, MAX_TOP_K, Setting
 from vit.views.draw import COLORMAPS
 from vit.views.pictures import CENTRE, MIN_FRAME
@@ -185,9 +186,11 @@ def shown_name(name: str) -> str:
 def load_image(source: object, name: str | None):
     """Decode the upload within the server's decode budget (``vit.serve.decode``: concurrent decodes share
     ``VIT_DECODE_BUDGET_GB``, each costed from its header before any pixel is decoded); messages name the file
-    as the student knows it (cut and escaped), never the server's path."""
+    as the student knows it (cut and escaped), never the server's path. Decodes wait their turn fairly between
+    clients, and a job whose client has gone leaves the line (``vit.ui.sessions.reader``)."""
+    reader = sessions.reader()
     try:
-        return load_image_bounded(source)
+        return load_image_bounded(source, client=reader.client(), give_up=lambda: not reader.there())
     except InputError as exc:
         if name is None:
             raise

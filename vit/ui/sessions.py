@@ -43,6 +43,7 @@ UNREAD_S = 10.0  # a job whose stream has not been open for this long since it j
 POLL_S = 0.05  # how often a job waiting for its client to open its stream looks again
 
 _WATCHED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # a launched demo -> its Streams
+_TRUSTED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # a launched demo -> trust X-Forwarded-For
 
 
 class LeanSessionState(SessionState):
@@ -175,9 +176,11 @@ def jobs_of(demo, trust_forwarded: bool):
     return count
 
 
-def watch(demo, streams: Streams) -> None:
-    """The launched ``demo``'s event streams are noted in ``streams`` (:class:`vit.serve.limits.RequestLimits`)."""
+def watch(demo, streams: Streams, trust_forwarded: bool = False) -> None:
+    """The launched ``demo``'s event streams are noted in ``streams`` (:class:`vit.serve.limits.RequestLimits`);
+    its clients are counted by ``X-Forwarded-For`` where ``trust_forwarded``."""
     _WATCHED[demo] = streams
+    _TRUSTED[demo] = trust_forwarded
 
 
 @dataclass(frozen=True)
@@ -186,6 +189,13 @@ class Reader:
 
     event: object | None = None  # gradio's queueing.Event; None: not a queued job (then always there)
     streams: Streams | None = None  # None: the server does not note streams (then only gradio's word counts)
+    trust_forwarded: bool = False  # the client's address from X-Forwarded-For (behind a trusted proxy)
+
+    def client(self) -> str | None:
+        """The job's client address (as the per-client limits count it); None outside a queued job."""
+        request = getattr(self.event, "request", None)
+        scope = getattr(request, "scope", None)
+        return None if scope is None else client_address(scope, self.trust_forwarded)
 
     def there(self) -> bool:
         """Whether the job is still wanted: gradio has not dropped it (its stream closed) and its stream has
@@ -223,7 +233,7 @@ def reader() -> Reader:
     except (AttributeError, TypeError):
         return Reader()
     event = next((e for job in jobs if job for e in job if getattr(e, "_id", None) == event_id), None)
-    return Reader(event, streams if event is not None else None)
+    return Reader(event, streams if event is not None else None, _TRUSTED.get(blocks, False))
 
 
 async def reap_unread(demo, streams: Streams, every_s: float = 1.0) -> None:
