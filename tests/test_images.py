@@ -614,3 +614,20 @@ def test_a_large_progressive_jpeg_is_allowed_fewer_scans(monkeypatch):
     assert load_image(progressive).size == (128, 96)
     with pytest.raises(InputError, match=r"progressive JPEG of 128 x 96 pixels with more than 12 scans"):
         load_image(with_repeated_last_scan(progressive, 5))
+
+
+def test_the_whole_images_range_from_pillows_extrema_equals_the_band_scan():
+    """Modes I and F are stretched by the image's finite range; Pillow's one-pass extrema (no copy) is used when
+    it can say, and must give the same range as the band-by-band scan, NaN and infinities anywhere."""
+    from vit import images
+
+    rng = np.random.default_rng(0)
+    for trial in range(40):
+        values = rng.normal(0, 10.0 ** rng.integers(0, 30), size=(17, 23)).astype(np.float32)
+        for special in (np.nan, np.inf, -np.inf)[: trial % 4]:
+            values.flat[rng.integers(0, values.size, 3)] = special
+        if trial % 5 == 0:
+            values.flat[0] = np.nan  # Pillow's extrema is NaN then: the band scan answers
+        assert images._band_range(Image.fromarray(values, mode="F")) == images.finite_range(values), trial
+    ints = rng.integers(-2**31, 2**31 - 1, size=(9, 9), dtype=np.int32)
+    assert images._band_range(Image.fromarray(ints, mode="I")) == (float(ints.min()), float(ints.max()))

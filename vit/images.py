@@ -689,12 +689,31 @@ def _bands(img: Image.Image):
         yield np.asarray(img.crop((0, top, w, min(h, top + rows))))
 
 
+def _finite_extrema(img: Image.Image) -> tuple[float, float] | None:
+    """Pillow's own (min, max) of a one-band image, one pass in C and no copy, when both are finite (its
+    comparisons pass over NaN unless the first pixel is one); None where it cannot say (some modes)."""
+    try:
+        extrema = img.getextrema()
+    except ValueError:  # e.g. I;16B: "image has wrong mode"
+        return None
+    if not (isinstance(extrema, tuple) and len(extrema) == 2 and all(isinstance(v, (int, float)) for v in extrema)):
+        return None
+    return (float(extrema[0]), float(extrema[1])) if all(math.isfinite(v) for v in extrema) else None
+
+
 def _band_max(img: Image.Image) -> int:
+    extrema = _finite_extrema(img)
+    if extrema is not None:
+        return int(extrema[1])
     return max((int(band.max()) for band in _bands(img) if band.size), default=0)
 
 
 def _band_range(img: Image.Image) -> tuple[float, float]:
-    """The finite (min, max) of the whole image, a band at a time (see :func:`stretch_to_uint8`)."""
+    """The finite (min, max) of the whole image (see :func:`stretch_to_uint8`), a band at a time where
+    Pillow's extrema cannot say."""
+    extrema = _finite_extrema(img)
+    if extrema is not None:
+        return extrema
     lo, hi = math.inf, -math.inf
     for band in _bands(img):
         if np.issubdtype(band.dtype, np.floating):
