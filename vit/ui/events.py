@@ -30,6 +30,7 @@ from vit.errors import InputError
 from vit.model.families import is_trained_here
 from vit.ui import inputs, meter, models, pictures, runs
 from vit.ui.inputs import Number, Query, layer_head
+from vit.ui.lang import t
 from vit.ui.runs import PROGRESS_DRAWING
 from vit.ui.state import (
     SESSIONS,
@@ -80,8 +81,8 @@ PAGE_ANALYZE_INPUTS = ("image", "model", "patch-size", "depth", "top-k", "head-f
 MODEL_SETTINGS_OUTPUTS = ("patch-size", "depth", "cost-meter")
 METER_OUTPUTS = ("cost-meter", "notice")
 BUTTON_OUTPUTS = ("analyze", "notice")
-BUSY = dict(interactive=False, value="Analyzing…")  # the Analyze button while any of the page's runs goes on
-IDLE = dict(interactive=True, value="Analyze")
+BUSY = dict(interactive=False, value=t("analyzing"))  # the Analyze button while any of the page's runs goes on
+IDLE = dict(interactive=True, value=t("analyze"))
 PAGE_ANALYZE_OUTPUTS = ("banner", "stage-table", "predictions", "timing",
                         "analysis-key", "notice", "patch-size", "depth", "layer", "head", "cost-meter")
 

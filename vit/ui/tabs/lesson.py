@@ -19,6 +19,7 @@ from vit.predict import PredictStep
 from vit.ui import inputs, pictures
 from vit.ui.events import DEFAULTS, handler, named
 from vit.ui.inputs import Number
+from vit.ui.lang import t
 from vit.ui.state import analysis_store, kept, picture_folder
 from vit.ui.tabs import whatif
 from vit.ui.tabs.parts import MODEL_WAITERS, PICTURE_MIN_WIDTH, outputs, private, show_tab
@@ -203,33 +204,32 @@ def download_lesson(key: str | None, layer: Number, head: Number, opacity: Numbe
 
 
 def build(c: dict) -> None:
-    with gr.Tab("Lesson", id=TAB, elem_id=f"tab-{TAB}") as c[f"tab-{TAB}"]:
+    with gr.Tab(t("tab-lesson"), id=TAB, elem_id=f"tab-{TAB}") as c[f"tab-{TAB}"]:
         c["lesson-step"] = gr.State(0)
         c["lesson-score"] = gr.State({})  # "key:question" -> right: the session's first answers, in the session only
         c["lesson-drawn"] = gr.State(0)  # the size the picture to click was drawn at, for the click
         with gr.Row(elem_id="lesson-nav"):
-            c["lesson-prev"] = gr.Button("← Previous", elem_id="lesson-prev", scale=0, min_width=NAV_WIDTH)
+            c["lesson-prev"] = gr.Button(t("lesson-prev"), elem_id="lesson-prev", scale=0, min_width=NAV_WIDTH)
             c["lesson-progress"] = gr.Markdown("", elem_id="lesson-progress")
-            c["lesson-next"] = gr.Button("Next →", elem_id="lesson-next", variant="primary", scale=0,
+            c["lesson-next"] = gr.Button(t("lesson-next"), elem_id="lesson-next", variant="primary", scale=0,
                                          min_width=NAV_WIDTH)
         with gr.Row(equal_height=False):
             with gr.Column(scale=1, min_width=PICTURE_MIN_WIDTH):
-                c["lesson-text"] = gr.Markdown("Analyse an image, then walk through 11.4.1 → 11.4.7 with its numbers. "
-                                               "Next/Previous, or the arrow keys (a presenter's clicker).",
+                c["lesson-text"] = gr.Markdown(t("lesson-start"),
                                                elem_id="lesson-text", elem_classes="caption")
                 with gr.Column(visible=False, elem_id="lesson-ask") as c["lesson-ask"]:
                     with gr.Row(equal_height=True):
-                        c["lesson-guess"] = gr.Number(label="Your guess", precision=0, elem_id="lesson-guess",
+                        c["lesson-guess"] = gr.Number(label=t("lesson-guess"), precision=0, elem_id="lesson-guess",
                                                       visible=False, min_width=120)
-                        c["lesson-check"] = gr.Button("Check my guess", variant="primary", elem_id="lesson-check",
+                        c["lesson-check"] = gr.Button(t("lesson-check"), variant="primary", elem_id="lesson-check",
                                                       visible=False, min_width=120)
-                        c["lesson-yes"] = gr.Button("Yes", elem_id="lesson-yes", visible=False, min_width=80)
-                        c["lesson-no"] = gr.Button("No", elem_id="lesson-no", visible=False, min_width=80)
+                        c["lesson-yes"] = gr.Button(t("yes"), elem_id="lesson-yes", visible=False, min_width=80)
+                        c["lesson-no"] = gr.Button(t("no"), elem_id="lesson-no", visible=False, min_width=80)
                     c["lesson-answer"] = gr.Markdown("", elem_id="lesson-answer")
                 c["lesson-tally"] = gr.Markdown("", elem_id="lesson-tally")
-                c["lesson-predict-on"] = gr.Checkbox(False, label="Predict first: a question before each reveal",
+                c["lesson-predict-on"] = gr.Checkbox(False, label=t("lesson-predict-on"),
                                                      elem_id="lesson-predict-on")
-                c["lesson-download"] = gr.Button(DOWNLOAD_LABEL, size="sm", elem_id="lesson-download")
+                c["lesson-download"] = gr.Button(t("lesson-download"), size="sm", elem_id="lesson-download")
             with gr.Column(scale=1, min_width=PICTURE_MIN_WIDTH, elem_classes="picture"):
                 c["lesson-picture"] = gr.Image(type="pil", format="png", interactive=False, show_label=False,
                                                buttons=[], elem_id="lesson-picture", elem_classes="picture-frame")

@@ -24,6 +24,7 @@ from vit.serve.queue import take_turn
 from vit.ui import gpu, inputs, meter
 from vit.ui.events import DEFAULTS, handler, named
 from vit.ui.inputs import Number
+from vit.ui.lang import t
 from vit.ui.pictures import caption
 from vit.ui.state import RUNS, SESSIONS, fair_queue, kept, session_of
 from vit.ui.tabs.parts import MODEL_WAITERS, PICTURE_MIN_WIDTH, outputs, picture, pinned, private, wire_pictures
@@ -277,7 +278,7 @@ def new_analysis(key: str | None):
 
 
 def build(c: dict) -> None:
-    with gr.Tab("What if?", id=TAB, elem_id=f"tab-{TAB}") as c[f"tab-{TAB}"]:
+    with gr.Tab(t("tab-whatif"), id=TAB, elem_id=f"tab-{TAB}") as c[f"tab-{TAB}"]:
         c["whatif-removed"] = gr.State([])  # patch indices taken away (small, checked against the analysis)
         c["whatif-ablated"] = gr.State([])  # [layer, head] pairs switched off, 1-based
         c["whatif-drawn"] = gr.State({})  # the sizes the two pictures were last drawn at, for their clicks
@@ -286,30 +287,29 @@ def build(c: dict) -> None:
             with gr.Column(min_width=PICTURE_MIN_WIDTH):
                 c["whatif-result"] = gr.HTML("", elem_id="whatif-result")
                 with gr.Row(equal_height=True):
-                    c["whatif-fraction"] = gr.Slider(5, 95, value=30, step=5, label="x (% of the patches)",
+                    c["whatif-fraction"] = gr.Slider(5, 95, value=30, step=5, label=t("whatif-fraction"),
                                                      elem_id="whatif-fraction", min_width=160)
-                    c["whatif-order"] = gr.Dropdown(list(ORDERS), value="rollout", label="Ranked by",
+                    c["whatif-order"] = gr.Dropdown(list(ORDERS), value="rollout", label=t("whatif-order"),
                                                     elem_id="whatif-order", min_width=200)
                 with gr.Row(equal_height=True):
-                    c["whatif-keep-top"] = gr.Button("Keep only the top x %", size="sm", elem_id="whatif-keep-top")
-                    c["whatif-remove-top"] = gr.Button("Remove the top x %", size="sm", elem_id="whatif-remove-top")
-                    c["whatif-remove-random"] = gr.Button("Remove a random x %", size="sm",
+                    c["whatif-keep-top"] = gr.Button(t("whatif-keep-top"), size="sm", elem_id="whatif-keep-top")
+                    c["whatif-remove-top"] = gr.Button(t("whatif-remove-top"), size="sm", elem_id="whatif-remove-top")
+                    c["whatif-remove-random"] = gr.Button(t("whatif-remove-random"), size="sm",
                                                           elem_id="whatif-remove-random")
-                    c["whatif-swap"] = gr.Button("Swap: remove the others instead", size="sm", elem_id="whatif-swap")
-                    c["whatif-all-back"] = gr.Button("Put every patch back", size="sm", elem_id="whatif-all-back")
-                c["whatif-grey"] = gr.Checkbox(False, label="Compare: grey the same patches instead (the deletion "
-                                                            "test's way, every token kept)", elem_id="whatif-grey")
+                    c["whatif-swap"] = gr.Button(t("whatif-swap"), size="sm", elem_id="whatif-swap")
+                    c["whatif-all-back"] = gr.Button(t("whatif-all-back"), size="sm", elem_id="whatif-all-back")
+                c["whatif-grey"] = gr.Checkbox(False, label=t("whatif-grey"), elem_id="whatif-grey")
             pinned(c, TAB)
         with gr.Row(equal_height=False):
             picture(c, "whatif-heads", own_height=True)
             with gr.Column(min_width=PICTURE_MIN_WIDTH):
-                c["whatif-ablation"] = gr.Dropdown([("zero its output", "zero"), ("its mean over the tokens", "mean")],
-                                                   value="zero", label="A head switched off: replace its output by",
+                c["whatif-ablation"] = gr.Dropdown([(t("zero-output"), "zero"), (t("mean-output"), "mean")],
+                                                   value="zero", label=t("whatif-ablation"),
                                                    elem_id="whatif-ablation")
                 with gr.Row(equal_height=True):
-                    c["whatif-importance"] = gr.Button("Head importance: each head off alone", variant="primary",
+                    c["whatif-importance"] = gr.Button(t("whatif-importance"), variant="primary",
                                                        elem_id="whatif-importance")
-                    c["whatif-heads-on"] = gr.Button("Every head back on", elem_id="whatif-heads-on")
+                    c["whatif-heads-on"] = gr.Button(t("whatif-heads-on"), elem_id="whatif-heads-on")
                 c["whatif-cost"] = gr.Markdown("", elem_id="whatif-cost")
 
 

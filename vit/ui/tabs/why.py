@@ -30,6 +30,7 @@ from vit.serve.queue import take_turn
 from vit.ui import gpu, inputs, meter
 from vit.ui.events import DEFAULTS, handler, named
 from vit.ui.inputs import Number
+from vit.ui.lang import t
 from vit.ui.pictures import caption
 from vit.ui.state import RUNS, SESSIONS, fair_queue, kept, session_of
 from vit.ui.tabs.parts import MODEL_WAITERS, PICTURE_MIN_WIDTH, outputs, picture, pinned, private, wire_pictures
@@ -255,28 +256,28 @@ def comparison_html(results: list, baseline: str) -> str:
 
 
 def build(c: dict) -> None:
-    with gr.Tab("Why this class?", id=TAB, elem_id=f"tab-{TAB}") as c[f"tab-{TAB}"]:
+    with gr.Tab(t("tab-why"), id=TAB, elem_id=f"tab-{TAB}") as c[f"tab-{TAB}"]:
         # The map takes the height of the screen; the controls and the test sit beside it, over the curves.
         with gr.Row(equal_height=False):
             picture(c, "why-map")
             with gr.Column(min_width=PICTURE_MIN_WIDTH):
                 with gr.Row(equal_height=True):
-                    c["why-target"] = gr.Dropdown([], label="Class to explain (or click a prediction)",
+                    c["why-target"] = gr.Dropdown([], label=t("why-target"),
                                                   elem_id="why-target", min_width=200, scale=2)
-                    c["why-method"] = gr.Dropdown(methods(), value="grad_rollout", label="Method",
+                    c["why-method"] = gr.Dropdown(methods(), value="grad_rollout", label=t("why-method"),
                                                   elem_id="why-method", min_width=200, scale=2)
-                    c["why-layer"] = gr.Dropdown([("default", DEFAULT_LAYER)], value=DEFAULT_LAYER,
-                                                 label="Grad-CAM reads block", elem_id="why-layer",
-                                                 info="whose norm1 output (Grad-CAM only)", min_width=140, scale=1)
+                    c["why-layer"] = gr.Dropdown([(t("default"), DEFAULT_LAYER)], value=DEFAULT_LAYER,
+                                                 label=t("why-layer"), elem_id="why-layer",
+                                                 info=t("why-layer-info"), min_width=140, scale=1)
                 with gr.Row(equal_height=True):
-                    c["why-baseline"] = gr.Dropdown([("grey (the mean)", "mean"), ("blurred", "blur")], value="mean",
-                                                    label="Test: replace patches with", elem_id="why-baseline",
+                    c["why-baseline"] = gr.Dropdown([(t("grey-mean"), "mean"), (t("blurred"), "blur")], value="mean",
+                                                    label=t("why-baseline"), elem_id="why-baseline",
                                                     min_width=160, scale=1)
-                    c["why-test"] = gr.Button("Test it: delete and insert patches in the map's order",
+                    c["why-test"] = gr.Button(t("why-test"),
                                               variant="primary", elem_id="why-test", scale=2)
                 picture(c, "why-curves")
             pinned(c, TAB)
-        c["why-compare"] = gr.Button("Compare all methods on this class", elem_id="why-compare")
+        c["why-compare"] = gr.Button(t("why-compare"), elem_id="why-compare")
         c["why-table"] = gr.HTML("", elem_id="why-table")
 
 

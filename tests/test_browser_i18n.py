@@ -1,0 +1,64 @@
+"""The page in both languages (issue 25 part 2), in Chromium: a zh-CN browser sees Chinese, ``?lang=en`` and
+the switch override it, and the choice persists in this browser.
+
+The helpers and fixtures are the browser tests' own (:mod:`test_browser`: the same server, offline, random
+weights; the same Chromium, found the same way).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+from test_browser import (  # noqa: F401 - url and browser are fixtures
+    CHROMIUM_ARGS,
+    ROOT,
+    TIMEOUT_MS,
+    WATCH_ERRORS,
+    browser,
+    upload,
+    url,
+    wait_for_picture,
+    wait_for_text,
+)
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:gradio.queueing")
+
+HAN = re.compile(r"[\u4e00-\u9fff]")
+
+
+def open_in(browser, address: str, locale: str):
+    context = browser.new_context(locale=locale, viewport={"width": 1280, "height": 720})
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    page.add_init_script(WATCH_ERRORS)
+    page.goto(address)
+    expect(page.locator("#analyze-btn")).to_be_visible()
+    return page
+
+
+def test_a_chinese_browser_sees_chinese_and_the_address_or_the_switch_change_it(browser, url):
+    page = open_in(browser, url, "zh-CN")
+    expect(page.locator("#analyze-btn")).to_have_text("分析")
+    expect(page.get_by_role("tab", name="课程")).to_be_visible()
+    expect(page.locator("#lang input[value='zh']")).to_be_checked()
+    page.locator("#lang label").filter(has_text="English").click()
+    expect(page.locator("#analyze-btn")).to_have_text("Analyze")
+    expect(page.get_by_role("tab", name="Lesson")).to_be_visible()
+    page.reload()  # the switch's choice is kept in this browser
+    expect(page.locator("#analyze-btn")).to_have_text("Analyze")
+    page.locator("#lang label").filter(has_text="中文").click()
+    expect(page.locator("#analyze-btn")).to_have_text("分析")
+    page.context.close()
+
+    page = open_in(browser, url + "?lang=en", "zh-CN")
+    expect(page.locator("#analyze-btn")).to_have_text("Analyze")
+    expect(page.get_by_role("tab", name="What if?")).to_be_visible()
+    assert "vit_lang=en" in page.evaluate("document.cookie")
+    page.context.close()
+
+    page = open_in(browser, url + "?lang=zh", "en-US")
+    expect(page.locator("#analyze-btn")).to_have_text("分析")
+    assert "vit_lang=zh" in page.evaluate("document.cookie")
+    page.context.close()

@@ -1,0 +1,80 @@
+"""The two languages (issue 25 part 2): every message in both, with the same fields; the language of a request."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from vit import i18n
+from vit.errors import InputError
+
+HAN = re.compile(r"[\u4e00-\u9fff]")
+
+
+@pytest.mark.parametrize("catalogue", ["PAGE", "MESSAGES"])
+def test_every_message_has_both_languages_and_the_same_fields(catalogue):
+    messages = getattr(i18n, catalogue)
+    assert messages
+    for key, words in messages.items():
+        assert set(words) == set(i18n.LANGUAGES), key
+        assert all(isinstance(w, str) and w.strip() for w in words.values()), key
+        assert i18n.fields_of(words["en"]) == i18n.fields_of(words["zh"]), key
+        assert "." not in key, f"{key}: gradio's translations read a dot as nesting"
+
+
+def test_the_chinese_is_chinese():
+    """Each Chinese message has Chinese in it, unless it is made only of terms, names and formulas."""
+    same = {k for k, w in {**i18n.PAGE, **i18n.MESSAGES}.items() if not HAN.search(w["zh"])}
+    assert same <= {"top-k", "top-k-label", "tab-attention", "tab-figure7", "head"}, same
+
+
+def test_every_picture_has_its_chinese_title_and_text():
+    from vit.views.pictures import PICTURES
+
+    assert set(i18n.page.PICTURES_ZH) == set(PICTURES)
+    for name, (title, what_is) in i18n.page.PICTURES_ZH.items():
+        assert HAN.search(title) and HAN.search(what_is), name
+
+
+def test_the_page_translations_have_every_key_in_both():
+    from vit.ui import lang
+
+    words = lang.translations()
+    assert set(words) == {"en", "zh"} and set(words["en"]) == set(words["zh"])
+    assert words["en"]["title-patch-grid"].startswith("Patch grid")
+    with pytest.raises(KeyError):
+        lang.t("no-such-message")
+
+
+@pytest.mark.parametrize(("tag", "lang"), [("zh", "zh"), ("zh-CN", "zh"), ("zh_Hans", "zh"), ("ZH-hans-cn", "zh"),
+                                           ("zh-CN,zh;q=0.9,en;q=0.8", "zh"), ("en-US", "en"), ("fr", "en"),
+                                           ("", "en"), (None, "en"), (7, "en")])
+def test_a_language_tag_reads_as_one_of_the_two(tag, lang):
+    assert i18n.language(tag) == lang
+
+
+def test_a_language_asked_for_by_name_is_checked():
+    assert i18n.checked("zh-CN") == "zh" and i18n.checked("EN") == "en"
+    with pytest.raises(InputError, match="lang must be one of 'en', 'zh', got 'xx'"):
+        i18n.checked("xx")
+
+
+def test_text_fills_in_the_fields():
+    assert i18n.text("patch-size-info", "zh-CN", P=16) == "checkpoint 自己的：16"
+    assert i18n.text("patch-size-info", P=16) == "checkpoint's own: 16"
+
+
+class FakeRequest:
+    def __init__(self, cookies=None, headers=None):
+        self.cookies, self.headers = cookies or {}, headers or {}
+
+
+def test_a_request_says_its_language_by_cookie_then_accept_language():
+    from vit.ui import lang
+
+    assert lang.of(None) == "en"  # the API's clients
+    assert lang.of(FakeRequest()) == "en"
+    assert lang.of(FakeRequest(headers={"accept-language": "zh-CN,zh;q=0.9"})) == "zh"
+    assert lang.of(FakeRequest({"vit_lang": "en"}, {"accept-language": "zh-CN"})) == "en"  # the switch wins
+    assert lang.of(FakeRequest({"vit_lang": "zh"})) == "zh"
