@@ -25,8 +25,10 @@ def test_every_message_has_both_languages_and_the_same_fields(catalogue):
 
 def test_the_chinese_is_chinese():
     """Each Chinese message has Chinese in it, unless it is made only of terms, names and formulas."""
-    same = {k for k, w in {**i18n.PAGE, **i18n.MESSAGES}.items() if not HAN.search(w["zh"])}
-    assert same <= {"top-k", "top-k-label", "tab-attention", "tab-figure7", "head"}, same
+    same = {k for k, w in {**i18n.PAGE, **i18n.MESSAGES}.items() if not HAN.search(w["zh"])
+            and not k.endswith("-section")}  # section numbers
+    assert same <= {"top-k", "top-k-label", "tab-attention", "tab-figure7", "head",
+                    "step-block-code-chapter"}, same  # terms, names, and the chapter's code
 
 
 def test_every_picture_has_its_chinese_title_and_text():
@@ -78,3 +80,47 @@ def test_a_request_says_its_language_by_cookie_then_accept_language():
     assert lang.of(FakeRequest(headers={"accept-language": "zh-CN,zh;q=0.9"})) == "zh"
     assert lang.of(FakeRequest({"vit_lang": "en"}, {"accept-language": "zh-CN"})) == "en"  # the switch wins
     assert lang.of(FakeRequest({"vit_lang": "zh"})) == "zh"
+
+
+# --------------------------------------------------------------------------- the lesson in Chinese
+
+
+@pytest.fixture(scope="module")
+def shapes_analysis():
+    import vit
+    from vit.images import load_image
+
+    from conftest import ROOT
+
+    return vit.analyze(vit.load_model("vit_tiny_shapes"), load_image(ROOT / "assets" / "shapes-star.png"))
+
+
+def test_the_lesson_in_chinese_quotes_the_chinese_chapter_with_this_image_s_numbers(shapes_analysis):
+    from vit.lesson import LESSON, lesson_text
+
+    a = shapes_analysis
+    texts = [lesson_text(step, a, "zh") for step in LESSON]
+    assert all(HAN.search(t) for t in texts)
+    first = texts[0]
+    assert "ViT Encoder 的输入是上一节得到的 token 序列" in first  # the zh edition's own sentence
+    assert f"N = {a.num_patches} 个 patch token + 1 个 class token = {a.num_tokens} 个 token" in first
+    assert f"(1, {a.num_tokens}, " in first  # the shape notation as it is
+    assert "**4.4 " not in texts[3] and texts[3].startswith("**11.4.4 ")  # the zh edition's numbering
+    assert lesson_text(LESSON[0], a, "en") == lesson_text(LESSON[0], a)  # English by default
+
+
+def test_the_lesson_pdf_in_chinese_has_searchable_chinese_text(shapes_analysis, tmp_path):
+    from test_lesson_export import pdf_pages
+
+    from vit import fonts, lesson_export
+
+    if len(fonts.families()) < 2:
+        pytest.skip("no CJK font installed (Debian: apt-get install fonts-noto-cjk)")
+    path = lesson_export.write_pdf(shapes_analysis, tmp_path / "lesson-zh.pdf", lang="zh")
+    pages = pdf_pages(path)
+    assert len(pages) == 10
+    text = pages[0]["text"]
+    assert "第 11.4 节" in text and "输入" in text and "class token" in text, text[:400]
+    squeezed = re.sub(r"\s+", "", " ".join(p["text"] for p in pages))
+    assert "ViTEncoder的输入是上一节得到的token序列" in squeezed  # one sentence, wrapped, read back whole
+    assert "\ufffd" not in text
