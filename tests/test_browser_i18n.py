@@ -62,3 +62,25 @@ def test_a_chinese_browser_sees_chinese_and_the_address_or_the_switch_change_it(
     expect(page.locator("#analyze-btn")).to_have_text("分析")
     assert "vit_lang=zh" in page.evaluate("document.cookie")
     page.context.close()
+
+
+def test_the_lesson_and_its_questions_in_chinese(browser, url):
+    """A zh-CN browser: the lesson's steps quote the Chinese edition with this image's numbers; a question asks
+    and answers in Chinese."""
+    page = open_in(browser, url, "zh-CN")
+    upload(page, ROOT / "assets" / "shapes-star.png")
+    expect(page.locator("#offer-trained")).to_be_visible(timeout=TIMEOUT_MS)
+    page.locator("#offer-trained").click()
+    wait_for_text(page, "#stage-table", "(1, 65, 96)")
+    page.get_by_role("tab", name="课程").click()
+    wait_for_text(page, "#lesson-progress", "第 1 步，共 10 步")
+    wait_for_text(page, "#lesson-text", "ViT Encoder 的输入是上一节得到的 token 序列")
+    wait_for_text(page, "#lesson-text", "N = 64 个 patch token + 1 个 class token = 65 个 token")
+    page.locator("#lesson-predict-on input[type=checkbox]").check()
+    wait_for_text(page, "#lesson-progress", "第 1 步，共 15 步")
+    wait_for_text(page, "#lesson-text", "在 P = 8 时，encoder 看到多少个 token？")
+    page.locator("#lesson-guess input[type=number]").fill("65")
+    page.locator("#lesson-check").click()
+    wait_for_text(page, "#lesson-answer", "你的猜测：65 · 答案：65 · ✓ 答对了")
+    wait_for_text(page, "#lesson-tally", "目前答对")
+    page.context.close()

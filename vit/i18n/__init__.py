@@ -19,12 +19,12 @@ from __future__ import annotations
 import string
 
 from vit.errors import InputError
-from vit.i18n import lesson, page, server
+from vit.i18n import lesson, page, predict, server
 
 LANGUAGES = ("en", "zh")
 DEFAULT = "en"  # the API, the CLI and a browser in any other language
 PAGE: dict[str, dict[str, str]] = page.PAGE
-MESSAGES: dict[str, dict[str, str]] = {**server.MESSAGES, **lesson.MESSAGES}
+MESSAGES: dict[str, dict[str, str]] = {**server.MESSAGES, **lesson.MESSAGES, **predict.MESSAGES}
 
 
 def language(value: object) -> str:

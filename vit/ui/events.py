@@ -24,12 +24,13 @@ import gradio as gr
 from PIL import Image
 
 from vit import cost as costs
-from vit import validate, views
+from vit import i18n, validate, views
 from vit.config import patch_size_range
 from vit.errors import InputError
 from vit.model.families import is_trained_here
 from vit.ui import inputs, meter, models, pictures, runs
 from vit.ui.inputs import Number, Query, layer_head
+from vit.ui.lang import of as language_of
 from vit.ui.lang import t
 from vit.ui.runs import PROGRESS_DRAWING
 from vit.ui.state import (
@@ -54,7 +55,7 @@ log = logging.getLogger("vit.app")
 DEFAULTS = Display()  # the display before anyone changes it (vit.views.pictures: defined there once)
 NO_CLASSIFIER = "No classifier: this model is a backbone (no class scores)"  # what the top-k box says then
 AUTO_DOWNLOAD_MB = 400  # larger checkpoints (ViT-L, ViT-H) download only when Analyze is pressed
-SERVER_ERROR = "Something went wrong on the server (it has been logged). Try again, or another image or setting."
+SERVER_ERROR = i18n.text("server-error")  # the toast's words in English (in the page's language: handler)
 
 # /analyze's outputs, in the order API clients receive them.
 ANALYZE_OUTPUTS = ("banner", "patch-grid", "patch-grid-caption", "stage-table", "rollout-view",
@@ -115,12 +116,22 @@ def handler(fn: Callable) -> Callable:
             raise
         except InputError as exc:
             log.info("%s refused: %s", fn.__name__, exc)  # in full, paths included: for the server's log only
-            raise gr.Error(getattr(exc, "public", str(exc)), title="Please check", print_exception=False) from None
+            lang = _language(args, kwargs)
+            raise gr.Error(getattr(exc, "public", str(exc)), title=i18n.text("check-title", lang),
+                           print_exception=False) from None
         except Exception:
             log.exception("%s failed", fn.__name__)
-            raise gr.Error(SERVER_ERROR, title="Server error", print_exception=False) from None
+            lang = _language(args, kwargs)
+            raise gr.Error(i18n.text("server-error", lang), title=i18n.text("server-error-title", lang),
+                           print_exception=False) from None
 
     return wrapper
+
+
+def _language(args, kwargs) -> str:
+    """The language of the page a handler answers: from its ``gr.Request``, wherever gradio passed it."""
+    request = next((x for x in (*args, *kwargs.values()) if isinstance(x, gr.Request)), None)
+    return language_of(request)
 
 
 def _as_files(result):
