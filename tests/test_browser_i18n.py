@@ -10,18 +10,11 @@ from __future__ import annotations
 import re
 
 import pytest
+import test_browser
 from playwright.sync_api import expect
-from test_browser import (  # noqa: F401 - url and browser are fixtures
-    CHROMIUM_ARGS,
-    ROOT,
-    TIMEOUT_MS,
-    WATCH_ERRORS,
-    browser,
-    upload,
-    url,
-    wait_for_picture,
-    wait_for_text,
-)
+from test_browser import ROOT, TIMEOUT_MS, WATCH_ERRORS, upload, wait_for_text
+
+url, browser = test_browser.url, test_browser.browser  # the browser tests' fixtures: this module's own instances
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:gradio.queueing")
 
@@ -43,8 +36,12 @@ def test_a_chinese_browser_sees_chinese_and_the_address_or_the_switch_change_it(
     expect(page.locator("#analyze-btn")).to_have_text("分析")
     expect(page.get_by_role("tab", name="课程")).to_be_visible()
     expect(page.locator("#lang input[value='zh']")).to_be_checked()
+    wait_for_text(page, "#banner", "还没有分析图像")  # the server's text too, in the page's language
+    wait_for_text(page, "#cost-meter", "个 token")
     page.locator("#lang label").filter(has_text="English").click()
     expect(page.locator("#analyze-btn")).to_have_text("Analyze")
+    wait_for_text(page, "#banner", "No image analysed yet")
+    wait_for_text(page, "#cost-meter", "tokens")
     expect(page.get_by_role("tab", name="Lesson")).to_be_visible()
     page.reload()  # the switch's choice is kept in this browser
     expect(page.locator("#analyze-btn")).to_have_text("Analyze")
@@ -60,6 +57,7 @@ def test_a_chinese_browser_sees_chinese_and_the_address_or_the_switch_change_it(
 
     page = open_in(browser, url + "?lang=zh", "en-US")
     expect(page.locator("#analyze-btn")).to_have_text("分析")
+    wait_for_text(page, "#banner", "还没有分析图像")
     assert "vit_lang=zh" in page.evaluate("document.cookie")
     page.context.close()
 

@@ -27,8 +27,9 @@ def test_the_chinese_is_chinese():
     """Each Chinese message has Chinese in it, unless it is made only of terms, names and formulas."""
     same = {k for k, w in {**i18n.PAGE, **i18n.MESSAGES}.items() if not HAN.search(w["zh"])
             and not k.endswith("-section")}  # section numbers
-    assert same <= {"top-k", "top-k-label", "tab-attention", "tab-figure7", "head",
-                    "step-block-code-chapter"}, same  # terms, names, and the chapter's code
+    terms = {"top-k", "top-k-label", "tab-attention", "tab-figure7", "head", "stage-class-token", "stage-logits",
+             "stage-patch-tokens", "hw-gpu", "downloading-of", "step-block-code-chapter"}  # terms, names, the code
+    assert same <= terms, same
 
 
 def test_every_picture_has_its_chinese_title_and_text():
@@ -68,8 +69,8 @@ def test_text_fills_in_the_fields():
 
 
 class FakeRequest:
-    def __init__(self, cookies=None, headers=None):
-        self.cookies, self.headers = cookies or {}, headers or {}
+    def __init__(self, cookies=None, headers=None, query=None):
+        self.cookies, self.headers, self.query_params = cookies or {}, headers or {}, query or {}
 
 
 def test_a_request_says_its_language_by_cookie_then_accept_language():
@@ -80,6 +81,7 @@ def test_a_request_says_its_language_by_cookie_then_accept_language():
     assert lang.of(FakeRequest(headers={"accept-language": "zh-CN,zh;q=0.9"})) == "zh"
     assert lang.of(FakeRequest({"vit_lang": "en"}, {"accept-language": "zh-CN"})) == "en"  # the switch wins
     assert lang.of(FakeRequest({"vit_lang": "zh"})) == "zh"
+    assert lang.of(FakeRequest(headers={"accept-language": "en"}, query={"lang": "zh"})) == "zh"  # ?lang=zh
 
 
 # --------------------------------------------------------------------------- the lesson in Chinese
@@ -87,10 +89,10 @@ def test_a_request_says_its_language_by_cookie_then_accept_language():
 
 @pytest.fixture(scope="module")
 def shapes_analysis():
+    from conftest import ROOT
+
     import vit
     from vit.images import load_image
-
-    from conftest import ROOT
 
     return vit.analyze(vit.load_model("vit_tiny_shapes"), load_image(ROOT / "assets" / "shapes-star.png"))
 

@@ -17,9 +17,10 @@ import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from vit import fonts, validate, views
+from vit import fonts, i18n, validate, views
 from vit.lesson import LESSON, LessonStep, language, lesson_text
 from vit.views import pictures
+from vit.views.patches import stage_headers, stage_note
 from vit.views.pictures import Display
 
 FORMATS = ("pdf", "png")
@@ -106,7 +107,8 @@ def pages(a, display: Display | None = None, lang: str = "en") -> list[Page]:
     warning = a.status if a.status.startswith("UNTRAINED") else ""
     out = []
     for n, step in enumerate(LESSON, 1):
-        table = (views.STAGE_HEADERS, views.stage_rows(a), views.plain(views.STAGE_NOTE) + " B = 1 image.")
+        table = (stage_headers(lang), views.stage_rows(a, lang),
+                 f"{views.plain(stage_note(lang))} {i18n.text('stage-one-image', lang)}")
         is_table = step.view == "stage-table"
         view = None if is_table else pictures.draw(a, step.view, display)
         out.append(Page(n, len(LESSON), lang, step, paragraphs(lesson_text(step, a, lang)), view,

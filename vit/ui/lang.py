@@ -3,8 +3,8 @@
 The browser picks the components' language (gradio reads ``navigator.language``); the page's switch and
 ``?lang=zh`` / ``?lang=en`` override it (``vit/ui/page.js``), which also keeps the choice in the
 ``vit_lang`` cookie. Every request carries that cookie, so a handler learns the language the page shows
-from its ``gr.Request`` (:func:`of`); without the cookie, the browser's Accept-Language; without either
-(the API's clients), English.
+from its ``gr.Request`` (:func:`of`); without the cookie (a first visit, before the page's script ran), the
+page's ``?lang=``, then the browser's Accept-Language; without any (the API's clients), English.
 """
 
 from __future__ import annotations
@@ -38,11 +38,12 @@ def t(key: str) -> gr.I18nData:
 
 
 def of(request: gr.Request | None) -> str:
-    """The language the page that sent ``request`` shows: its cookie, else Accept-Language, else English."""
+    """The language the page that sent ``request`` shows: its cookie, else its address's ``?lang=``, else
+    Accept-Language, else English."""
     if request is None:
         return i18n.DEFAULT
     try:
-        chosen = request.cookies.get(COOKIE)
+        chosen = request.cookies.get(COOKIE) or request.query_params.get("lang")
         return i18n.language(chosen or request.headers.get("accept-language"))
     except AttributeError:  # a request without cookies or headers (gradio's own calls)
         return i18n.DEFAULT

@@ -51,6 +51,7 @@ def build_demo() -> gr.Blocks:
     models.register()  # the curated Hub models, from their names (the operator's: app.main, before this)
     c: dict = {}
     with gr.Blocks(title="ViT Anatomy", analytics_enabled=False, delete_cache=DELETE_CACHE_S) as demo:
+        c["demo"] = demo  # its load event (vit.ui.tabs.controls: the page's language)
         # What a browser tab holds between events: small keys, never pictures or tensors.
         c["analysis-key"] = gr.State(None, time_to_live=STATE_TTL_S,  # of the tab's vit.Analysis in the store
                                      delete_callback=key_expired)

@@ -4,18 +4,38 @@ stage table and the top-k classes (chapter 11.4.1's N = HW/P² tokens plus the c
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
+from vit import i18n
 from vit.model.families import class_names
 from vit.views import base, draw
 from vit.views.base import DISPLAY_SIZE, View, display_size, fit_note, query_cell, token_index
 
-STAGE_HEADERS = ["stage", "module", "notation", "shape", "params"]
-STAGE_NOTE = (
-    "Layers count from 1, modules from 0: layer 1 is `encoder.layers.0`. Each parameter is counted once, in the "
-    "first row whose module holds it: a layer's output row adds only what its attention and MLP rows did not "
-    "count (its two LayerNorms), and \"(counted above)\" marks a module already counted; the column sums to the total."
-)
+STAGE_HEADERS = i18n.text("stage-headers").split("|")  # ["stage", "module", "notation", "shape", "params"]
+STAGE_NOTE = i18n.text("stage-note")
+_STAGE_KEYS = {"image": "stage-image", "patch conv": "stage-patch-conv", "patch tokens": "stage-patch-tokens",
+               "with class token": "stage-with-class-token", "with position": "stage-with-position",
+               "final norm": "stage-final-norm", "class token": "stage-class-token", "logits": "stage-logits"}
+_LAYER_STAGES = {"attention weights": "stage-attention", "MLP hidden": "stage-mlp", "output": "stage-output"}
+
+
+def stage_headers(lang: str = "en") -> list[str]:
+    """The stage table's column names in ``lang``."""
+    return i18n.text("stage-headers", lang).split("|")
+
+
+def stage_note(lang: str = "en") -> str:
+    return i18n.text("stage-note", lang)
+
+
+def stage_name(name: str, lang: str = "en") -> str:
+    """A stage's name (the tracer's, in English) in ``lang``: "layer 3 output" -> "第 3 层输出"."""
+    if name in _STAGE_KEYS:
+        return i18n.text(_STAGE_KEYS[name], lang)
+    m = re.fullmatch(r"layer (\d+) (attention weights|MLP hidden|output)", name)
+    return i18n.text(_LAYER_STAGES[m.group(2)], lang, n=m.group(1)) if m else name
 
 
 def prefix_phrase(a) -> str:
@@ -69,7 +89,7 @@ def query_view(a, query: tuple[float, float], layer: int, head: int, opacity: fl
 # --------------------------------------------------------------------------- tables
 
 
-def stage_rows(a) -> list[list[str]]:
+def stage_rows(a, lang: str = "en") -> list[list[str]]:
     """The stage table under :data:`STAGE_HEADERS`, with a total; middle layers fold into one row when L > 3.
 
     Parameters follow :func:`vit.analysis.trace.counted_params`, so the column sums to the
@@ -82,13 +102,13 @@ def stage_rows(a) -> list[list[str]]:
     middle = layers[1:-1] if len(layers) > 3 else []
 
     def params(own: int, new: int) -> str:
-        return f"{new:,}" if new else "(counted above)" if own else "–"
+        return f"{new:,}" if new else i18n.text("counted-above", lang) if own else "–"
 
     p = a.num_prefix_tokens
-    words = f"with prefix tokens ({', '.join(a.prefix_token_names)})"
+    words = i18n.text("stage-with-prefix", lang, names=", ".join(a.prefix_token_names))
 
     def named(stage) -> tuple[str, str]:  # the chapter's N+1 where this model has N+p tokens
-        name = words if stage.name == "with class token" and p > 1 else stage.name
+        name = words if stage.name == "with class token" and p > 1 else stage_name(stage.name, lang)
         return name, stage.notation.replace("N+1", f"N+{p}") if p > 1 else stage.notation
 
     rows = []
@@ -98,10 +118,10 @@ def stage_rows(a) -> list[list[str]]:
             rows.append([name, s.module, notation, str(tuple(s.shape)), params(s.params, new)])
         elif s.layer == middle[0] and s.name.endswith("output"):  # one row for the folded blocks
             total = sum(n for t, n in zip(a.stages, counted) if t.layer in middle)
-            rows.append([f"layers {middle[0]}–{middle[-1]} (same shapes, ×{len(middle)})",
+            rows.append([i18n.text("stage-folded", lang, first=middle[0], last=middle[-1], count=len(middle)),
                          f"encoder.layers.{middle[0] - 1}–{middle[-1] - 1}", notation, str(tuple(s.shape)),
                          f"{total:,}"])
-    rows.append(["total", "", "", "", f"{a.params:,}"])
+    rows.append([i18n.text("stage-total", lang), "", "", "", f"{a.params:,}"])
     return rows
 
 

@@ -171,8 +171,14 @@ def _wire_redraws(c: dict) -> None:
     # Projector mode is the page's: its script enlarges the pictures and measures the frames again (the
     # screen box then changes, and the pictures are drawn for it).
     c["projector"].change(None, c["projector"], None, js="(on) => window.vitAnatomy && window.vitAnatomy.projector(on)")
-    # The language switch is the page's too: its script shows the other language and keeps the choice.
-    c["lang"].input(None, c["lang"], None, js="(lang) => window.vitAnatomy && window.vitAnatomy.language(lang, true)")
+    # The language switch is the page's too: its script shows the other language and keeps the choice; then the
+    # server writes its own text again in it (the page's load does the same for the language it opens in).
+    language = dict(fn=events.named(events.page_language, events.LANGUAGE_OUTPUTS),
+                    inputs=outputs(c, ["analysis-key", "model", "patch-size", "depth", "top-k"]),
+                    outputs=outputs(c, events.LANGUAGE_OUTPUTS), preprocess=False, queue=False, show_progress="hidden")
+    c["lang"].input(None, c["lang"], None, js="(lang) => window.vitAnatomy && window.vitAnatomy.language(lang, true)",
+                    **private("language_js")).then(**language, **private("language"))
+    c["demo"].load(**language, **private("language_on_load"))
     c["top-k"].change(events.page_predictions, outputs(c, ["analysis-key", "top-k"]), c["predictions"],
                       preprocess=False, trigger_mode="always_last", show_progress="hidden", **private("page_top_k"))
     # Arrow keys set the query with queue=False (fast), then redraw: such outputs do not fire .change.
