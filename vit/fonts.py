@@ -50,3 +50,28 @@ def families() -> tuple[str, ...]:
 def family_list() -> list[str]:
     """:func:`families` as matplotlib's ``font.family`` takes it."""
     return list(families())
+
+
+@functools.cache
+def cjk_file(bold: bool = False) -> tuple[str, int] | None:
+    """(path, face index) of a Simplified Chinese font for PIL, which has no glyph fallback: the pictures of a
+    Chinese page are drawn in it throughout (its Latin letters too); None where there is none."""
+    from PIL import ImageFont  # noqa: PLC0415
+
+    names = ("NotoSansCJK-Bold.ttc", "NotoSansCJKsc-Bold.otf") if bold else ()
+    names += ("NotoSansCJK-Regular.ttc", "NotoSansCJKsc-Regular.otf", "wqy-zenhei.ttc", "DroidSansFallbackFull.ttf")
+    for folder in FONT_DIRS:
+        root = Path(folder).expanduser()
+        if not root.is_dir():
+            continue
+        for name in names:
+            for path in root.rglob(name):
+                for index in range(10):  # a collection's faces: JP, KR, SC, TC, HK ... the SC one
+                    try:
+                        family = ImageFont.truetype(str(path), 12, index=index).getname()[0]
+                    except OSError:
+                        break
+                    if family.endswith(" SC") or not path.suffix == ".ttc" or "Zen Hei" in family:
+                        return str(path), index
+    log.info("no CJK font for the pictures (Debian: apt-get install fonts-noto-cjk): Chinese shows as boxes")
+    return None

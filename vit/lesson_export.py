@@ -101,7 +101,7 @@ def pages(a, display: Display | None = None, lang: str = "en") -> list[Page]:
     lang = language(lang)
     slot = _picture_slot()
     frame = (int(slot[2] * PICTURE_DPI), int(slot[3] * PICTURE_DPI))
-    display = replace(display or Display(), projector=True, frame=frame)  # projector: larger text in the picture
+    display = replace(display or Display(), projector=True, frame=frame, lang=lang)  # projector: larger text
     footer = (f"ViT Anatomy · {a.display_name} ({a.weights}) · {a.input_size[0]}×{a.input_size[1]} px, "
               f"P = {a.patch_size}, N = {a.num_patches}, L = {a.depth}")
     warning = a.status if a.status.startswith("UNTRAINED") else ""

@@ -408,7 +408,7 @@ def page_redraw(key: str | None, query: Query, layer: Number, head: Number, opac
     head = inputs.clamp(head, 1, a.num_heads, 1)
     projector, frame_of = inputs.measured(screen)
     display = Display(inputs.query_fraction(query), layer, head, inputs.opacity(opacity, DEFAULTS.opacity),
-                      inputs.colormap_name(colormap), projector, frame_of(tab_on_screen))
+                      inputs.colormap_name(colormap), projector, frame_of(tab_on_screen), language_of(request))
     cell = views.query_cell(display.query, a.grid)
     out, drawn = {}, {}
     own = {n: replace(display, frame=frame_of(tab_on_screen, n))  # a picture's own frame where it has one
@@ -569,16 +569,17 @@ def use_trained_model() -> str:
 
 @handler
 def download(key: str | None, which: str, query: Query, layer: Number, head: Number, opacity: Number, colormap: str,
-             head_fusion: str, discard_ratio: Number) -> str:
+             head_fusion: str, discard_ratio: Number, request: gr.Request = None) -> str:
     """One picture with its title, caption and legend, as one PNG file to save (the page's controls, clamped)."""
     a = runs.with_options(key, head_fusion, inputs.discard_ratio(discard_ratio))
     layer, head = inputs.clamp(layer, 1, a.depth, a.depth), inputs.clamp(head, 1, a.num_heads, 1)
     display = Display(inputs.query_fraction(query), layer, head, inputs.opacity(opacity, DEFAULTS.opacity),
-                      inputs.colormap_name(colormap))
+                      inputs.colormap_name(colormap), lang=language_of(request))
     view = registry.draw(a, which, display, weights=pictures.model_weights(a))
     unique = picture_folder().new_path(".png")
     path = unique.with_name(f"{which}-{a.model}-P{a.patch_size}-L{layer}-{unique.stem[-6:]}.png")
-    views.captioned(view).save(path, format="PNG", compress_level=1)
+    with views.drawing_language(display.lang):
+        views.captioned(view).save(path, format="PNG", compress_level=1)
     return str(path)
 
 

@@ -38,16 +38,15 @@ def stage_name(name: str, lang: str = "en") -> str:
     return i18n.text(_LAYER_STAGES[m.group(2)], lang, n=m.group(1)) if m else name
 
 
-def prefix_phrase(a) -> str:
+def prefix_phrase(a, lang: str = "en") -> str:
     """"plus the class token: N+1 = 197", or the prefix tokens of DeiT's and the registers' models by name."""
     names = a.prefix_token_names
     if len(names) == 1:
-        return f"plus the class token: N+1 = {a.num_tokens}"
-    return (f"after {len(names)} prefix tokens ({', '.join(names)}: tokens 0–{len(names) - 1}): "
-            f"N+{len(names)} = {a.num_tokens}")
+        return i18n.text("prefix-class", lang, T=a.num_tokens)
+    return i18n.text("prefix-tokens", lang, n=len(names), names=", ".join(names), last=len(names) - 1, T=a.num_tokens)
 
 
-def grid_view(a, query: tuple[float, float], size: int = DISPLAY_SIZE) -> View:
+def grid_view(a, query: tuple[float, float], size: int = DISPLAY_SIZE, lang: str = "en") -> View:
     """The patch grid, numbered in token order, with the query patch outlined."""
     rows, cols = a.grid
     cell = query_cell(query, a.grid)
@@ -55,35 +54,29 @@ def grid_view(a, query: tuple[float, float], size: int = DISPLAY_SIZE) -> View:
     p = a.num_prefix_tokens
     layout = draw.grid_layout(a.grid, display_size(a, size), p)
     if layout.in_cells:
-        numbers = f"Numbers are token indices, row by row (row-major): patch (r, c) is token {p} + r·{cols} + c."
+        numbers = i18n.text("grid-numbers", lang, p=p, cols=cols)
     else:
-        numbers = (f"Left margin: the token of each row's first patch ({base.every_kth(layout.row_step, 'row')}); "
-                   f"top: the column c ({base.every_kth(layout.col_step, 'column')}), so patch (r, c) is token "
-                   f"(left number) + c = {p} + r·{cols} + c. The arrows show the reading order: row by row, "
-                   f"left to right.")
-    caption = (
-        f"**What the model sees:** {h}×{w} pixels cut into a **{rows}×{cols} grid** of "
-        f"{a.patch_size}×{a.patch_size} patches → **N = {a.num_patches} patch tokens**, {prefix_phrase(a)}. "
-        f"{numbers} Outlined: patch (row {cell[0]}, col {cell[1]}) = token "
-        f"{token_index(cell, a.grid, p)}. **Click a patch** to ask what it attends to."
-    )
+        numbers = i18n.text("grid-margins", lang, rows=base.every_kth(layout.row_step, "row", lang),
+                            columns=base.every_kth(layout.col_step, "column", lang), p=p, cols=cols)
+    caption = i18n.text("grid-caption", lang, h=h, w=w, rows=rows, cols=cols, P=a.patch_size, N=a.num_patches,
+                        prefix=prefix_phrase(a, lang), numbers=numbers, r=cell[0], c=cell[1],
+                        token=token_index(cell, a.grid, p))
     image = draw.patch_grid(a.image, a.grid, size, mark=cell, prefix=p)
-    return View(image, caption, title=f"Patch grid, {rows}x{cols} patches of {a.patch_size} px", note=fit_note(a))
+    return View(image, caption, title=i18n.text("grid-title", lang, rows=rows, cols=cols, P=a.patch_size),
+                note=fit_note(a, lang))
 
 
 def query_view(a, query: tuple[float, float], layer: int, head: int, opacity: float, cmap: str,
-               size: int = DISPLAY_SIZE) -> View:
+               size: int = DISPLAY_SIZE, lang: str = "en") -> View:
     """Where one patch looks: its row of softmax(QKᵀ/√d) at one layer and head, over the patches."""
     cell = query_cell(query, a.grid)
     token = token_index(cell, a.grid, a.num_prefix_tokens)
     heat = a.attention_map(layer, head, token).numpy()  # (rows, cols), head 1-based
-    image, scale, legend = base.heat_view(a, heat, opacity, cmap, size, mark=cell)
-    caption = (
-        f"**Patch (row {cell[0]}, col {cell[1]}) = token {token} as the query:** row {token} of softmax(QKᵀ/√d) "
-        f"at layer {layer}, head {head} — where this patch looks (outlined){base.class_token_share(heat)}."
-    )
-    title = f"Token {token} as query, layer {layer}, head {head}"
-    return View(image, caption, legend, title, scale, fit_note(a))
+    image, scale, legend = base.heat_view(a, heat, opacity, cmap, size, mark=cell, lang=lang)
+    caption = i18n.text("query-caption", lang, r=cell[0], c=cell[1], token=token, layer=layer, head=head,
+                        share=base.class_token_share(heat, lang))
+    title = i18n.text("query-title", lang, token=token, layer=layer, head=head)
+    return View(image, caption, legend, title, scale, fit_note(a, lang))
 
 
 # --------------------------------------------------------------------------- tables

@@ -39,6 +39,7 @@ class Display:
     # (width, height) px of the frame the page shows each picture of the tab in, measured by the page's
     # script (vit/ui/page.js); None (the CLI, the API): the fixed sizes of sizes().
     frame: tuple[int, int] | None = None
+    lang: str = "en"  # the language of its captions and of the words drawn in it (vit.i18n): "en" or "zh"
 
     def sizes(self) -> tuple[int, int]:
         """(main picture, small-multiples tile) in pixels, as drawn when no frame is given."""
@@ -95,7 +96,7 @@ PICTURES: dict[str, Picture] = {p.name: p for p in (
         "patch is mapped to a D-dimensional token by one shared linear map (a convolution with kernel = stride = P). "
         "The N = HW/P² patch tokens are read row by row, left to right, after a learned class token (token 0): "
         "N+1 tokens in all. A smaller P gives more, finer tokens, and attention's cost grows with (N+1)².",
-        lambda a, d, size, tile, w: views.grid_view(a, d.query, size),
+        lambda a, d, size, tile, w: views.grid_view(a, d.query, size, d.lang),
         depends_on=("query",), fit="grid", clickable=True, in_api=True, out_file="patch_grid.png"),
     Picture(
         "query-view", "patches", "What the clicked patch attends to",
@@ -103,7 +104,8 @@ PICTURES: dict[str, Picture] = {p.name: p for p in (
         "softmax turns the scores into weights that sum to 1. Bright patches are those whose values this patch "
         "mixes in most, at this layer and head. It shows where one patch looks at one depth, not what the model "
         "finally relies on.",
-        lambda a, d, size, tile, w: views.query_view(a, d.query, d.layer_of(a), d.head, d.opacity, d.cmap, size),
+        lambda a, d, size, tile, w: views.query_view(a, d.query, d.layer_of(a), d.head, d.opacity, d.cmap, size,
+                                                     d.lang),
         depends_on=("query", "layer", "head", "opacity", "cmap"), clickable=True, in_api=True,
         out_file="query.png"),
     Picture(
@@ -113,7 +115,7 @@ PICTURES: dict[str, Picture] = {p.name: p for p in (
         "draws from every other; multiplying these from layer 1 up estimates how much of each patch reaches the "
         "class token, which makes the prediction. It is an estimate of information flow, not a proof of what "
         "mattered.",
-        lambda a, d, size, tile, w: views.rollout_view(a, d.layer_of(a), d.opacity, d.cmap, size),
+        lambda a, d, size, tile, w: views.rollout_view(a, d.layer_of(a), d.opacity, d.cmap, size, d.lang),
         depends_on=("layer", "opacity", "cmap"), on_fusion=True, on_discard=True, clickable=True, in_api=True,
         out_file="rollout.png"),
     Picture(
@@ -122,14 +124,14 @@ PICTURES: dict[str, Picture] = {p.name: p for p in (
         "projections. One tile per head shows where the class token looks in that head: heads are free to "
         "specialise, on the object, the background or neighbouring patches. Each tile is coloured from 0 to its "
         "own max, so compare where the tiles look, not how strongly.",
-        lambda a, d, size, tile, w: views.heads_view(a, d.layer_of(a), d.opacity, d.cmap, tile),
+        lambda a, d, size, tile, w: views.heads_view(a, d.layer_of(a), d.opacity, d.cmap, tile, d.lang),
         depends_on=("layer", "opacity", "cmap"), fit="sheet", in_api=True, out_file="heads.png"),
     Picture(
         "layer-views", "depth", "Class token, per layer",
         "One tile per encoder layer: where the class token looks at that depth, heads fused. Early layers often "
         "look broadly or locally; later ones, after the tokens have exchanged information, often settle on what "
         "the decision rests on. Each tile is coloured from 0 to its own max.",
-        lambda a, d, size, tile, w: views.layers_view(a, d.opacity, d.cmap, tile),
+        lambda a, d, size, tile, w: views.layers_view(a, d.opacity, d.cmap, tile, d.lang),
         depends_on=("opacity", "cmap"), fit="sheet", on_fusion=True, in_api=True, out_file="layers.png"),
     Picture(
         "depth-plot", "depth", "How the prediction forms (early exit)",
@@ -137,7 +139,7 @@ PICTURES: dict[str, Picture] = {p.name: p for p in (
         "if the model stopped there (an early exit). Blue: the probability of the final answer at each depth; "
         "orange: whichever class would win there. The head was trained on the last layer only, so early readings "
         "are rough, but they show at what depth the answer forms.",
-        lambda a, d, size, tile, w: views.depth_view(a, size), fit="plot", out_file="depth.png"),
+        lambda a, d, size, tile, w: views.depth_view(a, size, d.lang), fit="plot", out_file="depth.png"),
     Picture(
         "block-view", "inside", "Inside a block: what attention and the MLP add",
         "Each encoder block is pre-norm: H = X + MSA(LN(X)), then Y = H + MLP(LN(H)). The chart gives, per "
@@ -252,6 +254,11 @@ def draw(source, name: str, display: Display = Display(), weights: Weights | Non
     picture = PICTURES.get(name)
     if picture is None:
         raise InputError(f"picture must be one of {', '.join(PICTURES)}, got {validate.show(name)}")
+    with views.drawing_language(display.lang):  # the words drawn into it, in its language's font
+        return _draw(picture, source, display, weights)
+
+
+def _draw(picture: Picture, source, display: Display, weights: Weights | None):
     size, tile = frame_sizes(picture, source, display)
     view = picture.draw(source, display, size, tile, weights)
     target = display.target()
@@ -307,4 +314,4 @@ def signature(key: str, name: str, display: Display, cell=None) -> tuple:
     """What a picture depends on: it is redrawn only when this changes (``cell``: the query's patch, not its point)."""
     values = {"query": cell if cell is not None else display.query, "layer": display.layer, "head": display.head,
               "opacity": display.opacity, "cmap": display.cmap}
-    return (key, *(values[f] for f in PICTURES[name].depends_on), display.projector, display.frame)
+    return (key, *(values[f] for f in PICTURES[name].depends_on), display.projector, display.frame, display.lang)

@@ -177,7 +177,8 @@ def _wire_redraws(c: dict) -> None:
                     inputs=outputs(c, ["analysis-key", "model", "patch-size", "depth", "top-k"]),
                     outputs=outputs(c, events.LANGUAGE_OUTPUTS), preprocess=False, queue=False, show_progress="hidden")
     c["lang"].input(None, c["lang"], None, js="(lang) => window.vitAnatomy && window.vitAnatomy.language(lang, true)",
-                    **private("language_js")).then(**language, **private("language"))
+                    **private("language_js")).then(**language, **private("language")).then(
+        **redraw(c), **private("redraw_language"))  # the pictures' captions and words too
     c["demo"].load(**language, **private("language_on_load"))
     c["top-k"].change(events.page_predictions, outputs(c, ["analysis-key", "top-k"]), c["predictions"],
                       preprocess=False, trigger_mode="always_last", show_progress="hidden", **private("page_top_k"))

@@ -44,11 +44,11 @@ NO_ANALYSIS = i18n.text("lesson-no-analysis")
 SAVE_JS = "() => window.vitAnatomy && window.vitAnatomy.saveDownload()"
 
 
-def _display(a, layer: Number, head: Number, opacity: Number, colormap: str, screen) -> Display:
+def _display(a, layer: Number, head: Number, opacity: Number, colormap: str, screen, lang: str = "en") -> Display:
     projector, frame = inputs.screen(screen, TAB, "lesson-picture")
     return Display(layer=inputs.clamp(layer, 1, a.depth, a.depth), head=inputs.clamp(head, 1, a.num_heads, 1),
                    opacity=inputs.opacity(opacity, DEFAULTS.opacity), cmap=inputs.colormap_name(colormap),
-                   projector=projector, frame=frame)
+                   projector=projector, frame=frame, lang=lang)
 
 
 def _asking(q: PredictStep | None, moved: bool) -> dict:
@@ -106,7 +106,7 @@ def lesson(key: str | None, step: Number, delta: Number, layer: Number, head: Nu
         out["lesson-text"] = i18n.text("lesson-first", lang)
         out["lesson-ask"] = gr.update(visible=False)
         return out
-    display = _display(a, layer, head, opacity, colormap, screen)
+    display = _display(a, layer, head, opacity, colormap, screen, lang)
     if q is not None:
         out["lesson-text"] = predict.question(q, a, lang)
         (out["lesson-picture"], out["lesson-drawn"]), out["lesson-table"] = _before(q, a, display, lang), ""
@@ -141,11 +141,11 @@ def _reveal(q: PredictStep, image, key: str, guess, score, layer, head, opacity,
             progress) -> dict:
     """The guess checked against the analysis, the picture that shows the answer, the tally (first answers)."""
     a = kept(key)
-    display = _display(a, layer, head, opacity, colormap, screen)
+    lang = language_of(request)
+    display = _display(a, layer, head, opacity, colormap, screen, lang)
     w = None
     if q.kind == "survive" and a.has_classifier:  # the model runs on the patches left, in its turn as "What if?"
         w = whatif.intervention(image, key, predict.proposal(a), [], "zero", False, request, progress)
-    lang = language_of(request)
     verdict = predict.check(q, a, guess, w, lang)
     view = registry.draw(w if w is not None else a, q.reveal, display)
     score = dict(score) if isinstance(score, dict) else {}
