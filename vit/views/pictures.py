@@ -146,34 +146,34 @@ PICTURES: dict[str, Picture] = {p.name: p for p in (
         "layer, the average length ||·||₂ of the tokens entering the block (the residual stream), of what "
         "attention adds, of what the MLP adds, and of the tokens leaving it. The shape never changes; the "
         "content does (11.4.1).",
-        lambda a, d, size, tile, w: views.block_view(a, d.layer_of(a), size),
+        lambda a, d, size, tile, w: views.block_view(a, d.layer_of(a), size, d.lang),
         depends_on=("layer",), fit="plot"),
     Picture(
         "block-code", "lesson", "The encoder block in code (11.4.4)",
         "The chapter's ViTEncoderLayer.forward, four lines: LayerNorm, attention, add; LayerNorm, MLP, add. Under "
         "each line, this image's numbers at the last layer run, as the lesson's text gives them: the shape, "
         "which never changes, and how long the vectors are that attention and the MLP add to the residual stream.",
-        lambda a, d, size, tile, w: views.block_code_view(a, a.depth, size), download=False),
+        lambda a, d, size, tile, w: views.block_code_view(a, a.depth, size, d.lang), download=False),
     Picture(
         "lens-view", "inside", "Token content: each patch's own vote (chosen layer)",
         "The final norm and the classification head applied to every patch token after this layer, not only "
         "to the class token: which class each patch would vote for on its own. Early layers vote noise; "
         "later, patches on the object agree with the final answer.",
-        lambda a, d, size, tile, w: views.lens_view(a, d.layer_of(a), size),
+        lambda a, d, size, tile, w: views.lens_view(a, d.layer_of(a), size, lang=d.lang),
         depends_on=("layer",)),
     Picture(
         "token-norms", "inside", "Token lengths ||Y|| after the chosen layer",
         "How long each patch token's vector is after this layer. On large trained models a few background "
         "patches grow very long: they are used as scratch space (Darcet et al. 2024, 'Vision Transformers "
         "Need Registers').",
-        lambda a, d, size, tile, w: views.token_norm_view(a, d.layer_of(a), d.opacity, d.cmap, size),
+        lambda a, d, size, tile, w: views.token_norm_view(a, d.layer_of(a), d.opacity, d.cmap, size, d.lang),
         depends_on=("layer", "opacity", "cmap")),
     Picture(
         "matrix-view", "inside", "The whole matrix of the chosen layer and head, and under a causal mask",
         "The whole softmax(QKᵀ/√d) of one head: row i is where token i looks, column j who looks at token j; "
         "row 0 is the class token. Beside it, the same matrix under a causal mask, as a decoder would see "
         "it: each token only sees those before it. The ViT encoder has no such mask (11.4.2).",
-        lambda a, d, size, tile, w: views.matrix_view(a, d.layer_of(a), d.head, size),
+        lambda a, d, size, tile, w: views.matrix_view(a, d.layer_of(a), d.head, size, d.lang),
         depends_on=("layer", "head")),
     Picture(
         "filters-view", "figure7", "Patch-embedding filters: principal components",
