@@ -10,7 +10,7 @@ from vit import i18n
 from vit.errors import InputError
 
 HAN = re.compile(r"[\u4e00-\u9fff]")
-ORDINALS = {"every-kth-row", "every-kth-column"}
+ORDINALS = {"every-kth-row", "every-kth-column", "position-every"}
 
 
 @pytest.mark.parametrize("catalogue", ["PAGE", "MESSAGES"])
@@ -33,7 +33,7 @@ def test_the_chinese_is_chinese():
             and not k.endswith("-section")}  # section numbers
     terms = {"top-k", "top-k-label", "tab-attention", "tab-figure7", "head", "stage-class-token", "stage-logits",
              "stage-patch-tokens", "hw-gpu", "downloading-of", "step-block-code-chapter",
-             "early-exit", "tile-head"}  # terms, names, the code
+             "early-exit", "tile-head", "deletion", "insertion", "curve-name", "why-title"}  # terms, names, the code
     assert same <= terms, same
 
 

@@ -123,6 +123,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     "early-exit": {"en": "Early exit", "zh": "Early exit"},
     "plot-top1": {"en": "top-1 at this layer", "zh": "这一层的 top-1"},
     "plot-final": {"en": "final class: ", "zh": "最终类别："},
+    "residual-path": {"en": "residual path", "zh": "residual 路径"},
     "plot-probability": {"en": "probability", "zh": "概率"},
     "plot-layer": {"en": "layer (early exit: final norm + head on its class token)",
                    "zh": "层（early exit：最后的 norm + 分类头作用在 class token 上）"},

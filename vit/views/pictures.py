@@ -180,20 +180,21 @@ PICTURES: dict[str, Picture] = {p.name: p for p in (
         "The first principal components of the patch-embedding kernels (the D filters of the patch "
         "convolution), as in the ViT paper's Figure 7 (left). They show what the first layer looks for in a "
         "patch.",
-        lambda a, d, size, tile, w: views.filters_view(_weights_needed(w, "filters-view")("filters"), size)),
+        lambda a, d, size, tile, w: views.filters_view(_weights_needed(w, "filters-view")("filters"), size,
+                                                       lang=d.lang)),
     Picture(
         "position-view", "figure7", "Position-embedding similarity",
         "Cosine similarity between the learned position embeddings: one small map per patch position, "
         "bright where another position's embedding is similar. Trained models learn rows and columns "
         "(ViT paper, Figure 7, centre); after a patch-size change these are the resampled embeddings.",
         lambda a, d, size, tile, w: views.position_view(_weights_needed(w, "position-view")("similarity"), a.grid,
-                                                        size)),
+                                                        size, lang=d.lang)),
     Picture(
         "distance-view", "figure7", "Mean attention distance per head",
         "For each head and layer, how far (in pixels) the patches look on average: the attention-weighted "
         "distance between a patch and the patches it attends to (ViT paper, Figure 7, right). Some heads "
         "look far from the first layer; others stay local until late.",
-        lambda a, d, size, tile, w: views.distance_view(a, size), fit="plot"),
+        lambda a, d, size, tile, w: views.distance_view(a, size, d.lang), fit="plot"),
     Picture(
         "why-map", "why", "Why this class? The map for the chosen class",
         "An explanation map answers \"which patches made the model say this class?\". Rollout and the last "
@@ -201,7 +202,7 @@ PICTURES: dict[str, Picture] = {p.name: p for p in (
         "Gradient-weighted rollout (Chefer et al., 2021) weighs each layer's attention by how much it moves the "
         "chosen class's score, and Grad-CAM weighs the last layer's token features the same way: ask about "
         "another class and the map changes. A map is a claim, not a fact: test it.",
-        lambda e, d, size, tile, w: views.explanation_view(e, d.opacity, d.cmap, size),
+        lambda e, d, size, tile, w: views.explanation_view(e, d.opacity, d.cmap, size, d.lang),
         depends_on=("opacity", "cmap"), download=False),
     Picture(
         "why-curves", "why", "Is it right? Deletion and insertion",
@@ -210,7 +211,7 @@ PICTURES: dict[str, Picture] = {p.name: p for p in (
         "area is better) and, starting from a grey image and putting those patches back first, it rises fast "
         "(insertion: higher area is better). The dashed lines do the same in a random order: a map worth "
         "believing beats them.",
-        lambda pair, d, size, tile, w: views.curves_view(*pair, size), fit="plot",
+        lambda pair, d, size, tile, w: views.curves_view(*pair, size, d.lang), fit="plot",
         download=False),
     Picture(
         "whatif-map", "whatif", "What if? Click patches to take them away",

@@ -393,7 +393,8 @@ def block_diagram(stream: str, attention: str, mlp: str, output: str, title: str
         # The residual path: from the row's input over the boxes into the "+".
         top = y - 34
         draw.line([(x_in + 30, y - 8), (x_in + 30, top), (xs[2], top), (xs[2], y - 14)], fill=grey, width=2)
-        draw.text(((x_in + 30 + xs[2]) / 2, top - 3), "residual path", fill=grey, font=small, anchor="md")
+        draw.text(((x_in + 30 + xs[2]) / 2, top - 3), i18n.text("residual-path", LANGUAGE.get()), fill=grey,
+                  font=small, anchor="md")
         draw.text(((xs[1] + xs[2]) / 2, y + 20), branch, fill=colour, font=f, anchor="ma")
     draw.text((x_in, 90 + 22), stream, fill=SERIES_COLOURS[0], font=f, anchor="la")
     # Narrow, the MLP's number would run into it: a line lower.

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 import gradio as gr
 
 from vit import cost as costs
-from vit import validate, views
+from vit import i18n, validate, views
 from vit.bounded import BoundedDict
 from vit.errors import InputError
 from vit.explanations.methods import METHODS, default_gradcam_layer
@@ -30,12 +30,14 @@ from vit.serve.queue import take_turn
 from vit.ui import gpu, inputs, meter
 from vit.ui.events import DEFAULTS, handler, named
 from vit.ui.inputs import Number
+from vit.ui.lang import of as language_of
 from vit.ui.lang import t
 from vit.ui.pictures import caption
 from vit.ui.state import RUNS, SESSIONS, fair_queue, kept, session_of
 from vit.ui.tabs.parts import MODEL_WAITERS, PICTURE_MIN_WIDTH, outputs, picture, pinned, private, wire_pictures
 from vit.views import pictures as registry
 from vit.views.pictures import Display
+from vit.views.why import comparison_headers
 
 TAB = "why"
 TARGETS_SHOWN = 10  # classes offered in the list: the top 10 (a click on a prediction adds it if it is not there)
@@ -69,10 +71,11 @@ def target_choices(a, shown: int = TARGETS_SHOWN) -> list[tuple[str, int]]:
     return [(f"{names[i]} ({float(a.probs[i]):.1%})", int(i)) for i in order]
 
 
-def layer_choices(a) -> list[tuple[str, int]]:
+def layer_choices(a, lang: str = "en") -> list[tuple[str, int]]:
     """Grad-CAM's blocks for the analysis' model and depth: "default (block k)" first, then 1..L."""
     default = default_gradcam_layer(a.model, a.depth)
-    return [(f"default (block {default})", DEFAULT_LAYER)] + [(f"block {i}", i) for i in range(1, a.depth + 1)]
+    return ([(i18n.text("why-default-block", lang, n=default), DEFAULT_LAYER)]
+            + [(i18n.text("why-block", lang, n=i), i) for i in range(1, a.depth + 1)])
 
 
 def _layer(a, method: str, layer: Number) -> int | None:
@@ -83,18 +86,19 @@ def _layer(a, method: str, layer: Number) -> int | None:
 
 
 @handler
-def targets(key: str | None):
+def targets(key: str | None, request: gr.Request = None):
     """A new analysis: its top classes in the list, the top-1 chosen, old curves and table cleared."""
     if key is None:
         return {}
+    lang = language_of(request)
     a = kept(key)
     choices = target_choices(a)
     cleared = {"why-curves": None, "why-curves-caption": "", "why-table": ""}
     if not choices:  # a backbone: nothing to explain; the map says why
         return {"why-target": gr.update(choices=[], value=None), **cleared, "why-map": None,
-                "why-map-caption": f"**Why this class?** {views.NO_CLASSIFIER}"}
+                "why-map-caption": f"**{i18n.text('why-title-short', lang)}** {i18n.text('no-classifier-card', lang)}"}
     return {"why-target": gr.update(choices=choices, value=choices[0][1]),
-            "why-layer": gr.update(choices=layer_choices(a), value=DEFAULT_LAYER), **cleared}
+            "why-layer": gr.update(choices=layer_choices(a, lang), value=DEFAULT_LAYER), **cleared}
 
 
 @handler
@@ -159,8 +163,7 @@ def _explained(image: object, key: str, method: str, target: Number, baseline: s
         return found
     session = SESSIONS.get(session_of(request))
     if image is None or session.shown is None or session.key != key or session.shown.image != inputs.image_id(image):
-        raise InputError("The image or the setting changed since the last analysis: press Analyze first, "
-                         "then ask why.")
+        raise InputError(i18n.text("why-changed", language_of(request)))
     source, filename = inputs.image_source(image)
     pil = inputs.load_image(source, filename)  # decoded once, here
     setting = meter.analysis_setting(a)
@@ -193,7 +196,7 @@ def explain_page(image: object, key: str | None, target: Number, method: str, op
         return {}
     projector, frame = inputs.screen(screen, TAB, "why-map")
     display = Display(opacity=inputs.opacity(opacity, DEFAULTS.opacity), cmap=inputs.colormap_name(colormap),
-                      projector=projector, frame=frame)
+                      projector=projector, frame=frame, lang=language_of(request))
     view = registry.draw(e, "why-map", display)
     return {"why-map": view.image, "why-map-caption": caption(view)}
 
@@ -204,13 +207,14 @@ def test_page(image: object, key: str | None, target: Number, method: str, basel
               request: gr.Request = None):
     """"Test it": the deletion and insertion curves of the map, beside a random order."""
     if key is None or target is None:
-        raise InputError("Analyse an image first, then pick a class to explain.")
+        raise InputError(i18n.text("why-first", language_of(request)))
     from vit.explanations.perturb import BASELINES  # noqa: PLC0415
 
     baseline = validate.choice("baseline", baseline, BASELINES)
     e, curves = _explained(image, key, method, target, baseline, request, progress, layer)
     projector, frame = inputs.screen(screen, TAB, "why-curves")
-    view = registry.draw((e, curves), "why-curves", Display(projector=projector, frame=frame))
+    display = Display(projector=projector, frame=frame, lang=language_of(request))
+    view = registry.draw((e, curves), "why-curves", display)
     return {"why-curves": view.image, "why-curves-caption": caption(view)}
 
 
@@ -219,7 +223,7 @@ def compare_page(image: object, key: str | None, target: Number, baseline: str |
                  layer: Number = DEFAULT_LAYER, progress=gr.Progress(), request: gr.Request = None):
     """"Compare all methods": every method explained and tested on this class, as a table."""
     if key is None or target is None:
-        raise InputError("Analyse an image first, then pick a class to explain.")
+        raise InputError(i18n.text("why-first", language_of(request)))
     from vit.explanations.perturb import BASELINES  # noqa: PLC0415
 
     baseline = validate.choice("baseline", baseline, BASELINES)
@@ -227,17 +231,17 @@ def compare_page(image: object, key: str | None, target: Number, baseline: str |
     for i, method in enumerate(METHODS):
         progress(i / len(METHODS), desc=f"{METHODS[method].title} ({i + 1} of {len(METHODS)})")
         results.append(_explained(image, key, method, target, baseline, request, gr.Progress(), layer))
-    return {"why-table": comparison_html(results, baseline)}
+    return {"why-table": comparison_html(results, baseline, language_of(request))}
 
 
-def comparison_html(results: list, baseline: str) -> str:
+def comparison_html(results: list, baseline: str, lang: str = "en") -> str:
     """The comparison as an HTML table, the best value of each curve column in bold."""
-    rows = views.comparison_rows(results)
+    rows = views.comparison_rows(results, lang)
     scored = rows[:-1]
     best_deletion = min(float(r[2]) for r in scored)
     best_insertion = max(float(r[3]) for r in scored)
     e = results[0][0]
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in views.COMPARISON_HEADERS)
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in comparison_headers(lang))
     body = []
     for r in rows:
         cells = []
@@ -245,10 +249,9 @@ def comparison_html(results: list, baseline: str) -> str:
             bold = r in scored and ((j == 2 and float(v) == best_deletion) or (j == 3 and float(v) == best_insertion))
             cells.append(f"<td>{'<b>' if bold else ''}{html.escape(v)}{'</b>' if bold else ''}</td>")
         body.append(f"<tr>{''.join(cells)}</tr>")
-    replaced = "the normalisation mean (grey)" if baseline == "mean" else "a blur of the image"
-    return (f'<div class="why-table"><p><b>Every method on “{html.escape(e.label)}”</b> ({e.prob:.1%}): patches '
-            f"replaced by {replaced}, 10 steps. Deletion: lower is better; insertion: higher is better; "
-            f"the best of each in bold.</p><table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}"
+    replaced = i18n.text("replaced-mean" if baseline == "mean" else "replaced-blur", lang)
+    words = i18n.text("why-table-head", lang, label=html.escape(e.label), prob=f"{e.prob:.1%}", replaced=replaced)
+    return (f'<div class="why-table"><p>{words}</p><table><thead><tr>{head}</tr></thead><tbody>{"".join(body)}'
             f"</tbody></table></div>")
 
 
