@@ -10,7 +10,7 @@ from vit import i18n
 from vit.errors import InputError
 
 HAN = re.compile(r"[\u4e00-\u9fff]")
-ORDINALS = {"every-kth-row", "every-kth-column", "position-every"}
+ORDINALS = {"every-kth-row", "every-kth-column", "position-every", "heads-off"}  # plurals, ordinals
 
 
 @pytest.mark.parametrize("catalogue", ["PAGE", "MESSAGES"])
@@ -27,13 +27,26 @@ def test_every_message_has_both_languages_and_the_same_fields(catalogue):
         assert "." not in key, f"{key}: gradio's translations read a dot as nesting"
 
 
+def test_no_message_is_named_twice():
+    """The catalogue's modules are merged into one: a name in two of them would hide one silently."""
+    import itertools
+
+    from vit.i18n import explain, inside, lesson, predict, server, views, whatif
+
+    parts = [server, lesson, predict, views, inside, explain, whatif]
+    for a, b in itertools.combinations(parts, 2):
+        assert not set(a.MESSAGES) & set(b.MESSAGES), (a.__name__, b.__name__)
+    assert sum(len(m.MESSAGES) for m in parts) == len(i18n.MESSAGES)
+
+
 def test_the_chinese_is_chinese():
     """Each Chinese message has Chinese in it, unless it is made only of terms, names and formulas."""
     same = {k for k, w in {**i18n.PAGE, **i18n.MESSAGES}.items() if not HAN.search(w["zh"])
             and not k.endswith("-section")}  # section numbers
     terms = {"top-k", "top-k-label", "tab-attention", "tab-figure7", "head", "stage-class-token", "stage-logits",
              "stage-patch-tokens", "hw-gpu", "downloading-of", "step-block-code-chapter",
-             "early-exit", "tile-head", "deletion", "insertion", "curve-name", "why-title"}  # terms, names, the code
+             "early-exit", "tile-head", "deletion", "insertion", "curve-name", "why-title", "token-one",
+             "token-many", "head-one", "head-many", "grid-head"}  # terms, names, the code
     assert same <= terms, same
 
 

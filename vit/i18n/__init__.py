@@ -19,14 +19,14 @@ from __future__ import annotations
 import string
 
 from vit.errors import InputError
-from vit.i18n import explain, inside, lesson, page, predict, server, views
+from vit.i18n import explain, inside, lesson, page, predict, server, views, whatif
 
 LANGUAGES = ("en", "zh")
 DEFAULT = "en"  # the API, the CLI and a browser in any other language
 PAGE: dict[str, dict[str, str]] = page.PAGE
 MESSAGES: dict[str, dict[str, str]] = {**server.MESSAGES, **lesson.MESSAGES, **predict.MESSAGES,
                                         **views.MESSAGES, **inside.MESSAGES,
-                                        **explain.MESSAGES}
+                                        **explain.MESSAGES, **whatif.MESSAGES}
 
 
 def language(value: object) -> str:

@@ -220,7 +220,7 @@ PICTURES: dict[str, Picture] = {p.name: p for p in (
         "squares. The prediction beside it is the model's on what is left. Colours: attention rollout over the "
         "kept patches. Tick the grey comparison to see the deletion test's way: the same patches greyed, every "
         "token kept; where the two disagree, the model reacts to the grey, not to the missing content.",
-        lambda w, d, size, tile, wts: views.intervention_view(w, d.opacity, d.cmap, size),
+        lambda w, d, size, tile, wts: views.intervention_view(w, d.opacity, d.cmap, size, d.lang),
         depends_on=("opacity", "cmap"), clickable=True, download=False),
     Picture(
         "whatif-heads", "whatif", "The heads: click one to switch it off",
@@ -229,7 +229,7 @@ PICTURES: dict[str, Picture] = {p.name: p for p in (
         "mixes the heads. \"Head importance\" switches each head off alone and measures how much the predicted "
         "class's probability drops: bright heads are the ones the answer needs. Many heads can go with little "
         "change (Michel et al. 2019, \"Are Sixteen Heads Really Better than One?\").",
-        lambda g, d, size, tile, wts: views.head_grid_view(g, d.cmap, size),
+        lambda g, d, size, tile, wts: views.head_grid_view(g, d.cmap, size, d.lang),
         depends_on=("cmap",), fit="plot", clickable=True, download=False),
 )}
 
