@@ -104,6 +104,10 @@ MESSAGES: dict[str, dict[str, str]] = {
                                  "better)|time (ms)",
                            "zh": "方法|是否依赖类别|deletion AUC（越低越好）|insertion AUC（越高越好）|时间（毫秒）"},
     "random-chance": {"en": "random order (chance)", "zh": "随机顺序（随机水平）"},
+    # the methods' names where they are words, not names (vit.explanations.methods; the others are names)
+    "method-attention-title": {"en": "Last layer's attention", "zh": "最后一层的 attention"},
+    "method-attention-paper": {"en": "the class token's attention in the last layer, mean of the heads",
+                               "zh": "最后一层中 class token 的 attention，各 head 取平均"},
     # the Why tab's own text (vit.ui.tabs.why)
     "why-default-block": {"en": "default (block {n})", "zh": "默认（第 {n} 个 block）"},
     "why-block": {"en": "block {n}", "zh": "第 {n} 个 block"},

@@ -69,6 +69,7 @@ PAGE: dict[str, dict[str, str]] = {
     # Why this class?
     "why-target": {"en": "Class to explain (or click a prediction)", "zh": "要解释的类别（或点击一个预测）"},
     "why-method": {"en": "Method", "zh": "方法"},
+    "method-attention": {"en": "Last layer's attention", "zh": "最后一层的 attention"},
     "why-layer": {"en": "Grad-CAM reads block", "zh": "Grad-CAM 读取的 block"},
     "why-layer-info": {"en": "whose norm1 output (Grad-CAM only)", "zh": "读取它的 norm1 输出（仅 Grad-CAM）"},
     "default": {"en": "default", "zh": "默认"},

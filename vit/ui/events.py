@@ -351,7 +351,7 @@ def page_analyze(image: object, model: str, patch_size: Number, depth: Number, t
             if session.running == wanted and session.latest == number:
                 session.running = None
     out = {**controls, **_analysed(a, key, setting, before, layer, head, top_k, lang)}
-    out["timing"] = session.timing = runs.timing(a, run_s, t0, t2)
+    out["timing"] = session.timing = runs.timing(a, run_s, t0, t2, lang)
     log.info("analysed %s: %s", meter.setting_words(setting), out["timing"])
     release_memory()
     return out
@@ -424,7 +424,7 @@ def page_redraw(key: str | None, query: Query, layer: Number, head: Number, opac
     session.drawn.update(drawn)
     if "patch-grid" in out:
         out["grid-info"] = pictures.grid_info(a, own["patch-grid"])
-    out["timing"] = pictures.redrawn(t0, session.timing if session.key == key else "")
+    out["timing"] = pictures.redrawn(t0, session.timing if session.key == key else "", display.lang)
     return out
 
 

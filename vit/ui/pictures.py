@@ -103,7 +103,7 @@ def stage_table(a, lang: str = "en") -> str:
             f'<p class="table-note">{html.escape(note)}</p>')
 
 
-def redrawn(t0: float, run: str = "") -> str:
+def redrawn(t0: float, run: str = "", lang: str = "en") -> str:
     """A redraw's time; on the page after the run's own timing line (``run``), which stays readable."""
-    took = f"redrawn in {1e3 * (time.perf_counter() - t0):.0f} ms, without running the model"
-    return f"{run}  \nLast {took}" if run else f"Time: {took}"
+    took = i18n.text("redrawn", lang, ms=1e3 * (time.perf_counter() - t0))
+    return i18n.text("redrawn-after", lang, run=run, took=took) if run else i18n.text("redrawn-alone", lang, took=took)

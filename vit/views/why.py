@@ -10,6 +10,15 @@ from vit.views import base, plots
 from vit.views.base import DEPTH_PLOT_SIZE, DISPLAY_SIZE, View
 
 
+def method_words(name: str, lang: str = "en") -> tuple[str, str]:
+    """(title, paper) of a method in ``lang``: the registry's, unless the catalogue has its words (a name stays)."""
+    m = METHODS[name]
+    key = f"method-{name}"
+    if f"{key}-title" not in i18n.MESSAGES:
+        return m.title, m.paper
+    return i18n.text(f"{key}-title", lang), i18n.text(f"{key}-paper", lang)
+
+
 def explanation_view(e, opacity: float, cmap: str, size: int = DISPLAY_SIZE, lang: str = "en") -> View:
     """An :class:`~vit.explanations.maps.Explanation`'s map over the image, with its colour bar."""
     method = METHODS[e.method]
@@ -18,9 +27,10 @@ def explanation_view(e, opacity: float, cmap: str, size: int = DISPLAY_SIZE, lan
                                           lang=lang)
     same = "" if method.class_specific else i18n.text("why-same", lang)
     where = "" if getattr(e, "layer", None) is None else i18n.text("why-where", lang, layer=e.layer)
-    caption = i18n.text("why-caption", lang, method=method.title, where=where, label=e.label, prob=e.prob,
-                        rows=e.grid[0], cols=e.grid[1], paper=method.paper, same=same)
-    return View(image, caption, legend, i18n.text("why-title", lang, method=method.title, label=e.label), scale)
+    title, paper = method_words(e.method, lang)
+    caption = i18n.text("why-caption", lang, method=title, where=where, label=e.label, prob=e.prob,
+                        rows=e.grid[0], cols=e.grid[1], paper=paper, same=same)
+    return View(image, caption, legend, i18n.text("why-title", lang, method=title, label=e.label), scale)
 
 
 CURVE_COLOURS = {"deletion": plots.BLUE, "insertion": plots.ORANGE}
@@ -38,7 +48,7 @@ def curves_view(e, curves: dict, size: tuple[int, int] = DEPTH_PLOT_SIZE, lang: 
         e: the :class:`~vit.explanations.maps.Explanation` tested.
         curves: ``{(mode, order): Curve}`` from :func:`vit.explanations.perturb.perturbation_curves`.
     """
-    title = METHODS[e.method].title
+    title = method_words(e.method, lang)[0]
     series = []
     for (mode, order), c in sorted(curves.items(), key=lambda kv: (kv[0][0], kv[0][1] != "saliency")):
         name = i18n.text("curve-name", lang, mode=i18n.text(mode, lang), auc=auc_text(c.auc),
@@ -76,7 +86,7 @@ def comparison_rows(results: list, lang: str = "en") -> list[list[str]]:
     rows = []
     for e, curves in results:
         m = METHODS[e.method]
-        rows.append([m.title, i18n.text("yes" if m.class_specific else "no", lang),
+        rows.append([method_words(m.name, lang)[0], i18n.text("yes" if m.class_specific else "no", lang),
                      auc_text(curves["deletion", "saliency"].auc),
                      auc_text(curves["insertion", "saliency"].auc), f"{e.timings_ms['explain']:.0f}"])
     if results:

@@ -47,7 +47,8 @@ ORDERS = (("the rollout (free: from the analysis)", "rollout"),
 def order_choices() -> list[tuple]:
     """:data:`ORDERS` as the dropdown shows them, in the page's language (gradio's I18n)."""
     return [(t("order-rollout"), "rollout"),
-            *((f"{m.title} " + t("order-model-run"), m.name) for m in METHODS.values() if m.name != "rollout"),
+            *(((t(f"method-{m.name}") if f"method-{m.name}" in i18n.PAGE else m.title) + " " + t("order-model-run"),
+               m.name) for m in METHODS.values() if m.name != "rollout"),
             (t("order-random"), "random")]
 
 _kept = BoundedDict(KEPT)  # (key, removed, ablated, ablation, grey) -> Intervention; (key, ablation) -> importance

@@ -57,7 +57,8 @@ _kept_lock = threading.Lock()
 
 def methods() -> list[tuple[str, str]]:
     """(title, key) pairs for the method radio, the class-specific methods first."""
-    return [(m.title, m.name) for m in sorted(METHODS.values(), key=lambda m: not m.class_specific)]
+    return [(t(f"method-{m.name}") if f"method-{m.name}" in i18n.PAGE else m.title, m.name)
+            for m in sorted(METHODS.values(), key=lambda m: not m.class_specific)]
 
 
 def _class_names(a) -> list[str]:
