@@ -202,3 +202,12 @@ def test_english_sentences_are_found():
     assert english_sentences(["Click a patch to ask what it attends to."], set())
     assert not english_sentences(["**点击一个 patch**，看它关注哪里。class token 的 attention rollout"], set())
     assert not english_sentences(["(B, N+1, D) → (1, 65, 96) · ViT-B/16, P = 16, L = 12"], set())
+
+
+def test_a_refusal_on_a_chinese_page_is_in_chinese(browser, url, tmp_path):
+    page = open_in(browser, url, "zh-CN")
+    fake = tmp_path / "photo.jpg"
+    fake.write_text("a text file renamed to .jpg\n")
+    upload(page, fake)
+    expect(page.get_by_text("无法把 'photo.jpg' 作为图像读取").first).to_be_visible(timeout=TIMEOUT_MS)
+    page.context.close()

@@ -31,9 +31,7 @@ def test_no_message_is_named_twice():
     """The catalogue's modules are merged into one: a name in two of them would hide one silently."""
     import itertools
 
-    from vit.i18n import explain, inside, lesson, predict, server, views, whatif
-
-    parts = [server, lesson, predict, views, inside, explain, whatif]
+    parts = i18n.PARTS
     for a, b in itertools.combinations(parts, 2):
         assert not set(a.MESSAGES) & set(b.MESSAGES), (a.__name__, b.__name__)
     assert sum(len(m.MESSAGES) for m in parts) == len(i18n.MESSAGES)
@@ -144,3 +142,52 @@ def test_the_lesson_pdf_in_chinese_has_searchable_chinese_text(shapes_analysis, 
     squeezed = re.sub(r"\s+", "", " ".join(p["text"] for p in pages))
     assert "ViTEncoder的输入是上一节得到的token序列" in squeezed  # one sentence, wrapped, read back whole
     assert "\ufffd" not in text
+
+
+# --------------------------------------------------------------------------- refusals
+
+
+def test_the_refusals_a_page_shows_read_back_into_chinese():
+    """Each template matches what its raiser writes (so a change there shows here), and reads back in Chinese."""
+    from vit import images
+    from vit.serve import files, queue
+    from vit.ui import inputs
+
+    written = [inputs.NO_IMAGE, files.UPLOAD_AGAIN, queue.BUSY, queue.REPLACED,
+               images._not_an_image_message("'photo.jpg'", b"a text file"),
+               images._not_an_image_message("'x.pdf'", b"%PDF-1.4"),
+               images._unopened_message("'x.psd'", b"8BPS" + bytes(60)),
+               images._corrupt_message("'x.png'", ValueError("broken data stream")),
+               images._bomb_message_from_pillow("Image size (300000000 pixels) exceeds limit")]
+    for message in written:
+        zh = i18n.refusal(message, "zh")
+        assert HAN.search(zh), message
+        assert i18n.refusal(message, "en") == message
+    assert "'photo.jpg'" in i18n.refusal(written[4], "zh")
+    assert i18n.refusal("an unknown refusal", "zh") == "an unknown refusal"
+
+
+def test_a_refusal_becomes_a_toast_in_the_page_s_language():
+    import gradio as gr
+
+    from vit.errors import InputError
+    from vit.ui import events
+    from vit.ui.inputs import NO_IMAGE
+
+    class Request(gr.Request):
+        def __init__(self, lang):
+            super().__init__()
+            self.__dict__["_lang"] = lang
+
+        @property
+        def cookies(self):
+            return {"vit_lang": self._lang}
+
+    @events.handler
+    def refuses(request: gr.Request = None):
+        raise InputError(NO_IMAGE)
+
+    for lang, words, title in (("zh", "还没有图像", "请检查"), ("en", "No image yet", "Please check")):
+        with pytest.raises(gr.Error) as caught:
+            refuses(request=Request(lang))
+        assert words in caught.value.message and caught.value.title == title

@@ -16,17 +16,18 @@ Pure and torch-free: the CLI's ``--help`` and the app's first screen load it.
 
 from __future__ import annotations
 
+import functools
+import re
 import string
 
 from vit.errors import InputError
-from vit.i18n import explain, inside, lesson, page, predict, server, views, whatif
+from vit.i18n import explain, inside, lesson, page, predict, refusals, server, views, whatif
 
 LANGUAGES = ("en", "zh")
 DEFAULT = "en"  # the API, the CLI and a browser in any other language
 PAGE: dict[str, dict[str, str]] = page.PAGE
-MESSAGES: dict[str, dict[str, str]] = {**server.MESSAGES, **lesson.MESSAGES, **predict.MESSAGES,
-                                        **views.MESSAGES, **inside.MESSAGES,
-                                        **explain.MESSAGES, **whatif.MESSAGES}
+PARTS = (server, lesson, predict, views, inside, explain, whatif, refusals)  # the server's messages, by module
+MESSAGES: dict[str, dict[str, str]] = {key: words for part in PARTS for key, words in part.MESSAGES.items()}
 
 
 def language(value: object) -> str:
@@ -58,6 +59,26 @@ def text(key: str, lang: str = DEFAULT, **fields) -> str:
     """The message ``key`` in ``lang`` (any tag :func:`language` reads), its ``{fields}`` filled in."""
     message = MESSAGES[key]
     return message[language(lang)].format(**fields) if fields else message[language(lang)]
+
+
+@functools.cache
+def _pattern(key: str) -> re.Pattern:
+    """A refusal's English template as a pattern: each ``{field}`` matches what was written there."""
+    parts = re.split(r"\{(\w+)\}", MESSAGES[key]["en"])
+    return re.compile("".join(re.escape(p) if i % 2 == 0 else f"(?P<{p}>.+?)" for i, p in enumerate(parts)),
+                      re.DOTALL)
+
+
+def refusal(message: str, lang: str = DEFAULT) -> str:
+    """A refusal the server wrote in English (:mod:`vit.i18n.refusals`), in ``lang``; as it is where no
+    template matches it (or in English)."""
+    if language(lang) == DEFAULT:
+        return message
+    for key in refusals.MESSAGES:
+        found = _pattern(key).fullmatch(message.strip())
+        if found:
+            return text(key, lang, **found.groupdict()) if found.groupdict() else text(key, lang)
+    return message
 
 
 def fields_of(message: str) -> set[str]:

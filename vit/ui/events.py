@@ -117,7 +117,7 @@ def handler(fn: Callable) -> Callable:
         except InputError as exc:
             log.info("%s refused: %s", fn.__name__, exc)  # in full, paths included: for the server's log only
             lang = _language(args, kwargs)
-            raise gr.Error(getattr(exc, "public", str(exc)), title=i18n.text("check-title", lang),
+            raise gr.Error(i18n.refusal(getattr(exc, "public", str(exc)), lang), title=i18n.text("check-title", lang),
                            print_exception=False) from None
         except Exception:
             log.exception("%s failed", fn.__name__)
