@@ -105,6 +105,8 @@ def pages(a, display: Display | None = None, lang: str = "en") -> list[Page]:
     footer = (f"ViT Anatomy · {a.display_name} ({a.weights}) · {a.input_size[0]}×{a.input_size[1]} px, "
               f"P = {a.patch_size}, N = {a.num_patches}, L = {a.depth}")
     warning = a.status if a.status.startswith("UNTRAINED") else ""
+    if warning and lang != "en":  # the model's own status is English: the catalogue's summary of it
+        warning = f"UNTRAINED：{i18n.text('status-random', lang)}"
     out = []
     for n, step in enumerate(LESSON, 1):
         table = (stage_headers(lang), views.stage_rows(a, lang),
