@@ -31,7 +31,6 @@ from vit.model.families import is_trained_here
 from vit.ui import inputs, meter, models, pictures, runs, startup
 from vit.ui.inputs import Number, Query, layer_head
 from vit.ui.lang import of as language_of
-from vit.ui.lang import t
 from vit.ui.runs import PROGRESS_DRAWING
 from vit.ui.state import (
     SESSIONS,
@@ -82,8 +81,14 @@ PAGE_ANALYZE_INPUTS = ("image", "model", "patch-size", "depth", "top-k", "head-f
 MODEL_SETTINGS_OUTPUTS = ("patch-size", "depth", "cost-meter")
 METER_OUTPUTS = ("cost-meter", "notice")
 BUTTON_OUTPUTS = ("analyze", "notice")
-BUSY = dict(interactive=False, value=t("analyzing"))  # the Analyze button while any of the page's runs goes on
-IDLE = dict(interactive=True, value=t("analyze"))
+BUSY = dict(interactive=False, value="Analyzing…")  # the Analyze button while any of the page's runs goes on
+IDLE = dict(interactive=True, value="Analyze")
+
+
+def button(state: dict, request: gr.Request | None) -> dict:
+    """The Analyze button's update (:data:`BUSY` or :data:`IDLE`) in the page's language."""
+    key = "analyzing" if state is BUSY else "analyze"
+    return gr.update(**{**state, "value": i18n.PAGE[key][language_of(request)]})
 PAGE_ANALYZE_OUTPUTS = ("banner", "stage-table", "predictions", "timing",
                         "analysis-key", "notice", "patch-size", "depth", "layer", "head", "cost-meter")
 
@@ -491,7 +496,7 @@ def analysis_started(model: str, patch_size: Number, depth: Number, request: gr.
         session.busy += 1
         session.asked += explicit
         shown = session.shown.setting if session.shown else None
-    out = {"analyze": gr.update(**BUSY)}
+    out = {"analyze": button(BUSY, request)}
     try:
         wanted = inputs.page_setting(model, patch_size, depth)
     except InputError:
@@ -514,9 +519,9 @@ def analysis_ended(request: gr.Request = None, explicit: bool = False) -> dict:
         session.busy = max(session.busy - 1, 0)
         session.asked = max(session.asked - explicit, 0)
         if session.busy == 0:
-            return {"analyze": gr.update(**IDLE)}
+            return {"analyze": button(IDLE, request)}
         running, shown = session.running, session.shown
-    out = {"analyze": gr.update(**BUSY)}
+    out = {"analyze": button(BUSY, request)}
     if running is not None:
         out["notice"] = meter.running(shown.setting if shown else None, running.setting, language_of(request))
     return out
