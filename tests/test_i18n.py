@@ -191,3 +191,34 @@ def test_a_refusal_becomes_a_toast_in_the_page_s_language():
         with pytest.raises(gr.Error) as caught:
             refuses(request=Request(lang))
         assert words in caught.value.message and caught.value.title == title
+
+
+# --------------------------------------------------------------------------- fonts
+
+
+def test_without_a_cjk_font_chinese_pictures_fall_back_and_never_fail(monkeypatch):
+    """No CJK font installed: PIL draws in DejaVu Sans (boxes for Chinese), matplotlib keeps its own family."""
+    from vit import fonts
+    from vit.views import draw
+
+    monkeypatch.setattr(fonts, "FONT_DIRS", ())
+    fonts.cjk_file.cache_clear()
+    draw.font.cache_clear()
+    try:
+        assert fonts.cjk_file() is None
+        with draw.language("zh"):
+            f = draw.font(18)
+            assert "DejaVu" in f.getname()[0]
+            assert draw.wrap_text("这是一个 patch token 的测试", f, 100)
+    finally:
+        fonts.cjk_file.cache_clear()
+        draw.font.cache_clear()
+    assert fonts.families()[0] == "DejaVu Sans"
+
+
+def test_english_pictures_are_drawn_in_dejavu_as_before():
+    from vit.views import draw
+
+    assert "DejaVu" in draw.font(18).getname()[0]
+    with draw.language("en"):
+        assert "DejaVu" in draw.font(18, bold=False).getname()[0]
