@@ -10,7 +10,8 @@ from vit import i18n
 from vit.errors import InputError
 
 HAN = re.compile(r"[\u4e00-\u9fff]")
-ORDINALS = {"every-kth-row", "every-kth-column", "position-every", "heads-off"}  # plurals, ordinals
+ORDINALS = {"every-kth-row", "every-kth-column", "position-every", "heads-off", "progress-in-line",
+            "progress-in-line-soon"}  # plurals, ordinals
 
 
 @pytest.mark.parametrize("catalogue", ["PAGE", "MESSAGES"])
@@ -222,3 +223,16 @@ def test_english_pictures_are_drawn_in_dejavu_as_before():
     assert "DejaVu" in draw.font(18).getname()[0]
     with draw.language("en"):
         assert "DejaVu" in draw.font(18, bold=False).getname()[0]
+
+
+def test_the_progress_bar_reads_in_the_page_s_language():
+    """The runs' own words (vit.ui.meter.waiting_words, the layer progress) match their templates."""
+    from vit.ui import lang, meter
+
+    for written in (meter.waiting_words(2, 12.0), meter.waiting_words(11, 0.3), "running ViT-B/16: layer 3 of 12",
+                    "loading ViT-B/16", "waiting for the model (one analysis at a time, the quickest first)"):
+        assert HAN.search(i18n.reread(written, "zh", i18n.progress)), written
+    shown = []
+    lang.Progress(lambda value, desc=None, **kw: shown.append(desc), "zh")(0.5, desc=meter.waiting_words(2, 12.0))
+    assert shown == ["排队中：第 2 位，约 12 秒"]
+    assert lang.progress_in(print, None) is print  # English: gradio's own, untouched

@@ -21,12 +21,12 @@ import re
 import string
 
 from vit.errors import InputError
-from vit.i18n import explain, inside, lesson, page, predict, refusals, server, views, whatif
+from vit.i18n import explain, inside, lesson, page, predict, progress, refusals, server, views, whatif
 
 LANGUAGES = ("en", "zh")
 DEFAULT = "en"  # the API, the CLI and a browser in any other language
 PAGE: dict[str, dict[str, str]] = page.PAGE
-PARTS = (server, lesson, predict, views, inside, explain, whatif, refusals)  # the server's messages, by module
+PARTS = (server, lesson, predict, views, inside, explain, whatif, refusals, progress)  # the server's messages
 MESSAGES: dict[str, dict[str, str]] = {key: words for part in PARTS for key, words in part.MESSAGES.items()}
 
 
@@ -65,20 +65,26 @@ def text(key: str, lang: str = DEFAULT, **fields) -> str:
 def _pattern(key: str) -> re.Pattern:
     """A refusal's English template as a pattern: each ``{field}`` matches what was written there."""
     parts = re.split(r"\{(\w+)\}", MESSAGES[key]["en"])
-    return re.compile("".join(re.escape(p) if i % 2 == 0 else f"(?P<{p}>.+?)" for i, p in enumerate(parts)),
-                      re.DOTALL)
+    fields = {"n": r"\d+", "suffix": "st|nd|rd|th"}  # a number and its English ordinal ending
+    return re.compile("".join(re.escape(p) if i % 2 == 0 else f"(?P<{p}>{fields.get(p, '.+?')})"
+                              for i, p in enumerate(parts)), re.DOTALL)
 
 
-def refusal(message: str, lang: str = DEFAULT) -> str:
-    """A refusal the server wrote in English (:mod:`vit.i18n.refusals`), in ``lang``; as it is where no
-    template matches it (or in English)."""
-    if language(lang) == DEFAULT:
+def reread(message: str, lang: str = DEFAULT, part=None) -> str:
+    """Words the server wrote in English, in ``lang``, through the English templates of ``part`` (a module of
+    this package: :mod:`vit.i18n.refusals` by default); as they are where no template matches (or in English)."""
+    if language(lang) == DEFAULT or not isinstance(message, str):
         return message
-    for key in refusals.MESSAGES:
+    for key in (part or refusals).MESSAGES:
         found = _pattern(key).fullmatch(message.strip())
         if found:
             return text(key, lang, **found.groupdict()) if found.groupdict() else text(key, lang)
     return message
+
+
+def refusal(message: str, lang: str = DEFAULT) -> str:
+    """A refusal the server wrote in English (:mod:`vit.i18n.refusals`), in ``lang``."""
+    return reread(message, lang, refusals)
 
 
 def fields_of(message: str) -> set[str]:

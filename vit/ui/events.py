@@ -31,6 +31,7 @@ from vit.model.families import is_trained_here
 from vit.ui import inputs, meter, models, pictures, runs, startup
 from vit.ui.inputs import Number, Query, layer_head
 from vit.ui.lang import of as language_of
+from vit.ui.lang import progress_in
 from vit.ui.runs import PROGRESS_DRAWING
 from vit.ui.state import (
     SESSIONS,
@@ -340,6 +341,7 @@ def page_analyze(image: object, model: str, patch_size: Number, depth: Number, t
     if number is None:
         return {**controls, "notice": notice}
     top_k = inputs.top_k(top_k, setting.native.num_classes)
+    progress = progress_in(progress, request)  # its words in the page's language
     try:
         source, filename = inputs.image_source(image)
         a, run_s = runs.run(source, filename, setting, top_k, validate.head_fusion(head_fusion),

@@ -47,3 +47,19 @@ def of(request: gr.Request | None) -> str:
         return i18n.language(chosen or request.headers.get("accept-language"))
     except AttributeError:  # a request without cookies or headers (gradio's own calls)
         return i18n.DEFAULT
+
+
+class Progress:
+    """gradio's progress bar with its words in ``lang`` (:mod:`vit.i18n.progress`): the runs write English."""
+
+    def __init__(self, progress, lang: str):
+        self.progress, self.lang = progress, lang
+
+    def __call__(self, value, desc: str | None = None, *args, **kwargs):
+        return self.progress(value, *args, desc=i18n.reread(desc, self.lang, i18n.progress), **kwargs)
+
+
+def progress_in(progress, request: gr.Request | None):
+    """``progress`` writing in the language of the page that sent ``request`` (itself for English)."""
+    lang = of(request)
+    return progress if lang == i18n.DEFAULT or progress is None else Progress(progress, lang)

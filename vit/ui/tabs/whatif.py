@@ -25,7 +25,7 @@ from vit.ui import gpu, inputs, meter
 from vit.ui.events import DEFAULTS, handler, named
 from vit.ui.inputs import Number
 from vit.ui.lang import of as language_of
-from vit.ui.lang import t
+from vit.ui.lang import progress_in, t
 from vit.ui.pictures import caption
 from vit.ui.state import RUNS, SESSIONS, fair_queue, kept, session_of
 from vit.ui.tabs.parts import MODEL_WAITERS, PICTURE_MIN_WIDTH, outputs, picture, pinned, private, wire_pictures
@@ -60,6 +60,7 @@ _kept_lock = threading.Lock()
 
 def _in_turn(image: object, key: str, what: str, factor: float, work, request, progress):
     """``work(setting, pil)`` on the image of the session's shown analysis, in the fair queue's turn."""
+    progress = progress_in(progress, request)  # its words in the page's language
     a = kept(key)
     session = SESSIONS.get(session_of(request))
     if image is None or session.shown is None or session.key != key or session.shown.image != inputs.image_id(image):
@@ -259,6 +260,7 @@ def importance_page(image: object, key: str | None, ablation: str, progress=gr.P
     ablation = validate.choice("ablation", ablation, ("zero", "mean"))
     factor = importance_forwards(a.depth, a.num_heads)
     target = int(a.topk[0].index)
+    progress = progress_in(progress, request)
 
     def work(setting, pil):
         on_layer = None if gpu.spaces is not None else (

@@ -31,7 +31,7 @@ from vit.ui import gpu, inputs, meter
 from vit.ui.events import DEFAULTS, handler, named
 from vit.ui.inputs import Number
 from vit.ui.lang import of as language_of
-from vit.ui.lang import t
+from vit.ui.lang import progress_in, t
 from vit.ui.pictures import caption
 from vit.ui.state import RUNS, SESSIONS, fair_queue, kept, session_of
 from vit.ui.tabs.parts import MODEL_WAITERS, PICTURE_MIN_WIDTH, outputs, picture, pinned, private, wire_pictures
@@ -156,6 +156,8 @@ def _explained(image: object, key: str, method: str, target: Number, baseline: s
     """(Explanation, curves) for this analysis, from what is kept or by running the model in its turn."""
     from vit.explanations.maps import method_name  # noqa: PLC0415 - imports torch
 
+    progress = progress_in(progress, request)  # its words in the page's language
+
     a = kept(key)
     method = method_name(method)
     asked = Asked(key, method, _target(a, target), baseline, _layer(a, method, layer))
@@ -228,9 +230,9 @@ def compare_page(image: object, key: str | None, target: Number, baseline: str |
     from vit.explanations.perturb import BASELINES  # noqa: PLC0415
 
     baseline = validate.choice("baseline", baseline, BASELINES)
-    results = []
+    results, shown = [], progress_in(progress, request)
     for i, method in enumerate(METHODS):
-        progress(i / len(METHODS), desc=f"{METHODS[method].title} ({i + 1} of {len(METHODS)})")
+        shown(i / len(METHODS), desc=f"{METHODS[method].title} ({i + 1} of {len(METHODS)})")
         results.append(_explained(image, key, method, target, baseline, request, gr.Progress(), layer))
     return {"why-table": comparison_html(results, baseline, language_of(request))}
 
