@@ -58,7 +58,7 @@ from vit.serve.limits import LOOPBACK, RequestLimits, Streams
 from vit.serve.pagecache import PageCache
 from vit.serve.sessions import SessionLedger, positive_int
 from vit.serve.uploads import UploadSpace, server_folder
-from vit.ui import layout, models, sessions, startup, state
+from vit.ui import lang, layout, models, sessions, startup, state
 
 log = logging.getLogger("vit.app")
 
@@ -145,6 +145,7 @@ def launch(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, share: bo
     launched = demo.launch(
         server_name=host, server_port=port, share=share, max_file_size=MAX_FILE, allowed_paths=[str(ASSETS)],
         enable_monitoring=False, ssr_mode=False, theme=layout.theme(), css=layout.CSS, js=layout.SCRIPT,
+        i18n=lang.I18N,
         footer_links=["api"], state_session_capacity=ledger.max_sessions, prevent_thread_lock=True,
         app_kwargs={"middleware": [limits, guard, Middleware(PageCache)]}, **kwargs,
     )

@@ -163,7 +163,7 @@ def test_every_page_comes_from_the_lessons_own_text(a):
 
 
 def test_only_a_known_language(a, tmp_path):
-    with pytest.raises(ValueError, match="lang must be one of 'en', got 'xx'"):
+    with pytest.raises(ValueError, match="lang must be one of 'en', 'zh', got 'xx'"):
         lesson_export.write_pdf(a, tmp_path / "x.pdf", lang="xx")
     assert not (tmp_path / "x.pdf").exists()
 
@@ -197,7 +197,7 @@ def test_cli_format_png_writes_one_png_per_step(tmp_path):
 
 @pytest.mark.parametrize("args, message", [
     (["--format", "jpg"], "format must be one of 'pdf', 'png', got 'jpg'"),
-    (["--lang", "fr"], "lang must be one of 'en', got 'fr'"),
+    (["--lang", "fr"], "lang must be one of 'en', 'zh', got 'fr'"),
     (["--out", "slides.txt"], "--out must be a .pdf path"),
     (["--out", "{file}/lesson.pdf"], "--out: cannot write"),  # a file where a folder must be
     (["--format", "png", "--out", "{file}"], "--out must be a folder"),

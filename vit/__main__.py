@@ -504,7 +504,8 @@ def _lesson_parser(sub) -> None:
                                                "folder for one PNG per step (default lesson/)")
     s.add_argument("--format", default="pdf", help="pdf (default: one page per step, searchable text) or png "
                                                    "(one 1920x1080 picture per step)")
-    s.add_argument("--lang", default="en", help="the text's language: en (the only one so far)")
+    s.add_argument("--lang", default="en", help="the text's language: en (default) or zh (Simplified Chinese, as the "
+                                              "book's Chinese edition; drawn in Noto Sans CJK where installed)")
 
 
 def _lesson(args) -> int:

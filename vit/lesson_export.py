@@ -17,9 +17,10 @@ import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from vit import validate, views
+from vit import fonts, i18n, validate, views
 from vit.lesson import LESSON, LessonStep, language, lesson_text
 from vit.views import pictures
+from vit.views.patches import stage_headers, stage_note
 from vit.views.pictures import Display
 
 FORMATS = ("pdf", "png")
@@ -32,14 +33,21 @@ GAP = 0.4  # in, between the text and the picture
 INK, GREY, ACCENT, WARN = "#1a1a1a", "#5c5c5c", "#1f5fa8", "#b3261e"
 TEXT_SIZES = {"heading": 26.0, "quote": 19.0, "text": 19.0}  # pt, largest first; shrunk together to fit
 LEADING = 1.32  # line height / font size
-# The page's own words, by language (the step's text comes from vit.lesson); issue 25 part 2 adds "zh".
+# The page's own words, by language (the step's text comes from vit.lesson, through vit.i18n).
 PAGE_WORDS = {"en": {
     "kicker": "Chapter 11.4, the Transformer encoder  ·  step {n} of {total}",
     "title": "ViT Anatomy: the lesson (chapter 11.4) on {model}",
     "subject": "Vision Transformer encoder, 11.4.1 to 11.4.7, with one image's numbers",
+}, "zh": {
+    "kicker": "第 11.4 节，ViT Encoder  ·  第 {n} 步，共 {total} 步",
+    "title": "ViT Anatomy：本课（第 11.4 节）在 {model} 上",
+    "subject": "Vision Transformer encoder，11.4.1 到 11.4.7，用一张图像的数字",
 }}
-# rcParams only inside the export: TrueType fonts embedded (searchable text), not Type 3 glyph drawings.
+# rcParams only inside the export: TrueType fonts embedded (searchable text), not Type 3 glyph drawings. The
+# family is DejaVu Sans, then a CJK font where one is installed (vit.fonts), glyph by glyph.
 PDF_RC = {"pdf.fonttype": 42, "font.family": "DejaVu Sans"}
+# Chinese has no spaces: a line may break before or after any of these (ideographs, CJK and full-width punctuation).
+CJK = re.compile(r"([\u3000-\u303f\u3400-\u9fff\uff00-\uffef])")
 _RC_LOCK = threading.Lock()  # rc_context swaps global rcParams: two exports at once would undo each other's
 
 
@@ -93,13 +101,16 @@ def pages(a, display: Display | None = None, lang: str = "en") -> list[Page]:
     lang = language(lang)
     slot = _picture_slot()
     frame = (int(slot[2] * PICTURE_DPI), int(slot[3] * PICTURE_DPI))
-    display = replace(display or Display(), projector=True, frame=frame)  # projector: larger text in the picture
+    display = replace(display or Display(), projector=True, frame=frame, lang=lang)  # projector: larger text
     footer = (f"ViT Anatomy · {a.display_name} ({a.weights}) · {a.input_size[0]}×{a.input_size[1]} px, "
               f"P = {a.patch_size}, N = {a.num_patches}, L = {a.depth}")
     warning = a.status if a.status.startswith("UNTRAINED") else ""
+    if warning and lang != "en":  # the model's own status is English: the catalogue's summary of it
+        warning = f"UNTRAINED：{i18n.text('status-random', lang)}"
     out = []
     for n, step in enumerate(LESSON, 1):
-        table = (views.STAGE_HEADERS, views.stage_rows(a), views.plain(views.STAGE_NOTE) + " B = 1 image.")
+        table = (stage_headers(lang), views.stage_rows(a, lang),
+                 f"{views.plain(stage_note(lang))} {i18n.text('stage-one-image', lang)}")
         is_table = step.view == "stage-table"
         view = None if is_table else pictures.draw(a, step.view, display)
         out.append(Page(n, len(LESSON), lang, step, paragraphs(lesson_text(step, a, lang)), view,
@@ -155,7 +166,7 @@ def _rc():
 
     stack = contextlib.ExitStack()
     stack.enter_context(_RC_LOCK)
-    stack.enter_context(matplotlib.rc_context(PDF_RC))
+    stack.enter_context(matplotlib.rc_context({**PDF_RC, "font.family": fonts.family_list()}))
     return stack
 
 
@@ -211,7 +222,7 @@ class _Ink:
     def font(self, size: float, bold: bool = False, italic: bool = False):
         from matplotlib.font_manager import FontProperties  # noqa: PLC0415
 
-        return FontProperties(family="DejaVu Sans", size=size, weight="bold" if bold else "normal",
+        return FontProperties(family=fonts.family_list(), size=size, weight="bold" if bold else "normal",
                               style="italic" if italic else "normal")
 
     def width(self, text: str, size: float, bold: bool = False, italic: bool = False) -> float:
@@ -236,10 +247,11 @@ class _Ink:
         out, line, used = [], [], 0.0
         for word in _words(runs):
             w = sum(self.width(t, size, bold, italic) for t, bold in word)
-            if line and used + space + w > width:
+            gap = 0.0 if word.tight else space
+            if line and used + gap + w > width:
                 out.append(line)
                 line, used = [], 0.0
-            used += (space if line else 0.0) + w
+            used += (gap if line else 0.0) + w
             line.append(word)
         return out + ([line] if line else [])
 
@@ -258,11 +270,22 @@ class _Ink:
         return y
 
 
-Word = list  # [(text, bold), ...]: the pieces of one word ("**star**." is a bold and a plain piece)
+class Word(list):
+    """[(text, bold), ...]: the pieces of one word ("**star**." is a bold and a plain piece). ``tight``: no space
+    before it (a Chinese character, or what follows one: a line may break there, and joins without a space)."""
+
+    tight = False
+
+
+def _word(pieces, tight: bool = False) -> Word:
+    word = Word(pieces)
+    word.tight = tight
+    return word
 
 
 def _words(runs) -> list[Word]:
-    """The runs' words; a run that starts without a space continues the word before it."""
+    """The runs' words; a run that starts without a space continues the word before it; each Chinese character
+    is a word of its own, set without spaces."""
     words: list[Word] = []
     glued = False  # the last run ended inside a word
     for run in runs:
@@ -271,11 +294,15 @@ def _words(runs) -> list[Word]:
                 continue
             if part.isspace():
                 glued = False
-            elif glued and words and i == 0:
-                words[-1].append((part, run.bold))
-            else:
-                words.append([(part, run.bold)])
-            glued = not part.isspace()
+                continue
+            for j, piece in enumerate(p for p in CJK.split(part) if p):
+                after_cjk = bool(words) and bool(CJK.fullmatch(words[-1][-1][0][-1:]))
+                joined = glued and words and (i == 0 or j > 0)
+                if joined and not CJK.fullmatch(piece) and not after_cjk:
+                    words[-1].append((piece, run.bold))
+                else:
+                    words.append(_word([(piece, run.bold)], tight=bool(joined)))
+                glued = True
         glued = glued and not run.text[-1:].isspace()
     return words
 
@@ -284,6 +311,8 @@ def _chunks(line: list[Word]) -> list[tuple[bool, str, bool]]:
     """A line as (bold, text, a space after it): neighbouring pieces of one weight joined into one text."""
     out: list[list] = []  # [bold, text, space after]
     for word in line:
+        if out and word.tight:
+            out[-1][2] = False
         for j, (text, bold) in enumerate(word):
             if out and out[-1][0] == bold:
                 out[-1][1] += (" " if out[-1][2] else "") + text

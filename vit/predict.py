@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from vit import i18n
 from vit.errors import InputError
 from vit.explanations.methods import METHODS
 from vit.lesson import LESSON, LessonStep, prefix_words
@@ -36,17 +37,22 @@ class PredictStep:
     reveal: str  # the picture that shows the answer
     ahead_of: str  # the LESSON step (its view) the question is asked before; "" for the end
 
+    def words(self, lang: str = "en") -> tuple[str, str]:
+        """(section, title) in ``lang`` (vit.i18n.predict)."""
+        return i18n.text(f"ask-{self.kind}-section", lang), i18n.text(f"ask-{self.kind}-title", lang)
+
+
+def _ask(kind: str, answer: str, before: str | None, reveal: str, ahead_of: str) -> PredictStep:
+    return PredictStep(kind, i18n.text(f"ask-{kind}-section"), i18n.text(f"ask-{kind}-title"), answer, before,
+                       reveal, ahead_of)
+
 
 PREDICT: list[PredictStep] = [
-    PredictStep("tokens", "11.4.1", "Predict: how many tokens?", "number", None, "patch-grid", "patch-grid"),
-    PredictStep("layer", "11.4.6", "Predict: when is the answer decided?", "number", None, "depth-plot",
-                "depth-plot"),
-    PredictStep("patch", "11.4.7", "Predict: where does the class token look?", "click", "patch-grid",
-                "rollout-view", "rollout-view"),
-    PredictStep("runner_up", "11.4.7", "Predict: a map for another class?", "yes_no", "rollout-view",
-                "rollout-view", ""),
-    PredictStep("survive", "11.4.7", "Predict: will the answer survive?", "yes_no", "whatif-proposal",
-                "whatif-map", ""),
+    _ask("tokens", "number", None, "patch-grid", "patch-grid"),
+    _ask("layer", "number", None, "depth-plot", "depth-plot"),
+    _ask("patch", "click", "patch-grid", "rollout-view", "rollout-view"),
+    _ask("runner_up", "yes_no", "rollout-view", "rollout-view", ""),
+    _ask("survive", "yes_no", "whatif-proposal", "whatif-map", ""),
 ]
 NEEDS_CLASSIFIER = {"layer", "runner_up", "survive"}  # questions about class scores: a backbone has none
 
@@ -97,39 +103,29 @@ def top_patches(n: int) -> int:
 # --------------------------------------------------------------------------- the question and the verdict
 
 
-def _cell_words(cell: tuple[int, int], a) -> str:
+def _cell_words(cell: tuple[int, int], a, lang: str = "en") -> str:
     from vit.views.draw import token_index  # noqa: PLC0415 - torch-free, PIL
 
-    return f"row {cell[0] + 1}, column {cell[1] + 1} (token {token_index(cell, a.grid, a.num_prefix_tokens)})"
+    return i18n.text("cell", lang, row=cell[0] + 1, col=cell[1] + 1,
+                     token=token_index(cell, a.grid, a.num_prefix_tokens))
 
 
-def question(q: PredictStep, a) -> str:
-    """Markdown for the question, with what the class needs to answer it and nothing of the answer."""
-    head = f"**{q.section} {q.title}**"
+def question(q: PredictStep, a, lang: str = "en") -> str:
+    """Markdown for the question in ``lang``, with what the class needs to answer it and nothing of the answer."""
+    section, title = q.words(lang)
+    head = f"**{section} {title}**"
     if q.kind in NEEDS_CLASSIFIER and not a.has_classifier:
-        return f"{head}\n\nThis model has no classifier (a backbone): there is no class to ask about. Next →"
-    if q.kind == "tokens":
-        body = (f"The image is {a.input_size[0]}×{a.input_size[1]} px, cut into patches of P = {a.patch_size} px. "
-                f"**How many tokens does the encoder see at P = {a.patch_size}?** Type a number, then check.")
-    elif q.kind == "layer":
-        body = (f"The model runs L = {a.depth} blocks and finally says **{a.topk[0].label}**. Reading the class "
-                f"token after every block (an early exit): **at which layer does “{a.topk[0].label}” first become "
-                f"the top-1?** A number from 1 to {a.depth}.")
-    elif q.kind == "patch":
-        body = (f"The grid has N = {a.num_patches} patches. **Click the patch the class token draws most from at "
-                f"the last layer** (attention rollout through all {a.depth} layers).")
-    elif q.kind == "runner_up":
-        second = a.topk[1].label if len(a.topk) > 1 else "another class"
-        body = (f"This is attention rollout for **{a.topk[0].label}**. **Will this map change if we ask about the "
-                f"runner-up class, {second}?** Yes or no.")
+        return f"{head}\n\n{i18n.text('ask-no-classifier', lang)}"
+    if q.kind not in {p.kind for p in PREDICT}:
+        raise ValueError(f"expected a question among {', '.join(p.kind for p in PREDICT)}, got {q.kind!r}")
+    label = a.topk[0].label if a.topk else ""
+    fields = dict(H=a.input_size[0], W=a.input_size[1], P=a.patch_size, L=a.depth, N=a.num_patches, label=label)
+    if q.kind == "runner_up":
+        fields["second"] = a.topk[1].label if len(a.topk) > 1 else i18n.text("another-class", lang)
     elif q.kind == "survive":
         n = len(proposal(a))
-        body = (f"Hatched: rollout's top {REMOVE_FRACTION:.0%} of the patches ({n} of {a.num_patches}). **Remove "
-                f"these patches: will the prediction survive?** Yes: the model still says “{a.topk[0].label}” "
-                f"on the {a.num_patches - n} patch tokens left.")
-    else:
-        raise ValueError(f"expected a question among {', '.join(p.kind for p in PREDICT)}, got {q.kind!r}")
-    return f"{head}\n\n{body}"
+        fields.update(share=REMOVE_FRACTION, n=n, left=a.num_patches - n)
+    return f"{head}\n\n{i18n.text(f'ask-{q.kind}', lang, **fields)}"
 
 
 @dataclass(frozen=True)
@@ -159,68 +155,67 @@ def _yes_no(guess) -> bool:
     return guess == "yes"
 
 
-def check(q: PredictStep, a, guess, w=None) -> Verdict:
+def check(q: PredictStep, a, guess, w=None, lang: str = "en") -> Verdict:
     """The class's ``guess`` against what the analysis ``a`` shows.
 
     ``guess``: a number for "tokens" and "layer", a (row, col) patch for "patch", "yes" or "no" for
     "runner_up" and "survive". "survive" also takes ``w``, the :class:`vit.Intervention` that removed
     :func:`proposal`'s patches. Raises InputError for a guess that is no answer, or a question a model without
-    a classifier cannot answer.
+    a classifier cannot answer. The verdict's words are in ``lang``.
     """
     if q.kind in NEEDS_CLASSIFIER and not a.has_classifier:
-        raise InputError("This model has no classifier (a backbone): there is no class to ask about.")
+        raise InputError(i18n.text("ask-no-classifier-refusal", lang))
+
+    def say(key: str, **fields) -> str:
+        return i18n.text(key, lang, **fields)
     if q.kind == "tokens":
         n = _whole(guess, 1, 10**6)
         rows, cols = a.grid
-        why = (f"{rows}×{cols} patches of {a.patch_size} px: N = {a.num_patches} patch tokens + "
-               f"{prefix_words(a.prefix_token_names)} = **{a.num_tokens}** tokens, each of D = "
-               f"{int(a.queries[0].shape[-1])} numbers.")
+        why = say("why-tokens", rows=rows, cols=cols, P=a.patch_size, N=a.num_patches,
+                  prefix=prefix_words(a.prefix_token_names, lang), T=a.num_tokens, D=int(a.queries[0].shape[-1]))
         return Verdict(q.kind, n == a.num_tokens, str(n), str(a.num_tokens), why)
     if q.kind == "layer":
         n = _whole(guess, 1, a.depth)
         first = decided_at(a)
         at = {p.layer: p for p in a.layer_predictions}
         said = at[n]
-        why = (f"The early exits: after layer {first} the class token first reads as **{a.topk[0].label}** "
-               f"({at[first].prob:.1%}); after layer {n} it read as {said.label} ({said.prob:.1%}). The plot shows "
-               f"the final class's probability after every layer.")
-        return Verdict(q.kind, n == first, f"layer {n}", f"layer {first}", why)
+        why = say("why-layer", first=first, label=a.topk[0].label, first_prob=at[first].prob, n=n, said=said.label,
+                  said_prob=said.prob)
+        return Verdict(q.kind, n == first, say("layer-n", n=n), say("layer-n", n=first), why)
     if q.kind == "patch":
         row, col = guess
         rank, n = patch_rank(a, (row, col)), a.num_patches
         best = divmod(int(a.rollout().flatten().argmax()), a.grid[1])
         top = top_patches(n)
-        why = (f"Your patch ranks **{rank} of {n}** by rollout (1 = the class token draws most from it; right: "
-               f"among the top {top}). The most: {_cell_words(best, a)}.")
-        return Verdict(q.kind, rank <= top, _cell_words((row, col), a), _cell_words(best, a), why)
+        why = say("why-patch", rank=rank, N=n, top=top, best=_cell_words(best, a, lang))
+        return Verdict(q.kind, rank <= top, _cell_words((row, col), a, lang), _cell_words(best, a, lang), why)
     if q.kind == "runner_up":
         yes = _yes_no(guess)
         changes = METHODS["rollout"].class_specific
         others = [m.title for m in METHODS.values() if m.class_specific]
-        why = (f"Rollout multiplies the attention maps only; no class enters it, so the runner-up's map is this "
-               f"very map. {' and '.join(others)} weigh by the gradient of the class's score: their maps "
-               f"{'do' if len(others) > 1 else 'does'} change with the class (in “Why this class?”).")
-        return Verdict(q.kind, yes == changes, "yes" if yes else "no", "yes" if changes else "no", why)
+        why = say("why-runner_up", others=say("and").join(others))
+        return Verdict(q.kind, yes == changes, say("yes" if yes else "no"), say("yes" if changes else "no"), why)
     if q.kind == "survive":
         yes = _yes_no(guess)
         if w is None:
             raise ValueError("expected the intervention that removed the proposed patches, got None")
         survived = w.topk[0].index == w.target
-        why = (f"On the {len(w.kept)} patch tokens left, p({w.label}): {w.prob_before:.1%} → "
-               f"**{w.prob_after:.1%}**; the model now says “{w.topk[0].label}” ({w.topk[0].prob:.1%}).")
-        return Verdict(q.kind, yes == survived, "yes" if yes else "no", "yes" if survived else "no", why)
+        why = say("why-survive", kept=len(w.kept), label=w.label, before=w.prob_before, after=w.prob_after,
+                  now=w.topk[0].label, now_prob=w.topk[0].prob)
+        return Verdict(q.kind, yes == survived, say("yes" if yes else "no"), say("yes" if survived else "no"), why)
     raise ValueError(f"expected a question among {', '.join(p.kind for p in PREDICT)}, got {q.kind!r}")
 
 
-def reveal_text(q: PredictStep, v: Verdict) -> str:
+def reveal_text(q: PredictStep, v: Verdict, lang: str = "en") -> str:
     """Markdown: the guess beside the answer, then how the analysis shows it."""
-    mark = "✓ right" if v.right else "✗ not this time"
-    return f"**{q.title.removeprefix('Predict: ')}** · your guess: **{v.guess}** · the answer: **{v.answer}** " \
-           f"· {mark}\n\n{v.why}"
+    title = q.words(lang)[1]
+    title = title.removeprefix("Predict: ").removeprefix("预测：")
+    mark = i18n.text("right" if v.right else "not-right", lang)
+    return i18n.text("reveal", lang, title=title, guess=v.guess, answer=v.answer, mark=mark, why=v.why)
 
 
-def tally_text(score: dict) -> str:
+def tally_text(score: dict, lang: str = "en") -> str:
     """"Right so far: 2 of 3" from ``{question: right}`` (the session's first answer to each question)."""
     if not score:
-        return "Right so far: none asked yet."
-    return f"Right so far: **{sum(bool(v) for v in score.values())} of {len(score)}**."
+        return i18n.text("tally-none", lang)
+    return i18n.text("tally", lang, right=sum(bool(v) for v in score.values()), asked=len(score))

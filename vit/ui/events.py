@@ -24,12 +24,14 @@ import gradio as gr
 from PIL import Image
 
 from vit import cost as costs
-from vit import validate, views
+from vit import i18n, validate, views
 from vit.config import patch_size_range
 from vit.errors import InputError
 from vit.model.families import is_trained_here
-from vit.ui import inputs, meter, models, pictures, runs
+from vit.ui import inputs, meter, models, pictures, runs, startup
 from vit.ui.inputs import Number, Query, layer_head
+from vit.ui.lang import of as language_of
+from vit.ui.lang import progress_in
 from vit.ui.runs import PROGRESS_DRAWING
 from vit.ui.state import (
     SESSIONS,
@@ -51,9 +53,9 @@ from vit.views.pictures import Display
 log = logging.getLogger("vit.app")
 
 DEFAULTS = Display()  # the display before anyone changes it (vit.views.pictures: defined there once)
-NO_CLASSIFIER = "No classifier: this model is a backbone (no class scores)"  # what the top-k box says then
+NO_CLASSIFIER = i18n.text("no-classifier")  # what the top-k box says then
 AUTO_DOWNLOAD_MB = 400  # larger checkpoints (ViT-L, ViT-H) download only when Analyze is pressed
-SERVER_ERROR = "Something went wrong on the server (it has been logged). Try again, or another image or setting."
+SERVER_ERROR = i18n.text("server-error")  # the toast's words in English (in the page's language: handler)
 
 # /analyze's outputs, in the order API clients receive them.
 ANALYZE_OUTPUTS = ("banner", "patch-grid", "patch-grid-caption", "stage-table", "rollout-view",
@@ -82,6 +84,12 @@ METER_OUTPUTS = ("cost-meter", "notice")
 BUTTON_OUTPUTS = ("analyze", "notice")
 BUSY = dict(interactive=False, value="Analyzing…")  # the Analyze button while any of the page's runs goes on
 IDLE = dict(interactive=True, value="Analyze")
+
+
+def button(state: dict, request: gr.Request | None) -> dict:
+    """The Analyze button's update (:data:`BUSY` or :data:`IDLE`) in the page's language."""
+    key = "analyzing" if state is BUSY else "analyze"
+    return gr.update(**{**state, "value": i18n.PAGE[key][language_of(request)]})
 PAGE_ANALYZE_OUTPUTS = ("banner", "stage-table", "predictions", "timing",
                         "analysis-key", "notice", "patch-size", "depth", "layer", "head", "cost-meter")
 
@@ -114,12 +122,22 @@ def handler(fn: Callable) -> Callable:
             raise
         except InputError as exc:
             log.info("%s refused: %s", fn.__name__, exc)  # in full, paths included: for the server's log only
-            raise gr.Error(getattr(exc, "public", str(exc)), title="Please check", print_exception=False) from None
+            lang = _language(args, kwargs)
+            raise gr.Error(i18n.refusal(getattr(exc, "public", str(exc)), lang), title=i18n.text("check-title", lang),
+                           print_exception=False) from None
         except Exception:
             log.exception("%s failed", fn.__name__)
-            raise gr.Error(SERVER_ERROR, title="Server error", print_exception=False) from None
+            lang = _language(args, kwargs)
+            raise gr.Error(i18n.text("server-error", lang), title=i18n.text("server-error-title", lang),
+                           print_exception=False) from None
 
     return wrapper
+
+
+def _language(args, kwargs) -> str:
+    """The language of the page a handler answers: from its ``gr.Request``, wherever gradio passed it."""
+    request = next((x for x in (*args, *kwargs.values()) if isinstance(x, gr.Request)), None)
+    return language_of(request)
 
 
 def _as_files(result):
@@ -229,21 +247,21 @@ def predictions(key: str | None, top_k: Number):
 
 
 @handler
-def page_predictions(key: str | None, top_k: Number):
+def page_predictions(key: str | None, top_k: Number, request: gr.Request = None):
     """The page's top-k slider: another top-k, clamped to what the box shows (no toast for a typed 0 or 50)."""
     if key is None:
         return gr.skip()
     a = kept(key)
-    return views.top_k(a, inputs.top_k(top_k, max(1, len(a.probs)))) or NO_CLASSIFIER
+    return views.top_k(a, inputs.top_k(top_k, max(1, len(a.probs)))) or i18n.text("no-classifier", language_of(request))
 
 
-def _auto_reason(c: costs.Cost) -> str:
+def _auto_reason(c: costs.Cost, lang: str = "en") -> str:
     """Why a setting does not run by itself (it waits for Analyze), or ""."""
     seconds = meter.estimated_seconds(c)
     if meter.over_budget(c):
-        return "too big for this server: choose a larger patch size or fewer layers"
+        return i18n.text("reason-too-big", lang)
     if seconds > meter.SLOW_S:
-        return f"takes ~{seconds:.0f} s here"
+        return i18n.text("reason-slow", lang, seconds=seconds)
     if is_trained_here(c.name):
         return ""
     if models.is_hub(c.name):  # its weights' size from its parameters (float32), until they are cached
@@ -252,11 +270,11 @@ def _auto_reason(c: costs.Cost) -> str:
         megabytes = costs.estimate(c.name).weights_bytes / 1e6  # the whole file, whatever the depth run
         if megabytes <= AUTO_DOWNLOAD_MB or hub.is_cached(c.name):
             return ""
-        return f"needs its ~{megabytes:,.0f} MB of weights first"
+        return i18n.text("reason-weights", lang, mb=f"{megabytes:,.0f}")
     from vit.model.checkpoints import CHECKPOINTS, cached_path  # noqa: PLC0415 - imports torch
 
     if not cached_path(c.name).is_file() and CHECKPOINTS[c.name].file_size_mb > AUTO_DOWNLOAD_MB:
-        return f"needs its {CHECKPOINTS[c.name].file_size_mb:,.0f} MB checkpoint first"
+        return i18n.text("reason-checkpoint", lang, mb=f"{CHECKPOINTS[c.name].file_size_mb:,.0f}")
     return ""
 
 
@@ -273,7 +291,7 @@ def _slider(value: Number, top: int, reset: bool = False) -> dict:
     return gr.update(**update)
 
 
-def _claim(session: Session, wanted: Shown, explicit: bool) -> tuple[int | None, str]:
+def _claim(session: Session, wanted: Shown, explicit: bool, lang: str = "en") -> tuple[int | None, str]:
     """Under the session's lock: (the run's number, "") if ``wanted`` runs now, else (None, the notice to show).
 
     A setting already shown or running is not run again (two triggers of one change, Enter and the box
@@ -281,17 +299,16 @@ def _claim(session: Session, wanted: Shown, explicit: bool) -> tuple[int | None,
     """
     with session.lock:
         if wanted == session.running:  # Enter and the box losing focus, or a blur and Analyze: it runs once
-            return None, meter.running(session.shown.setting if session.shown else None, wanted.setting)
+            return None, meter.running(session.shown.setting if session.shown else None, wanted.setting, lang)
         if wanted == session.shown:
             return None, ""
-        reason = "" if explicit else _auto_reason(costs.estimate(wanted.setting))
+        reason = "" if explicit else _auto_reason(costs.estimate(wanted.setting), lang)
         if reason and session.asked:  # Analyze was pressed meanwhile (a blur and a click): its run says so
-            return None, meter.running(session.shown.setting if session.shown else None, wanted.setting)
+            return None, meter.running(session.shown.setting if session.shown else None, wanted.setting, lang)
         if reason:
             shown = session.shown.setting if session.shown else None
-            return None, meter.out_of_date(shown, wanted.setting, reason) if shown else (
-                f'<div class="stale" role="status">⚠ {meter.setting_words(wanted.setting)} {reason}: '
-                "press <b>Analyze</b>.</div>")
+            return None, (meter.out_of_date(shown, wanted.setting, reason, lang) if shown
+                          else meter.not_run(wanted.setting, reason, lang))
         session.latest = number = SESSIONS.next_number()
         session.running = wanted
         return number, ""
@@ -319,10 +336,12 @@ def page_analyze(image: object, model: str, patch_size: Number, depth: Number, t
     wanted = Shown(inputs.image_id(image), setting)
     log.debug("page analysis asked for %s (explicit: %s, image %s)", meter.setting_words(setting), explicit,
               wanted.image)
-    number, notice = _claim(session, wanted, explicit)
+    lang = language_of(request)
+    number, notice = _claim(session, wanted, explicit, lang)
     if number is None:
         return {**controls, "notice": notice}
     top_k = inputs.top_k(top_k, setting.native.num_classes)
+    progress = progress_in(progress, request)  # its words in the page's language
     try:
         source, filename = inputs.image_source(image)
         a, run_s = runs.run(source, filename, setting, top_k, validate.head_fusion(head_fusion),
@@ -338,22 +357,23 @@ def page_analyze(image: object, model: str, patch_size: Number, depth: Number, t
         with session.lock:
             if session.running == wanted and session.latest == number:
                 session.running = None
-    out = {**controls, **_analysed(a, key, setting, before, layer, head, top_k)}
-    out["timing"] = session.timing = runs.timing(a, run_s, t0, t2)
+    out = {**controls, **_analysed(a, key, setting, before, layer, head, top_k, lang)}
+    out["timing"] = session.timing = runs.timing(a, run_s, t0, t2, lang)
     log.info("analysed %s: %s", meter.setting_words(setting), out["timing"])
     release_memory()
     return out
 
 
-def _analysed(a, key: str, setting: Setting, before: Setting | None, layer, head, top_k: int) -> dict:
+def _analysed(a, key: str, setting: Setting, before: Setting | None, layer, head, top_k: int,
+              lang: str = "en") -> dict:
     """A new analysis's outputs on the page (its pictures follow from the new key: :func:`page_redraw`)."""
     same_model = before is not None and (before.name, before.depth) == (setting.name, setting.depth)
     return {
-        "banner": meter.banner_html(a), "stage-table": pictures.stage_table(a),
-        "predictions": views.top_k(a, top_k) or NO_CLASSIFIER, "analysis-key": key, "notice": "",
+        "banner": meter.banner_html(a, lang), "stage-table": pictures.stage_table(a, lang),
+        "predictions": views.top_k(a, top_k) or i18n.text("no-classifier", lang), "analysis-key": key, "notice": "",
         "layer": _slider(layer, setting.depth, reset=not same_model),  # another model or depth: its last layer
         "head": _head(head, a.num_heads),
-        "cost-meter": meter.cost_meter(setting, shown=True),
+        "cost-meter": meter.cost_meter(setting, shown=True, lang=lang),
     }
 
 
@@ -395,7 +415,7 @@ def page_redraw(key: str | None, query: Query, layer: Number, head: Number, opac
     head = inputs.clamp(head, 1, a.num_heads, 1)
     projector, frame_of = inputs.measured(screen)
     display = Display(inputs.query_fraction(query), layer, head, inputs.opacity(opacity, DEFAULTS.opacity),
-                      inputs.colormap_name(colormap), projector, frame_of(tab_on_screen))
+                      inputs.colormap_name(colormap), projector, frame_of(tab_on_screen), language_of(request))
     cell = views.query_cell(display.query, a.grid)
     out, drawn = {}, {}
     own = {n: replace(display, frame=frame_of(tab_on_screen, n))  # a picture's own frame where it has one
@@ -411,7 +431,7 @@ def page_redraw(key: str | None, query: Query, layer: Number, head: Number, opac
     session.drawn.update(drawn)
     if "patch-grid" in out:
         out["grid-info"] = pictures.grid_info(a, own["patch-grid"])
-    out["timing"] = pictures.redrawn(t0, session.timing if session.key == key else "")
+    out["timing"] = pictures.redrawn(t0, session.timing if session.key == key else "", display.lang)
     return out
 
 
@@ -478,13 +498,13 @@ def analysis_started(model: str, patch_size: Number, depth: Number, request: gr.
         session.busy += 1
         session.asked += explicit
         shown = session.shown.setting if session.shown else None
-    out = {"analyze": gr.update(**BUSY)}
+    out = {"analyze": button(BUSY, request)}
     try:
         wanted = inputs.page_setting(model, patch_size, depth)
     except InputError:
         return out  # the run itself says what is wrong
     if explicit and wanted != shown:
-        out["notice"] = meter.running(shown, wanted)
+        out["notice"] = meter.running(shown, wanted, language_of(request))
     return out
 
 
@@ -501,11 +521,11 @@ def analysis_ended(request: gr.Request = None, explicit: bool = False) -> dict:
         session.busy = max(session.busy - 1, 0)
         session.asked = max(session.asked - explicit, 0)
         if session.busy == 0:
-            return {"analyze": gr.update(**IDLE)}
+            return {"analyze": button(IDLE, request)}
         running, shown = session.running, session.shown
-    out = {"analyze": gr.update(**BUSY)}
+    out = {"analyze": button(BUSY, request)}
     if running is not None:
-        out["notice"] = meter.running(shown.setting if shown else None, running.setting)
+        out["notice"] = meter.running(shown.setting if shown else None, running.setting, language_of(request))
     return out
 
 
@@ -520,25 +540,27 @@ def settings_changed(model: str, patch_size: Number, depth: Number, request: gr.
         setting = inputs.page_setting(model, patch_size, depth)
     except InputError as exc:
         return {"cost-meter": f"⚠ {exc}", "notice": ""}
+    lang = language_of(request)
     session = SESSIONS.get(session_of(request))
     shown = session.shown.setting if session.shown else None
     if session.running is not None and session.running.setting == setting:  # what the controls say is running
-        return {"cost-meter": meter.cost_meter(setting), "notice": meter.running(shown, setting)}
-    reason = _auto_reason(costs.estimate(setting))
-    return {"cost-meter": meter.cost_meter(setting, shown=shown == setting),
-            "notice": meter.out_of_date(shown, setting, reason)}
+        return {"cost-meter": meter.cost_meter(setting, lang=lang), "notice": meter.running(shown, setting, lang)}
+    reason = _auto_reason(costs.estimate(setting), lang)
+    return {"cost-meter": meter.cost_meter(setting, shown=shown == setting, lang=lang),
+            "notice": meter.out_of_date(shown, setting, reason, lang)}
 
 
 @handler
-def model_settings(model: str, head: Number) -> dict:
+def model_settings(model: str, head: Number, request: gr.Request = None) -> dict:
     """A new model: its own patch size and depth, the sliders' ranges, and the cost meter."""
     native = validate.setting(model)  # the family at its own patch size and depth
     P, L = native.patch_size, native.depth
     lo, hi = patch_size_range(native.name)
+    lang = language_of(request)
     return {
-        "patch-size": gr.update(value=P, minimum=lo, maximum=hi, info=f"checkpoint's own: {P}"),
-        "depth": gr.update(maximum=L, value=L, info=f"blocks run, 1 to L = {L}"),
-        "cost-meter": meter.cost_meter(native),
+        "patch-size": gr.update(value=P, minimum=lo, maximum=hi, info=i18n.text("patch-size-info", lang, P=P)),
+        "depth": gr.update(maximum=L, value=L, info=i18n.text("depth-info", lang, L=L)),
+        "cost-meter": meter.cost_meter(native, lang=lang),
     }
 
 
@@ -554,14 +576,42 @@ def use_trained_model() -> str:
 
 @handler
 def download(key: str | None, which: str, query: Query, layer: Number, head: Number, opacity: Number, colormap: str,
-             head_fusion: str, discard_ratio: Number) -> str:
+             head_fusion: str, discard_ratio: Number, request: gr.Request = None) -> str:
     """One picture with its title, caption and legend, as one PNG file to save (the page's controls, clamped)."""
     a = runs.with_options(key, head_fusion, inputs.discard_ratio(discard_ratio))
     layer, head = inputs.clamp(layer, 1, a.depth, a.depth), inputs.clamp(head, 1, a.num_heads, 1)
     display = Display(inputs.query_fraction(query), layer, head, inputs.opacity(opacity, DEFAULTS.opacity),
-                      inputs.colormap_name(colormap))
+                      inputs.colormap_name(colormap), lang=language_of(request))
     view = registry.draw(a, which, display, weights=pictures.model_weights(a))
     unique = picture_folder().new_path(".png")
     path = unique.with_name(f"{which}-{a.model}-P{a.patch_size}-L{layer}-{unique.stem[-6:]}.png")
-    views.captioned(view).save(path, format="PNG", compress_level=1)
+    with views.drawing_language(display.lang):
+        views.captioned(view).save(path, format="PNG", compress_level=1)
     return str(path)
+
+
+LANGUAGE_OUTPUTS = ("banner", "stage-table", "predictions", "cost-meter", "patch-size", "depth")
+
+
+def page_language(key: str | None, model: str, patch_size: Number, depth: Number, top_k: Number,
+                  request: gr.Request = None) -> dict:
+    """The page loaded, or its language switched: the text the server wrote, again in the page's language
+    (the components' own words the browser translates itself). No model run, no picture."""
+    lang = language_of(request)
+    try:
+        setting = inputs.page_setting(model, patch_size, depth)
+        native = validate.setting(model)
+    except InputError:
+        return {}
+    out = {"cost-meter": meter.cost_meter(setting, lang=lang),
+           "patch-size": gr.update(info=i18n.text("patch-size-info", lang, P=native.patch_size)),
+           "depth": gr.update(info=i18n.text("depth-info", lang, L=native.depth))}
+    a = analysis_store().get(key) if key is not None else None
+    if a is None:
+        return {**out, "banner": startup.startup_banner(lang)}
+    top = views.top_k(a, inputs.top_k(top_k, max(1, len(a.probs))))
+    out.update({"banner": meter.banner_html(a, lang), "stage-table": pictures.stage_table(a, lang),
+                "predictions": top or i18n.text("no-classifier", lang),
+                "cost-meter": meter.cost_meter(setting, shown=True, lang=lang)})
+    return out
+

@@ -10,10 +10,12 @@ return their outputs by the same names.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import gradio as gr
 
+from vit import i18n
 from vit.ui import events, models
 from vit.ui.state import STATE_TTL_S, key_expired
 from vit.ui.tabs import attention, controls, depth, figure7, inside, lesson, patches, whatif, why
@@ -23,7 +25,10 @@ TABS = (patches, attention, depth, why, whatif, inside, figure7, lesson)  # in t
 EXAMPLES = controls.EXAMPLES
 HERE = Path(__file__).resolve().parent
 CSS = (HERE / "page.css").read_text()
-SCRIPT = (HERE / "page.js").read_text()  # gradio runs it once the page has loaded
+# gradio runs the page's script once the page has loaded; it names the tabs in a new language itself (gradio
+# redraws only the selected tab's name), from the page's own messages (their keys are the tabs' elem ids).
+TAB_NAMES = {k: v for k, v in i18n.PAGE.items() if k.startswith(("tab-", "inside-"))}
+SCRIPT = (HERE / "page.js").read_text().replace("/*TAB_NAMES*/{}", json.dumps(TAB_NAMES, ensure_ascii=False))
 
 # Fonts the viewer's own machine has: nothing is fetched, so a classroom without internet looks the same.
 FONTS = ("system-ui", "-apple-system", "Segoe UI", "Roboto", "DejaVu Sans", "Helvetica Neue", "Arial", "sans-serif")
@@ -46,6 +51,7 @@ def build_demo() -> gr.Blocks:
     models.register()  # the curated Hub models, from their names (the operator's: app.main, before this)
     c: dict = {}
     with gr.Blocks(title="ViT Anatomy", analytics_enabled=False, delete_cache=DELETE_CACHE_S) as demo:
+        c["demo"] = demo  # its load event (vit.ui.tabs.controls: the page's language)
         # What a browser tab holds between events: small keys, never pictures or tensors.
         c["analysis-key"] = gr.State(None, time_to_live=STATE_TTL_S,  # of the tab's vit.Analysis in the store
                                      delete_callback=key_expired)

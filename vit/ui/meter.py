@@ -11,6 +11,7 @@ import re
 import sys
 
 from vit import cost as costs
+from vit import i18n
 from vit.config import DISPLAY_NAMES, display_name, native_config
 from vit.errors import InputError
 from vit.model.families import is_trained_here
@@ -28,9 +29,20 @@ def hardware() -> tuple[str, float]:
     """("a 2-core CPU", GFLOP/s) for the machine this server runs on; torch is not imported for it."""
     torch = sys.modules.get("torch")
     if torch is not None and torch.cuda.is_available():
-        return "the GPU", GPU_GFLOPS
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return f"a {cores}-core CPU", CPU_GFLOPS_PER_CORE * cores
+        return i18n.text("hw-gpu"), GPU_GFLOPS
+    return i18n.text("hw-cpu", cores=_cores()), CPU_GFLOPS_PER_CORE * _cores()
+
+
+def _cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def hardware_words(lang: str = "en") -> str:
+    """:func:`hardware`'s words in ``lang``."""
+    where = hardware()[0]
+    if i18n.language(lang) == i18n.DEFAULT:
+        return where
+    return i18n.text("hw-gpu" if where == i18n.text("hw-gpu") else "hw-cpu", lang, cores=_cores())
 
 
 def estimated_seconds(c: costs.Cost) -> float:
@@ -41,34 +53,34 @@ def over_budget(c: costs.Cost) -> bool:
     return c.peak_bytes > costs.MEMORY_BUDGET_GB * 1e9  # read at call time: tests and admins change it
 
 
-def cost_markdown(c: costs.Cost, shown: bool = False) -> str:
+def cost_markdown(c: costs.Cost, shown: bool = False, lang: str = "en") -> str:
     """The cost meter: tokens, attention entries, GFLOPs, and a warning when it will be slow.
 
     ``shown``: the pictures show this setting already, so a slow one no longer asks for Analyze.
     """
-    where, rate = hardware()
+    rate = hardware()[1]
+    where = hardware_words(lang)
     seconds = c.gflops / rate
     lines = [
-        f"**{c.display_name}** at P = {c.patch_size} (checkpoint's own: {c.native_patch_size}), "
-        f"L = {c.depth}: grid {c.grid}×{c.grid} on {c.input_size}×{c.input_size} px",
-        f"→ N+1 = **{c.tokens:,} tokens**; attention (N+1)² = **{c.attention_per_head:,}** entries per head, "
-        f"L·h·(N+1)² = **{c.attention_total:,}** in all",
-        f"→ **≈ {c.gflops:,.1f} GFLOPs**, about {seconds:.1f} s on {where}; "
-        f"keeps {c.kept_bytes / 1e6:,.0f} MB of attention maps for this tab",
+        i18n.text("meter-setting", lang, model=c.display_name, P=c.patch_size, native=c.native_patch_size, L=c.depth,
+                  grid=c.grid, size=c.input_size),
+        i18n.text("meter-tokens", lang, tokens=f"{c.tokens:,}", per_head=f"{c.attention_per_head:,}",
+                  total=f"{c.attention_total:,}"),
+        i18n.text("meter-flops", lang, gflops=f"{c.gflops:,.1f}", seconds=seconds, where=where,
+                  mb=f"{c.kept_bytes / 1e6:,.0f}"),
     ]
     if over_budget(c):
-        lines.append(f"⚠ **Too big for this server** ({c.peak_bytes / 1e9:.1f} GB of attention; the limit is "
-                     f"{costs.MEMORY_BUDGET_GB:g} GB): choose a larger patch size or fewer layers.")
+        lines.append(i18n.text("meter-too-big", lang, gb=c.peak_bytes / 1e9, limit=costs.MEMORY_BUDGET_GB))
     elif seconds > SLOW_S and not shown:
-        lines.append(f"⚠ **Slow: ~{seconds:.0f} s on {where}.** It runs when you press **Analyze**.")
+        lines.append(i18n.text("meter-slow", lang, seconds=seconds, where=where))
     return "\n\n".join(lines)
 
 
-def cost_meter(setting: Setting | str, patch_size=None, depth=None, shown: bool = False) -> str:
+def cost_meter(setting: Setting | str, patch_size=None, depth=None, shown: bool = False, lang: str = "en") -> str:
     """The cost meter for a :class:`~vit.validate.Setting` (or a model name, patch size and depth to validate
     first); a bad setting is described instead of raised."""
     try:
-        return cost_markdown(costs.estimate(setting, patch_size, depth), shown)
+        return cost_markdown(costs.estimate(setting, patch_size, depth), shown, lang)
     except InputError as exc:
         return f"⚠ {exc}"
 
@@ -83,41 +95,58 @@ def analysis_setting(a) -> Setting:
     return Setting(a.model, a.patch_size, a.depth)
 
 
-def banner_html(analysis=None) -> str:
-    """The weights banner: which weights run and what the pictures show, in a colour and a word."""
+def banner_html(analysis=None, lang: str = "en") -> str:
+    """The weights banner: which weights run and what the pictures show, in a colour and a word.
+
+    In English it says the model's own status; in Chinese, a summary of it (what was loaded and changed)."""
     offer = ""
     if analysis is None:
-        kind, head, text = "idle", "No image analysed yet", "Pick an example or upload a photo."
+        kind, head, text = "idle", i18n.text("banner-idle-head", lang), i18n.text("banner-idle", lang)
     else:
         native = native_config(analysis.model)
-        text = analysis.status
-        pretrained = "✔ TRAINED HERE" if analysis.weights == "trained" else "✔ PRETRAINED"
+        text = analysis.status if i18n.language(lang) == "en" else status_words(analysis, native, lang)
+        pretrained = i18n.text("banner-trained-here" if analysis.weights == "trained" else "banner-pretrained", lang)
         if analysis.weights == "random":
-            kind, head = "bad", "⚠ UNTRAINED"
+            kind, head = "bad", i18n.text("banner-untrained", lang)
             text = re.sub(r"^UNTRAINED:?\s*", "", text)
             offer = trained_offer(analysis.model)
         elif (analysis.patch_size, analysis.depth) != (native.patch_size, native.num_layers):
-            kind, head = "warn", f"{pretrained}, modified"
+            kind, head = "warn", i18n.text("banner-modified", lang, head=pretrained)
         else:
             kind, head = "ok", pretrained
-        head = f"{head} · showing {setting_words(analysis_setting(analysis))}"
+        head = i18n.text("banner-showing", lang, head=head, setting=setting_words(analysis_setting(analysis)))
     body = re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text.replace("->", "→")))
     if kind == "bad":  # why a download failed is for the teacher: in smaller print
         body = re.sub(r" \([^()]{40,}\)", lambda m: f'<span class="detail">{m.group(0)}</span>', body)
     return f'<div class="banner {kind}" role="status"><b>{html.escape(head)}</b> · {body}{offer}</div>'
 
 
-def download_banner_html(name: str, done: int, total: int, failed: bool = False) -> str:
+def status_words(a, native, lang: str) -> str:
+    """What the weights are and what was changed, from the analysis's record (the banner in Chinese)."""
+    if a.weights == "trained":
+        parts = [i18n.text("status-trained", lang, K=len(a.probs))]
+    elif a.weights == "random":
+        parts = [i18n.text("status-random", lang)]
+    else:
+        parts = [i18n.text("status-pretrained", lang, weights=a.weights)]
+    if a.patch_size != native.patch_size:
+        parts.append(i18n.text("status-resized", lang, P=a.patch_size, rows=a.grid[0], cols=a.grid[1]))
+    if a.depth != native.num_layers:
+        parts.append(i18n.text("status-cut", lang, L=a.depth, native=native.num_layers))
+    return "；".join(parts) if i18n.language(lang) == "zh" else "; ".join(parts)
+
+
+def download_banner_html(name: str, done: int, total: int, failed: bool = False, lang: str = "en") -> str:
     """The banner while a Space's startup download of ``name``'s weights runs, or after it failed."""
     display = display_name(name)
     if failed:
-        kind, head = "bad", "⚠ UNTRAINED"
-        text = (f"the {display} weights could not be downloaded, so its analyses use random weights "
-                "until a download succeeds (tried again a minute later).")
+        kind, head = "bad", i18n.text("banner-untrained", lang)
+        text = i18n.text("downloading-failed", lang, model=display)
     else:
-        size = f"{done / 1e6:,.0f} of {total / 1e6:,.0f} MB" if total else f"{done / 1e6:,.0f} MB"
-        kind, head = "idle", f"Downloading the {display} weights: {size}"
-        text = "Pick a photo: its analysis starts as soon as they are here."
+        size = (i18n.text("downloading-of", lang, done=f"{done / 1e6:,.0f}", total=f"{total / 1e6:,.0f}") if total
+                else f"{done / 1e6:,.0f} MB")
+        kind, head = "idle", i18n.text("downloading-head", lang, model=display, size=size)
+        text = i18n.text("downloading", lang)
     return f'<div class="banner {kind}" role="status"><b>{html.escape(head)}</b> · {html.escape(text)}</div>'
 
 
@@ -128,7 +157,7 @@ def trained_offer(model: str) -> str:
     return f'<span class="offer" data-offer="{html.escape(TRAINED_MODEL)}"></span>'
 
 
-def out_of_date(shown: Setting | None, wanted: Setting, reason: str = "") -> str:
+def out_of_date(shown: Setting | None, wanted: Setting, reason: str = "", lang: str = "en") -> str:
     """The notice over the pictures while the settings differ from what they show ("" when they agree).
 
     Args:
@@ -138,17 +167,24 @@ def out_of_date(shown: Setting | None, wanted: Setting, reason: str = "") -> str
     """
     if shown is None or shown == wanted:
         return ""
-    why = f" ({reason})" if reason else ""
-    return (f'<div class="stale" role="status">⚠ <b>Out of date</b>{html.escape(why)}: the pictures show '
-            f"{html.escape(setting_words(shown))}; your settings say {html.escape(setting_words(wanted))}. "
-            "Press <b>Analyze</b>.</div>")
+    why = (f"（{reason}）" if i18n.language(lang) == "zh" else f" ({reason})") if reason else ""
+    words = i18n.text("stale", lang, why=html.escape(why), shown=html.escape(setting_words(shown)),
+                      wanted=html.escape(setting_words(wanted)))
+    return f'<div class="stale" role="status">{words}</div>'
 
 
-def running(shown: Setting | None, wanted: Setting) -> str:
+def not_run(wanted: Setting, reason: str, lang: str = "en") -> str:
+    """The notice before any analysis when the setting waits for Analyze (``reason``: why)."""
+    words = i18n.text("stale-first", lang, wanted=html.escape(setting_words(wanted)), reason=html.escape(reason))
+    return f'<div class="stale" role="status">{words}</div>'
+
+
+def running(shown: Setting | None, wanted: Setting, lang: str = "en") -> str:
     """The notice while the page's own run of ``wanted`` is going: the pictures are out of date, not for long."""
-    before = f"the pictures show {html.escape(setting_words(shown))}; " if shown and shown != wanted else ""
-    return (f'<div class="stale" role="status">⏳ <b>Running…</b> {before}'
-            f"{html.escape(setting_words(wanted))} is being analysed.</div>")
+    before = (i18n.text("running-before", lang, shown=html.escape(setting_words(shown)))
+              if shown and shown != wanted else "")
+    words = i18n.text("running", lang, before=before, wanted=html.escape(setting_words(wanted)))
+    return f'<div class="stale" role="status">{words}</div>'
 
 
 def ordinal(n: int) -> str:

@@ -121,7 +121,47 @@
   });
 
   let lastSaved = null;
+  // The page's language (vit/ui/lang.py): ?lang=zh|en in the address, else the switch's last choice in this
+  // browser, else the browser's own (gradio picks it from navigator.language). The choice goes to gradio's
+  // translations (its changeLocale) and to the vit_lang cookie, which every request carries to the server.
+  const LOCALES = {en: "en", zh: "zh-CN"};
+  // gradio redraws only the selected tab's name in a new language: the others are named here (vit/ui/layout.py).
+  const TAB_NAMES = /*TAB_NAMES*/{};
+  const nameTabs = (lang) => {
+    for (const [id, names] of Object.entries(TAB_NAMES)) {
+      const button = document.getElementById(id + "-button");
+      if (button && button.textContent !== names[lang]) button.textContent = names[lang];
+    }
+  };
+  const LANG_KEY = "vit-anatomy-lang";
+  const asked = new URLSearchParams(window.location.search).get("lang");
+  let pageLang = null;
+  const stored = () => { try { return window.localStorage.getItem(LANG_KEY); } catch (e) { return null; } };
+  const browserLang = () => ((document.documentElement.lang || navigator.language || "en").toLowerCase()
+    .startsWith("zh") ? "zh" : "en");
+  const gradioCore = () => performance.getEntriesByType("resource").map((e) => e.name)
+    .find((name) => /\/assets\/core-[\w-]+\.js$/.test(name));
+  const language = async (lang, remember) => {
+    lang = lang in LOCALES ? lang : "en";
+    pageLang = lang;
+    document.cookie = "vit_lang=" + lang + "; path=/; max-age=31536000; SameSite=Lax";
+    if (remember) { try { window.localStorage.setItem(LANG_KEY, lang); } catch (e) { /* private mode */ } }
+    const radio = document.querySelector("#lang input[value='" + lang + "']");
+    if (radio && !radio.checked) radio.checked = true;
+    if (browserLang() !== lang || !document.documentElement.lang) {
+      const core = gradioCore();
+      if (core) {
+        try { (await import(core)).changeLocale(LOCALES[lang]); } catch (e) { console.warn("language:", e); }
+      }
+      for (const wait of [0, 300, 1500]) setTimeout(() => nameTabs(lang), wait);
+    }
+  };
+  // Another tab of this browser may have set the cookie to its language: this one's comes back with the focus.
+  window.addEventListener("focus", () => { if (pageLang) document.cookie = "vit_lang=" + pageLang + "; path=/; max-age=31536000; SameSite=Lax"; });
+  language(asked in LOCALES ? asked : (stored() in LOCALES ? stored() : browserLang()), false);
+
   window.vitAnatomy = {
+    language,
     // After the server wrote a picture with its caption: hand it to the browser's downloads.
     saveDownload() {
       const tries = 40;
@@ -159,7 +199,8 @@
   document.addEventListener("fullscreenchange", () => {
     for (const button of document.querySelectorAll("button[id$='-fullscreen']")) {
       const inside = document.fullscreenElement && document.fullscreenElement.contains(button);
-      button.textContent = inside ? "✕ Close full screen (Esc)" : "Full screen";
+      const zh = pageLang === "zh";
+      button.textContent = inside ? (zh ? "✕ 退出全屏（Esc）" : "✕ Close full screen (Esc)") : (zh ? "全屏" : "Full screen");
     }
   });
 

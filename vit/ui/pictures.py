@@ -13,10 +13,11 @@ import html
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from vit import views
+from vit import i18n, views
 from vit.ui.state import model_cache, png_file
 from vit.validate import Setting
 from vit.views import pictures as registry
+from vit.views.patches import stage_headers, stage_note
 from vit.views.pictures import Display, Weights
 
 
@@ -86,21 +87,23 @@ def grid_info(a, display: Display = Display()) -> str:
             f'data-w="{w}" data-h="{h}" data-overlay-w="{ow}" data-overlay-h="{oh}"></div>')
 
 
-def stage_table(a) -> str:
+def stage_table(a, lang: str = "en") -> str:
     """The stage table as HTML: on a phone each row stacks instead of scrolling sideways."""
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in views.STAGE_HEADERS)
+    headers = stage_headers(lang)
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
     rows = []
-    for row in views.stage_rows(a):
+    for row in views.stage_rows(a, lang):
         # Module paths break only after a dot ("encoder.layers.0.attn"), never inside a word.
         texts = [html.escape(str(v)).replace(".", ".<wbr>") if i == 1 else html.escape(str(v))
                  for i, v in enumerate(row)]
-        cells = "".join(f'<td data-label="{html.escape(h)}">{t}</td>' for h, t in zip(views.STAGE_HEADERS, texts))
+        cells = "".join(f'<td data-label="{html.escape(h)}">{t}</td>' for h, t in zip(headers, texts))
         rows.append(f"<tr>{cells}</tr>")
+    note = f"{views.plain(stage_note(lang))} {i18n.text('stage-one-image', lang)}"
     return (f'<table class="stages"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
-            f'<p class="table-note">{html.escape(views.plain(views.STAGE_NOTE))} B = 1 image.</p>')
+            f'<p class="table-note">{html.escape(note)}</p>')
 
 
-def redrawn(t0: float, run: str = "") -> str:
+def redrawn(t0: float, run: str = "", lang: str = "en") -> str:
     """A redraw's time; on the page after the run's own timing line (``run``), which stays readable."""
-    took = f"redrawn in {1e3 * (time.perf_counter() - t0):.0f} ms, without running the model"
-    return f"{run}  \nLast {took}" if run else f"Time: {took}"
+    took = i18n.text("redrawn", lang, ms=1e3 * (time.perf_counter() - t0))
+    return i18n.text("redrawn-after", lang, run=run, took=took) if run else i18n.text("redrawn-alone", lang, took=took)

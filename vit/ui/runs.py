@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 
 from vit import cost as costs
-from vit import validate
+from vit import i18n, validate
 from vit.errors import InputError
 from vit.serve.queue import Busy, Turn, Withdrawn, take_turn
 from vit.ui import gpu, meter, sessions, startup
@@ -145,9 +145,9 @@ def _layer_progress(progress, display: str, wanted: Callable[[], bool], turn: Tu
     return on_layer
 
 
-def timing(a, run_s: float, t0: float, t2: float) -> str:
-    return (f"Time: model run {1e3 * run_s:.0f} ms (traced forward {a.timings_ms.get('forward_traced', 0):.0f} ms)"
-            f" · drawing {1e3 * (time.perf_counter() - t2):.0f} ms · total {1e3 * (time.perf_counter() - t0):.0f} ms")
+def timing(a, run_s: float, t0: float, t2: float, lang: str = "en") -> str:
+    return i18n.text("timing", lang, run=1e3 * run_s, traced=a.timings_ms.get("forward_traced", 0),
+                     drawing=1e3 * (time.perf_counter() - t2), total=1e3 * (time.perf_counter() - t0))
 
 
 def with_options(key: str, head_fusion: str, discard_ratio: Number):

@@ -12,6 +12,7 @@ import gradio as gr
 
 from vit import validate
 from vit.ui import meter, models
+from vit.ui.lang import of as language_of
 
 DEFAULT_MODEL = "ViT-B/16"  # shown first on the page, and fetched at a Space's start
 STARTUP_OUTPUTS = ("banner", "startup-timer")
@@ -62,15 +63,15 @@ def fetch_weights(name: str, report) -> None:
     fetch_checkpoint(name, progress=report)
 
 
-def startup_banner() -> str:
-    """The banner of a page with no analysis yet on a Space: the startup download's progress, or its failure."""
+def startup_banner(lang: str = "en") -> str:
+    """The banner of a page with no analysis yet (on a Space: the startup download's progress, or its failure)."""
     p = _prefetch
     if p is None or (p.finished and not p.error):
-        return meter.banner_html()
-    return meter.download_banner_html(p.name, p.done, p.total, failed=bool(p.error))
+        return meter.banner_html(lang=lang)
+    return meter.download_banner_html(p.name, p.done, p.total, failed=bool(p.error), lang=lang)
 
 
-def startup_status(key: str | None) -> dict:
+def startup_status(key: str | None, request: gr.Request = None) -> dict:
     """Each tick of the banner's timer on a Space, until the startup download has finished.
 
     A page that shows an analysis keeps its own banner.
@@ -78,5 +79,5 @@ def startup_status(key: str | None) -> dict:
     p = _prefetch
     out = {"startup-timer": gr.Timer(active=p is not None and not p.finished)}
     if key is None:
-        out["banner"] = startup_banner()
+        out["banner"] = startup_banner(language_of(request))
     return out

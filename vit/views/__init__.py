@@ -44,6 +44,7 @@ from vit.views.base import (
     token_index,
 )
 from vit.views.depth import depth_view
+from vit.views.draw import language as drawing_language
 from vit.views.figure7 import (
     FILTER_COLUMNS,
     POSITION_TILES,
@@ -89,5 +90,5 @@ __all__ = [
     "lens_view", "matrix_factor", "matrix_view", "grid_size_for", "picture_box", "plain", "position_step",
     "position_view",
     "query_cell", "query_view", "rollout_view", "stage_rows", "token_index", "token_norm_view", "top_k",
-    "HeadGrid", "head_grid_view", "intervention_view",
+    "HeadGrid", "head_grid_view", "intervention_view", "drawing_language",
 ]

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image
 
+from vit import i18n
 from vit.errors import InputError
 from vit.views import draw
 
@@ -95,7 +96,7 @@ _CROP_NOTE_BELOW = 0.6  # a centre crop keeping less of the upload than this is 
 _ENLARGED_ABOVE = 2.0  # so is an upload enlarged more than this
 
 
-def fit_note(a) -> str:
+def fit_note(a, lang: str = "en") -> str:
     """A sentence when the model sees much less of the upload than the student thinks, else "".
 
     Preprocessing resizes the shorter side and cuts the centre square (``vit.preprocess``),
@@ -110,13 +111,11 @@ def fit_note(a) -> str:
     side = a.input_size[0]
     notes = []
     if short / long < _CROP_NOTE_BELOW:
-        notes.append(f"The model sees only the centre square of this {w}×{h} image, about {short / long:.0%} of it: "
-                     f"the rest is cropped away.")
+        notes.append(i18n.text("fit-cropped", lang, w=w, h=h, share=short / long))
     factor = side / short
     if factor > _ENLARGED_ABOVE:
         times = f"{factor:.0f}" if factor >= 10 else f"{factor:.1f}".removesuffix(".0")
-        notes.append(f"This {w}×{h} image was enlarged {times}× to {side}×{side}: "
-                     f"the model sees blurred blocks, not detail.")
+        notes.append(i18n.text("fit-enlarged", lang, w=w, h=h, times=times, side=side))
     return " ".join(notes)
 
 
@@ -128,40 +127,42 @@ def bar_number(x: float) -> str:
     return "0" if x == 0 else f"{x:.3g}"
 
 
-NO_CLASSIFIER = ("This model has no classifier: it is a backbone (DINOv2's are), trained to make tokens, "
-                 "not to name classes. Its attention, rollout, tokens and Figure 7 are all here; predictions, "
-                 "early exits, token content and \"Why this class?\" need a head.")
+NO_CLASSIFIER = i18n.text("no-classifier-card")
 
 
-def no_classifier_view(a, title: str, size) -> View:
+def no_classifier_view(a, title: str, size, lang: str = "en") -> View:
     """In place of a picture that reads classes: a card saying that this model has none (a backbone)."""
     width = size[0] if isinstance(size, tuple) else size
-    card = draw.message_card(f"{title}: no classifier", NO_CLASSIFIER, max(240, int(width)))
-    return View(card, f"**{title}:** {NO_CLASSIFIER}", title=f"{title} (no classifier)")
+    words = i18n.text("no-classifier-card", lang)
+    card = draw.message_card(i18n.text("no-classifier-title", lang, title=title), words, max(240, int(width)))
+    return View(card, f"**{title}:** {words}", title=f"{title} (no classifier)")
 
 
-def heat_view(a, heat: np.ndarray, opacity: float, cmap: str, size: int, mark=None, label: str = HEAT_LABEL):
+def heat_view(a, heat: np.ndarray, opacity: float, cmap: str, size: int, mark=None, label: str | None = None,
+              lang: str = "en"):
     """(picture with colour bar, scale, legend) of a (rows, cols) map scaled min to max."""
+    label = i18n.text("heat-label", lang) if label is None else label
     lo, hi = float(heat.min()), float(heat.max())
     picture = draw.overlay(a.image, heat, opacity, cmap, size, mark=mark)
     image = draw.with_colorbar(picture, cmap, bar_number(lo), bar_number(hi), label)
-    legend = (f"{label}; colours scaled from this picture's min ({bar_number(lo)}) "
-              f"to its max ({bar_number(hi)})")
+    legend = i18n.text("heat-legend", lang, label=label, lo=bar_number(lo), hi=bar_number(hi))
     return image, (lo, hi), legend
 
 
-def class_token_share(heat: np.ndarray) -> str:
+def class_token_share(heat: np.ndarray, lang: str = "en") -> str:
     """What a row gives the class token itself, which a map over the patches cannot show."""
     share = max(0.0, 1.0 - float(heat.sum()))  # rows of softmax and of rollout sum to 1 over N+1 tokens
-    return f"; the remaining {share:.0%} goes to the class token itself (not drawn)" if share >= 0.005 else ""
+    return i18n.text("class-token-share", lang, share=share) if share >= 0.005 else ""
 
 
-def every_kth(k: int, what: str) -> str:
-    """"every row", "every 2nd row", "every 3rd row", "every 4th row"."""
-    if k == 1:
-        return f"every {what}"
+def every_kth(k: int, what: str, lang: str = "en") -> str:
+    """"every row", "every 2nd row", "every 3rd row", "every 4th row" (``what``: "row" or "column")."""
     suffix = {2: "nd", 3: "rd"}.get(k, "th")
-    return f"every {k}{suffix} {what}"
+    if what not in ("row", "column"):  # Figure 7's "row and column": English only
+        return f"every {what}" if k == 1 else f"every {k}{suffix} {what}"
+    if k == 1:
+        return i18n.text(f"every-{what}", lang)
+    return i18n.text(f"every-kth-{what}", lang, k=k, suffix=suffix)
 
 
 # --------------------------------------------------------------------------- to keep

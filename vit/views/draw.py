@@ -10,8 +10,11 @@ colour-blind viewers and in greyscale.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -32,13 +35,41 @@ def colormap_lut(name: str = "cividis") -> np.ndarray:
     return (colormaps[name](np.linspace(0, 1, 256))[:, :3] * 255).round().astype(np.uint8)
 
 
-@functools.lru_cache(maxsize=32)
+# The language the pictures are drawn in (vit.views.pictures.draw sets it for one drawing, in its own thread):
+# Chinese text is drawn in a CJK font (PIL has no glyph fallback); English in DejaVu Sans, as always.
+LANGUAGE: contextvars.ContextVar[str] = contextvars.ContextVar("vit_picture_language", default="en")
+
+
+@contextlib.contextmanager
+def language(lang: str):
+    """Draw the pictures of this block in ``lang`` ("en" or "zh")."""
+    token = LANGUAGE.set(lang)
+    try:
+        yield
+    finally:
+        LANGUAGE.reset(token)
+
+
 def font(size: int, bold: bool = True) -> ImageFont.ImageFont:
-    """DejaVu Sans (bold by default) at ``size`` px; PIL's own font where DejaVu is not installed."""
+    """DejaVu Sans (bold by default) at ``size`` px; PIL's own font where DejaVu is not installed. Drawing in
+    Chinese (:func:`language`): Noto Sans CJK SC where it is installed."""
+    return _font(size, bold, LANGUAGE.get() == "zh")
+
+
+@functools.lru_cache(maxsize=64)
+def _font(size: int, bold: bool, cjk: bool) -> ImageFont.ImageFont:
+    from vit import fonts  # noqa: PLC0415
+
+    found = fonts.cjk_file(bold) if cjk else None
+    if found is not None:
+        return ImageFont.truetype(found[0], size, index=found[1])
     try:
         return ImageFont.truetype("DejaVuSans-Bold.ttf" if bold else "DejaVuSans.ttf", size)
     except OSError:
         return ImageFont.load_default(size=size)
+
+
+font.cache_clear = _font.cache_clear  # as when font itself was the cache (tests count the fonts asked for)
 
 
 @functools.lru_cache(maxsize=8)
@@ -369,13 +400,36 @@ def fit_text(text: str, f: ImageFont.ImageFont, width: float) -> str:
     return text.rstrip() + "…"
 
 
+_CJK = re.compile(r"([\u3000-\u303f\u3400-\u9fff\uff00-\uffef])")  # Chinese: a line may break at any of these
+
+
+def _pieces(paragraph: str) -> list[tuple[str, bool]]:
+    """(word, spaced): the words of a paragraph, each Chinese character one, set without a space before it."""
+    out = []
+    for word in paragraph.split():
+        for j, piece in enumerate(p for p in _CJK.split(word) if p):
+            tight = j > 0 and (bool(_CJK.fullmatch(piece)) or bool(_CJK.fullmatch(out[-1][0][-1:])))
+            if j > 0 and not tight:
+                out[-1] = (out[-1][0] + piece, out[-1][1])
+            else:
+                out.append((piece, j == 0))
+    return out
+
+
+# Letters Noto Sans CJK lacks, in the notation's plain spelling (Chinese pictures are drawn in it throughout).
+_NOT_IN_CJK = str.maketrans({"ᵀ": "^T", "₀": "0", "₁": "1", "₋": "-", "ℓ": "l", "ℝ": "R"})
+
+
 def wrap_text(text: str, f: ImageFont.ImageFont, width: float) -> list[str]:
-    """Greedy word wrap to lines of at most ``width`` px (a word longer than a line is cut with "…")."""
+    """Greedy word wrap to lines of at most ``width`` px (a word longer than a line is cut with "…"); Chinese
+    breaks between any two characters."""
+    if LANGUAGE.get() == "zh":
+        text = text.translate(_NOT_IN_CJK)
     lines: list[str] = []
     for paragraph in text.split("\n"):
         line = ""
-        for word in paragraph.split():
-            trial = f"{line} {word}" if line else word
+        for word, spaced in _pieces(paragraph):
+            trial = (f"{line} {word}" if spaced else line + word) if line else word
             if f.getlength(trial) <= width:
                 line = trial
                 continue

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from vit import i18n
 from vit.views import base, draw, plots
 from vit.views.base import DEPTH_PLOT_SIZE, DISPLAY_SIZE, View
 
@@ -18,21 +19,15 @@ def filter_tiles(filters) -> list[np.ndarray]:
     return [(draw.normalize(t) * 255).round().astype(np.uint8) for t in arr]
 
 
-def filters_view(filters, size: int = DISPLAY_SIZE) -> View:
+def filters_view(filters, size: int = DISPLAY_SIZE, lang: str = "en") -> View:
     """ViT Fig. 7 left: the principal components of the patch embedding's kernels (``vit.patch_filters(loaded)``)."""
     tiles = filter_tiles(filters)
     k, _, P, _ = tuple(filters.shape)
     columns = min(FILTER_COLUMNS, k)
     tile = max(8, (size - 4) // columns - 4)
     image = draw.tile_sheet(tiles, columns, tile)
-    caption = (
-        f"**What the patch embedding looks for:** the first {k} principal components of the D kernels "
-        f"({P}×{P}×3) of the patch embedding, the linear map each patch is projected with (ViT paper, Fig. 7 "
-        f"left). Strongest first, row by row. Each tile is stretched to its own range (min black, max white, "
-        f"per channel together), so compare patterns, not brightness. Trained models show smooth stripes and blobs "
-        f"like a CNN's first layer; random weights show noise."
-    )
-    return View(image, caption, "each tile normalised to its own min and max", f"Patch-embedding filters, {k}")
+    caption = i18n.text("filters-caption", lang, k=k, P=P)
+    return View(image, caption, i18n.text("filters-legend", lang), i18n.text("filters-title", lang, k=k))
 
 
 POSITION_TILES = 14  # at most this many positions a side; larger grids show every k-th position
@@ -43,7 +38,8 @@ def position_step(grid: tuple[int, int]) -> int:
     return max(1, -(-max(grid) // POSITION_TILES))
 
 
-def position_view(similarity, grid: tuple[int, int], size: int = DISPLAY_SIZE, cmap: str = "viridis") -> View:
+def position_view(similarity, grid: tuple[int, int], size: int = DISPLAY_SIZE, cmap: str = "viridis",
+                  lang: str = "en") -> View:
     """ViT Fig. 7 centre: per patch position, its position embedding's cosine similarity to every other.
 
     ``similarity``: (N, N) from ``vit.position_similarity(loaded)``; ``grid``: (rows, cols).
@@ -58,17 +54,15 @@ def position_view(similarity, grid: tuple[int, int], size: int = DISPLAY_SIZE, c
     tile = max(4, (size - 2) // columns - 2)
     tiles = [draw.heat_rgb(m, (tile, tile), cmap, (lo, hi)) for m in shown]
     sheet = draw.tile_sheet(tiles, columns, tile, gap=2)
-    label = "cosine similarity"
+    label = i18n.text("position-label", lang)
     image = draw.with_colorbar(sheet, cmap, base.bar_number(lo), base.bar_number(hi), label)
-    every = "" if step == 1 else (f" Only {base.every_kth(step, 'row and column')} of positions is drawn "
-                                  f"({len(range(0, rows, step))}×{columns} of {rows}×{cols}).")
-    caption = (
-        f"**What the position embeddings learned:** tile (r, c) shows how similar position (r, c)'s embedding "
-        f"is to every other position's (cosine similarity), one {rows}×{cols} map per patch position, laid out "
-        f"as the patches are (ViT paper, Fig. 7 centre).{every} {grid_words(position_structure(sim, grid))}"
-    )
-    legend = f"brighter = more similar; all tiles coloured from {base.bar_number(lo)} to {base.bar_number(hi)}"
-    return View(image, caption, legend, f"Position embedding similarity, {rows}x{cols}", (lo, hi))
+    suffix = {2: "nd", 3: "rd"}.get(step, "th")
+    every = "" if step == 1 else i18n.text("position-every", lang, k=step, suffix=suffix,
+                                           shown=len(range(0, rows, step)), columns=columns, rows=rows, cols=cols)
+    caption = i18n.text("position-caption", lang, rows=rows, cols=cols, every=every,
+                        structure=grid_words(position_structure(sim, grid), lang))
+    legend = i18n.text("position-legend", lang, lo=base.bar_number(lo), hi=base.bar_number(hi))
+    return View(image, caption, legend, i18n.text("position-title", lang, rows=rows, cols=cols), (lo, hi))
 
 
 def position_structure(similarity, grid: tuple[int, int]) -> dict[str, float]:
@@ -91,23 +85,20 @@ def position_structure(similarity, grid: tuple[int, int]) -> dict[str, float]:
 STRUCTURE_MARGIN = 0.05  # this much more similar than two unrelated positions: the model encodes that relation
 
 
-def grid_words(s: dict[str, float]) -> str:
+def grid_words(s: dict[str, float], lang: str = "en") -> str:
     """What this model's tiles show, from :func:`position_structure` (not what a large ImageNet model would)."""
-    numbers = (f"(mean similarity: neighbours {s['neighbours']:.2f}, same row or column {s['line']:.2f}, "
-               f"border {s['border']:.2f}, elsewhere {s['other']:.2f})")
+    numbers = i18n.text("structure-numbers", lang, n=s["neighbours"], line=s["line"], border=s["border"],
+                        other=s["other"])
     if not np.isfinite(s["other"]):  # a grid too small to tell rows from neighbours
-        return f"This grid is too small to tell rows and columns from neighbours {numbers}."
-    learned = [what for key, what in (("line", "their own row and column"), ("border", "the image's border"),
-                                      ("neighbours", "their neighbours"))
+        return i18n.text("structure-small", lang, numbers=numbers)
+    learned = [i18n.text(f"structure-{key}", lang) for key in ("line", "border", "neighbours")
                if s[key] > s["other"] + STRUCTURE_MARGIN]
     if not learned:
-        return (f"This model's position embeddings show little 2-D structure {numbers}: untrained embeddings look "
-                f"like this; the paper's ImageNet models light up their own row and column.")
-    words = ", ".join(learned[:-1]) + (" and " if len(learned) > 1 else "") + learned[-1]
-    grid = ("it has learned the 2-D grid from 1-D positions, as the paper's ImageNet models do"
-            if s["line"] > s["other"] + STRUCTURE_MARGIN else
-            "not the grid's rows and columns, which the paper's large ImageNet models learn")
-    return f"This model's tiles light up {words} {numbers}: {grid}."
+        return i18n.text("structure-none", lang, numbers=numbers)
+    comma = "、" if i18n.language(lang) == "zh" else ", "
+    words = comma.join(learned[:-1]) + (i18n.text("structure-and", lang) if len(learned) > 1 else "") + learned[-1]
+    grid = i18n.text("structure-grid" if s["line"] > s["other"] + STRUCTURE_MARGIN else "structure-not-grid", lang)
+    return i18n.text("structure-lights", lang, words=words, numbers=numbers, grid=grid)
 
 
 def distance_points(a) -> tuple[list[int], list[float]]:
@@ -116,19 +107,14 @@ def distance_points(a) -> tuple[list[int], list[float]]:
     return [l + 1 for l in range(d.shape[0]) for _ in range(d.shape[1])], d.ravel().tolist()
 
 
-def distance_view(a, size: tuple[int, int] = DEPTH_PLOT_SIZE) -> View:
+def distance_view(a, size: tuple[int, int] = DEPTH_PLOT_SIZE, lang: str = "en") -> View:
     """ViT Fig. 7 right: each head's mean attention distance against depth."""
     xs, ys = distance_points(a)
     h, w = a.input_size
     y_max = max(float(np.hypot(h, w)) / 2, max(ys, default=0.0))
-    image = plots.dot_plot(xs, ys, list(range(1, a.depth + 1)), "layer (one dot per head)",
-                           "mean attention distance (px)", y_max, size)
+    image = plots.dot_plot(xs, ys, list(range(1, a.depth + 1)), i18n.text("distance-x", lang),
+                           i18n.text("distance-y", lang), y_max, size)
     d = a.mean_attention_distance()
-    caption = (
-        f"**How far each head looks:** for each of the h = {a.num_heads} heads of each layer 1 to L = {a.depth}, "
-        f"the mean distance in pixels between a query patch and the patches it attends to, weighted by attention "
-        f"(ViT paper, Fig. 7 right; like a CNN's receptive field). Layer 1 ranges {float(d[0].min()):.0f}–"
-        f"{float(d[0].max()):.0f} px, layer {a.depth} {float(d[-1].min()):.0f}–{float(d[-1].max()):.0f} px. "
-        f"In trained models some early heads already look far, others stay local, and deeper heads all look far."
-    )
-    return View(image, caption, "one dot per head per layer", f"Mean attention distance, layers 1-{a.depth}")
+    caption = i18n.text("distance-caption", lang, h=a.num_heads, L=a.depth, lo1=float(d[0].min()),
+                        hi1=float(d[0].max()), loL=float(d[-1].min()), hiL=float(d[-1].max()))
+    return View(image, caption, i18n.text("distance-legend", lang), i18n.text("distance-title", lang, L=a.depth))

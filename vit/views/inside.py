@@ -8,14 +8,15 @@ from __future__ import annotations
 import numpy as np
 from PIL import Image, ImageDraw
 
+from vit import i18n
 from vit.model.families import class_names, is_trained_here
 from vit.views import base, draw, plots
 from vit.views.base import DEPTH_PLOT_SIZE, DISPLAY_SIZE, View, fit_note
 
-BLOCK_SERIES = ("‖X‖ stream in", "‖MSA(LN(X))‖ attention", "‖MLP(LN(H))‖ MLP", "‖Y‖ block out")
+BLOCK_SERIES = tuple(i18n.text("block-series").split("|"))  # ("‖X‖ stream in", ... "‖Y‖ block out")
 
 
-def block_view(a, layer: int | None = None, size: tuple[int, int] = DEPTH_PLOT_SIZE) -> View:
+def block_view(a, layer: int | None = None, size: tuple[int, int] = DEPTH_PLOT_SIZE, lang: str = "en") -> View:
     """Inside a block: H = X + MSA(LN(X)), Y = H + MLP(LN(H)) in this image's numbers.
 
     On top, the chosen layer's block as the chapter draws it, its norms on the arrows; under it,
@@ -25,32 +26,27 @@ def block_view(a, layer: int | None = None, size: tuple[int, int] = DEPTH_PLOT_S
     values = np.array([[r.stream, r.attention, r.mlp, r.output] for r in res])  # (L, 4)
     wide = size[0] >= 1.6 * size[1] and size[1] < 400  # a wide, low frame: the block beside the chart
     chart_size = (size[0] // 2, size[1]) if wide else size
-    chart = plots.grouped_bars(values, BLOCK_SERIES, [str(r.layer) for r in res], "layer",
-                               f"mean ‖·‖₂ over the {a.num_tokens} tokens", chart_size)
+    series = tuple(i18n.text("block-series", lang).split("|"))
+    chart = plots.grouped_bars(values, series, [str(r.layer) for r in res], i18n.text("layer-axis", lang),
+                               i18n.text("block-axis", lang, T=a.num_tokens), chart_size)
     r = res[(a.depth if layer is None else min(max(layer, 1), a.depth)) - 1]
-    diagram = plots.block_diagram(f"‖X‖ = {r.stream:.1f}", f"adds ‖·‖ = {r.attention:.1f}",
-                                  f"adds ‖·‖ = {r.mlp:.1f}", f"‖Y‖ = {r.output:.1f}",
-                                  f"Layer {r.layer} (encoder.layers.{r.layer - 1}), means over {a.num_tokens} tokens",
+    diagram = plots.block_diagram(f"‖X‖ = {r.stream:.1f}", i18n.text("block-adds", lang, v=r.attention),
+                                  i18n.text("block-adds", lang, v=r.mlp), f"‖Y‖ = {r.output:.1f}",
+                                  i18n.text("block-diagram", lang, layer=r.layer, module=r.layer - 1, T=a.num_tokens),
                                   size[0] - chart.width if wide else chart.width)
     image = draw.beside(diagram, chart) if wide else draw.stack(diagram, chart)
     last = res[-1]
-    caption = (
-        f"**Inside a block:** each pre-norm block computes **H = X + MSA(LN(X))** and **Y = H + MLP(LN(H))**: "
-        f"attention and the MLP each *add* to the residual stream X. Bars: the mean over the "
-        f"N+1 = {a.num_tokens} tokens of each vector's length, per layer 1 to L = {a.depth}. "
-        f"Layer {last.layer}: ‖X‖ {last.stream:.1f} → attention adds {last.attention:.1f}, "
-        f"MLP adds {last.mlp:.1f} → ‖Y‖ {last.output:.1f}. The branches are added as vectors, so ‖Y‖ is "
-        f"at most, not equal to, the sum of the three."
-    )
-    legend = "bars per layer: " + ", ".join(BLOCK_SERIES)
-    return View(image, caption, legend, f"Inside a block, layers 1-{a.depth}")
+    caption = i18n.text("block-caption", lang, T=a.num_tokens, L=a.depth, layer=last.layer, stream=last.stream,
+                        attention=last.attention, mlp=last.mlp, output=last.output)
+    legend = i18n.text("block-legend", lang, series=", ".join(series))
+    return View(image, caption, legend, i18n.text("block-title", lang, L=a.depth))
 
 
 CODE_FONT = 17  # px: code and its numbers, readable on a projector at the size the page shows them
 CODE_INK, NUMBER_INK = (30, 30, 30), (0, 114, 178)  # code black, this image's numbers blue
 
 
-def block_code_lines(a, layer: int) -> list[tuple[str, str]]:
+def block_code_lines(a, layer: int, lang: str = "en") -> list[tuple[str, str]]:
     """(a line of the chapter's ``ViTEncoderLayer.forward``, this image's numbers for it at ``layer``)."""
     r = a.residual()[layer - 1]
     T, D, h = a.num_tokens, int(a.queries[0].shape[-1]), a.num_heads
@@ -58,18 +54,18 @@ def block_code_lines(a, layer: int) -> list[tuple[str, str]]:
     return [
         ("def forward(self, x):", f"x = X: {x}, ‖X‖ = {r.stream:.1f}"),
         ("    attn_input = self.norm1(x)", f"LN(X): {x}"),
-        ("    attn_output, _ = self.attn(", f"{h} heads of d = {D // h}; weights (1, {h}, {T}, {T})"),
+        ("    attn_output, _ = self.attn(", i18n.text("code-heads", lang, h=h, d=D // h, T=T)),
         ("        attn_input, attn_input, attn_input)", f"MSA(LN(X)): {x}, ‖·‖ = {r.attention:.1f}"),
         ("    x = x + self.dropout1(attn_output)", f"H = X + MSA(LN(X)): {x}"),
-        ("    x = x + self.mlp(self.norm2(x))", f"MLP hidden (1, {T}, {4 * D}); MLP(LN(H)) ‖·‖ = {r.mlp:.1f}"),
+        ("    x = x + self.mlp(self.norm2(x))", i18n.text("code-mlp", lang, T=T, hidden=4 * D, mlp=r.mlp)),
         ("    return x", f"Y: {x}, ‖Y‖ = {r.output:.1f}"),
     ]
 
 
-def block_code_view(a, layer: int | None = None, size: int = DISPLAY_SIZE) -> View:
+def block_code_view(a, layer: int | None = None, size: int = DISPLAY_SIZE, lang: str = "en") -> View:
     """11.4.4: the chapter's ``ViTEncoderLayer.forward``, each line with this image's shapes and norms at one layer."""
     layer = a.depth if layer is None else min(max(layer, 1), a.depth)
-    lines = block_code_lines(a, layer)
+    lines = block_code_lines(a, layer, lang)
     code, numbers = draw.mono_font(CODE_FONT), draw.font(CODE_FONT - 1, bold=False)
     step = CODE_FONT + 8
     width = max(size, 24 + int(max(code.getlength(c) for c, _ in lines)))
@@ -81,15 +77,9 @@ def block_code_view(a, layer: int | None = None, size: int = DISPLAY_SIZE) -> Vi
         indent = 12 + code.getlength(" " * max(4, len(line) - len(line.lstrip())))  # under its line's code
         pen.text((indent, y + step - 2), "# " + draw.fit_text(note, numbers, width - indent - 24), fill=NUMBER_INK,
                  font=numbers)
-    caption = (
-        f"**11.4.4, the encoder block in code:** the chapter's `ViTEncoderLayer.forward`, line by line, with this "
-        f"image's shapes and mean token lengths at layer {layer} (encoder.layers.{layer - 1}). Pre-norm: "
-        f"`norm1` before attention, `norm2` before the MLP, and each result is *added* to x: "
-        f"H = X + MSA(LN(X)), Y = H + MLP(LN(H)). The shape stays (1, {a.num_tokens}, "
-        f"{int(a.queries[0].shape[-1])}) from the first line to the last."
-    )
-    legend = "blue: this image's numbers (‖·‖: mean over the N+1 tokens of each vector's length)"
-    return View(image, caption, legend, f"The encoder block in code, layer {layer}")
+    caption = i18n.text("code-caption", lang, layer=layer, module=layer - 1, T=a.num_tokens,
+                        D=int(a.queries[0].shape[-1]))
+    return View(image, caption, i18n.text("code-legend", lang), i18n.text("code-title", lang, layer=layer))
 
 
 LENS_CLASSES = len(draw.PALETTE)  # the most frequent classes get a colour; the rest are grey
@@ -112,20 +102,15 @@ def lens_colours(indices: np.ndarray, classes: list[int]) -> np.ndarray:
     return out
 
 
-def lens_training_words(model: str) -> str:
+def lens_training_words(model: str, lang: str = "en") -> str:
     """How the head met patch tokens in training, which decides what the lens reads."""
-    if is_trained_here(model):
-        return ("This model was trained with token labelling (vit/model/train.py): its head also learned to "
-                "read the patch tokens on the shape, so those vote the shape's class by design, while background "
-                "patches, never trained, vote anything.")
-    return ("The head was trained on the class token of the last layer only, so this reads what each patch token "
-            "carries, roughly.")
+    return i18n.text("lens-trained-here" if is_trained_here(model) else "lens-class-only", lang)
 
 
-def lens_view(a, layer: int, size: int = DISPLAY_SIZE, opacity: float = 0.7) -> View:
+def lens_view(a, layer: int, size: int = DISPLAY_SIZE, opacity: float = 0.7, lang: str = "en") -> View:
     """Token content: the final norm and head applied to every patch token at ``layer``, top-1 class per patch."""
     if not a.has_classifier:
-        return base.no_classifier_view(a, "Token content", size)
+        return base.no_classifier_view(a, i18n.text("token-content", lang), size, lang)
     names = class_names(a.model)
     indices, probs = (t.numpy() for t in a.patch_lens(layer))
     top = lens_classes(indices)
@@ -134,46 +119,36 @@ def lens_view(a, layer: int, size: int = DISPLAY_SIZE, opacity: float = 0.7) -> 
     entries = [(colour, f"{names[c]} ({n})") for colour, (c, n) in zip(draw.PALETTE, top)]
     others = int(indices.size - sum(n for _, n in top))
     if others:
-        entries.append((draw.OTHER, f"other classes ({others})"))
+        entries.append((draw.OTHER, i18n.text("lens-other", lang, n=others)))
     image = draw.stack(picture, draw.swatch_legend(picture.width, entries))
     final = a.topk[0]
     agree = int((indices == final.index).sum())
-    caption = (
-        f"**Token content at layer {layer}:** the final LayerNorm and the classification head — the same "
-        f"ones that read the class token at the end — applied to **every patch token** Y_{layer},i, as if each "
-        f"patch were the class token (an early exit per patch). Each patch is coloured by its top-1 class "
-        f"(mean probability {float(probs.mean()):.2f}). **{agree} of {indices.size} patches** agree with the "
-        f"final answer, {final.label}. {lens_training_words(a.model)}"
-    )
-    legend = "colour = a patch token's top-1 class; the legend counts patches per class; grey: other classes"
-    return View(image, caption, legend, f"Token content, layer {layer}", note=fit_note(a))
+    caption = i18n.text("lens-caption", lang, layer=layer, mean=float(probs.mean()), agree=agree, n=indices.size,
+                        label=final.label, training=lens_training_words(a.model, lang))
+    return View(image, caption, i18n.text("lens-legend", lang), i18n.text("lens-title", lang, layer=layer),
+                note=fit_note(a, lang))
 
 
-def prefix_norms(names, norms) -> str:
+def prefix_norms(names, norms, lang: str = "en") -> str:
     """The prefix tokens' norms in words: "the class token's is 41.2", or each of them (registers)."""
     if len(names) == 1:
-        return f"the {names[0]} token's is {float(norms[0]):.1f}"
-    return "the prefix tokens': " + ", ".join(f"{n} {float(v):.1f}" for n, v in zip(names, norms))
+        return i18n.text("norms-one", lang, name=names[0], v=float(norms[0]))
+    return i18n.text("norms-many", lang, values=", ".join(f"{n} {float(v):.1f}" for n, v in zip(names, norms)))
 
 
-def token_norm_view(a, layer: int, opacity: float, cmap: str, size: int = DISPLAY_SIZE) -> View:
+def token_norm_view(a, layer: int, opacity: float, cmap: str, size: int = DISPLAY_SIZE, lang: str = "en") -> View:
     """‖Y_l,i‖ of every patch token after block ``layer``, as a heatmap; the class token's in the caption."""
     norms = a.token_norms[layer - 1].numpy()  # (T,): the prefix tokens first
     p = a.num_prefix_tokens
     heat = norms[p:].reshape(a.grid)  # (rows, cols): patches in row-major order
-    image, (lo, hi), legend = base.heat_view(a, heat, opacity, cmap, size, label="brighter = longer token vector")
+    image, (lo, hi), legend = base.heat_view(a, heat, opacity, cmap, size, label=i18n.text("norms-label", lang),
+                                             lang=lang)
     median = float(np.median(heat))
-    caption = (
-        f"**Token norms after layer {layer}:** the length ‖Y_{layer},i‖₂ of each patch token's "
-        f"D = {a.queries[0].shape[-1]} numbers, from {lo:.1f} to {hi:.1f} (median {median:.1f}); "
-        f"{prefix_norms(a.prefix_token_names, norms[:p])}. On large trained models a few patch tokens, often "
-        f"in plain background, grow far longer than the rest: the \"artifact\" tokens of Darcet et al. 2024 "
-        f"(\"Vision Transformers Need Registers\"), which the model uses as scratch space for global information."
-        + (f" This model has {sum(n.startswith('register') for n in a.prefix_token_names)} registers, extra "
-           "tokens given that role, so its patch tokens should stay even: compare the registers' norms above."
-           if any(n.startswith("register") for n in a.prefix_token_names) else "")
-    )
-    return View(image, caption, legend, f"Token norms, layer {layer}", (lo, hi), fit_note(a))
+    registers = sum(n.startswith("register") for n in a.prefix_token_names)
+    caption = (i18n.text("norms-caption", lang, layer=layer, D=a.queries[0].shape[-1], lo=lo, hi=hi, median=median,
+                         prefix=prefix_norms(a.prefix_token_names, norms[:p], lang))
+               + (i18n.text("norms-registers", lang, n=registers) if registers else ""))
+    return View(image, caption, legend, i18n.text("norms-title", lang, layer=layer), (lo, hi), fit_note(a, lang))
 
 
 MATRIX_CMAP = "magma"
@@ -202,7 +177,7 @@ def log_matrix_picture(m: np.ndarray, masked: np.ndarray, panel: int, scale: tup
     return Image.fromarray(rgb)
 
 
-def matrix_view(a, layer: int, head: int, size: int = DISPLAY_SIZE) -> View:
+def matrix_view(a, layer: int, head: int, size: int = DISPLAY_SIZE, lang: str = "en") -> View:
     """One head's whole (N+1)x(N+1) attention matrix beside the same under a causal mask (11.4.2).
 
     Both halves share one log colour scale (a typical weight of a row of N+1 is ~1/(N+1), far below the
@@ -223,21 +198,13 @@ def matrix_view(a, layer: int, head: int, size: int = DISPLAY_SIZE) -> View:
         p = log_matrix_picture(m, gone, panel, (lo, hi))
         draw.outline_row(p, m.shape[0])
         pictures.append(p)
-    sheet = draw.panels(pictures, ["encoder: every token sees all", "causal mask: only earlier tokens"])
-    label = "log scale: brighter = more attention (row = query, column = key)"
+    sheet = draw.panels(pictures, [i18n.text("matrix-encoder", lang), i18n.text("matrix-causal", lang)])
+    label = i18n.text("matrix-label", lang)
     image = draw.with_colorbar(sheet, MATRIX_CMAP, f"≤ {base.bar_number(lo)}", f"≥ {base.bar_number(hi)}", label)
-    image = draw.stack(image, draw.swatch_legend(image.width, [(MASKED, "masked: a decoder may not look there")]))
+    image = draw.stack(image, draw.swatch_legend(image.width, [(MASKED, i18n.text("matrix-masked", lang))]))
     T = a.num_tokens
-    shrink = (f" Drawn at {shown[0].shape[0]}×{shown[0].shape[0]}: each cell is the **block max** of "
-              f"{factor}×{factor} patch tokens (the class token keeps its own row and column)."
-              if factor > 1 else "")
-    caption = (
-        f"**The whole matrix, layer {layer}, head {head}:** softmax(QKᵀ/√d) over all N+1 = {T} tokens, "
-        f"{T}×{T}; row i is where token i looks, row 0 (outlined) the class token. Left, the encoder's: "
-        f"bidirectional, every patch sees every other (11.4.2). Right, the same scores under a decoder's causal "
-        f"mask (upper triangle removed, in blue; rows renormalised): a patch could no longer see the patches to "
-        f"its right and below, and the class token, first in line, would see only itself.{shrink}"
-    )
-    legend = (f"{label}; both halves on one scale, {MATRIX_DECADES} decades from {base.bar_number(lo)} (and below) "
-              f"to the encoder's largest weight {base.bar_number(hi)} (and above); blue: removed by the mask")
-    return View(image, caption, legend, f"Attention matrix, layer {layer}, head {head}", (lo, hi))
+    shrink = i18n.text("matrix-shrink", lang, n=shown[0].shape[0], f=factor) if factor > 1 else ""
+    caption = i18n.text("matrix-caption", lang, layer=layer, head=head, T=T, shrink=shrink)
+    legend = i18n.text("matrix-legend", lang, label=label, decades=MATRIX_DECADES, lo=base.bar_number(lo),
+                       hi=base.bar_number(hi))
+    return View(image, caption, legend, i18n.text("matrix-title", lang, layer=layer, head=head), (lo, hi))

@@ -4,30 +4,49 @@ stage table and the top-k classes (chapter 11.4.1's N = HW/P² tokens plus the c
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
+from vit import i18n
 from vit.model.families import class_names
 from vit.views import base, draw
 from vit.views.base import DISPLAY_SIZE, View, display_size, fit_note, query_cell, token_index
 
-STAGE_HEADERS = ["stage", "module", "notation", "shape", "params"]
-STAGE_NOTE = (
-    "Layers count from 1, modules from 0: layer 1 is `encoder.layers.0`. Each parameter is counted once, in the "
-    "first row whose module holds it: a layer's output row adds only what its attention and MLP rows did not "
-    "count (its two LayerNorms), and \"(counted above)\" marks a module already counted; the column sums to the total."
-)
+STAGE_HEADERS = i18n.text("stage-headers").split("|")  # ["stage", "module", "notation", "shape", "params"]
+STAGE_NOTE = i18n.text("stage-note")
+_STAGE_KEYS = {"image": "stage-image", "patch conv": "stage-patch-conv", "patch tokens": "stage-patch-tokens",
+               "with class token": "stage-with-class-token", "with position": "stage-with-position",
+               "final norm": "stage-final-norm", "class token": "stage-class-token", "logits": "stage-logits"}
+_LAYER_STAGES = {"attention weights": "stage-attention", "MLP hidden": "stage-mlp", "output": "stage-output"}
 
 
-def prefix_phrase(a) -> str:
+def stage_headers(lang: str = "en") -> list[str]:
+    """The stage table's column names in ``lang``."""
+    return i18n.text("stage-headers", lang).split("|")
+
+
+def stage_note(lang: str = "en") -> str:
+    return i18n.text("stage-note", lang)
+
+
+def stage_name(name: str, lang: str = "en") -> str:
+    """A stage's name (the tracer's, in English) in ``lang``: "layer 3 output" -> "第 3 层输出"."""
+    if name in _STAGE_KEYS:
+        return i18n.text(_STAGE_KEYS[name], lang)
+    m = re.fullmatch(r"layer (\d+) (attention weights|MLP hidden|output)", name)
+    return i18n.text(_LAYER_STAGES[m.group(2)], lang, n=m.group(1)) if m else name
+
+
+def prefix_phrase(a, lang: str = "en") -> str:
     """"plus the class token: N+1 = 197", or the prefix tokens of DeiT's and the registers' models by name."""
     names = a.prefix_token_names
     if len(names) == 1:
-        return f"plus the class token: N+1 = {a.num_tokens}"
-    return (f"after {len(names)} prefix tokens ({', '.join(names)}: tokens 0–{len(names) - 1}): "
-            f"N+{len(names)} = {a.num_tokens}")
+        return i18n.text("prefix-class", lang, T=a.num_tokens)
+    return i18n.text("prefix-tokens", lang, n=len(names), names=", ".join(names), last=len(names) - 1, T=a.num_tokens)
 
 
-def grid_view(a, query: tuple[float, float], size: int = DISPLAY_SIZE) -> View:
+def grid_view(a, query: tuple[float, float], size: int = DISPLAY_SIZE, lang: str = "en") -> View:
     """The patch grid, numbered in token order, with the query patch outlined."""
     rows, cols = a.grid
     cell = query_cell(query, a.grid)
@@ -35,41 +54,35 @@ def grid_view(a, query: tuple[float, float], size: int = DISPLAY_SIZE) -> View:
     p = a.num_prefix_tokens
     layout = draw.grid_layout(a.grid, display_size(a, size), p)
     if layout.in_cells:
-        numbers = f"Numbers are token indices, row by row (row-major): patch (r, c) is token {p} + r·{cols} + c."
+        numbers = i18n.text("grid-numbers", lang, p=p, cols=cols)
     else:
-        numbers = (f"Left margin: the token of each row's first patch ({base.every_kth(layout.row_step, 'row')}); "
-                   f"top: the column c ({base.every_kth(layout.col_step, 'column')}), so patch (r, c) is token "
-                   f"(left number) + c = {p} + r·{cols} + c. The arrows show the reading order: row by row, "
-                   f"left to right.")
-    caption = (
-        f"**What the model sees:** {h}×{w} pixels cut into a **{rows}×{cols} grid** of "
-        f"{a.patch_size}×{a.patch_size} patches → **N = {a.num_patches} patch tokens**, {prefix_phrase(a)}. "
-        f"{numbers} Outlined: patch (row {cell[0]}, col {cell[1]}) = token "
-        f"{token_index(cell, a.grid, p)}. **Click a patch** to ask what it attends to."
-    )
+        numbers = i18n.text("grid-margins", lang, rows=base.every_kth(layout.row_step, "row", lang),
+                            columns=base.every_kth(layout.col_step, "column", lang), p=p, cols=cols)
+    caption = i18n.text("grid-caption", lang, h=h, w=w, rows=rows, cols=cols, P=a.patch_size, N=a.num_patches,
+                        prefix=prefix_phrase(a, lang), numbers=numbers, r=cell[0], c=cell[1],
+                        token=token_index(cell, a.grid, p))
     image = draw.patch_grid(a.image, a.grid, size, mark=cell, prefix=p)
-    return View(image, caption, title=f"Patch grid, {rows}x{cols} patches of {a.patch_size} px", note=fit_note(a))
+    return View(image, caption, title=i18n.text("grid-title", lang, rows=rows, cols=cols, P=a.patch_size),
+                note=fit_note(a, lang))
 
 
 def query_view(a, query: tuple[float, float], layer: int, head: int, opacity: float, cmap: str,
-               size: int = DISPLAY_SIZE) -> View:
+               size: int = DISPLAY_SIZE, lang: str = "en") -> View:
     """Where one patch looks: its row of softmax(QKᵀ/√d) at one layer and head, over the patches."""
     cell = query_cell(query, a.grid)
     token = token_index(cell, a.grid, a.num_prefix_tokens)
     heat = a.attention_map(layer, head, token).numpy()  # (rows, cols), head 1-based
-    image, scale, legend = base.heat_view(a, heat, opacity, cmap, size, mark=cell)
-    caption = (
-        f"**Patch (row {cell[0]}, col {cell[1]}) = token {token} as the query:** row {token} of softmax(QKᵀ/√d) "
-        f"at layer {layer}, head {head} — where this patch looks (outlined){base.class_token_share(heat)}."
-    )
-    title = f"Token {token} as query, layer {layer}, head {head}"
-    return View(image, caption, legend, title, scale, fit_note(a))
+    image, scale, legend = base.heat_view(a, heat, opacity, cmap, size, mark=cell, lang=lang)
+    caption = i18n.text("query-caption", lang, r=cell[0], c=cell[1], token=token, layer=layer, head=head,
+                        share=base.class_token_share(heat, lang))
+    title = i18n.text("query-title", lang, token=token, layer=layer, head=head)
+    return View(image, caption, legend, title, scale, fit_note(a, lang))
 
 
 # --------------------------------------------------------------------------- tables
 
 
-def stage_rows(a) -> list[list[str]]:
+def stage_rows(a, lang: str = "en") -> list[list[str]]:
     """The stage table under :data:`STAGE_HEADERS`, with a total; middle layers fold into one row when L > 3.
 
     Parameters follow :func:`vit.analysis.trace.counted_params`, so the column sums to the
@@ -82,13 +95,13 @@ def stage_rows(a) -> list[list[str]]:
     middle = layers[1:-1] if len(layers) > 3 else []
 
     def params(own: int, new: int) -> str:
-        return f"{new:,}" if new else "(counted above)" if own else "–"
+        return f"{new:,}" if new else i18n.text("counted-above", lang) if own else "–"
 
     p = a.num_prefix_tokens
-    words = f"with prefix tokens ({', '.join(a.prefix_token_names)})"
+    words = i18n.text("stage-with-prefix", lang, names=", ".join(a.prefix_token_names))
 
     def named(stage) -> tuple[str, str]:  # the chapter's N+1 where this model has N+p tokens
-        name = words if stage.name == "with class token" and p > 1 else stage.name
+        name = words if stage.name == "with class token" and p > 1 else stage_name(stage.name, lang)
         return name, stage.notation.replace("N+1", f"N+{p}") if p > 1 else stage.notation
 
     rows = []
@@ -98,10 +111,10 @@ def stage_rows(a) -> list[list[str]]:
             rows.append([name, s.module, notation, str(tuple(s.shape)), params(s.params, new)])
         elif s.layer == middle[0] and s.name.endswith("output"):  # one row for the folded blocks
             total = sum(n for t, n in zip(a.stages, counted) if t.layer in middle)
-            rows.append([f"layers {middle[0]}–{middle[-1]} (same shapes, ×{len(middle)})",
+            rows.append([i18n.text("stage-folded", lang, first=middle[0], last=middle[-1], count=len(middle)),
                          f"encoder.layers.{middle[0] - 1}–{middle[-1] - 1}", notation, str(tuple(s.shape)),
                          f"{total:,}"])
-    rows.append(["total", "", "", "", f"{a.params:,}"])
+    rows.append([i18n.text("stage-total", lang), "", "", "", f"{a.params:,}"])
     return rows
 
 

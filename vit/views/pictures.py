@@ -39,6 +39,7 @@ class Display:
     # (width, height) px of the frame the page shows each picture of the tab in, measured by the page's
     # script (vit/ui/page.js); None (the CLI, the API): the fixed sizes of sizes().
     frame: tuple[int, int] | None = None
+    lang: str = "en"  # the language of its captions and of the words drawn in it (vit.i18n): "en" or "zh"
 
     def sizes(self) -> tuple[int, int]:
         """(main picture, small-multiples tile) in pixels, as drawn when no frame is given."""
@@ -95,7 +96,7 @@ PICTURES: dict[str, Picture] = {p.name: p for p in (
         "patch is mapped to a D-dimensional token by one shared linear map (a convolution with kernel = stride = P). "
         "The N = HW/P² patch tokens are read row by row, left to right, after a learned class token (token 0): "
         "N+1 tokens in all. A smaller P gives more, finer tokens, and attention's cost grows with (N+1)².",
-        lambda a, d, size, tile, w: views.grid_view(a, d.query, size),
+        lambda a, d, size, tile, w: views.grid_view(a, d.query, size, d.lang),
         depends_on=("query",), fit="grid", clickable=True, in_api=True, out_file="patch_grid.png"),
     Picture(
         "query-view", "patches", "What the clicked patch attends to",
@@ -103,7 +104,8 @@ PICTURES: dict[str, Picture] = {p.name: p for p in (
         "softmax turns the scores into weights that sum to 1. Bright patches are those whose values this patch "
         "mixes in most, at this layer and head. It shows where one patch looks at one depth, not what the model "
         "finally relies on.",
-        lambda a, d, size, tile, w: views.query_view(a, d.query, d.layer_of(a), d.head, d.opacity, d.cmap, size),
+        lambda a, d, size, tile, w: views.query_view(a, d.query, d.layer_of(a), d.head, d.opacity, d.cmap, size,
+                                                     d.lang),
         depends_on=("query", "layer", "head", "opacity", "cmap"), clickable=True, in_api=True,
         out_file="query.png"),
     Picture(
@@ -113,7 +115,7 @@ PICTURES: dict[str, Picture] = {p.name: p for p in (
         "draws from every other; multiplying these from layer 1 up estimates how much of each patch reaches the "
         "class token, which makes the prediction. It is an estimate of information flow, not a proof of what "
         "mattered.",
-        lambda a, d, size, tile, w: views.rollout_view(a, d.layer_of(a), d.opacity, d.cmap, size),
+        lambda a, d, size, tile, w: views.rollout_view(a, d.layer_of(a), d.opacity, d.cmap, size, d.lang),
         depends_on=("layer", "opacity", "cmap"), on_fusion=True, on_discard=True, clickable=True, in_api=True,
         out_file="rollout.png"),
     Picture(
@@ -122,14 +124,14 @@ PICTURES: dict[str, Picture] = {p.name: p for p in (
         "projections. One tile per head shows where the class token looks in that head: heads are free to "
         "specialise, on the object, the background or neighbouring patches. Each tile is coloured from 0 to its "
         "own max, so compare where the tiles look, not how strongly.",
-        lambda a, d, size, tile, w: views.heads_view(a, d.layer_of(a), d.opacity, d.cmap, tile),
+        lambda a, d, size, tile, w: views.heads_view(a, d.layer_of(a), d.opacity, d.cmap, tile, d.lang),
         depends_on=("layer", "opacity", "cmap"), fit="sheet", in_api=True, out_file="heads.png"),
     Picture(
         "layer-views", "depth", "Class token, per layer",
         "One tile per encoder layer: where the class token looks at that depth, heads fused. Early layers often "
         "look broadly or locally; later ones, after the tokens have exchanged information, often settle on what "
         "the decision rests on. Each tile is coloured from 0 to its own max.",
-        lambda a, d, size, tile, w: views.layers_view(a, d.opacity, d.cmap, tile),
+        lambda a, d, size, tile, w: views.layers_view(a, d.opacity, d.cmap, tile, d.lang),
         depends_on=("opacity", "cmap"), fit="sheet", on_fusion=True, in_api=True, out_file="layers.png"),
     Picture(
         "depth-plot", "depth", "How the prediction forms (early exit)",
@@ -137,61 +139,62 @@ PICTURES: dict[str, Picture] = {p.name: p for p in (
         "if the model stopped there (an early exit). Blue: the probability of the final answer at each depth; "
         "orange: whichever class would win there. The head was trained on the last layer only, so early readings "
         "are rough, but they show at what depth the answer forms.",
-        lambda a, d, size, tile, w: views.depth_view(a, size), fit="plot", out_file="depth.png"),
+        lambda a, d, size, tile, w: views.depth_view(a, size, d.lang), fit="plot", out_file="depth.png"),
     Picture(
         "block-view", "inside", "Inside a block: what attention and the MLP add",
         "Each encoder block is pre-norm: H = X + MSA(LN(X)), then Y = H + MLP(LN(H)). The chart gives, per "
         "layer, the average length ||·||₂ of the tokens entering the block (the residual stream), of what "
         "attention adds, of what the MLP adds, and of the tokens leaving it. The shape never changes; the "
         "content does (11.4.1).",
-        lambda a, d, size, tile, w: views.block_view(a, d.layer_of(a), size),
+        lambda a, d, size, tile, w: views.block_view(a, d.layer_of(a), size, d.lang),
         depends_on=("layer",), fit="plot"),
     Picture(
         "block-code", "lesson", "The encoder block in code (11.4.4)",
         "The chapter's ViTEncoderLayer.forward, four lines: LayerNorm, attention, add; LayerNorm, MLP, add. Under "
         "each line, this image's numbers at the last layer run, as the lesson's text gives them: the shape, "
         "which never changes, and how long the vectors are that attention and the MLP add to the residual stream.",
-        lambda a, d, size, tile, w: views.block_code_view(a, a.depth, size), download=False),
+        lambda a, d, size, tile, w: views.block_code_view(a, a.depth, size, d.lang), download=False),
     Picture(
         "lens-view", "inside", "Token content: each patch's own vote (chosen layer)",
         "The final norm and the classification head applied to every patch token after this layer, not only "
         "to the class token: which class each patch would vote for on its own. Early layers vote noise; "
         "later, patches on the object agree with the final answer.",
-        lambda a, d, size, tile, w: views.lens_view(a, d.layer_of(a), size),
+        lambda a, d, size, tile, w: views.lens_view(a, d.layer_of(a), size, lang=d.lang),
         depends_on=("layer",)),
     Picture(
         "token-norms", "inside", "Token lengths ||Y|| after the chosen layer",
         "How long each patch token's vector is after this layer. On large trained models a few background "
         "patches grow very long: they are used as scratch space (Darcet et al. 2024, 'Vision Transformers "
         "Need Registers').",
-        lambda a, d, size, tile, w: views.token_norm_view(a, d.layer_of(a), d.opacity, d.cmap, size),
+        lambda a, d, size, tile, w: views.token_norm_view(a, d.layer_of(a), d.opacity, d.cmap, size, d.lang),
         depends_on=("layer", "opacity", "cmap")),
     Picture(
         "matrix-view", "inside", "The whole matrix of the chosen layer and head, and under a causal mask",
         "The whole softmax(QKᵀ/√d) of one head: row i is where token i looks, column j who looks at token j; "
         "row 0 is the class token. Beside it, the same matrix under a causal mask, as a decoder would see "
         "it: each token only sees those before it. The ViT encoder has no such mask (11.4.2).",
-        lambda a, d, size, tile, w: views.matrix_view(a, d.layer_of(a), d.head, size),
+        lambda a, d, size, tile, w: views.matrix_view(a, d.layer_of(a), d.head, size, d.lang),
         depends_on=("layer", "head")),
     Picture(
         "filters-view", "figure7", "Patch-embedding filters: principal components",
         "The first principal components of the patch-embedding kernels (the D filters of the patch "
         "convolution), as in the ViT paper's Figure 7 (left). They show what the first layer looks for in a "
         "patch.",
-        lambda a, d, size, tile, w: views.filters_view(_weights_needed(w, "filters-view")("filters"), size)),
+        lambda a, d, size, tile, w: views.filters_view(_weights_needed(w, "filters-view")("filters"), size,
+                                                       lang=d.lang)),
     Picture(
         "position-view", "figure7", "Position-embedding similarity",
         "Cosine similarity between the learned position embeddings: one small map per patch position, "
         "bright where another position's embedding is similar. Trained models learn rows and columns "
         "(ViT paper, Figure 7, centre); after a patch-size change these are the resampled embeddings.",
         lambda a, d, size, tile, w: views.position_view(_weights_needed(w, "position-view")("similarity"), a.grid,
-                                                        size)),
+                                                        size, lang=d.lang)),
     Picture(
         "distance-view", "figure7", "Mean attention distance per head",
         "For each head and layer, how far (in pixels) the patches look on average: the attention-weighted "
         "distance between a patch and the patches it attends to (ViT paper, Figure 7, right). Some heads "
         "look far from the first layer; others stay local until late.",
-        lambda a, d, size, tile, w: views.distance_view(a, size), fit="plot"),
+        lambda a, d, size, tile, w: views.distance_view(a, size, d.lang), fit="plot"),
     Picture(
         "why-map", "why", "Why this class? The map for the chosen class",
         "An explanation map answers \"which patches made the model say this class?\". Rollout and the last "
@@ -199,7 +202,7 @@ PICTURES: dict[str, Picture] = {p.name: p for p in (
         "Gradient-weighted rollout (Chefer et al., 2021) weighs each layer's attention by how much it moves the "
         "chosen class's score, and Grad-CAM weighs the last layer's token features the same way: ask about "
         "another class and the map changes. A map is a claim, not a fact: test it.",
-        lambda e, d, size, tile, w: views.explanation_view(e, d.opacity, d.cmap, size),
+        lambda e, d, size, tile, w: views.explanation_view(e, d.opacity, d.cmap, size, d.lang),
         depends_on=("opacity", "cmap"), download=False),
     Picture(
         "why-curves", "why", "Is it right? Deletion and insertion",
@@ -208,7 +211,7 @@ PICTURES: dict[str, Picture] = {p.name: p for p in (
         "area is better) and, starting from a grey image and putting those patches back first, it rises fast "
         "(insertion: higher area is better). The dashed lines do the same in a random order: a map worth "
         "believing beats them.",
-        lambda pair, d, size, tile, w: views.curves_view(*pair, size), fit="plot",
+        lambda pair, d, size, tile, w: views.curves_view(*pair, size, d.lang), fit="plot",
         download=False),
     Picture(
         "whatif-map", "whatif", "What if? Click patches to take them away",
@@ -217,7 +220,7 @@ PICTURES: dict[str, Picture] = {p.name: p for p in (
         "squares. The prediction beside it is the model's on what is left. Colours: attention rollout over the "
         "kept patches. Tick the grey comparison to see the deletion test's way: the same patches greyed, every "
         "token kept; where the two disagree, the model reacts to the grey, not to the missing content.",
-        lambda w, d, size, tile, wts: views.intervention_view(w, d.opacity, d.cmap, size),
+        lambda w, d, size, tile, wts: views.intervention_view(w, d.opacity, d.cmap, size, d.lang),
         depends_on=("opacity", "cmap"), clickable=True, download=False),
     Picture(
         "whatif-heads", "whatif", "The heads: click one to switch it off",
@@ -226,7 +229,7 @@ PICTURES: dict[str, Picture] = {p.name: p for p in (
         "mixes the heads. \"Head importance\" switches each head off alone and measures how much the predicted "
         "class's probability drops: bright heads are the ones the answer needs. Many heads can go with little "
         "change (Michel et al. 2019, \"Are Sixteen Heads Really Better than One?\").",
-        lambda g, d, size, tile, wts: views.head_grid_view(g, d.cmap, size),
+        lambda g, d, size, tile, wts: views.head_grid_view(g, d.cmap, size, d.lang),
         depends_on=("cmap",), fit="plot", clickable=True, download=False),
 )}
 
@@ -252,6 +255,11 @@ def draw(source, name: str, display: Display = Display(), weights: Weights | Non
     picture = PICTURES.get(name)
     if picture is None:
         raise InputError(f"picture must be one of {', '.join(PICTURES)}, got {validate.show(name)}")
+    with views.drawing_language(display.lang):  # the words drawn into it, in its language's font
+        return _draw(picture, source, display, weights)
+
+
+def _draw(picture: Picture, source, display: Display, weights: Weights | None):
     size, tile = frame_sizes(picture, source, display)
     view = picture.draw(source, display, size, tile, weights)
     target = display.target()
@@ -307,4 +315,4 @@ def signature(key: str, name: str, display: Display, cell=None) -> tuple:
     """What a picture depends on: it is redrawn only when this changes (``cell``: the query's patch, not its point)."""
     values = {"query": cell if cell is not None else display.query, "layer": display.layer, "head": display.head,
               "opacity": display.opacity, "cmap": display.cmap}
-    return (key, *(values[f] for f in PICTURES[name].depends_on), display.projector, display.frame)
+    return (key, *(values[f] for f in PICTURES[name].depends_on), display.projector, display.frame, display.lang)

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image, ImageDraw
 
-from vit.views.draw import BAR_FONT, INK, PALETTE, fit_text, font
+from vit import i18n
+from vit.views.draw import BAR_FONT, INK, LANGUAGE, PALETTE, fit_text, font
 
 # --------------------------------------------------------------------------- the depth plot
 
@@ -85,16 +86,17 @@ def depth_texts(layers: Sequence[int], top1_probs: Sequence[float], top1_labels:
     f = font(16, bold=False)
 
     # Legend on one line at the top, the final class name cut to what is left of the width.
-    room = W - left - right - 2 * 22 - 24 - f.getlength("top-1 at this layer")
-    legend = [(BLUE, "final class: " + fit_text(final_label, f, room - f.getlength("final class: "))),
-              (ORANGE, "top-1 at this layer")]
+    lang = LANGUAGE.get()  # the picture's language (vit.views.draw.language)
+    top1, final_words = i18n.text("plot-top1", lang), i18n.text("plot-final", lang)
+    room = W - left - right - 2 * 22 - 24 - f.getlength(top1)
+    legend = [(BLUE, final_words + fit_text(final_label, f, room - f.getlength(final_words))), (ORANGE, top1)]
     x = left
     for _, text in legend:
         texts.append(_text((x + 20, 20), text, "lm", "legend", bold=False))
         x = texts[-1].box[2] + 24
-    texts.append(_text((8, top - 14), "probability", "ls", "axis"))
+    texts.append(_text((8, top - 14), i18n.text("plot-probability", lang), "ls", "axis"))
     centre = (left + W - right) / 2
-    title = fit_text("layer (early exit: final norm + head on its class token)", font(16), 2 * (W - centre) - 8)
+    title = fit_text(i18n.text("plot-layer", lang), font(16), 2 * (W - centre) - 8)
     texts.append(_text((centre, H - 10), title, "ms", "axis"))
     for k in range(6):
         texts.append(_text((left - 8, y_at(k / 5)), f"{k / 5:.1f}", "rm", "tick", bold=False))
@@ -391,7 +393,8 @@ def block_diagram(stream: str, attention: str, mlp: str, output: str, title: str
         # The residual path: from the row's input over the boxes into the "+".
         top = y - 34
         draw.line([(x_in + 30, y - 8), (x_in + 30, top), (xs[2], top), (xs[2], y - 14)], fill=grey, width=2)
-        draw.text(((x_in + 30 + xs[2]) / 2, top - 3), "residual path", fill=grey, font=small, anchor="md")
+        draw.text(((x_in + 30 + xs[2]) / 2, top - 3), i18n.text("residual-path", LANGUAGE.get()), fill=grey,
+                  font=small, anchor="md")
         draw.text(((xs[1] + xs[2]) / 2, y + 20), branch, fill=colour, font=f, anchor="ma")
     draw.text((x_in, 90 + 22), stream, fill=SERIES_COLOURS[0], font=f, anchor="la")
     # Narrow, the MLP's number would run into it: a line lower.

@@ -12,34 +12,36 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image, ImageDraw
 
+from vit import i18n
 from vit.views import base, draw
 from vit.views.base import DISPLAY_SIZE, View
 
 HATCH = (235, 235, 235)  # a removed patch: pale diagonal stripes over a darkened patch
 OFF = (213, 94, 0)  # a head switched off: a vermilion cross (the palette's, visible to colour-blind viewers)
-ROLLOUT_LABEL = "brighter = more rollout"
+ROLLOUT_LABEL = i18n.text("rollout-label")
 
 
 def _percent(p: float) -> str:
     return f"{p:.1%}"
 
 
-def _heads_words(ablated, ablation: str) -> str:
+def _heads_words(ablated, ablation: str, lang: str = "en") -> str:
     if not ablated:
         return ""
     pairs = ", ".join(f"{l}:{h}" for l, h in ablated[:6]) + (", …" if len(ablated) > 6 else "")
-    how = "zeroed" if ablation == "zero" else "replaced by their mean over the tokens"
-    return f"{len(ablated)} head{'s' if len(ablated) != 1 else ''} off ({pairs}; layer:head, {how})"
+    how = i18n.text("how-zero" if ablation == "zero" else "how-mean", lang)
+    heads = i18n.text("head-one" if len(ablated) == 1 else "head-many", lang)
+    return i18n.text("heads-off", lang, n=len(ablated), heads=heads, pairs=pairs, how=how)
 
 
-def change_words(w) -> str:
+def change_words(w, lang: str = "en") -> str:
     """What was taken away, in words: "12 of 64 patches removed and 2 heads off (...)"; "" if nothing."""
     parts = []
     if w.removed:
-        parts.append(f"{len(w.removed)} of {len(w.removed) + len(w.kept)} patches removed")
+        parts.append(i18n.text("patches-removed", lang, n=len(w.removed), total=len(w.removed) + len(w.kept)))
     if w.ablated:
-        parts.append(_heads_words(w.ablated, w.ablation))
-    return " and ".join(parts)
+        parts.append(_heads_words(w.ablated, w.ablation, lang))
+    return i18n.text("and", lang).join(parts)
 
 
 def hatch(img: Image.Image, grid: tuple[int, int], cells) -> None:
@@ -75,32 +77,29 @@ def map_cell(xy, image_shape: tuple[int, ...], grid: tuple[int, int], size: int)
     return int(y * grid[0] // height) * grid[1] + int(x * grid[1] // width)
 
 
-def intervention_view(w, opacity: float, cmap: str, size: int = DISPLAY_SIZE) -> View:
+def intervention_view(w, opacity: float, cmap: str, size: int = DISPLAY_SIZE, lang: str = "en") -> View:
     """The image the model ran on: removed patches hatched, rollout of the class token over the kept ones."""
     heat = np.nan_to_num(w.rollout, nan=0.0)
     kept_values = w.rollout[~np.isnan(w.rollout)]
     lo, hi = float(kept_values.min()), float(kept_values.max())
     picture = draw.overlay(w.image, heat, opacity, cmap, size, scale=(lo, hi))
     hatch(picture, w.grid, w.removed)
-    image = draw.with_colorbar(picture, cmap, base.bar_number(lo), base.bar_number(hi), ROLLOUT_LABEL)
-    change = change_words(w)
+    label = i18n.text("rollout-label", lang)
+    image = draw.with_colorbar(picture, cmap, base.bar_number(lo), base.bar_number(hi), label)
+    change = change_words(w, lang)
     before, after = _percent(w.prob_before), _percent(w.prob_after)
     if not change:
-        caption = (f"**Nothing taken away yet:** “{w.label}” at {before}. Click patches to remove them (click "
-                   f"again to put one back), use the buttons, or switch heads off in the grid.")
+        caption = i18n.text("whatif-nothing", lang, label=w.label, before=before)
     else:
-        grey = "" if w.grey_prob is None else (
-            f" Greying the same patches instead (every token kept, the deletion test's way): "
-            f"{_percent(w.grey_prob)}.")
+        grey = "" if w.grey_prob is None else i18n.text("whatif-grey", lang, p=_percent(w.grey_prob))
         top = w.topk[0]
-        now = f"the model now says “{top.label}” ({_percent(top.prob)})"
-        caption = (f"**What if: {change}.** “{w.label}”: {before} → {after}; {now}. The model ran on the "
-                   f"{len(w.kept)} kept patch tokens only, each with its own position embedding, and the "
-                   f"{', '.join(w.prefix_token_names)} token{'s' if w.num_prefix_tokens > 1 else ''}; hatched: "
-                   f"removed. Colours: rollout over what was kept.{grey}")
-    legend = (f"{ROLLOUT_LABEL}; colours scaled from the kept patches' min ({base.bar_number(lo)}) to their max "
-              f"({base.bar_number(hi)}); hatched patches were removed")
-    return View(image, caption, legend, f"What if, {w.label}", (lo, hi))
+        now = i18n.text("whatif-now", lang, label=top.label, p=_percent(top.prob))
+        tokens = i18n.text("token-many" if w.num_prefix_tokens > 1 else "token-one", lang)
+        caption = i18n.text("whatif-caption", lang, change=change, label=w.label, before=before, after=after,
+                            now=now, kept=len(w.kept), prefix=", ".join(w.prefix_token_names), tokens=tokens,
+                            grey=grey)
+    legend = i18n.text("whatif-legend", lang, label=label, lo=base.bar_number(lo), hi=base.bar_number(hi))
+    return View(image, caption, legend, i18n.text("whatif-title", lang, label=w.label), (lo, hi))
 
 
 # --------------------------------------------------------------------------- the grid of heads
@@ -153,7 +152,7 @@ def head_cell(xy, layout: HeadLayout) -> tuple[int, int] | None:
     return row + 1, col + 1
 
 
-def head_grid_view(g: HeadGrid, cmap: str, size: tuple[int, int] = base.DEPTH_PLOT_SIZE) -> View:
+def head_grid_view(g: HeadGrid, cmap: str, size: tuple[int, int] = base.DEPTH_PLOT_SIZE, lang: str = "en") -> View:
     """The L×h heads: a cell per head (click to switch it off or on), crossed when off, coloured by importance."""
     lay = head_layout(g.depth, g.heads, size, bar=g.importance is not None)
     width = size[0]
@@ -166,7 +165,7 @@ def head_grid_view(g: HeadGrid, cmap: str, size: tuple[int, int] = base.DEPTH_PL
         lo, hi = 0.0, max(float(np.nanmax(g.importance)), 1e-6)
         colours = draw.colormap_lut(cmap)[(draw.normalize(g.importance, (lo, hi)) * 255).round().astype(np.uint8)]
     label_every = max(1, round(LABEL_FONT * 1.6 / lay.cell_w))
-    pen.text((lay.left, 2), "head →", fill=draw.INK, font=f)
+    pen.text((lay.left, 2), i18n.text("grid-head", lang), fill=draw.INK, font=f)
     for h in range(g.heads):
         if h % label_every == 0 or h == g.heads - 1:
             x = lay.left + (h + 0.5) * lay.cell_w
@@ -175,7 +174,8 @@ def head_grid_view(g: HeadGrid, cmap: str, size: tuple[int, int] = base.DEPTH_PL
     for l in range(g.depth):
         y = lay.top + (l + 0.5) * lay.cell_h
         if l % row_every == 0 or l == g.depth - 1:
-            pen.text((lay.left - 8, y), f"layer {l + 1}" if l == 0 else str(l + 1), fill=draw.INK, font=f, anchor="rm")
+            pen.text((lay.left - 8, y), i18n.text("grid-layer", lang, n=1) if l == 0 else str(l + 1), fill=draw.INK,
+                     font=f, anchor="rm")
         for h in range(g.heads):
             x0, y0 = lay.left + h * lay.cell_w, lay.top + l * lay.cell_h
             box = [x0 + 1, y0 + 1, x0 + lay.cell_w - 1, y0 + lay.cell_h - 1]
@@ -185,20 +185,18 @@ def head_grid_view(g: HeadGrid, cmap: str, size: tuple[int, int] = base.DEPTH_PL
                 k = max(2, round(min(lay.cell_w, lay.cell_h) / 8))
                 pen.line([box[0] + k, box[1] + k, box[2] - k, box[3] - k], fill=OFF, width=k)
                 pen.line([box[0] + k, box[3] - k, box[2] - k, box[1] + k], fill=OFF, width=k)
-    off = _heads_words(g.ablated, g.ablation)
+    off = _heads_words(g.ablated, g.ablation, lang)
+    now = i18n.text("heads-now", lang, off=off) if off else ""
     if g.importance is not None:
         lo, hi = 0.0, max(float(np.nanmax(g.importance)), 1e-6)
         img = draw.with_colorbar(img, cmap, base.bar_number(lo), base.bar_number(hi),
-                                 f"drop in p({g.label}) with that head alone off")
+                                 i18n.text("importance-bar", lang, label=g.label))
         best = np.unravel_index(int(np.nanargmax(g.importance)), g.importance.shape)
-        caption = (f"**Head importance for “{g.label}”:** the drop in its probability when each head alone is "
-                   f"switched off ({'zeroed' if g.ablation == 'zero' else 'mean over the tokens'}); the largest is "
-                   f"layer {best[0] + 1}, head {best[1] + 1} ({float(g.importance[best]):+.1%}). Negative drops (the "
-                   f"class gains) are drawn as 0. Click a head to switch it off." + (f" Now: {off}." if off else ""))
-        legend = "brighter = the class loses more without that head alone"
+        how = i18n.text("how-zero" if g.ablation == "zero" else "how-mean-short", lang)
+        caption = i18n.text("importance-caption", lang, label=g.label, how=how, layer=best[0] + 1, head=best[1] + 1,
+                            drop=float(g.importance[best]), now=now)
+        legend = i18n.text("importance-legend", lang)
     else:
-        caption = (f"**The {g.depth}×{g.heads} heads** (layers down, heads across): click one to switch it off, "
-                   f"again to switch it back on." + (f" Now: {off}." if off else "")
-                   + " “Head importance” colours each by what it alone is worth.")
-        legend = "crossed = switched off"
-    return View(img, caption, legend, "Heads, switched off and importance")
+        caption = i18n.text("heads-caption-plain", lang, L=g.depth, h=g.heads, now=now)
+        legend = i18n.text("heads-legend", lang)
+    return View(img, caption, legend, i18n.text("heads-grid-title", lang))

@@ -4,22 +4,33 @@ of it (Petsiuk et al., 2018) beside a random order, with the methods' comparison
 
 from __future__ import annotations
 
+from vit import i18n
 from vit.explanations.methods import METHODS
 from vit.views import base, plots
 from vit.views.base import DEPTH_PLOT_SIZE, DISPLAY_SIZE, View
 
 
-def explanation_view(e, opacity: float, cmap: str, size: int = DISPLAY_SIZE) -> View:
+def method_words(name: str, lang: str = "en") -> tuple[str, str]:
+    """(title, paper) of a method in ``lang``: the registry's, unless the catalogue has its words (a name stays)."""
+    m = METHODS[name]
+    key = f"method-{name}"
+    if f"{key}-title" not in i18n.MESSAGES:
+        return m.title, m.paper
+    return i18n.text(f"{key}-title", lang), i18n.text(f"{key}-paper", lang)
+
+
+def explanation_view(e, opacity: float, cmap: str, size: int = DISPLAY_SIZE, lang: str = "en") -> View:
     """An :class:`~vit.explanations.maps.Explanation`'s map over the image, with its colour bar."""
     method = METHODS[e.method]
     heat = e.map.numpy()  # (rows, cols)
-    image, scale, legend = base.heat_view(e, heat, opacity, cmap, size, label="brighter = more relevant to this class")
-    same = ("" if method.class_specific else
-            " This method does not depend on the class: every class gets this same map.")
-    where = "" if getattr(e, "layer", None) is None else f", read at block {e.layer}'s `norm1`"
-    caption = (f"**{method.title}{where} for “{e.label}” ({e.prob:.1%}):** the {e.grid[0]}×{e.grid[1]} patches, "
-               f"brighter where the method puts more of the reason ({method.paper}).{same}")
-    return View(image, caption, legend, f"{method.title}, {e.label}", scale)
+    image, scale, legend = base.heat_view(e, heat, opacity, cmap, size, label=i18n.text("why-label", lang),
+                                          lang=lang)
+    same = "" if method.class_specific else i18n.text("why-same", lang)
+    where = "" if getattr(e, "layer", None) is None else i18n.text("why-where", lang, layer=e.layer)
+    title, paper = method_words(e.method, lang)
+    caption = i18n.text("why-caption", lang, method=title, where=where, label=e.label, prob=e.prob,
+                        rows=e.grid[0], cols=e.grid[1], paper=paper, same=same)
+    return View(image, caption, legend, i18n.text("why-title", lang, method=title, label=e.label), scale)
 
 
 CURVE_COLOURS = {"deletion": plots.BLUE, "insertion": plots.ORANGE}
@@ -30,49 +41,56 @@ def auc_text(value: float) -> str:
     return f"{value:.3g}"
 
 
-def curves_view(e, curves: dict, size: tuple[int, int] = DEPTH_PLOT_SIZE) -> View:
+def curves_view(e, curves: dict, size: tuple[int, int] = DEPTH_PLOT_SIZE, lang: str = "en") -> View:
     """Deletion and insertion curves of an explanation, beside the same in a random order.
 
     Args:
         e: the :class:`~vit.explanations.maps.Explanation` tested.
         curves: ``{(mode, order): Curve}`` from :func:`vit.explanations.perturb.perturbation_curves`.
     """
-    title = METHODS[e.method].title
+    title = method_words(e.method, lang)[0]
     series = []
     for (mode, order), c in sorted(curves.items(), key=lambda kv: (kv[0][0], kv[0][1] != "saliency")):
-        name = f"{mode}, {'map order' if order == 'saliency' else 'random order'} (AUC {auc_text(c.auc)})"
+        name = i18n.text("curve-name", lang, mode=i18n.text(mode, lang), auc=auc_text(c.auc),
+                         order=i18n.text("map-order" if order == "saliency" else "random-order", lang))
         series.append(plots.Series(name, c.fractions, c.probs, CURVE_COLOURS[mode], dashed=order == "random"))
     top = max(max(c.probs) for c in curves.values())
-    image = plots.line_plot(series, "patches perturbed (most relevant first)", f"p({e.label})", top, size)
+    image = plots.line_plot(series, i18n.text("curves-x", lang), f"p({e.label})", top, size)
     verdicts = []
     for mode in ("deletion", "insertion"):
         ours, rand = curves.get((mode, "saliency")), curves.get((mode, "random"))
         if ours is None or rand is None:
             continue
         beats = ours.auc < rand.auc if mode == "deletion" else ours.auc > rand.auc
-        verdicts.append(f"{mode} AUC {auc_text(ours.auc)} against {auc_text(rand.auc)} for random ({ours.better}: "
-                        f"{'better than' if beats else 'no better than'} random)")
+        better = {"lower is better": "lower-better", "higher is better": "higher-better"}.get(ours.better)
+        verdicts.append(i18n.text("verdict", lang, mode=i18n.text(mode, lang), ours=auc_text(ours.auc),
+                                  rand=auc_text(rand.auc), better=i18n.text(better, lang) if better else ours.better,
+                                  beats=i18n.text("better-than" if beats else "no-better-than", lang)))
     base = next(iter(curves.values())).baseline
-    caption = (f"**Is the {title} map right for “{e.label}”?** Patches replaced by the "
-               f"{'normalisation mean (grey)' if base == 'mean' else 'blurred image'} in the order the map ranks "
-               f"them: " + "; ".join(verdicts) + ".")
-    legend = "solid: the map's order; dashed: a random order; deletion: lower is better; insertion: higher is better"
-    return View(image, caption, legend, f"Deletion and insertion, {title}, {e.label}")
+    caption = i18n.text("curves-caption", lang, method=title, label=e.label,
+                        baseline=i18n.text("baseline-mean" if base == "mean" else "baseline-blur", lang),
+                        verdicts=("；" if i18n.language(lang) == "zh" else "; ").join(verdicts))
+    return View(image, caption, i18n.text("curves-legend", lang),
+                i18n.text("curves-title", lang, method=title, label=e.label))
 
 
-COMPARISON_HEADERS = ["method", "depends on the class", "deletion AUC (lower is better)",
-                      "insertion AUC (higher is better)", "time (ms)"]
+COMPARISON_HEADERS = i18n.text("comparison-headers").split("|")  # ["method", "depends on the class", ...]
 
 
-def comparison_rows(results: list) -> list[list[str]]:
+def comparison_headers(lang: str = "en") -> list[str]:
+    return i18n.text("comparison-headers", lang).split("|")
+
+
+def comparison_rows(results: list, lang: str = "en") -> list[list[str]]:
     """One table row per (Explanation, curves) pair, and a last row for the random order."""
     rows = []
     for e, curves in results:
         m = METHODS[e.method]
-        rows.append([m.title, "yes" if m.class_specific else "no", auc_text(curves["deletion", "saliency"].auc),
+        rows.append([method_words(m.name, lang)[0], i18n.text("yes" if m.class_specific else "no", lang),
+                     auc_text(curves["deletion", "saliency"].auc),
                      auc_text(curves["insertion", "saliency"].auc), f"{e.timings_ms['explain']:.0f}"])
     if results:
         curves = results[0][1]
-        rows.append(["random order (chance)", "—", auc_text(curves["deletion", "random"].auc),
+        rows.append([i18n.text("random-chance", lang), "—", auc_text(curves["deletion", "random"].auc),
                      auc_text(curves["insertion", "random"].auc), "—"])
     return rows

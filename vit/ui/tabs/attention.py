@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import gradio as gr
 
+from vit.ui.lang import t
 from vit.ui.tabs.parts import picture, pinned, wire_picture_tab
 
 TAB = "attention"
 
 
 def build(c: dict) -> None:
-    with gr.Tab("Attention", id=TAB, elem_id=f"tab-{TAB}") as c[f"tab-{TAB}"]:
+    with gr.Tab(t("tab-attention"), id=TAB, elem_id=f"tab-{TAB}") as c[f"tab-{TAB}"]:
         with gr.Row(equal_height=False):
             picture(c, "rollout-view")
             picture(c, "head-views")

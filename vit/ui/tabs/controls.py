@@ -15,6 +15,7 @@ from vit import validate
 from vit.config import DISPLAY_NAMES, MAX_PATCH_SIZE, MIN_PATCH_SIZE, PRESETS
 from vit.model.families import ASSETS
 from vit.ui import events, meter, models, startup
+from vit.ui.lang import t
 from vit.ui.tabs.parts import DISPLAY, MODEL_WAITERS, REDRAW_CONCURRENCY, outputs, private, redraw
 from vit.validate import HEAD_FUSIONS, MAX_DISCARD_RATIO, MAX_TOP_K
 from vit.views.draw import COLORMAPS
@@ -25,6 +26,7 @@ DEFAULT = next(k for k, v in DISPLAY_NAMES.items() if v == startup.DEFAULT_MODEL
 DIRECTIONS = ("up", "down", "left", "right")  # the arrow keys' hidden buttons (vit/ui/page.js clicks them)
 STARTUP_TICK_S = 1.0  # how often a Space's page asks how far the startup download is
 SIDEBAR_WIDTH, MAIN_WIDTH = 300, 320  # px, the columns' narrowest
+LANGUAGE_CHOICES = [("English", "en"), ("中文", "zh")]  # each in its own language, as a switch should be
 
 
 def _example_name(path: Path) -> str:
@@ -36,16 +38,19 @@ def build_sidebar(c: dict) -> None:
     examples, the cost, top-k's slider, timing and projector mode under them."""
     native = PRESETS[DEFAULT]
     gr.Markdown("# ViT Anatomy\n(B, C, H, W) → (B, N+1, D) → (B, K)", elem_id="title")
-    c["image"] = gr.Image(type="pil", sources=["upload", "webcam", "clipboard"], label="Your image", height=120,
+    # The page's language (vit/ui/page.js sets it to what the page shows, and switches on a click).
+    c["lang"] = gr.Radio(LANGUAGE_CHOICES, value=None, label=t("lang-switch"), show_label=False, container=False,
+                         elem_id="lang", min_width=120)
+    c["image"] = gr.Image(type="pil", sources=["upload", "webcam", "clipboard"], label=t("your-image"), height=120,
                           elem_id="input-image")
-    c["model"] = gr.Dropdown(models.menu(), value=startup.DEFAULT_MODEL, label="Model",
+    c["model"] = gr.Dropdown(models.menu(), value=startup.DEFAULT_MODEL, label=t("model"),
                              elem_id="model")
     c["patch-size"] = gr.Slider(MIN_PATCH_SIZE, MAX_PATCH_SIZE, value=native.patch_size, step=1,
-                                label="Patch size P (px)", info=f"checkpoint's own: {native.patch_size}",
+                                label=t("patch-size"), info=f"checkpoint's own: {native.patch_size}",
                                 elem_id="patch-size")
-    c["depth"] = gr.Slider(1, native.num_layers, value=native.num_layers, step=1, label="Depth",
+    c["depth"] = gr.Slider(1, native.num_layers, value=native.num_layers, step=1, label=t("depth"),
                            info=f"blocks run, 1 to L = {native.num_layers}", elem_id="depth")
-    c["analyze"] = gr.Button("Analyze", variant="primary", size="lg", elem_id="analyze-btn")
+    c["analyze"] = gr.Button(t("analyze"), variant="primary", size="lg", elem_id="analyze-btn")
     c["api-analyze"] = gr.Button("Analyze (API)", visible=False)  # /analyze and /redraw: strict
     c["api-redraw"] = gr.Button("Redraw (API)", visible=False)
     c["api-top-k"] = gr.Button("Top-k (API)", visible=False)  # /top_k: strict (the page's slider clamps)
@@ -56,19 +61,18 @@ def build_sidebar(c: dict) -> None:
     # layer, the last layer run), not the page's controls, which show ViT-B/16's until a model is chosen.
     for name in ("api-patch-size", "api-depth", "api-layer"):
         c[name] = gr.Number(None, visible=False, label=name.removeprefix("api-").replace("-", "_"))
-    c["predictions"] = gr.Label(num_top_classes=MAX_TOP_K, label="Top-k: softmax(h_cls W + b)",
+    c["predictions"] = gr.Label(num_top_classes=MAX_TOP_K, label=t("top-k-label"),
                                 elem_id="predictions")
-    c["top-k"] = gr.Slider(1, MAX_TOP_K, value=5, step=1, label="Top-k", elem_id="top-k")
+    c["top-k"] = gr.Slider(1, MAX_TOP_K, value=5, step=1, label=t("top-k"), elem_id="top-k")
     display = Display()
-    c["opacity"] = gr.Slider(0.0, 1.0, value=display.opacity, step=0.05, label="Heatmap opacity", elem_id="opacity")
-    c["colormap"] = gr.Dropdown(list(COLORMAPS), value=display.cmap, label="Colormap", elem_id="colormap")
-    gr.Examples(examples=[[str(p)] for p in EXAMPLES], inputs=[c["image"]], label="Examples: click one",
+    c["opacity"] = gr.Slider(0.0, 1.0, value=display.opacity, step=0.05, label=t("opacity"), elem_id="opacity")
+    c["colormap"] = gr.Dropdown(list(COLORMAPS), value=display.cmap, label=t("colormap"), elem_id="colormap")
+    gr.Examples(examples=[[str(p)] for p in EXAMPLES], inputs=[c["image"]], label=t("examples"),
                 example_labels=[_example_name(p) for p in EXAMPLES], examples_per_page=max(1, len(EXAMPLES)),
                 api_visibility="private", elem_id="examples")
     c["cost-meter"] = gr.Markdown(meter.cost_meter(validate.setting(DEFAULT)), elem_id="cost-meter")
     c["timing"] = gr.Markdown("", elem_id="timing")
-    c["projector"] = gr.Checkbox(False, label="Projector mode: bigger text and pictures (or add ?projector to the "
-                                 "address)", elem_id="projector")
+    c["projector"] = gr.Checkbox(False, label=t("projector"), elem_id="projector")
 
 
 def build_view_controls(c: dict) -> None:
@@ -76,17 +80,17 @@ def build_view_controls(c: dict) -> None:
     native, display = PRESETS[DEFAULT], Display()
     with gr.Row(elem_id="top", equal_height=False):
         c["banner"] = gr.HTML(meter.banner_html(), elem_id="banner")
-        c["offer"] = gr.Button("Try the shapes model (no download)", visible=False,
+        c["offer"] = gr.Button(t("offer"), visible=False,
                                size="sm", elem_id="offer-trained", scale=0, min_width=200)
     c["notice"] = gr.HTML("", elem_id="notice")
     # One row over every tab: what the pictures are drawn from (opacity and colormap wait in the sidebar).
     with gr.Row(elem_id="view-controls", equal_height=True):
-        c["layer"] = gr.Slider(1, native.num_layers, value=native.num_layers, step=1, label="Layer", elem_id="layer")
-        c["head"] = gr.Slider(1, native.num_heads, value=display.head, step=1, label="Head", elem_id="head")
-        c["head-fusion"] = gr.Dropdown(list(HEAD_FUSIONS), value="mean", label="Head fusion", elem_id="head-fusion",
+        c["layer"] = gr.Slider(1, native.num_layers, value=native.num_layers, step=1, label=t("layer"), elem_id="layer")
+        c["head"] = gr.Slider(1, native.num_heads, value=display.head, step=1, label=t("head"), elem_id="head")
+        c["head-fusion"] = gr.Dropdown(list(HEAD_FUSIONS), value="mean", label=t("head-fusion"), elem_id="head-fusion",
                                        min_width=120)
         c["discard-ratio"] = gr.Slider(0.0, MAX_DISCARD_RATIO, value=0.0, step=0.01,
-                                       label="Discard ratio", elem_id="discard-ratio")
+                                       label=t("discard-ratio"), elem_id="discard-ratio")
 
 
 def build_helpers(c: dict) -> None:
@@ -94,7 +98,7 @@ def build_helpers(c: dict) -> None:
     c["grid-info"] = gr.HTML("", elem_id="grid-info", elem_classes="hidden-helper")
     # What the page's script measured: projector mode and each tab's picture frame (vit.ui.inputs.screen).
     c["screen"] = gr.Textbox("", elem_id="screen", elem_classes="hidden-helper", show_label=False, max_length=2000)
-    c["download-file"] = gr.File(label="Download", elem_id="download-file", elem_classes="hidden-helper",
+    c["download-file"] = gr.File(label=t("download"), elem_id="download-file", elem_classes="hidden-helper",
                                  interactive=False)
     with gr.Row(elem_classes="hidden-helper"):
         for direction in DIRECTIONS:
@@ -167,6 +171,15 @@ def _wire_redraws(c: dict) -> None:
     # Projector mode is the page's: its script enlarges the pictures and measures the frames again (the
     # screen box then changes, and the pictures are drawn for it).
     c["projector"].change(None, c["projector"], None, js="(on) => window.vitAnatomy && window.vitAnatomy.projector(on)")
+    # The language switch is the page's too: its script shows the other language and keeps the choice; then the
+    # server writes its own text again in it (the page's load does the same for the language it opens in).
+    language = dict(fn=events.named(events.page_language, events.LANGUAGE_OUTPUTS),
+                    inputs=outputs(c, ["analysis-key", "model", "patch-size", "depth", "top-k"]),
+                    outputs=outputs(c, events.LANGUAGE_OUTPUTS), preprocess=False, queue=False, show_progress="hidden")
+    c["lang"].input(None, c["lang"], None, js="(lang) => window.vitAnatomy && window.vitAnatomy.language(lang, true)",
+                    **private("language_js")).then(**language, **private("language")).then(
+        **redraw(c), **private("redraw_language"))  # the pictures' captions and words too
+    c["demo"].load(**language, **private("language_on_load"))
     c["top-k"].change(events.page_predictions, outputs(c, ["analysis-key", "top-k"]), c["predictions"],
                       preprocess=False, trigger_mode="always_last", show_progress="hidden", **private("page_top_k"))
     # Arrow keys set the query with queue=False (fast), then redraw: such outputs do not fire .change.

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import gradio as gr
 
+from vit.ui.lang import t
 from vit.ui.tabs.parts import picture, pinned, wire_picture_tab
 
 TAB = "depth"
 
 
 def build(c: dict) -> None:
-    with gr.Tab("Across depth", id=TAB, elem_id=f"tab-{TAB}") as c[f"tab-{TAB}"]:
+    with gr.Tab(t("tab-depth"), id=TAB, elem_id=f"tab-{TAB}") as c[f"tab-{TAB}"]:
         with gr.Row(equal_height=False):
             picture(c, "layer-views")
             picture(c, "depth-plot")  # drawn with each analysis (events.page_analyze), not by a redraw

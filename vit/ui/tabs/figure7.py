@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import gradio as gr
 
+from vit.ui.lang import t
 from vit.ui.tabs.parts import picture, pinned, wire_picture_tab
 
 TAB = "figure7"
 
 
 def build(c: dict) -> None:
-    with gr.Tab("Figure 7", id=TAB, elem_id=f"tab-{TAB}") as c[f"tab-{TAB}"]:
+    with gr.Tab(t("tab-figure7"), id=TAB, elem_id=f"tab-{TAB}") as c[f"tab-{TAB}"]:
         with gr.Row(equal_height=False):
             picture(c, "filters-view")
             picture(c, "position-view")

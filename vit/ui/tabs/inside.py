@@ -4,24 +4,25 @@ from __future__ import annotations
 
 import gradio as gr
 
+from vit.ui.lang import t
 from vit.ui.tabs.parts import picture, pinned, wire_picture_tab
 
 TAB = "inside"
 
 
 def build(c: dict) -> None:
-    with gr.Tab("Inside", id=TAB, elem_id=f"tab-{TAB}") as c[f"tab-{TAB}"]:
+    with gr.Tab(t("tab-inside"), id=TAB, elem_id=f"tab-{TAB}") as c[f"tab-{TAB}"]:
         # Two pictures a screen, as every tab has: four in a column would be two screens tall.
         with gr.Row(equal_height=False):
             with gr.Column(scale=2, elem_id="inside-pictures"):
                 with gr.Tabs(elem_id="inside-tabs"):
-                    with gr.Tab("What a block adds", elem_id="inside-block"):
+                    with gr.Tab(t("inside-block"), elem_id="inside-block"):
                         picture(c, "block-view")  # the block beside its chart: the tab's whole width
-                    with gr.Tab("Each patch's vote; token lengths", elem_id="inside-tokens"):
+                    with gr.Tab(t("inside-tokens"), elem_id="inside-tokens"):
                         with gr.Row(equal_height=False):
                             picture(c, "lens-view")
                             picture(c, "token-norms")
-                    with gr.Tab("The whole matrix", elem_id="inside-matrix"):
+                    with gr.Tab(t("inside-matrix"), elem_id="inside-matrix"):
                         picture(c, "matrix-view")  # encoder and decoder side by side
             pinned(c, TAB)
 

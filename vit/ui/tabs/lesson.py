@@ -12,13 +12,15 @@ import re
 
 import gradio as gr
 
-from vit import lesson_export, predict, views
+from vit import i18n, lesson_export, predict, views
 from vit.errors import InputError
 from vit.lesson import lesson_text
 from vit.predict import PredictStep
 from vit.ui import inputs, pictures
 from vit.ui.events import DEFAULTS, handler, named
 from vit.ui.inputs import Number
+from vit.ui.lang import of as language_of
+from vit.ui.lang import t
 from vit.ui.state import analysis_store, kept, picture_folder
 from vit.ui.tabs import whatif
 from vit.ui.tabs.parts import MODEL_WAITERS, PICTURE_MIN_WIDTH, outputs, private, show_tab
@@ -38,15 +40,15 @@ ANSWER_INPUTS = ("image", "analysis-key", "lesson-step", "lesson-predict-on", "l
                  "layer", "head", "opacity", "colormap", "screen")
 NAV_WIDTH = 140  # px, the Previous and Next buttons
 DOWNLOAD_LABEL = "⬇ Download the lesson (PDF)"
-NO_ANALYSIS = "Analyse an image first (an example, or your own): the lesson's pages use its numbers."
+NO_ANALYSIS = i18n.text("lesson-no-analysis")
 SAVE_JS = "() => window.vitAnatomy && window.vitAnatomy.saveDownload()"
 
 
-def _display(a, layer: Number, head: Number, opacity: Number, colormap: str, screen) -> Display:
+def _display(a, layer: Number, head: Number, opacity: Number, colormap: str, screen, lang: str = "en") -> Display:
     projector, frame = inputs.screen(screen, TAB, "lesson-picture")
     return Display(layer=inputs.clamp(layer, 1, a.depth, a.depth), head=inputs.clamp(head, 1, a.num_heads, 1),
                    opacity=inputs.opacity(opacity, DEFAULTS.opacity), cmap=inputs.colormap_name(colormap),
-                   projector=projector, frame=frame)
+                   projector=projector, frame=frame, lang=lang)
 
 
 def _asking(q: PredictStep | None, moved: bool) -> dict:
@@ -60,27 +62,28 @@ def _asking(q: PredictStep | None, moved: bool) -> dict:
             "lesson-no": gr.update(visible=kind == "yes_no"), "lesson-answer": ""}
 
 
-def proposal_view(a, display: Display) -> views.View:
+def proposal_view(a, display: Display, lang: str = "en") -> views.View:
     """"Remove these patches": rollout over the image, the proposed patches hatched as "What if?" hatches them."""
     size = registry.frame_sizes(registry.PICTURES["rollout-view"], a, display)[0]
     picture = drawing.overlay(a.image, a.rollout().numpy(), display.opacity, display.cmap, size)
     whatif_views.hatch(picture, a.grid, predict.proposal(a))
-    return views.View(picture, "Hatched: the patches to remove.", title="Remove these patches")
+    return views.View(picture, i18n.text("proposal-caption", lang), title=i18n.text("proposal-title", lang))
 
 
-def _before(q: PredictStep, a, display: Display) -> tuple:
+def _before(q: PredictStep, a, display: Display, lang: str = "en") -> tuple:
     """(picture, drawn size) while the class guesses: the patch grid to click, the map asked about, or none."""
     if q.before is None or (q.kind in predict.NEEDS_CLASSIFIER and not a.has_classifier):
         return None, 0
     if q.before == "whatif-proposal":
-        return proposal_view(a, display).image, 0
+        return proposal_view(a, display, lang).image, 0
     size = registry.frame_sizes(registry.PICTURES[q.before], a, display)[0]
     return registry.draw(a, q.before, display).image, size
 
 
 @handler
 def lesson(key: str | None, step: Number, delta: Number, layer: Number, head: Number, opacity: Number, colormap: str,
-           screen: str | bool = "", tab_on_screen: str = TAB, predict_on: bool = False) -> dict:
+           screen: str | bool = "", tab_on_screen: str = TAB, predict_on: bool = False,
+           request: gr.Request = None) -> dict:
     """The guided lesson (11.4.1 → 11.4.7): one step per screen, this image's numbers, the view that shows it.
 
     ``delta`` is -1, 0 or +1 (Previous, the same step again, Next). Drawn only while the lesson is on screen.
@@ -92,19 +95,23 @@ def lesson(key: str | None, step: Number, delta: Number, layer: Number, head: Nu
     step = min(max(inputs.clamp(step, 0, len(steps) - 1, 0) + inputs.clamp(delta, -1, 1, 0), 0), len(steps) - 1)
     item = steps[step]
     q = item if isinstance(item, PredictStep) else None
-    out = {"lesson-step": step, "lesson-progress": f"**Step {step + 1} of {len(steps)}** · {item.section} {item.title}",
+    lang = language_of(request)
+    section, title = item.words(lang)[:2]
+    out = {"lesson-step": step,
+           "lesson-progress": i18n.text("lesson-progress", lang, n=step + 1, total=len(steps), section=section,
+                                        title=title),
            **_asking(q, inputs.clamp(delta, -1, 1, 0) != 0)}
     a = analysis_store().get(key) if key is not None else None
     if a is None:
-        out["lesson-text"] = "Analyse an image first (an example, or your own): the lesson uses its numbers."
+        out["lesson-text"] = i18n.text("lesson-first", lang)
         out["lesson-ask"] = gr.update(visible=False)
         return out
-    display = _display(a, layer, head, opacity, colormap, screen)
+    display = _display(a, layer, head, opacity, colormap, screen, lang)
     if q is not None:
-        out["lesson-text"] = predict.question(q, a)
-        (out["lesson-picture"], out["lesson-drawn"]), out["lesson-table"] = _before(q, a, display), ""
+        out["lesson-text"] = predict.question(q, a, lang)
+        (out["lesson-picture"], out["lesson-drawn"]), out["lesson-table"] = _before(q, a, display, lang), ""
         return out
-    out["lesson-text"] = lesson_text(item, a)
+    out["lesson-text"] = lesson_text(item, a, lang)
     name = item.view  # an elem id of the page (vit.lesson.LESSON_VIEWS)
     if name == "stage-table":
         out["lesson-picture"], out["lesson-table"] = None, pictures.stage_table(a)
@@ -115,12 +122,13 @@ def lesson(key: str | None, step: Number, delta: Number, layer: Number, head: Nu
 
 
 def resized(key: str | None, step: Number, delta: Number, layer: Number, head: Number, opacity: Number,
-            colormap: str, screen: str | bool = "", tab_on_screen: str = TAB, predict_on: bool = False) -> dict:
+            colormap: str, screen: str | bool = "", tab_on_screen: str = TAB, predict_on: bool = False,
+            request: gr.Request = None) -> dict:
     """The page measured its frames anew: a step is drawn again to fill its frame; a question stays as it is, so a
     reveal on screen stays (its click maps through the size it was drawn at, ``lesson-drawn``)."""
     if _question(step, predict_on) is not None:
         return {}
-    return lesson(key, step, delta, layer, head, opacity, colormap, screen, tab_on_screen, predict_on)
+    return lesson(key, step, delta, layer, head, opacity, colormap, screen, tab_on_screen, predict_on, request)
 
 
 def _question(step: Number, predict_on) -> PredictStep | None:
@@ -133,15 +141,16 @@ def _reveal(q: PredictStep, image, key: str, guess, score, layer, head, opacity,
             progress) -> dict:
     """The guess checked against the analysis, the picture that shows the answer, the tally (first answers)."""
     a = kept(key)
-    display = _display(a, layer, head, opacity, colormap, screen)
+    lang = language_of(request)
+    display = _display(a, layer, head, opacity, colormap, screen, lang)
     w = None
     if q.kind == "survive" and a.has_classifier:  # the model runs on the patches left, in its turn as "What if?"
         w = whatif.intervention(image, key, predict.proposal(a), [], "zero", False, request, progress)
-    verdict = predict.check(q, a, guess, w)
+    verdict = predict.check(q, a, guess, w, lang)
     view = registry.draw(w if w is not None else a, q.reveal, display)
     score = dict(score) if isinstance(score, dict) else {}
     score.setdefault(f"{key}:{q.kind}", verdict.right)  # a second try is shown, not counted
-    return {"lesson-answer": predict.reveal_text(q, verdict), "lesson-tally": predict.tally_text(score),
+    return {"lesson-answer": predict.reveal_text(q, verdict, lang), "lesson-tally": predict.tally_text(score, lang),
             "lesson-score": score, "lesson-picture": view.image, "lesson-table": ""}
 
 
@@ -188,48 +197,48 @@ def toggled(step: Number, predict_on: bool) -> int:
 
 
 @handler
-def download_lesson(key: str | None, layer: Number, head: Number, opacity: Number, colormap: str) -> str:
+def download_lesson(key: str | None, layer: Number, head: Number, opacity: Number, colormap: str,
+                    request: gr.Request = None) -> str:
     """The whole lesson on the shown analysis as one PDF (a 16:9 page per step), the pictures drawn as the page's
     controls say; returns its path in the server's picture folder, which gradio serves and then prunes."""
     if key is None:
-        raise InputError(NO_ANALYSIS)
+        raise InputError(i18n.text("lesson-no-analysis", language_of(request)))
     a = kept(key)
     display = Display(layer=inputs.clamp(layer, 1, a.depth, a.depth), head=inputs.clamp(head, 1, a.num_heads, 1),
                       opacity=inputs.opacity(opacity, DEFAULTS.opacity), cmap=inputs.colormap_name(colormap))
     unique = picture_folder().new_path(".pdf")
     model = re.sub(r"[^A-Za-z0-9_.-]+", "-", a.model)  # a Hub id's "/" is no file name
     path = unique.with_name(f"lesson-{model}-P{a.patch_size}-{unique.stem[-6:]}.pdf")
-    return str(lesson_export.write_pdf(a, path, display))
+    return str(lesson_export.write_pdf(a, path, display, lang=language_of(request)))
 
 
 def build(c: dict) -> None:
-    with gr.Tab("Lesson", id=TAB, elem_id=f"tab-{TAB}") as c[f"tab-{TAB}"]:
+    with gr.Tab(t("tab-lesson"), id=TAB, elem_id=f"tab-{TAB}") as c[f"tab-{TAB}"]:
         c["lesson-step"] = gr.State(0)
         c["lesson-score"] = gr.State({})  # "key:question" -> right: the session's first answers, in the session only
         c["lesson-drawn"] = gr.State(0)  # the size the picture to click was drawn at, for the click
         with gr.Row(elem_id="lesson-nav"):
-            c["lesson-prev"] = gr.Button("← Previous", elem_id="lesson-prev", scale=0, min_width=NAV_WIDTH)
+            c["lesson-prev"] = gr.Button(t("lesson-prev"), elem_id="lesson-prev", scale=0, min_width=NAV_WIDTH)
             c["lesson-progress"] = gr.Markdown("", elem_id="lesson-progress")
-            c["lesson-next"] = gr.Button("Next →", elem_id="lesson-next", variant="primary", scale=0,
+            c["lesson-next"] = gr.Button(t("lesson-next"), elem_id="lesson-next", variant="primary", scale=0,
                                          min_width=NAV_WIDTH)
         with gr.Row(equal_height=False):
             with gr.Column(scale=1, min_width=PICTURE_MIN_WIDTH):
-                c["lesson-text"] = gr.Markdown("Analyse an image, then walk through 11.4.1 → 11.4.7 with its numbers. "
-                                               "Next/Previous, or the arrow keys (a presenter's clicker).",
+                c["lesson-text"] = gr.Markdown(t("lesson-start"),
                                                elem_id="lesson-text", elem_classes="caption")
                 with gr.Column(visible=False, elem_id="lesson-ask") as c["lesson-ask"]:
                     with gr.Row(equal_height=True):
-                        c["lesson-guess"] = gr.Number(label="Your guess", precision=0, elem_id="lesson-guess",
+                        c["lesson-guess"] = gr.Number(label=t("lesson-guess"), precision=0, elem_id="lesson-guess",
                                                       visible=False, min_width=120)
-                        c["lesson-check"] = gr.Button("Check my guess", variant="primary", elem_id="lesson-check",
+                        c["lesson-check"] = gr.Button(t("lesson-check"), variant="primary", elem_id="lesson-check",
                                                       visible=False, min_width=120)
-                        c["lesson-yes"] = gr.Button("Yes", elem_id="lesson-yes", visible=False, min_width=80)
-                        c["lesson-no"] = gr.Button("No", elem_id="lesson-no", visible=False, min_width=80)
+                        c["lesson-yes"] = gr.Button(t("yes"), elem_id="lesson-yes", visible=False, min_width=80)
+                        c["lesson-no"] = gr.Button(t("no"), elem_id="lesson-no", visible=False, min_width=80)
                     c["lesson-answer"] = gr.Markdown("", elem_id="lesson-answer")
                 c["lesson-tally"] = gr.Markdown("", elem_id="lesson-tally")
-                c["lesson-predict-on"] = gr.Checkbox(False, label="Predict first: a question before each reveal",
+                c["lesson-predict-on"] = gr.Checkbox(False, label=t("lesson-predict-on"),
                                                      elem_id="lesson-predict-on")
-                c["lesson-download"] = gr.Button(DOWNLOAD_LABEL, size="sm", elem_id="lesson-download")
+                c["lesson-download"] = gr.Button(t("lesson-download"), size="sm", elem_id="lesson-download")
             with gr.Column(scale=1, min_width=PICTURE_MIN_WIDTH, elem_classes="picture"):
                 c["lesson-picture"] = gr.Image(type="pil", format="png", interactive=False, show_label=False,
                                                buttons=[], elem_id="lesson-picture", elem_classes="picture-frame")

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import gradio as gr
 
+from vit import i18n
 from vit.ui import events
+from vit.ui.lang import t
 from vit.views.pictures import PICTURES
 
 PICTURE_MIN_WIDTH = 280  # px: a picture's column never gets narrower (two side by side on a laptop)
@@ -16,7 +18,8 @@ MODEL_WAITERS = 16  # requests admitted to vit.serve.queue.FairQueue at once; th
 REDRAW_CONCURRENCY = 4  # redraws drawn at once (no model run: numpy and PIL only)
 # A redraw's inputs: the analysis, the query patch and everything else a picture is drawn from.
 DISPLAY = ("analysis-key", "query", "layer", "head", "opacity", "colormap", "head-fusion", "discard-ratio")
-PIN_JS = "(picture, caption) => [picture, '**Pinned:** ' + (caption || '')]"
+PIN_JS = ("(picture, caption) => [picture, (document.documentElement.lang.startsWith('zh') ? "
+          f"{i18n.text('pinned-caption', 'zh')!r} : {i18n.text('pinned-caption', 'en')!r}) + (caption || '')]")
 
 
 def outputs(c: dict, names) -> list:
@@ -37,29 +40,30 @@ def picture(c: dict, name: str, own_height: bool = False) -> None:
     p = PICTURES[name]
     classes = ["picture-frame", *(["clickable"] if p.clickable else []), *(["own-height"] if own_height else [])]
     with gr.Column(min_width=PICTURE_MIN_WIDTH, elem_classes="picture", elem_id=f"{name}-block"):
-        gr.Markdown(f"**{p.title}**", elem_classes="picture-title")
+        gr.Markdown(t(f"title-{name}"), elem_classes="picture-title")
         # The frame: sized by the page's script to what is left of the screen; the picture is drawn to fill it.
         c[name] = gr.Image(type="pil", format="png", interactive=False, show_label=False, label=p.title,
                            buttons=[], elem_id=name, elem_classes=classes)
         c[f"{name}-caption"] = gr.Markdown(elem_classes="caption", elem_id=f"{name}-caption")
         with gr.Row(elem_classes="picture-buttons"):
             if p.download:
-                c[f"{name}-download"] = gr.Button("⬇ Download", size="sm", min_width=60, elem_id=f"{name}-download")
-            c[f"{name}-pin"] = gr.Button("Pin to compare", size="sm", min_width=60, elem_id=f"{name}-pin")
-            c[f"{name}-fullscreen"] = gr.Button("Full screen", size="sm", min_width=60, elem_id=f"{name}-fullscreen")
-        with gr.Accordion("What is this?", open=False, elem_classes="what-is"):
-            gr.Markdown(p.what_is)
+                c[f"{name}-download"] = gr.Button(t("download-picture"), size="sm", min_width=60,
+                                                  elem_id=f"{name}-download")
+            c[f"{name}-pin"] = gr.Button(t("pin"), size="sm", min_width=60, elem_id=f"{name}-pin")
+            c[f"{name}-fullscreen"] = gr.Button(t("fullscreen"), size="sm", min_width=60, elem_id=f"{name}-fullscreen")
+        with gr.Accordion(t("what-is"), open=False, elem_classes="what-is"):
+            gr.Markdown(t(f"what-{name}"))
 
 
 def pinned(c: dict, tab: str) -> None:
     """The tab's pinned picture: a copy kept beside the live ones (set in the browser, no server)."""
     with gr.Column(min_width=PICTURE_MIN_WIDTH, elem_classes="picture pinned", elem_id=f"{tab}-pinned-block"):
-        gr.Markdown("**Pinned, to compare**", elem_classes="picture-title")
-        c[f"{tab}-pinned"] = gr.Image(type="filepath", format="png", interactive=False, label="Pinned",
+        gr.Markdown(t("pinned-title"), elem_classes="picture-title")
+        c[f"{tab}-pinned"] = gr.Image(type="filepath", format="png", interactive=False, label=t("pinned"),
                                       show_label=False, buttons=[], elem_id=f"{tab}-pinned",
                                       elem_classes="picture-frame")
         c[f"{tab}-pinned-caption"] = gr.Markdown(elem_classes="caption", elem_id=f"{tab}-pinned-caption")
-        c[f"{tab}-unpin"] = gr.Button("✕ Unpin", size="sm", min_width=60, elem_id=f"{tab}-unpin")
+        c[f"{tab}-unpin"] = gr.Button(t("unpin"), size="sm", min_width=60, elem_id=f"{tab}-unpin")
 
 
 def redraw(c: dict) -> dict:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import gradio as gr
 
+from vit.ui.lang import t
 from vit.ui.tabs.parts import picture, pinned, wire_picture_tab
 
 TAB = "patches"
 
 
 def build(c: dict) -> None:
-    with gr.Tab("Patches & shapes", id=TAB, elem_id=f"tab-{TAB}") as c[f"tab-{TAB}"]:
+    with gr.Tab(t("tab-patches"), id=TAB, elem_id=f"tab-{TAB}") as c[f"tab-{TAB}"]:
         with gr.Row(equal_height=False):
             picture(c, "patch-grid")
             picture(c, "query-view")

@@ -16,7 +16,7 @@ import time
 import gradio as gr
 
 from vit import cost as costs
-from vit import validate, views
+from vit import i18n, validate
 from vit.bounded import BoundedDict
 from vit.errors import InputError
 from vit.explanations.methods import METHODS
@@ -24,6 +24,8 @@ from vit.serve.queue import take_turn
 from vit.ui import gpu, inputs, meter
 from vit.ui.events import DEFAULTS, handler, named
 from vit.ui.inputs import Number
+from vit.ui.lang import of as language_of
+from vit.ui.lang import progress_in, t
 from vit.ui.pictures import caption
 from vit.ui.state import RUNS, SESSIONS, fair_queue, kept, session_of
 from vit.ui.tabs.parts import MODEL_WAITERS, PICTURE_MIN_WIDTH, outputs, picture, pinned, private, wire_pictures
@@ -41,6 +43,14 @@ ORDERS = (("the rollout (free: from the analysis)", "rollout"),
           *((f"{m.title} (a model run)", m.name) for m in METHODS.values() if m.name != "rollout"),
           ("random (seeded)", "random"))
 
+
+def order_choices() -> list[tuple]:
+    """:data:`ORDERS` as the dropdown shows them, in the page's language (gradio's I18n)."""
+    return [(t("order-rollout"), "rollout"),
+            *(((t(f"method-{m.name}") if f"method-{m.name}" in i18n.PAGE else m.title) + " " + t("order-model-run"),
+               m.name) for m in METHODS.values() if m.name != "rollout"),
+            (t("order-random"), "random")]
+
 _kept = BoundedDict(KEPT)  # (key, removed, ablated, ablation, grey) -> Intervention; (key, ablation) -> importance
 _kept_lock = threading.Lock()
 
@@ -50,11 +60,11 @@ _kept_lock = threading.Lock()
 
 def _in_turn(image: object, key: str, what: str, factor: float, work, request, progress):
     """``work(setting, pil)`` on the image of the session's shown analysis, in the fair queue's turn."""
+    progress = progress_in(progress, request)  # its words in the page's language
     a = kept(key)
     session = SESSIONS.get(session_of(request))
     if image is None or session.shown is None or session.key != key or session.shown.image != inputs.image_id(image):
-        raise InputError("The image or the setting changed since the last analysis: press Analyze first, "
-                         "then ask what if.")
+        raise InputError(i18n.text("whatif-changed", language_of(request)))
     source, filename = inputs.image_source(image)
     pil = inputs.load_image(source, filename)
     setting = meter.analysis_setting(a)
@@ -107,7 +117,7 @@ def intervention(image, key, removed, ablated, ablation, grey, request, progress
 # --------------------------------------------------------------------------- handlers
 
 
-def result_html(w) -> str:
+def result_html(w, lang: str = "en") -> str:
     """The top-k before and after, side by side, the followed class in bold."""
     rows = []
     for i in range(max(len(w.topk_before), len(w.topk))):
@@ -117,19 +127,20 @@ def result_html(w) -> str:
             text = "" if p is None else f"{html.escape(p.label)} {p.prob:.1%}"
             cells.append(f"<td>{'<b>' + text + '</b>' if p is not None and p.index == w.target else text}</td>")
         rows.append(f"<tr><td>{i + 1}</td>{''.join(cells)}</tr>")
-    grey = "" if w.grey_prob is None else f"; with grey patches instead: <b>{w.grey_prob:.1%}</b>"
-    change = whatif_views.change_words(w) or "nothing taken away"
+    grey = "" if w.grey_prob is None else i18n.text("result-grey", lang, p=f"{w.grey_prob:.1%}")
+    change = whatif_views.change_words(w, lang) or i18n.text("result-nothing", lang)
+    before, after = i18n.text("result-before", lang), i18n.text("result-after", lang)
     return (f'<div class="whatif-result"><p><b>p({html.escape(w.label)})</b>: {w.prob_before:.1%} → '
             f"<b>{w.prob_after:.1%}</b>{grey} <span class='whatif-change'>({html.escape(change)})</span></p>"
-            f"<table><thead><tr><th>#</th><th>before</th><th>what if</th></tr></thead><tbody>{''.join(rows)}"
+            f"<table><thead><tr><th>#</th><th>{before}</th><th>{after}</th></tr></thead><tbody>{''.join(rows)}"
             f"</tbody></table></div>")
 
 
-def cost_words(a) -> str:
+def cost_words(a, lang: str = "en") -> str:
     forwards = importance_forwards(a.depth, a.num_heads)
     seconds = meter.estimated_seconds(costs.estimate(meter.analysis_setting(a))) * forwards
-    return (f"Head importance switches each of the {a.depth}×{a.num_heads} heads off alone and re-runs the layers "
-            f"after it: {forwards:.0f} forward passes' worth, about {max(seconds, 0.1):.1f} s here.")
+    return i18n.text("cost-words", lang, L=a.depth, h=a.num_heads, forwards=f"{forwards:.0f}",
+                     seconds=max(seconds, 0.1))
 
 
 @handler
@@ -140,8 +151,9 @@ def show_page(image: object, key: str | None, removed, ablated, ablation: str, g
     if tab_on_screen != TAB or key is None:
         return {}
     a = kept(key)
+    lang = language_of(request)
     if not a.has_classifier:
-        note = f"**What if?** {views.NO_CLASSIFIER}"
+        note = f"**{i18n.text('whatif-title-short', lang)}** {i18n.text('no-classifier-card', lang)}"
         return {"whatif-map": None, "whatif-map-caption": note, "whatif-result": "", "whatif-heads": None,
                 "whatif-heads-caption": "", "whatif-cost": ""}
     w = intervention(image, key, removed, ablated, ablation, grey, request, progress)
@@ -150,7 +162,7 @@ def show_page(image: object, key: str | None, removed, ablated, ablation: str, g
     measured = inputs.measured(screen)
     projector, frame_of = measured
     shown = dict(opacity=inputs.opacity(opacity, DEFAULTS.opacity), cmap=inputs.colormap_name(colormap),
-                 projector=projector)
+                 projector=projector, lang=lang)
     map_display = Display(**shown, frame=frame_of(TAB, "whatif-map"))
     view = registry.draw(w, "whatif-map", map_display)
     values, label = importance if importance is not None else (None, "")
@@ -161,8 +173,8 @@ def show_page(image: object, key: str | None, removed, ablated, ablation: str, g
     heads_size = registry.frame_sizes(registry.PICTURES["whatif-heads"], grid, heads_display)[0]
     drawn = {"map": registry.frame_sizes(registry.PICTURES["whatif-map"], w, map_display)[0],
              "heads": [*heads_size, int(values is not None)]}  # (width, height, colour bar drawn)
-    return {"whatif-map": view.image, "whatif-map-caption": caption(view), "whatif-result": result_html(w),
-            "whatif-heads": heads.image, "whatif-heads-caption": caption(heads), "whatif-cost": cost_words(a),
+    return {"whatif-map": view.image, "whatif-map-caption": caption(view), "whatif-result": result_html(w, lang),
+            "whatif-heads": heads.image, "whatif-heads-caption": caption(heads), "whatif-cost": cost_words(a, lang),
             "whatif-drawn": drawn}
 
 
@@ -178,7 +190,7 @@ def _drawn_size(drawn, name: str, default):
 
 
 @handler
-def click_map(key: str | None, removed, drawn=None, evt: gr.SelectData = None):
+def click_map(key: str | None, removed, drawn=None, evt: gr.SelectData = None, request: gr.Request = None):
     """A click on the map: that patch is removed, or put back (the new list of removed patches)."""
     if key is None or evt is None or not isinstance(evt.index, (list, tuple)) or len(evt.index) != 2:
         return gr.skip()
@@ -189,7 +201,7 @@ def click_map(key: str | None, removed, drawn=None, evt: gr.SelectData = None):
         return gr.skip()
     removed = set(_removed_list(a, removed)) ^ {cell}
     if len(removed) >= a.grid[0] * a.grid[1]:
-        raise InputError("At least one patch must stay: put one back first.")
+        raise InputError(i18n.text("whatif-one-stays", language_of(request)))
     return sorted(removed)
 
 
@@ -211,7 +223,7 @@ def by_fraction(image: object, key: str | None, fraction: Number, order: str, wh
                 request: gr.Request = None):
     """"Keep only the top x %", "Remove the top x %", "Remove a random x %": the patches, ranked."""
     if key is None:
-        raise InputError("Analyse an image first, then ask what if.")
+        raise InputError(i18n.text("whatif-first", language_of(request)))
     import torch  # noqa: PLC0415 - loaded by then
 
     from vit.interventions.run import ranked  # noqa: PLC0415
@@ -239,14 +251,16 @@ def by_fraction(image: object, key: str | None, fraction: Number, order: str, wh
 @handler
 def importance_page(image: object, key: str | None, ablation: str, progress=gr.Progress(), request: gr.Request = None):
     """"Head importance": each head alone switched off, the drop in the top-1 class's probability."""
+    lang = language_of(request)
     if key is None:
-        raise InputError("Analyse an image first, then ask what if.")
+        raise InputError(i18n.text("whatif-first", lang))
     a = kept(key)
     if not a.has_classifier:
-        raise InputError(views.NO_CLASSIFIER)
+        raise InputError(i18n.text("no-classifier-card", lang))
     ablation = validate.choice("ablation", ablation, ("zero", "mean"))
     factor = importance_forwards(a.depth, a.num_heads)
     target = int(a.topk[0].index)
+    progress = progress_in(progress, request)
 
     def work(setting, pil):
         on_layer = None if gpu.spaces is not None else (
@@ -255,7 +269,7 @@ def importance_page(image: object, key: str | None, ablation: str, progress=gr.P
 
     t0 = time.perf_counter()
     _remembered((key, ablation), lambda: _in_turn(image, key, "Head importance", factor, work, request, progress))
-    return f"{cost_words(a)} Measured: {time.perf_counter() - t0:.1f} s."
+    return i18n.text("cost-measured", lang, words=cost_words(a, lang), seconds=time.perf_counter() - t0)
 
 
 @handler
@@ -277,7 +291,7 @@ def new_analysis(key: str | None):
 
 
 def build(c: dict) -> None:
-    with gr.Tab("What if?", id=TAB, elem_id=f"tab-{TAB}") as c[f"tab-{TAB}"]:
+    with gr.Tab(t("tab-whatif"), id=TAB, elem_id=f"tab-{TAB}") as c[f"tab-{TAB}"]:
         c["whatif-removed"] = gr.State([])  # patch indices taken away (small, checked against the analysis)
         c["whatif-ablated"] = gr.State([])  # [layer, head] pairs switched off, 1-based
         c["whatif-drawn"] = gr.State({})  # the sizes the two pictures were last drawn at, for their clicks
@@ -286,30 +300,29 @@ def build(c: dict) -> None:
             with gr.Column(min_width=PICTURE_MIN_WIDTH):
                 c["whatif-result"] = gr.HTML("", elem_id="whatif-result")
                 with gr.Row(equal_height=True):
-                    c["whatif-fraction"] = gr.Slider(5, 95, value=30, step=5, label="x (% of the patches)",
+                    c["whatif-fraction"] = gr.Slider(5, 95, value=30, step=5, label=t("whatif-fraction"),
                                                      elem_id="whatif-fraction", min_width=160)
-                    c["whatif-order"] = gr.Dropdown(list(ORDERS), value="rollout", label="Ranked by",
+                    c["whatif-order"] = gr.Dropdown(order_choices(), value="rollout", label=t("whatif-order"),
                                                     elem_id="whatif-order", min_width=200)
                 with gr.Row(equal_height=True):
-                    c["whatif-keep-top"] = gr.Button("Keep only the top x %", size="sm", elem_id="whatif-keep-top")
-                    c["whatif-remove-top"] = gr.Button("Remove the top x %", size="sm", elem_id="whatif-remove-top")
-                    c["whatif-remove-random"] = gr.Button("Remove a random x %", size="sm",
+                    c["whatif-keep-top"] = gr.Button(t("whatif-keep-top"), size="sm", elem_id="whatif-keep-top")
+                    c["whatif-remove-top"] = gr.Button(t("whatif-remove-top"), size="sm", elem_id="whatif-remove-top")
+                    c["whatif-remove-random"] = gr.Button(t("whatif-remove-random"), size="sm",
                                                           elem_id="whatif-remove-random")
-                    c["whatif-swap"] = gr.Button("Swap: remove the others instead", size="sm", elem_id="whatif-swap")
-                    c["whatif-all-back"] = gr.Button("Put every patch back", size="sm", elem_id="whatif-all-back")
-                c["whatif-grey"] = gr.Checkbox(False, label="Compare: grey the same patches instead (the deletion "
-                                                            "test's way, every token kept)", elem_id="whatif-grey")
+                    c["whatif-swap"] = gr.Button(t("whatif-swap"), size="sm", elem_id="whatif-swap")
+                    c["whatif-all-back"] = gr.Button(t("whatif-all-back"), size="sm", elem_id="whatif-all-back")
+                c["whatif-grey"] = gr.Checkbox(False, label=t("whatif-grey"), elem_id="whatif-grey")
             pinned(c, TAB)
         with gr.Row(equal_height=False):
             picture(c, "whatif-heads", own_height=True)
             with gr.Column(min_width=PICTURE_MIN_WIDTH):
-                c["whatif-ablation"] = gr.Dropdown([("zero its output", "zero"), ("its mean over the tokens", "mean")],
-                                                   value="zero", label="A head switched off: replace its output by",
+                c["whatif-ablation"] = gr.Dropdown([(t("zero-output"), "zero"), (t("mean-output"), "mean")],
+                                                   value="zero", label=t("whatif-ablation"),
                                                    elem_id="whatif-ablation")
                 with gr.Row(equal_height=True):
-                    c["whatif-importance"] = gr.Button("Head importance: each head off alone", variant="primary",
+                    c["whatif-importance"] = gr.Button(t("whatif-importance"), variant="primary",
                                                        elem_id="whatif-importance")
-                    c["whatif-heads-on"] = gr.Button("Every head back on", elem_id="whatif-heads-on")
+                    c["whatif-heads-on"] = gr.Button(t("whatif-heads-on"), elem_id="whatif-heads-on")
                 c["whatif-cost"] = gr.Markdown("", elem_id="whatif-cost")
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 import gradio as gr
 
 from vit import cost as costs
-from vit import validate, views
+from vit import i18n, validate, views
 from vit.bounded import BoundedDict
 from vit.errors import InputError
 from vit.explanations.methods import METHODS, default_gradcam_layer
@@ -30,11 +30,14 @@ from vit.serve.queue import take_turn
 from vit.ui import gpu, inputs, meter
 from vit.ui.events import DEFAULTS, handler, named
 from vit.ui.inputs import Number
+from vit.ui.lang import of as language_of
+from vit.ui.lang import progress_in, t
 from vit.ui.pictures import caption
 from vit.ui.state import RUNS, SESSIONS, fair_queue, kept, session_of
 from vit.ui.tabs.parts import MODEL_WAITERS, PICTURE_MIN_WIDTH, outputs, picture, pinned, private, wire_pictures
 from vit.views import pictures as registry
 from vit.views.pictures import Display
+from vit.views.why import comparison_headers
 
 TAB = "why"
 TARGETS_SHOWN = 10  # classes offered in the list: the top 10 (a click on a prediction adds it if it is not there)
@@ -54,7 +57,8 @@ _kept_lock = threading.Lock()
 
 def methods() -> list[tuple[str, str]]:
     """(title, key) pairs for the method radio, the class-specific methods first."""
-    return [(m.title, m.name) for m in sorted(METHODS.values(), key=lambda m: not m.class_specific)]
+    return [(t(f"method-{m.name}") if f"method-{m.name}" in i18n.PAGE else m.title, m.name)
+            for m in sorted(METHODS.values(), key=lambda m: not m.class_specific)]
 
 
 def _class_names(a) -> list[str]:
@@ -68,10 +72,11 @@ def target_choices(a, shown: int = TARGETS_SHOWN) -> list[tuple[str, int]]:
     return [(f"{names[i]} ({float(a.probs[i]):.1%})", int(i)) for i in order]
 
 
-def layer_choices(a) -> list[tuple[str, int]]:
+def layer_choices(a, lang: str = "en") -> list[tuple[str, int]]:
     """Grad-CAM's blocks for the analysis' model and depth: "default (block k)" first, then 1..L."""
     default = default_gradcam_layer(a.model, a.depth)
-    return [(f"default (block {default})", DEFAULT_LAYER)] + [(f"block {i}", i) for i in range(1, a.depth + 1)]
+    return ([(i18n.text("why-default-block", lang, n=default), DEFAULT_LAYER)]
+            + [(i18n.text("why-block", lang, n=i), i) for i in range(1, a.depth + 1)])
 
 
 def _layer(a, method: str, layer: Number) -> int | None:
@@ -82,18 +87,19 @@ def _layer(a, method: str, layer: Number) -> int | None:
 
 
 @handler
-def targets(key: str | None):
+def targets(key: str | None, request: gr.Request = None):
     """A new analysis: its top classes in the list, the top-1 chosen, old curves and table cleared."""
     if key is None:
         return {}
+    lang = language_of(request)
     a = kept(key)
     choices = target_choices(a)
     cleared = {"why-curves": None, "why-curves-caption": "", "why-table": ""}
     if not choices:  # a backbone: nothing to explain; the map says why
         return {"why-target": gr.update(choices=[], value=None), **cleared, "why-map": None,
-                "why-map-caption": f"**Why this class?** {views.NO_CLASSIFIER}"}
+                "why-map-caption": f"**{i18n.text('why-title-short', lang)}** {i18n.text('no-classifier-card', lang)}"}
     return {"why-target": gr.update(choices=choices, value=choices[0][1]),
-            "why-layer": gr.update(choices=layer_choices(a), value=DEFAULT_LAYER), **cleared}
+            "why-layer": gr.update(choices=layer_choices(a, lang), value=DEFAULT_LAYER), **cleared}
 
 
 @handler
@@ -150,6 +156,8 @@ def _explained(image: object, key: str, method: str, target: Number, baseline: s
     """(Explanation, curves) for this analysis, from what is kept or by running the model in its turn."""
     from vit.explanations.maps import method_name  # noqa: PLC0415 - imports torch
 
+    progress = progress_in(progress, request)  # its words in the page's language
+
     a = kept(key)
     method = method_name(method)
     asked = Asked(key, method, _target(a, target), baseline, _layer(a, method, layer))
@@ -158,8 +166,7 @@ def _explained(image: object, key: str, method: str, target: Number, baseline: s
         return found
     session = SESSIONS.get(session_of(request))
     if image is None or session.shown is None or session.key != key or session.shown.image != inputs.image_id(image):
-        raise InputError("The image or the setting changed since the last analysis: press Analyze first, "
-                         "then ask why.")
+        raise InputError(i18n.text("why-changed", language_of(request)))
     source, filename = inputs.image_source(image)
     pil = inputs.load_image(source, filename)  # decoded once, here
     setting = meter.analysis_setting(a)
@@ -192,7 +199,7 @@ def explain_page(image: object, key: str | None, target: Number, method: str, op
         return {}
     projector, frame = inputs.screen(screen, TAB, "why-map")
     display = Display(opacity=inputs.opacity(opacity, DEFAULTS.opacity), cmap=inputs.colormap_name(colormap),
-                      projector=projector, frame=frame)
+                      projector=projector, frame=frame, lang=language_of(request))
     view = registry.draw(e, "why-map", display)
     return {"why-map": view.image, "why-map-caption": caption(view)}
 
@@ -203,13 +210,14 @@ def test_page(image: object, key: str | None, target: Number, method: str, basel
               request: gr.Request = None):
     """"Test it": the deletion and insertion curves of the map, beside a random order."""
     if key is None or target is None:
-        raise InputError("Analyse an image first, then pick a class to explain.")
+        raise InputError(i18n.text("why-first", language_of(request)))
     from vit.explanations.perturb import BASELINES  # noqa: PLC0415
 
     baseline = validate.choice("baseline", baseline, BASELINES)
     e, curves = _explained(image, key, method, target, baseline, request, progress, layer)
     projector, frame = inputs.screen(screen, TAB, "why-curves")
-    view = registry.draw((e, curves), "why-curves", Display(projector=projector, frame=frame))
+    display = Display(projector=projector, frame=frame, lang=language_of(request))
+    view = registry.draw((e, curves), "why-curves", display)
     return {"why-curves": view.image, "why-curves-caption": caption(view)}
 
 
@@ -218,25 +226,25 @@ def compare_page(image: object, key: str | None, target: Number, baseline: str |
                  layer: Number = DEFAULT_LAYER, progress=gr.Progress(), request: gr.Request = None):
     """"Compare all methods": every method explained and tested on this class, as a table."""
     if key is None or target is None:
-        raise InputError("Analyse an image first, then pick a class to explain.")
+        raise InputError(i18n.text("why-first", language_of(request)))
     from vit.explanations.perturb import BASELINES  # noqa: PLC0415
 
     baseline = validate.choice("baseline", baseline, BASELINES)
-    results = []
+    results, shown = [], progress_in(progress, request)
     for i, method in enumerate(METHODS):
-        progress(i / len(METHODS), desc=f"{METHODS[method].title} ({i + 1} of {len(METHODS)})")
+        shown(i / len(METHODS), desc=f"{METHODS[method].title} ({i + 1} of {len(METHODS)})")
         results.append(_explained(image, key, method, target, baseline, request, gr.Progress(), layer))
-    return {"why-table": comparison_html(results, baseline)}
+    return {"why-table": comparison_html(results, baseline, language_of(request))}
 
 
-def comparison_html(results: list, baseline: str) -> str:
+def comparison_html(results: list, baseline: str, lang: str = "en") -> str:
     """The comparison as an HTML table, the best value of each curve column in bold."""
-    rows = views.comparison_rows(results)
+    rows = views.comparison_rows(results, lang)
     scored = rows[:-1]
     best_deletion = min(float(r[2]) for r in scored)
     best_insertion = max(float(r[3]) for r in scored)
     e = results[0][0]
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in views.COMPARISON_HEADERS)
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in comparison_headers(lang))
     body = []
     for r in rows:
         cells = []
@@ -244,10 +252,9 @@ def comparison_html(results: list, baseline: str) -> str:
             bold = r in scored and ((j == 2 and float(v) == best_deletion) or (j == 3 and float(v) == best_insertion))
             cells.append(f"<td>{'<b>' if bold else ''}{html.escape(v)}{'</b>' if bold else ''}</td>")
         body.append(f"<tr>{''.join(cells)}</tr>")
-    replaced = "the normalisation mean (grey)" if baseline == "mean" else "a blur of the image"
-    return (f'<div class="why-table"><p><b>Every method on “{html.escape(e.label)}”</b> ({e.prob:.1%}): patches '
-            f"replaced by {replaced}, 10 steps. Deletion: lower is better; insertion: higher is better; "
-            f"the best of each in bold.</p><table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}"
+    replaced = i18n.text("replaced-mean" if baseline == "mean" else "replaced-blur", lang)
+    words = i18n.text("why-table-head", lang, label=html.escape(e.label), prob=f"{e.prob:.1%}", replaced=replaced)
+    return (f'<div class="why-table"><p>{words}</p><table><thead><tr>{head}</tr></thead><tbody>{"".join(body)}'
             f"</tbody></table></div>")
 
 
@@ -255,28 +262,28 @@ def comparison_html(results: list, baseline: str) -> str:
 
 
 def build(c: dict) -> None:
-    with gr.Tab("Why this class?", id=TAB, elem_id=f"tab-{TAB}") as c[f"tab-{TAB}"]:
+    with gr.Tab(t("tab-why"), id=TAB, elem_id=f"tab-{TAB}") as c[f"tab-{TAB}"]:
         # The map takes the height of the screen; the controls and the test sit beside it, over the curves.
         with gr.Row(equal_height=False):
             picture(c, "why-map")
             with gr.Column(min_width=PICTURE_MIN_WIDTH):
                 with gr.Row(equal_height=True):
-                    c["why-target"] = gr.Dropdown([], label="Class to explain (or click a prediction)",
+                    c["why-target"] = gr.Dropdown([], label=t("why-target"),
                                                   elem_id="why-target", min_width=200, scale=2)
-                    c["why-method"] = gr.Dropdown(methods(), value="grad_rollout", label="Method",
+                    c["why-method"] = gr.Dropdown(methods(), value="grad_rollout", label=t("why-method"),
                                                   elem_id="why-method", min_width=200, scale=2)
-                    c["why-layer"] = gr.Dropdown([("default", DEFAULT_LAYER)], value=DEFAULT_LAYER,
-                                                 label="Grad-CAM reads block", elem_id="why-layer",
-                                                 info="whose norm1 output (Grad-CAM only)", min_width=140, scale=1)
+                    c["why-layer"] = gr.Dropdown([(t("default"), DEFAULT_LAYER)], value=DEFAULT_LAYER,
+                                                 label=t("why-layer"), elem_id="why-layer",
+                                                 info=t("why-layer-info"), min_width=140, scale=1)
                 with gr.Row(equal_height=True):
-                    c["why-baseline"] = gr.Dropdown([("grey (the mean)", "mean"), ("blurred", "blur")], value="mean",
-                                                    label="Test: replace patches with", elem_id="why-baseline",
+                    c["why-baseline"] = gr.Dropdown([(t("grey-mean"), "mean"), (t("blurred"), "blur")], value="mean",
+                                                    label=t("why-baseline"), elem_id="why-baseline",
                                                     min_width=160, scale=1)
-                    c["why-test"] = gr.Button("Test it: delete and insert patches in the map's order",
+                    c["why-test"] = gr.Button(t("why-test"),
                                               variant="primary", elem_id="why-test", scale=2)
                 picture(c, "why-curves")
             pinned(c, TAB)
-        c["why-compare"] = gr.Button("Compare all methods on this class", elem_id="why-compare")
+        c["why-compare"] = gr.Button(t("why-compare"), elem_id="why-compare")
         c["why-table"] = gr.HTML("", elem_id="why-table")
 
 

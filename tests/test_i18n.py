@@ -1,0 +1,238 @@
+"""The two languages (issue 25 part 2): every message in both, with the same fields; the language of a request."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from vit import i18n
+from vit.errors import InputError
+
+HAN = re.compile(r"[\u4e00-\u9fff]")
+ORDINALS = {"every-kth-row", "every-kth-column", "position-every", "heads-off", "progress-in-line",
+            "progress-in-line-soon"}  # plurals, ordinals
+
+
+@pytest.mark.parametrize("catalogue", ["PAGE", "MESSAGES"])
+def test_every_message_has_both_languages_and_the_same_fields(catalogue):
+    messages = getattr(i18n, catalogue)
+    assert messages
+    for key, words in messages.items():
+        assert set(words) == set(i18n.LANGUAGES), key
+        assert all(isinstance(w, str) and w.strip() for w in words.values()), key
+        if key in ORDINALS:  # English's "2nd" has a suffix Chinese does not need
+            assert i18n.fields_of(words["zh"]) <= i18n.fields_of(words["en"]), key
+        else:
+            assert i18n.fields_of(words["en"]) == i18n.fields_of(words["zh"]), key
+        assert "." not in key, f"{key}: gradio's translations read a dot as nesting"
+
+
+def test_no_message_is_named_twice():
+    """The catalogue's modules are merged into one: a name in two of them would hide one silently."""
+    import itertools
+
+    parts = i18n.PARTS
+    for a, b in itertools.combinations(parts, 2):
+        assert not set(a.MESSAGES) & set(b.MESSAGES), (a.__name__, b.__name__)
+    assert sum(len(m.MESSAGES) for m in parts) == len(i18n.MESSAGES)
+
+
+def test_the_chinese_is_chinese():
+    """Each Chinese message has Chinese in it, unless it is made only of terms, names and formulas."""
+    same = {k for k, w in {**i18n.PAGE, **i18n.MESSAGES}.items() if not HAN.search(w["zh"])
+            and not k.endswith("-section")}  # section numbers
+    terms = {"top-k", "top-k-label", "tab-attention", "tab-figure7", "head", "stage-class-token", "stage-logits",
+             "stage-patch-tokens", "hw-gpu", "downloading-of", "step-block-code-chapter",
+             "early-exit", "tile-head", "deletion", "insertion", "curve-name", "why-title", "token-one",
+             "token-many", "head-one", "head-many", "grid-head"}  # terms, names, the code
+    assert same <= terms, same
+
+
+def test_every_picture_has_its_chinese_title_and_text():
+    from vit.views.pictures import PICTURES
+
+    assert set(i18n.page.PICTURES_ZH) == set(PICTURES)
+    for name, (title, what_is) in i18n.page.PICTURES_ZH.items():
+        assert HAN.search(title) and HAN.search(what_is), name
+
+
+def test_the_page_translations_have_every_key_in_both():
+    from vit.ui import lang
+
+    words = lang.translations()
+    assert set(words) == {"en", "zh"} and set(words["en"]) == set(words["zh"])
+    assert words["en"]["title-patch-grid"].startswith("Patch grid")
+    with pytest.raises(KeyError):
+        lang.t("no-such-message")
+
+
+@pytest.mark.parametrize(("tag", "lang"), [("zh", "zh"), ("zh-CN", "zh"), ("zh_Hans", "zh"), ("ZH-hans-cn", "zh"),
+                                           ("zh-CN,zh;q=0.9,en;q=0.8", "zh"), ("en-US", "en"), ("fr", "en"),
+                                           ("", "en"), (None, "en"), (7, "en")])
+def test_a_language_tag_reads_as_one_of_the_two(tag, lang):
+    assert i18n.language(tag) == lang
+
+
+def test_a_language_asked_for_by_name_is_checked():
+    assert i18n.checked("zh-CN") == "zh" and i18n.checked("EN") == "en"
+    with pytest.raises(InputError, match="lang must be one of 'en', 'zh', got 'xx'"):
+        i18n.checked("xx")
+
+
+def test_text_fills_in_the_fields():
+    assert i18n.text("patch-size-info", "zh-CN", P=16) == "checkpoint 自己的：16"
+    assert i18n.text("patch-size-info", P=16) == "checkpoint's own: 16"
+
+
+class FakeRequest:
+    def __init__(self, cookies=None, headers=None, query=None):
+        self.cookies, self.headers, self.query_params = cookies or {}, headers or {}, query or {}
+
+
+def test_a_request_says_its_language_by_cookie_then_accept_language():
+    from vit.ui import lang
+
+    assert lang.of(None) == "en"  # the API's clients
+    assert lang.of(FakeRequest()) == "en"
+    assert lang.of(FakeRequest(headers={"accept-language": "zh-CN,zh;q=0.9"})) == "zh"
+    assert lang.of(FakeRequest({"vit_lang": "en"}, {"accept-language": "zh-CN"})) == "en"  # the switch wins
+    assert lang.of(FakeRequest({"vit_lang": "zh"})) == "zh"
+    assert lang.of(FakeRequest(headers={"accept-language": "en"}, query={"lang": "zh"})) == "zh"  # ?lang=zh
+
+
+# --------------------------------------------------------------------------- the lesson in Chinese
+
+
+@pytest.fixture(scope="module")
+def shapes_analysis():
+    from conftest import ROOT
+
+    import vit
+    from vit.images import load_image
+
+    return vit.analyze(vit.load_model("vit_tiny_shapes"), load_image(ROOT / "assets" / "shapes-star.png"))
+
+
+def test_the_lesson_in_chinese_quotes_the_chinese_chapter_with_this_image_s_numbers(shapes_analysis):
+    from vit.lesson import LESSON, lesson_text
+
+    a = shapes_analysis
+    texts = [lesson_text(step, a, "zh") for step in LESSON]
+    assert all(HAN.search(t) for t in texts)
+    first = texts[0]
+    assert "ViT Encoder 的输入是上一节得到的 token 序列" in first  # the zh edition's own sentence
+    assert f"N = {a.num_patches} 个 patch token + 1 个 class token = {a.num_tokens} 个 token" in first
+    assert f"(1, {a.num_tokens}, " in first  # the shape notation as it is
+    assert "**4.4 " not in texts[3] and texts[3].startswith("**11.4.4 ")  # the zh edition's numbering
+    assert lesson_text(LESSON[0], a, "en") == lesson_text(LESSON[0], a)  # English by default
+
+
+def test_the_lesson_pdf_in_chinese_has_searchable_chinese_text(shapes_analysis, tmp_path):
+    from test_lesson_export import pdf_pages
+
+    from vit import fonts, lesson_export
+
+    if len(fonts.families()) < 2:
+        pytest.skip("no CJK font installed (Debian: apt-get install fonts-noto-cjk)")
+    path = lesson_export.write_pdf(shapes_analysis, tmp_path / "lesson-zh.pdf", lang="zh")
+    pages = pdf_pages(path)
+    assert len(pages) == 10
+    text = pages[0]["text"]
+    assert "第 11.4 节" in text and "输入" in text and "class token" in text, text[:400]
+    squeezed = re.sub(r"\s+", "", " ".join(p["text"] for p in pages))
+    assert "ViTEncoder的输入是上一节得到的token序列" in squeezed  # one sentence, wrapped, read back whole
+    assert "\ufffd" not in text
+
+
+# --------------------------------------------------------------------------- refusals
+
+
+def test_the_refusals_a_page_shows_read_back_into_chinese():
+    """Each template matches what its raiser writes (so a change there shows here), and reads back in Chinese."""
+    from vit import images
+    from vit.serve import files, queue
+    from vit.ui import inputs
+
+    written = [inputs.NO_IMAGE, files.UPLOAD_AGAIN, queue.BUSY, queue.REPLACED,
+               images._not_an_image_message("'photo.jpg'", b"a text file"),
+               images._not_an_image_message("'x.pdf'", b"%PDF-1.4"),
+               images._unopened_message("'x.psd'", b"8BPS" + bytes(60)),
+               images._corrupt_message("'x.png'", ValueError("broken data stream")),
+               images._bomb_message_from_pillow("Image size (300000000 pixels) exceeds limit")]
+    for message in written:
+        zh = i18n.refusal(message, "zh")
+        assert HAN.search(zh), message
+        assert i18n.refusal(message, "en") == message
+    assert "'photo.jpg'" in i18n.refusal(written[4], "zh")
+    assert i18n.refusal("an unknown refusal", "zh") == "an unknown refusal"
+
+
+def test_a_refusal_becomes_a_toast_in_the_page_s_language():
+    import gradio as gr
+
+    from vit.errors import InputError
+    from vit.ui import events
+    from vit.ui.inputs import NO_IMAGE
+
+    class Request(gr.Request):
+        def __init__(self, lang):
+            super().__init__()
+            self.__dict__["_lang"] = lang
+
+        @property
+        def cookies(self):
+            return {"vit_lang": self._lang}
+
+    @events.handler
+    def refuses(request: gr.Request = None):
+        raise InputError(NO_IMAGE)
+
+    for lang, words, title in (("zh", "还没有图像", "请检查"), ("en", "No image yet", "Please check")):
+        with pytest.raises(gr.Error) as caught:
+            refuses(request=Request(lang))
+        assert words in caught.value.message and caught.value.title == title
+
+
+# --------------------------------------------------------------------------- fonts
+
+
+def test_without_a_cjk_font_chinese_pictures_fall_back_and_never_fail(monkeypatch):
+    """No CJK font installed: PIL draws in DejaVu Sans (boxes for Chinese), matplotlib keeps its own family."""
+    from vit import fonts
+    from vit.views import draw
+
+    monkeypatch.setattr(fonts, "FONT_DIRS", ())
+    fonts.cjk_file.cache_clear()
+    draw.font.cache_clear()
+    try:
+        assert fonts.cjk_file() is None
+        with draw.language("zh"):
+            f = draw.font(18)
+            assert "DejaVu" in f.getname()[0]
+            assert draw.wrap_text("这是一个 patch token 的测试", f, 100)
+    finally:
+        fonts.cjk_file.cache_clear()
+        draw.font.cache_clear()
+    assert fonts.families()[0] == "DejaVu Sans"
+
+
+def test_english_pictures_are_drawn_in_dejavu_as_before():
+    from vit.views import draw
+
+    assert "DejaVu" in draw.font(18).getname()[0]
+    with draw.language("en"):
+        assert "DejaVu" in draw.font(18, bold=False).getname()[0]
+
+
+def test_the_progress_bar_reads_in_the_page_s_language():
+    """The runs' own words (vit.ui.meter.waiting_words, the layer progress) match their templates."""
+    from vit.ui import lang, meter
+
+    for written in (meter.waiting_words(2, 12.0), meter.waiting_words(11, 0.3), "running ViT-B/16: layer 3 of 12",
+                    "loading ViT-B/16", "waiting for the model (one analysis at a time, the quickest first)"):
+        assert HAN.search(i18n.reread(written, "zh", i18n.progress)), written
+    shown = []
+    lang.Progress(lambda value, desc=None, **kw: shown.append(desc), "zh")(0.5, desc=meter.waiting_words(2, 12.0))
+    assert shown == ["排队中：第 2 位，约 12 秒"]
+    assert lang.progress_in(print, None) is print  # English: gradio's own, untouched

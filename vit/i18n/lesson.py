@@ -1,0 +1,137 @@
+"""The lesson's words in both languages (:mod:`vit.lesson`): each step's section, title and the chapter's words,
+and the sentence with this image's numbers.
+
+English quotes the chapter's English edition (``shared/seed/ch11.4-vit-encoder.txt``); Chinese quotes its
+Chinese edition (``zh/ch11-vision-transformers/ch11.4-vit-encoder.qmd`` of jshn9515/deep-learning-notes),
+whose sections are numbered differently (11.4.2 is self-attention on images, 11.4.3 the class token, 11.4.4
+the block, 11.4.6 attention's cost, 11.4.7 the head): each Chinese step names the Chinese section it quotes.
+Keys: ``step-<view>-section``, ``-title``, ``-chapter`` and ``detail-<view>``, by the step's picture.
+"""
+
+from __future__ import annotations
+
+
+def _step(view: str, section: tuple[str, str], title: tuple[str, str], chapter: tuple[str, str]) -> dict:
+    return {f"step-{view}-section": dict(zip(("en", "zh"), section)),
+            f"step-{view}-title": dict(zip(("en", "zh"), title)),
+            f"step-{view}-chapter": dict(zip(("en", "zh"), chapter))}
+
+
+STEPS = (
+    _step("patch-grid", ("11.4.1", "11.4.1"), ("Input: a sequence of tokens", "输入：一个 token 序列"),
+          ("Z₀ ∈ ℝ^(B×(N+1)×D): N patch tokens and 1 class token.",
+           "ViT Encoder 的输入是上一节得到的 token 序列：Z₀ ∈ ℝ^(B×(N+1)×D)。其中，N 是 patch token 数量，"
+           "+1 来自 class token，D 是 embedding 维度。")),
+    _step("stage-table", ("11.4.1", "11.4.1"), ("Output: the same shape", "输出：形状不变"),
+          ("The encoder changes neither the number of tokens nor their dimension: "
+           "(B, N+1, D) → (B, N+1, D). What it changes is the content of each token.",
+           "ViT Encoder 会保持序列长度和 embedding 维度不变。经过 L 层 encoder block 后，输出仍然是 "
+           "(B, N+1, D)：它输出的仍然是一串 token representation。")),
+    _step("matrix-view", ("11.4.2", "11.4.2"), ("An encoder, not a decoder", "Encoder，而不是 decoder"),
+          ("Classification is not autoregressive: every patch may attend to every other, "
+           "so no causal mask is needed.",
+           "ViT 的 self-attention 从第一层开始就允许任意两个 patch 直接交互：每个 patch 都可以根据自己的 query，"
+           "从所有 patch 的 value 中聚合信息。")),
+    _step("block-view", ("11.4.3", "11.4.4"),
+          ("One block: H = X + MSA(LN(X)), Y = H + MLP(LN(H))", "一个 block：H = X + MSA(LN(X))，Y = H + MLP(LN(H))"),
+          ("Pre-norm: layer norm before attention and before the MLP; each adds to the stream. "
+           "Attention mixes along the tokens, the MLP along the features.",
+           "实际实现中常见的是 Pre-LN 写法。第一步，self-attention 让 token 之间交换信息；第二步，MLP 对每个 token "
+           "的特征做非线性变换。MLP 不改变序列长度，也不直接混合不同 token。")),
+    _step("head-views", ("11.4.3.1", "11.4.2"),
+          ("Self-attention: patches interact directly", "Self-attention：patch 之间直接交互"),
+          ("Each head compares queries with keys, softmax(QKᵀ/√d), and mixes the values.",
+           "Self-attention 会根据当前 token 表示计算 query、key 和 value：Q = ZW_Q, K = ZW_K, V = ZW_V，"
+           "然后计算 softmax(QKᵀ/√d)V。")),
+    _step("block-code", ("11.4.4", "11.4.4.2"), ("Implementing the encoder block", "实现 ViT Encoder Block"),
+          ("attn_input = self.norm1(x); attn_output, _ = self.attn(attn_input, attn_input, attn_input); "
+           "x = x + self.dropout1(attn_output); x = x + self.mlp(self.norm2(x))",
+           "attn_input = self.norm1(x); attn_output, _ = self.attn(attn_input, attn_input, attn_input); "
+           "x = x + self.dropout1(attn_output); x = x + self.mlp(self.norm2(x))")),
+    _step("layer-views", ("11.4.5", "11.4.4.3"), ("Stacking blocks", "堆叠多个 Encoder Block"),
+          ("Z_ℓ = EncoderBlock_ℓ(Z_ℓ₋₁), ℓ = 1, …, L: representations are built layer by layer.",
+           "单个 encoder block 只进行一次 self-attention 和一次 MLP 变换。完整的 ViT Encoder 会把多个 encoder "
+           "block 堆起来：Z_ℓ = EncoderBlock_ℓ(Z_ℓ₋₁)。")),
+    _step("lens-view", ("11.4.5", "11.4.3"), ("What the tokens now contain", "Token 现在包含了什么"),
+          ("After several layers each token fuses information from other patches and becomes a "
+           "context-aware representation.",
+           "经过 self-attention 之后，这个 patch 的表示可以融合远处 patch 的信息；真正让 class token 获得全局信息的"
+           "是 encoder 中反复进行的 self-attention 交互。")),
+    _step("depth-plot", ("11.4.6", "11.4.7"), ("From the class token to the class", "从 class token 到类别"),
+          ("z_cls = Z_L[:, 0, :], logits = Linear(z_cls): shape (B, K).",
+           "class token 表示是 z_cls = Z_L[:, 0, :]，分类头就是一个线性层：logits = Linear(z_cls)，"
+           "形状是 (B, num_classes)。")),
+    _step("rollout-view", ("11.4.7", "11.4.5"),
+          ("Input module, encoder, head: the whole path", "输入模块、encoder、分类头：完整的路径"),
+          ("Image → tokens with class token and positions → encoder → class token → logits.",
+           "image → patch embedding → class token → position embedding → Transformer Encoder；"
+           "最后取 class token 的输出表示，再接一个线性分类头。")),
+)
+
+DETAILS: dict[str, dict[str, str]] = {
+    "detail-no-classifier": {
+        "en": "This model has no classifier (a backbone): there are no class scores to read, at the end or on the "
+              "way. Choose a model with a head to see this step's numbers.",
+        "zh": "这个模型没有分类头（一个 backbone）：无论在最后还是中途，都没有类别分数可读。选择一个带分类头的模型，"
+              "才能看到这一步的数字。"},
+    "detail-patch-grid": {
+        "en": "Here: a {H}×{W} image in {rows}×{cols} patches of {P} px, so N = {N} patch tokens + {prefix} = {T} "
+              "tokens of D = {D} numbers: Z₀ has shape **{shape}** (B = 1).",
+        "zh": "这里：一张 {H}×{W} 的图像被切成 {rows}×{cols} 个 {P} 像素的 patch，所以 N = {N} 个 patch token + "
+              "{prefix} = {T} 个 token，每个 D = {D} 维：Z₀ 的形状是 **{shape}**（B = 1）。"},
+    "detail-stage-table": {
+        "en": "Read the table: every layer's output is **{shape}**, from layer 1 to L = {L}; only the MLP's hidden "
+              "layer is wider, {hidden} (4D = {four_d}), and back to D inside the block.",
+        "zh": "看这张表：从第 1 层到 L = {L}，每一层的输出都是 **{shape}**；只有 MLP 的隐藏层更宽，{hidden}"
+              "（4D = {four_d}），并在 block 内部投影回 D。"},
+    "detail-matrix-view": {
+        "en": "One head's attention here is a {T}×{T} matrix: all {T} tokens look at all {T}. A decoder's causal "
+              "mask would remove the upper triangle.",
+        "zh": "这里一个 head 的 attention 是 {T}×{T} 的矩阵：全部 {T} 个 token 看向全部 {T} 个 token。"
+              "decoder 的 causal mask 会去掉上三角。"},
+    "detail-block-view": {
+        "en": "In numbers, layer {layer}: ‖X‖ {stream:.1f} → attention adds {attention:.1f}, MLP adds {mlp:.1f} → "
+              "‖Y‖ {output:.1f} (means over the {T} tokens).",
+        "zh": "用数字来看，第 {layer} 层：‖X‖ {stream:.1f} → attention 加上 {attention:.1f}，MLP 加上 {mlp:.1f} → "
+              "‖Y‖ {output:.1f}（{T} 个 token 上的平均）。"},
+    "detail-block-code": {
+        "en": "The same four lines run in each of the L = {L} blocks. Here, layer {layer}: x comes in as {shape} "
+              "with ‖X‖ {stream:.1f}; attention's {h} heads add {attention:.1f}, the MLP (hidden {hidden}) adds "
+              "{mlp:.1f}; x leaves as {shape}, ‖Y‖ {output:.1f}.",
+        "zh": "同样的四行代码在 L = {L} 个 block 中的每一个里运行。这里，第 {layer} 层：x 以 {shape} 进入，"
+              "‖X‖ {stream:.1f}；attention 的 {h} 个 head 加上 {attention:.1f}，MLP（隐藏层 {hidden}）加上 "
+              "{mlp:.1f}；x 以 {shape} 离开，‖Y‖ {output:.1f}。"},
+    "detail-head-views": {
+        "en": "h = {h} heads, each with d = D/h = {D}/{h} = {d} dimensions: the weights are (1, {h}, {T}, {T}). "
+              "The tiles show the class token's row in each head.",
+        "zh": "h = {h} 个 head，每个 d = D/h = {D}/{h} = {d} 维：attention 权重是 (1, {h}, {T}, {T})。"
+              "每一格显示 class token 在每个 head 中的那一行。"},
+    "detail-layer-views": {
+        "en": "L = {L} blocks, each {shape} → {shape}; the tiles show where the class token looks at each depth.",
+        "zh": "L = {L} 个 block，每个都是 {shape} → {shape}；每一格显示 class token 在每个深度看向哪里。"},
+    "detail-lens-view": {
+        "en": "Applying the final norm and head to every patch token of layer {L}: {agree} of {N} patches already "
+              "read as **{label}**.",
+        "zh": "把最后的 norm 和分类头用在第 {L} 层的每个 patch token 上：{N} 个 patch 中已有 {agree} 个读作 "
+              "**{label}**。"},
+    "detail-depth-plot": {
+        "en": "Here z_cls, the class token after the encoder's final LayerNorm (ViTEncoder.norm), has shape (1, {D}), "
+              "the logits (1, {K}); the answer is **{label}** with probability {prob:.1%}. The plot reads the class "
+              "token after every layer.",
+        "zh": "这里 z_cls，即经过 encoder 最后的 LayerNorm（ViTEncoder.norm）之后的 class token，形状是 (1, {D})，"
+              "logits 是 (1, {K})；答案是 **{label}**，概率 {prob:.1%}。图中读取每一层之后的 class token。"},
+    "detail-rollout-backbone": {
+        "en": "The whole path: (1, 3, {H}, {W}) → {shape} → {L} blocks → {shape}; this model stops there (no "
+              "classifier). Rollout estimates how much of each patch reached the class token.",
+        "zh": "完整的路径：(1, 3, {H}, {W}) → {shape} → {L} 个 block → {shape}；这个模型到此为止（没有分类头）。"
+              "Rollout 估计每个 patch 有多少到达了 class token。"},
+    "detail-rollout-view": {
+        "en": "The whole path: (1, 3, {H}, {W}) → {shape} → {L} blocks → {shape} → z_cls (1, {D}) → logits "
+              "(1, {K}) → **{label}** ({prob:.1%}). Rollout estimates how much of each patch reached the class token.",
+        "zh": "完整的路径：(1, 3, {H}, {W}) → {shape} → {L} 个 block → {shape} → z_cls (1, {D}) → logits "
+              "(1, {K}) → **{label}**（{prob:.1%}）。Rollout 估计每个 patch 有多少到达了 class token。"},
+    "prefix-one": {"en": "1 class token", "zh": "1 个 class token"},
+    "prefix-many": {"en": "{n} prefix tokens ({names})", "zh": "{n} 个 prefix token（{names}）"},
+}
+
+MESSAGES: dict[str, dict[str, str]] = {**{k: v for step in STEPS for k, v in step.items()}, **DETAILS}

@@ -1,0 +1,32 @@
+"""The progress bar's words in both languages, while the model waits, loads and runs (:mod:`vit.ui.runs`).
+
+As the refusals (:mod:`vit.i18n.refusals`): written in English where they are made, read back through these
+templates into the page's language (:class:`vit.ui.lang.Progress`). ``{n}`` is a number, ``{suffix}`` its
+English ordinal ending.
+"""
+
+from __future__ import annotations
+
+MESSAGES: dict[str, dict[str, str]] = {
+    "progress-drawing": {"en": "drawing", "zh": "绘图中"},
+    "progress-waiting": {"en": "waiting for the model (one analysis at a time, the quickest first)",
+                         "zh": "等待模型（一次一个分析，最快的先）"},
+    "progress-loading": {"en": "loading {model}", "zh": "加载 {model}"},
+    "progress-running": {"en": "running {model} on your image (~{seconds} s)",
+                         "zh": "在你的图像上运行 {model}（约 {seconds} 秒）"},
+    "progress-layer": {"en": "running {model}: layer {n} of {total}", "zh": "运行 {model}：第 {n} 层，共 {total} 层"},
+    "progress-downloading-mb": {"en": "downloading the {model} weights: {mb} MB", "zh": "下载 {model} 的权重：{mb} MB"},
+    "progress-downloading": {"en": "downloading the {model} weights", "zh": "下载 {model} 的权重"},
+    "progress-in-line": {"en": "waiting: {n}{suffix} in line, about {seconds} s", "zh": "排队中：第 {n} 位，约"
+                                                                                        " {seconds} 秒"},
+    "progress-in-line-soon": {"en": "waiting: {n}{suffix} in line, less than a second",
+                              "zh": "排队中：第 {n} 位，不到一秒"},
+    "progress-method-waiting": {"en": "{what}: waiting for the model (one run at a time)",
+                                "zh": "{what}：等待模型（一次运行一个）"},
+    "progress-explaining-testing": {"en": "{what}: explaining and testing (~{seconds} s)",
+                                    "zh": "{what}：解释并测试（约 {seconds} 秒）"},
+    "progress-method-running": {"en": "{what} (~{seconds} s)", "zh": "{what}（约 {seconds} 秒）"},
+    "progress-importance": {"en": "Head importance: layer {n} of {total}", "zh": "head 重要性：第 {n} 层，共 {total"
+                                                                                 "} 层"},
+    "progress-method-of": {"en": "{what} ({n} of {total})", "zh": "{what}（第 {n} 个，共 {total} 个）"},
+}

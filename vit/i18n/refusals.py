@@ -1,0 +1,40 @@
+"""What the server refuses, in both languages: the toasts a page can show (issue 25 part 2).
+
+The raisers (``vit.images``, ``vit.serve``, ``vit.ui``) write English, which the API and the CLI keep; on a
+Chinese page :func:`vit.i18n.refusal` reads a refusal back through its English template (each ``{field}``
+matches what was written there) and writes it again in Chinese. A refusal with no template here stays English.
+"""
+
+from __future__ import annotations
+
+MESSAGES: dict[str, dict[str, str]] = {
+    "refusal-no-image": {"en": "No image yet: upload a photo, take one with the webcam, paste one, or click an "
+                               "example.",
+                         "zh": "还没有图像：上传一张照片、用摄像头拍一张、粘贴一张，或点击一个示例。"},
+    "refusal-upload-again": {"en": "This image could not be used: please upload the image again.",
+                             "zh": "这张图像无法使用：请重新上传。"},
+    "refusal-dropped": {"en": "This picture's analysis was dropped to make room for other users' analyses: press "
+                              "Analyze to run it again.",
+                        "zh": "为了给其他用户的分析腾出空间，这张图片的分析已被丢弃：请按“分析”重新运行。"},
+    "refusal-busy": {"en": "Your previous analysis is still running: this one was not started. Wait for the "
+                           "pictures, then change the setting again.",
+                     "zh": "你上一次的分析还在运行：这一次没有开始。请等图片出来后再改设置。"},
+    "refusal-replaced": {"en": "Replaced by a newer request from the same tab.", "zh": "已被同一页面的更新请求取代。"},
+    "refusal-not-image-like": {"en": "could not read {label} as an image (not a JPEG/PNG/WebP/GIF/BMP/TIFF file?); "
+                                     "it looks like {what}",
+                               "zh": "无法把 {label} 作为图像读取（不是 JPEG/PNG/WebP/GIF/BMP/TIFF 文件？）；"
+                                     "它看起来像 {what}"},
+    "refusal-not-image": {"en": "could not read {label} as an image (not a JPEG/PNG/WebP/GIF/BMP/TIFF file?)",
+                          "zh": "无法把 {label} 作为图像读取（不是 JPEG/PNG/WebP/GIF/BMP/TIFF 文件？）"},
+    "refusal-format": {"en": "could not use {label}: {fmt} files are not supported, use a JPEG, PNG, WebP, GIF, BMP "
+                             "or TIFF file",
+                       "zh": "无法使用 {label}：不支持 {fmt} 文件，请使用 JPEG、PNG、WebP、GIF、BMP 或 TIFF 文件"},
+    "refusal-corrupt": {"en": "could not decode {label}: the file is truncated or corrupt ({reason})",
+                        "zh": "无法解码 {label}：文件不完整或已损坏（{reason}）"},
+    "refusal-empty": {"en": "image is empty (0 bytes): {label}", "zh": "图像是空的（0 字节）：{label}"},
+    "refusal-too-large": {"en": "{label} is {size} MB, more than the limit of {limit} MB",
+                          "zh": "{label} 有 {size} MB，超过了 {limit} MB 的上限"},
+    "refusal-bomb": {"en": "image is {size}, more than the limit of {limit} pixels (refused as a possible "
+                           "decompression bomb)",
+                     "zh": "图像有 {size}，超过了 {limit} 像素的上限（可能是解压炸弹，已拒绝）"},
+}
