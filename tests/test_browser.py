@@ -552,6 +552,22 @@ def whatif_result(page: Page) -> str:
     return page.locator("#whatif-result").inner_text()
 
 
+def click_whatif_cell(page: Page, row: int, col: int, n: int) -> None:
+    """Click the map's cell (row, col) and wait until the result counts ``n`` removed patches. Under a loaded
+    machine (the whole suite, 2 cores) a click made while the map was being replaced was once lost (the
+    count stayed at n - 1 while the page redrew): a person clicks again, and so does this, once."""
+    for attempt in (1, 2):
+        point = page.wait_for_function(WHATIF_CELL, arg=[row, col, 8, 8]).json_value()
+        page.locator("#whatif-map img").click(position=point)
+        try:
+            expect(page.locator("#whatif-result")).to_contain_text(f"({n} of 64 patches removed", timeout=30_000)
+            return
+        except AssertionError:
+            if attempt == 2 or f"({n - 1} of 64 patches removed" not in whatif_result(page):
+                raise
+            print(f"What if?: the click on cell {(row, col)} was lost; clicked again")
+
+
 def test_what_if_removing_the_shape_by_clicking_changes_the_prediction(browser, url):
     """Issue 24: the shape's patches clicked away one by one, the prediction goes; a head clicked off says so."""
     import numpy as np
@@ -568,9 +584,7 @@ def test_what_if_removing_the_shape_by_clicking_changes_the_prediction(browser, 
     wait_for_text(page, "#whatif-result", "nothing taken away")
     wait_for_picture(page, "#whatif-map")
     for n, (row, col) in enumerate(cells, 1):
-        point = page.wait_for_function(WHATIF_CELL, arg=[row, col, 8, 8]).json_value()
-        page.locator("#whatif-map img").click(position=point)
-        wait_for_text(page, "#whatif-result", f"({n} of 64 patches removed")
+        click_whatif_cell(page, row, col, n)
     before, after = (float(v) for v in re.findall(r"([\d.]+)%", whatif_result(page))[:2])  # p before → after
     assert before > 50 and after < before / 5, whatif_result(page)
     first_after = page.locator("#whatif-result tbody tr").first.locator("td").nth(2).inner_text()
