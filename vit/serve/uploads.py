@@ -81,10 +81,6 @@ class UploadSpace:
         self._used, self._walked = 0, -math.inf  # bytes at the last walk (+ uploads ended since), and when
         self._lock = threading.Lock()
 
-    def used(self) -> int:
-        """Bytes in the folder's files now."""
-        return sum(size for _, size, _, _ in _files(self.folder))
-
     def admit(self, nbytes: int) -> bool:
         """Reserve ``nbytes`` for an upload if they fit (the oldest files go first to make room); False if not.
 

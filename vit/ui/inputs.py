@@ -183,12 +183,12 @@ def shown_name(name: str) -> str:
     return html.escape(repr(cut), quote=False)  # <, > and &: enough for a toast, and quotes stay readable
 
 
-def load_image(source: object, name: str | None):
+def load_image(source: object, name: str | None, reader: sessions.Reader | None = None):
     """Decode the upload within the server's decode budget (``vit.serve.decode``: concurrent decodes share
     ``VIT_DECODE_BUDGET_GB``, each costed from its header before any pixel is decoded); messages name the file
     as the student knows it (cut and escaped), never the server's path. Decodes wait their turn fairly between
     clients, and a job whose client has gone leaves the line (``vit.ui.sessions.reader``)."""
-    reader = sessions.reader()
+    reader = reader or sessions.reader()
     try:
         return load_image_bounded(source, client=reader.client(), give_up=lambda: not reader.there())
     except InputError as exc:

@@ -54,7 +54,7 @@ def run(source, filename: str | None, setting: Setting, top_k: int, head_fusion:
     reader = sessions.reader()  # a job nobody reads runs for nobody: not decoded, not run
     if not reader.arrives():
         return _gone(still_wanted)
-    image = load_image(source, filename)  # decoded once, here: a bad file fails before any weights load
+    image = load_image(source, filename, reader)  # decoded once, here: a bad file fails before the weights
 
     def wanted() -> bool:
         return reader.there() and (still_wanted is None or still_wanted())
