@@ -737,3 +737,24 @@ def test_a_click_is_one_round_trip_with_its_tabs_pictures_only(b32_analysis):
         assert views.query_cell(out["query"], b32_analysis.grid) == (0, 0), which
         if which == "patch-grid":  # the first click: the query view follows it, the grid marks it
             assert "token 1 as the query" in out["query-view-caption"] and "grid-geometry" in out["grid-info"]
+
+
+def test_no_change_has_two_listeners_that_re_run_it():
+    """gradio's page re-runs a deferred ``always_last`` event by dispatching its trigger again to every listener of
+    it: two such listeners of one change restart each other for ever (vit.ui.tabs.parts.changed). The page's
+    triggers each have one listener where one of them is ``always_last``; the others hang on it with ``.then``."""
+    demo = app.build_demo()
+    listeners: dict = {}
+    for fn in demo.fns.values():
+        for target, event in fn.targets:
+            if target is not None:  # None: a .then, dispatched to its own listener
+                listeners.setdefault((target, event), []).append(fn)
+    crowded = {(demo.blocks[target].elem_id, event): [f.api_name for f in fns]
+               for (target, event), fns in listeners.items()
+               if len(fns) > 1 and any(f.trigger_mode == "always_last" for f in fns)}
+    assert crowded == {}
+    screen = next(b for b in demo.blocks.values() if getattr(b, "elem_id", None) == "screen")
+    relays = listeners[(screen._id, "change")]
+    assert [f.api_name for f in relays] == ["changed_screen"] and relays[0].fn is None  # runs in the page
+    followers = {f.api_name for f in demo.fns.values() if f.trigger_after == relays[0]._id}
+    assert {"redraw_page_screen", "why_screen", "whatif_redraw_screen", "lesson_screen"} <= followers

@@ -16,7 +16,7 @@ from vit.config import DISPLAY_NAMES, MAX_PATCH_SIZE, MIN_PATCH_SIZE, PRESETS
 from vit.model.families import ASSETS
 from vit.ui import events, meter, models, startup
 from vit.ui.lang import t
-from vit.ui.tabs.parts import DISPLAY, MODEL_WAITERS, REDRAW_CONCURRENCY, outputs, private, redraw
+from vit.ui.tabs.parts import DISPLAY, MODEL_WAITERS, REDRAW_CONCURRENCY, on, outputs, private, redraw
 from vit.validate import HEAD_FUSIONS, MAX_DISCARD_RATIO, MAX_TOP_K
 from vit.views.draw import COLORMAPS
 from vit.views.pictures import Display
@@ -167,7 +167,7 @@ def _wire_redraws(c: dict) -> None:
     """Redraws (no model run): a new analysis, a display control, an arrow key; another top-k."""
     triggers = [c["analysis-key"].change, c["screen"].change, c["layer"].change, c["head"].change,
                 c["opacity"].change, c["colormap"].change, c["head-fusion"].change, c["discard-ratio"].change]
-    gr.on(triggers, **redraw(c), **private("redraw_page"))
+    on(c, triggers, "redraw_page", **redraw(c))
     # Projector mode is the page's: its script enlarges the pictures and measures the frames again (the
     # screen box then changes, and the pictures are drawn for it).
     c["projector"].change(None, c["projector"], None, js="(on) => window.vitAnatomy && window.vitAnatomy.projector(on)")

@@ -23,7 +23,7 @@ from vit.ui.lang import of as language_of
 from vit.ui.lang import t
 from vit.ui.state import analysis_store, kept, picture_folder
 from vit.ui.tabs import whatif
-from vit.ui.tabs.parts import MODEL_WAITERS, PICTURE_MIN_WIDTH, outputs, private, show_tab
+from vit.ui.tabs.parts import MODEL_WAITERS, PICTURE_MIN_WIDTH, changed, outputs, private, show_tab
 from vit.views import draw as drawing
 from vit.views import pictures as registry
 from vit.views import whatif as whatif_views
@@ -271,10 +271,10 @@ def wire(c: dict) -> None:
 
     show_tab(c, TAB).then(inputs=moves(0), **event, **private("lesson_shown"))
     c["lesson-next"].click(inputs=moves(1), **event, **private("lesson_next"))
-    c["screen"].change(inputs=moves(0), **{**event, "fn": named(resized, OUTPUTS)},
-                       **private("lesson_screen"))  # its frame measured anew
+    changed(c, "screen")(inputs=moves(0), **{**event, "fn": named(resized, OUTPUTS)},
+                         **private("lesson_screen"))  # its frame measured anew
     c["lesson-prev"].click(inputs=moves(-1), **event, **private("lesson_previous"))
-    c["analysis-key"].change(inputs=moves(0), **event, **private("lesson_new_analysis"))
+    changed(c, "analysis-key")(inputs=moves(0), **event, **private("lesson_new_analysis"))
     # The PDF takes seconds: the progress shows on the button; the browser saves the file once it is there.
     c["lesson-download"].click(download_lesson, [c["analysis-key"], *outputs(c, INPUTS[2:6])], c["download-file"],
                                preprocess=False, show_progress="minimal", show_progress_on=[c["lesson-download"]],

@@ -32,6 +32,39 @@ def private(name: str) -> dict:
     return dict(api_name=name, api_visibility="private")
 
 
+# Changes that listeners of several tabs wait for.
+SHARED_CHANGES = ("analysis-key", "screen", "opacity", "colormap")
+
+
+def changed(c: dict, name: str):
+    """``c[name].change`` for a change that several tabs listen to: the one listener of that change, on which
+    each of them hangs with ``.then`` (returned: call it as ``.change``).
+
+    Why: when an ``always_last`` event is triggered while it runs, gradio 6.31's page runs it again once it
+    ends by dispatching the *trigger* anew, to every listener of that change and with its first value. Two
+    such listeners of one change then restarted each other for as long as the page was open: on a loaded
+    machine the four of the measured screen redrew every tab about once a second, on a stale measure, and
+    a lesson's answer showed a timer instead of the answer (CI, 2026-12-01). A ``.then`` is dispatched to its
+    one listener, so each re-runs only itself, with the values of the moment.
+    """
+    key = f"{name}:changed"
+    if key not in c:  # nothing of the server's: it runs in the page
+        c[key] = c[name].change(None, None, None, js="() => []", queue=False, show_progress="hidden",
+                                **private(f"changed_{name.replace('-', '_')}"))
+    return c[key].then
+
+
+def on(c: dict, triggers: list, api_name: str, **event) -> None:
+    """``gr.on(triggers, **event)``, a shared change among ``triggers`` through :func:`changed`."""
+    shared = {n: t for t in triggers for n in SHARED_CHANGES
+              if getattr(t, "__self__", None) is c[n] and getattr(t, "event_name", None) == "change"}
+    rest = [t for t in triggers if t not in shared.values()]
+    if rest:
+        gr.on(rest, **event, **private(api_name))
+    for n in shared:
+        changed(c, n)(**event, **private(f"{api_name}_{n.replace('-', '_')}"))
+
+
 def picture(c: dict, name: str, own_height: bool = False) -> None:
     """A picture with its caption, its buttons (download, pin, full screen) and "what is this?".
 

@@ -28,7 +28,17 @@ from vit.ui.lang import of as language_of
 from vit.ui.lang import progress_in, t
 from vit.ui.pictures import caption
 from vit.ui.state import RUNS, SESSIONS, fair_queue, kept, session_of
-from vit.ui.tabs.parts import MODEL_WAITERS, PICTURE_MIN_WIDTH, outputs, picture, pinned, private, wire_pictures
+from vit.ui.tabs.parts import (
+    MODEL_WAITERS,
+    PICTURE_MIN_WIDTH,
+    changed,
+    on,
+    outputs,
+    picture,
+    pinned,
+    private,
+    wire_pictures,
+)
 from vit.views import pictures as registry
 from vit.views import whatif as whatif_views
 from vit.views.pictures import Display
@@ -334,8 +344,8 @@ def wire(c: dict) -> None:
                 concurrency_limit=MODEL_WAITERS, trigger_mode="always_last",
                 show_progress="minimal")  # no overlay over the map: a click while it redraws is not lost
     quick = dict(preprocess=False, queue=False, show_progress="hidden")
-    c["analysis-key"].change(new_analysis, c["analysis-key"], outputs(c, STATE), **quick,
-                             **private("whatif_new_analysis")).then(**show, **private("whatif_analysed"))
+    changed(c, "analysis-key")(new_analysis, c["analysis-key"], outputs(c, STATE), **quick,
+                               **private("whatif_new_analysis")).then(**show, **private("whatif_analysed"))
     c[f"tab-{TAB}"].select(lambda: TAB, None, c["tab-on-screen"], queue=False, show_progress="hidden",
                            **private(f"show_tab_{TAB}")).then(**show, **private("whatif_shown"))
     c["whatif-map"].select(click_map, outputs(c, ["analysis-key", "whatif-removed", "whatif-drawn"]),
@@ -361,6 +371,6 @@ def wire(c: dict) -> None:
                                  preprocess=False, concurrency_id="model", concurrency_limit=MODEL_WAITERS,
                                  show_progress_on=[c["whatif-heads"]], **private("whatif_importance")).then(
         **show, **private("whatif_importance_shown"))
-    gr.on([c["whatif-ablation"].change, c["whatif-grey"].change, c["opacity"].change, c["colormap"].change,
-           c["screen"].change], **show, **private("whatif_redraw"))
+    on(c, [c["whatif-ablation"].change, c["whatif-grey"].change, c["opacity"].change, c["colormap"].change,
+           c["screen"].change], "whatif_redraw", **show)
     wire_pictures(c, TAB, clicks=False)

@@ -34,7 +34,17 @@ from vit.ui.lang import of as language_of
 from vit.ui.lang import progress_in, t
 from vit.ui.pictures import caption
 from vit.ui.state import RUNS, SESSIONS, fair_queue, kept, session_of
-from vit.ui.tabs.parts import MODEL_WAITERS, PICTURE_MIN_WIDTH, outputs, picture, pinned, private, wire_pictures
+from vit.ui.tabs.parts import (
+    MODEL_WAITERS,
+    PICTURE_MIN_WIDTH,
+    changed,
+    on,
+    outputs,
+    picture,
+    pinned,
+    private,
+    wire_pictures,
+)
 from vit.views import pictures as registry
 from vit.views.pictures import Display
 from vit.views.why import comparison_headers
@@ -294,17 +304,16 @@ def wire(c: dict) -> None:
                    inputs=outputs(c, ["image", "analysis-key", "why-target", "why-method", "opacity", "colormap",
                                       "screen", "tab-on-screen", "why-layer"]),
                    outputs=outputs(c, MAP_OUTPUTS), show_progress_on=[c["why-map"]], **model_run)
-    c["analysis-key"].change(named(targets, TARGET_OUTPUTS), c["analysis-key"], outputs(c, TARGET_OUTPUTS),
-                             preprocess=False, show_progress="hidden", **private("why_targets")).then(
+    changed(c, "analysis-key")(named(targets, TARGET_OUTPUTS), c["analysis-key"], outputs(c, TARGET_OUTPUTS),
+                               preprocess=False, show_progress="hidden", **private("why_targets")).then(
         **explain, **private("why_new_analysis"))
     c[f"tab-{TAB}"].select(lambda: TAB, None, c["tab-on-screen"], queue=False, show_progress="hidden",
                            **private(f"show_tab_{TAB}")).then(**explain, **private("why_shown"))
     c["predictions"].select(named(pick, PICK_OUTPUTS), c["analysis-key"], outputs(c, PICK_OUTPUTS),
                             preprocess=False, queue=False, show_progress="hidden", **private("why_pick")).then(
         **explain, **private("why_picked"))
-    gr.on([c["why-target"].input, c["why-method"].change, c["why-layer"].input, c["opacity"].change,
-           c["colormap"].change],
-          **explain, **private("why_map"))
+    on(c, [c["why-target"].input, c["why-method"].change, c["why-layer"].input, c["opacity"].change,
+           c["colormap"].change], "why_map", **explain)
     c["why-test"].click(named(test_page, CURVE_OUTPUTS),
                         outputs(c, ["image", "analysis-key", "why-target", "why-method", "why-baseline", "screen",
                                     "why-layer"]),
@@ -316,4 +325,4 @@ def wire(c: dict) -> None:
                            show_progress_on=[c["why-table"]], **model_run, **private("why_compare"))
     wire_pictures(c, TAB)
     # Projector mode, a resized window, another tab's frame: the page's script measured the frames anew.
-    c["screen"].change(**explain, **private("why_screen"))
+    changed(c, "screen")(**explain, **private("why_screen"))
