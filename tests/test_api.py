@@ -227,6 +227,7 @@ def test_kept_fused_maps_dtype_and_size(b32, cat_image, result, monkeypatch):
     """Small maps stay float32; large ones are float16; Analysis.nbytes is what vit.cost says it keeps."""
     T, L = result.num_tokens, result.depth
     fresh = vit.analyze(b32, cat_image, top_k=3)
+    fresh.rollout()  # its rows are kept from when they are first drawn
     assert list(fresh.fusions) == ["mean", "max", "min"]
     assert all(m.dtype == torch.float32 and m.shape == (L, T, T) for m in fresh.fusions.values())
     assert fresh.nbytes == vit.cost.estimate("vit_b_32").kept_bytes
@@ -234,6 +235,7 @@ def test_kept_fused_maps_dtype_and_size(b32, cat_image, result, monkeypatch):
     assert fresh.nbytes == vit.cost.estimate("vit_b_32").kept_bytes + 4 * L * T  # a variant adds its rows only
     monkeypatch.setattr(vit.cost, "FP32_FUSED_MAX_BYTES", 0)  # as at ViT-B/16, patch 8 and finer
     half = vit.analyze(b32, cat_image, top_k=3)
+    half.rollout()
     assert all(m.dtype == torch.float16 and m.shape == (L, T, T) for m in half.fusions.values())
     assert half.nbytes == vit.cost.estimate("vit_b_32").kept_bytes
     assert sum(m.nbytes for m in half.fusions.values()) == 3 * L * T * T * 2
@@ -253,6 +255,7 @@ def test_rollout_from_float16_maps_within_1e3_of_float32(b32, cat_image, result,
     """
     monkeypatch.setattr(vit.cost, "FP32_FUSED_MAX_BYTES", 0)
     half = vit.analyze(b32, cat_image, top_k=3)
+    half.rollout()
     assert half.fused.dtype == torch.float16 and result.fused.dtype == torch.float32
     for fusion in rollout.HEAD_FUSIONS:
         a, b = half.with_options(fusion, 0.0), result.with_options(fusion, 0.0)

@@ -124,7 +124,7 @@ def test_minted_sessions_cost_bounded_memory_and_a_students_state_stays(server):
     assert attacker.get("/gradio_api/queue/data", params={"session_hash": "<script>"}).status_code == 400
     # The student's analysis is still theirs: /redraw draws it again (its key lives in the student's session).
     redrawn = student.predict(api_name="/redraw")
-    assert redrawn and any(isinstance(v, str) and v.endswith(".png") for v in redrawn), redrawn
+    assert redrawn and any(isinstance(v, str) and v.endswith(".jpg") for v in redrawn), redrawn
 
 
 def _holder():

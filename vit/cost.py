@@ -14,10 +14,11 @@ import os
 from dataclasses import dataclass
 
 from vit import validate
+from vit.config import ROW_BLOCK_BYTES
 from vit.errors import InputError
 
-# Memory one analysis may take beyond the model's weights (attention summaries kept,
-# plus one layer's (h, N+1, N+1) weights while it runs). ViT-H/14 at patch 4 needs ~3.6 GB.
+# Memory one analysis may take beyond the model's weights (attention summaries kept, plus the two buffers
+# of softmax rows while a layer's attention runs). ViT-H/14 at patch 4 needs ~3.0 GB.
 MEMORY_BUDGET_GB = float(os.environ.get("VIT_MEMORY_BUDGET_GB", "4"))
 FUSIONS_KEPT = 3  # head fusions an analysis keeps (mean, max, min: vit.analysis.trace), each (L, N+1, N+1)
 # ... in float32 while all of them take at most this, else in float16 (half the memory; rollout within 1e-3).
@@ -40,7 +41,7 @@ class Cost:
     attention_total: int  # L h (N+1)^2: what keeping every map would mean
     gflops: float  # 2 L (12 T D^2 + 2 T^2 D)
     kept_bytes: int  # what the analysis keeps (Analysis.nbytes): fused maps (float16), q and k, rows, picture
-    peak_bytes: int  # kept + one layer's weights while it runs
+    peak_bytes: int  # kept + a layer's scores and weights, a block of rows at a time, while it runs
     weights_bytes: int  # the model's parameters (float32)
 
 
@@ -67,7 +68,8 @@ def estimate(setting: validate.Setting | str, patch_size=None, depth=None) -> Co
         name=setting.name, display_name=setting.display_name, patch_size=patch_size,
         native_patch_size=native.patch_size, depth=depth, heads=h, dim=D, grid=grid, input_size=grid * patch_size,
         tokens=T, attention_per_head=T * T, attention_total=depth * h * T * T,
-        gflops=2 * depth * macs_per_layer / 1e9, kept_bytes=kept, peak_bytes=kept + 4 * h * T * T,
+        gflops=2 * depth * macs_per_layer / 1e9, kept_bytes=kept,
+        peak_bytes=kept + 2 * min(4 * h * T * T, ROW_BLOCK_BYTES),  # the scores and weights of a block of rows
         weights_bytes=4 * params,
     )
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import torch
@@ -63,7 +64,7 @@ def discard_lowest(attention: Tensor, ratio: float, num_prefix: int = 1) -> Tens
     return torch.from_numpy(out).to(attention.device, attention.dtype)
 
 
-def _discard_lowest_(rows: np.ndarray, count: int, num_prefix: int = 1) -> None:
+def _discard_lowest_(rows: np.ndarray, count: int, num_prefix: int = 1, order: np.ndarray | None = None) -> None:
     """:func:`discard_lowest` in place on (R, T) float rows of attention, ``count`` patch entries per row.
 
     The row's count-th smallest patch entry is the threshold t: entries below it are zeroed,
@@ -74,14 +75,21 @@ def _discard_lowest_(rows: np.ndarray, count: int, num_prefix: int = 1) -> None:
     core, where ``torch.kthvalue`` takes ~120 ms and ``topk`` ~200 ms on two; the rest is a few
     passes of comparisons and masked arithmetic (assigning through a boolean mask, or finding the
     ties' positions, is ~5-10x slower).
+
+    ``order``: the same rows as float16 maps kept them, viewed as int16 (for values >= 0 the bit patterns
+    sort as the values do): the threshold and the comparisons are made on these, half the bytes (an
+    int16 introselect takes ~8 ms for that map).
     """
     patches = rows[:, num_prefix:]  # (R, N), a view: writes land in ``rows``
-    threshold = np.partition(patches, count - 1, axis=-1)[:, count - 1 : count]  # (R, 1)
-    keep = patches >= threshold
-    tied = patches == threshold  # a few per row, the threshold among them
-    still = count - (patches.shape[1] - keep.sum(axis=-1, keepdims=True))  # (R, 1) >= 1: what the ties drop
-    each = (threshold * (still / tied.sum(axis=-1, keepdims=True))).astype(rows.dtype)  # (R, 1)
-    np.multiply(patches, keep, out=patches)
+    keys = patches if order is None else order[:, num_prefix:]
+    at = np.partition(keys, count - 1, axis=-1)[:, count - 1 : count]  # (R, 1): the threshold, as a key
+    below = keys < at
+    tied = keys == at  # a few per row, the threshold among them
+    still = count - np.count_nonzero(below, axis=-1)[:, None]  # (R, 1) >= 1: what the ties drop
+    threshold = at if order is None else at.view(np.float16).astype(rows.dtype)
+    each = (threshold * (still / np.count_nonzero(tied, axis=-1)[:, None])).astype(rows.dtype)  # (R, 1)
+    np.logical_not(below, out=below)  # now: kept
+    np.multiply(patches, below, out=patches)
     np.subtract(patches, each, out=patches, where=tied)
 
 
@@ -125,7 +133,14 @@ def rollout_row_from_fused(fused: Sequence[Tensor] | Tensor, query: int = 0, upt
     return row
 
 
-DISCARD_CHUNK = 1024  # rows of a layer's map discarded at once in :func:`rollout_rows` (13 MB at T = 3,137)
+DISCARD_CHUNK = 256  # rows of a layer's map made float32, discarded and multiplied at once (3.2 MB at T = 3,137)
+_chunk_threads: list = []  # two threads that take a layer's chunks side by side (numpy and torch free the GIL)
+
+
+def _chunk_pool() -> ThreadPoolExecutor:
+    if not _chunk_threads:
+        _chunk_threads.append(ThreadPoolExecutor(max_workers=2, thread_name_prefix="rollout"))
+    return _chunk_threads[0]
 
 
 def rollout_rows(fused: Sequence[Tensor] | Tensor, query: int = 0, discard_ratio: float = 0.0,
@@ -134,14 +149,8 @@ def rollout_rows(fused: Sequence[Tensor] | Tensor, query: int = 0, discard_ratio
 
     Row u-1 is e_q^T A_u ... A_1 (u = 1..L), A_l = rownorm(discard(F_l) + I): row ``query`` of
     :func:`attention_rollout` over the first u layers, in O(L T^2). Going down from layer L to 1, the rows of
-    every depth u >= l are multiplied by A_l together, as (r / s_l) D_l + r / s_l with D_l the
-    discarded map and s_l = rowsum(D_l) + 1: per layer one (L, T) @ (T, T) product. Only one
-    layer's map at a time is made float32 (maps kept in float16: a (T, T) temporary, never
-    (L, T, T)), and each layer is discarded once for all depths, :data:`DISCARD_CHUNK` rows at a time.
-
-    On the CPU, in a few torch ops per layer (MKL takes a (12, T) @ (T, T) product ~4x faster
-    than numpy's OpenBLAS) and the discard in numpy on one thread (on a busy 2-core machine each
-    two-thread op waits milliseconds for the other core).
+    every depth u >= l are multiplied by A_l together (:func:`times_layer`). Only rows of the kept maps are ever
+    made float32 (maps kept in float16), a chunk at a time, never a whole (T, T) map.
 
     Args:
         fused: head-fused maps F_l, (L, T, T), any float dtype (float16 is computed in float32).
@@ -158,16 +167,35 @@ def rollout_rows(fused: Sequence[Tensor] | Tensor, query: int = 0, discard_ratio
     rows[:, query] = 1.0
     count = int(discard_ratio * (T - num_prefix))
     for layer in range(L - 1, -1, -1):
-        kept = fused[layer].detach()  # (T, T)
-        f = kept.to("cpu", dtype)  # one conversion per layer (numpy's from float16 is ~2x slower)
-        if count > 0:
-            if f.data_ptr() == kept.data_ptr():
-                f = f.clone()  # the kept maps stay untouched
-            for start in range(0, T, DISCARD_CHUNK):  # discarding is per row: a chunk at a time stays in cache
-                _discard_lowest_(f.numpy()[start : start + DISCARD_CHUNK], count, num_prefix)
-        scaled = rows[layer:] / (f.sum(dim=-1) + 1.0)  # the depths layer+1..L: (L - layer, T)
-        rows[layer:] = scaled @ f + scaled  # the identity: the residual path
+        rows[layer:] = times_layer(rows[layer:], fused[layer], count, num_prefix)  # the depths layer+1..L
     return rows
+
+
+def times_layer(rows: Tensor, kept: Tensor, count: int = 0, num_prefix: int = 1) -> Tensor:
+    """(R, T) rows times A = rownorm(discard(F) + I), for a layer's head-fused map F = ``kept`` (T, T): (R, T).
+
+    r A = (r / s) D + r / s with D the discarded map (``count`` patch entries of each row: :func:`discard_lowest`)
+    and s = rowsum(D) + 1, so D is needed a few rows at a time: :data:`DISCARD_CHUNK` rows of it are made float32,
+    discarded and multiplied while in the cache, two chunks side by side, and their products summed. A float16
+    map's threshold is found on its bits. On the CPU: the discard in numpy (an introselect per row), the rest in
+    torch (MKL takes the products ~4x faster than numpy's OpenBLAS).
+    """
+    kept = kept.detach().cpu()
+    T = kept.shape[-1]
+    order = kept.view(torch.int16).numpy() if count > 0 and kept.dtype == torch.float16 else None
+
+    def chunk(start: int) -> tuple[Tensor, Tensor]:
+        d = kept[start : start + DISCARD_CHUNK].to(rows.dtype, copy=True)  # (c, T): D's rows, float32
+        if count > 0:
+            _discard_lowest_(d.numpy(), count, num_prefix, None if order is None else order[start : start + len(d)])
+        scaled = rows[:, start : start + len(d)] / (d.sum(dim=-1) + 1.0)  # (R, c)
+        return scaled, scaled @ d  # (R, c), (R, T)
+
+    parts = list(_chunk_pool().map(chunk, range(0, T, DISCARD_CHUNK)))
+    out = torch.cat([scaled for scaled, _ in parts], dim=-1)  # r / s: the identity, the residual path
+    for _, product in parts:
+        out += product
+    return out
 
 
 def attention_from_qk(

@@ -2,8 +2,10 @@
 
 A context manager in the spirit of vit-pytorch's ``Recorder``: it attaches
 forward hooks on entry and always removes them on exit. Attention weights are
-never kept whole (at patch size 4 ViT-B has 12 x 12 x 3,137^2 of them, 5.7 GB):
-each layer's weights are streamed into what the views need and dropped:
+never kept whole, nor even one layer's (at patch size 4 ViT-B has 12 x 3,137^2
+of them per layer, 472 MB): each layer's attention is computed a block of query rows
+at a time (:func:`attention_streamed`), and each block is reduced to what the views
+need while it is in the cache, then used for the layer's output and dropped:
 
 * ``fusions``: the head-fused maps of each layer for every head fusion asked for (by default
   mean, max and min), each (L, B, N+1, N+1) in ``fused_dtype``, for rollout: all fused while the
@@ -26,10 +28,9 @@ each layer's weights are streamed into what the views need and dropped:
 * ``attention_distance``: each head's mean attention distance in pixels, (L, B, h)
   (Dosovitskiy et al. 2021, Fig. 7 right), reduced from the weights as they stream by.
 
-The model's code knows nothing of this: the attention module is asked for its
-weights by :func:`attention_kept`, the one place that watches attention (the
-explanations keep the weights through it too), which hands ``None`` back in
-their place so nothing downstream holds them.
+The model's code knows nothing of this: the attention module is asked to show its
+weights block by block (:func:`attention_streamed`), or whole (:func:`attention_kept`,
+what the explanations use: they need the weights in the autograd graph).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor, nn
 
-from vit.analysis.rollout import fuse_heads, mean_attention_distance, patch_distances
+from vit.analysis.rollout import fuse_heads, patch_distances
 from vit.model.modules import ViTForImageClassification
 from vit.validate import HEAD_FUSIONS
 
@@ -87,6 +88,33 @@ def attention_kept(layers: Sequence[nn.Module], watch: Watch | None = None) -> I
             handles.append(layer.attn.register_forward_pre_hook(ask, with_kwargs=True))
             handles.append(layer.attn.register_forward_hook(take(i)))
         yield kept
+    finally:
+        for handle in handles:
+            handle.remove()
+
+
+RowsWatch = Callable[[int, int, Tensor], None]  # (layer index, 0-based; first row of the block; weights (B, h, R, T))
+
+
+@contextmanager
+def attention_streamed(layers: Sequence[nn.Module], watch: RowsWatch) -> Iterator[None]:
+    """While open, every block's attention is computed a block of query rows at a time, and each block of
+    weights is shown to ``watch(index, start, weights)`` while it is in the cache (``index``: 0-based in
+    ``layers``; see :func:`vit.model.modules.attention_by_row_blocks`). No layer's weights are ever whole, and
+    none are kept: the watch reduces each block to what it needs. Every hook is removed on exit.
+    """
+    def ask(index: int):
+        def hook(_module, args, kwargs):
+            kwargs["watch_rows"] = lambda start, weights: watch(index, start, weights)
+            return args, kwargs
+
+        return hook
+
+    handles = []
+    try:
+        for i, layer in enumerate(layers):
+            handles.append(layer.attn.register_forward_pre_hook(ask(i), with_kwargs=True))
+        yield
     finally:
         for handle in handles:
             handle.remove()
@@ -194,27 +222,49 @@ class Tracer:
 
         return hook
 
-    def _attention(self, index: int, out: Tensor, weights: Tensor) -> None:
-        """Streams one layer's weights (B, h, N+1, N+1) into the record's summaries (an ``attention_kept`` watch)."""
-        layer = index + 1
-        attn = self.model.encoder.layers[index].attn
-        self.record.stages.append(
-            Stage(f"layer {layer} attention weights", self._names[attn], "(B, h, N+1, N+1)", tuple(weights.shape),
-                  _params(attn), layer)
-        )
-        self.record.cls_attention.append(weights[:, :, 0, :].detach().clone())  # (B, h, N+1)
+    def _attention_rows(self, index: int, start: int, weights: Tensor) -> None:
+        """One block of a layer's weights, rows start..start+R-1 of (B, h, N+1, N+1), into the record's summaries
+        (an ``attention_streamed`` watch): the class token's row, every fusion's rows, the distances' sums."""
+        weights = weights.detach()  # (B, h, R, T)
+        stop = start + weights.shape[-2]
+        if start == 0:
+            self.record.cls_attention.append(weights[:, :, 0, :].clone())  # (B, h, N+1)
         if not self.record.fusions:
-            shape = (self._depth, *weights.shape[:1], *weights.shape[2:])  # (L, B, N+1, N+1)
+            B, h, T = weights.shape[0], weights.shape[1], weights.shape[-1]
+            shape = (self._depth, B, T, T)  # (L, B, N+1, N+1)
             self.record.fusions = {f: weights.new_empty(shape, dtype=self.fused_dtype) for f in self.fusions}
             self.record.fused = self.record.fusions[self.head_fusion]
-        for fusion, kept in self.record.fusions.items():
-            kept[index] = fuse_heads(weights.detach(), fusion)  # (B, h, N+1, N+1) -> (B, N+1, N+1)
+            self.record.attention_distance = weights.new_zeros(self._depth, B, h)
+        for fusion, kept in self.record.fusions.items():  # (B, h, R, T) -> (B, R, T): its rows of layer ``index``
+            kept[index, :, start:stop] = fuse_heads(weights, fusion)
+        prefix = weights.shape[-1] - self._distances_for(weights).shape[-1]  # T - N
+        first = max(start, prefix)  # the block's patch rows: their distances among the patches
+        if first < stop:
+            rows = weights[:, :, first - start :, prefix:]  # (B, h, R', N): patch rows, patch columns
+            weighted = torch.einsum("bhrn,rn->bhr", rows, self._distances[first - prefix : stop - prefix])
+            self.record.attention_distance[index] += (weighted / rows.sum(dim=-1)).sum(dim=-1)  # (B, h)
+
+    def _distances_for(self, weights: Tensor) -> Tensor:
+        """d_ij between the patches of this run's grid, in pixels: (N, N), built once."""
         if self._distances is None:
             self._distances = patch_distances(self._grid, self.model.config.patch_size, weights.device)
-        if self.record.attention_distance is None:
-            self.record.attention_distance = weights.new_empty(self._depth, *weights.shape[:2], dtype=torch.float32)
-        self.record.attention_distance[index] = mean_attention_distance(weights.detach(), self._distances)  # (B, h)
-        self._residual(layer, 1, out)  # MSA(LN(X)), before it is added to the stream
+        return self._distances
+
+    def _attention_out(self, index: int):
+        """After a layer's attention: its stage, the mean distance's average over the N query patches, and
+        MSA(LN(X)), before it is added to the stream."""
+        layer = index + 1
+        attn = self.model.encoder.layers[index].attn
+
+        def hook(_module, _inputs, output):
+            out, _ = output  # (B, N+1, D)
+            B, T = out.shape[:2]
+            self.record.stages.append(Stage(f"layer {layer} attention weights", self._names[attn],
+                                            "(B, h, N+1, N+1)", (B, attn.num_heads, T, T), _params(attn), layer))
+            self.record.attention_distance[index] /= self._distances.shape[-1]  # a mean over the N query patches
+            self._residual(layer, 1, out)
+
+        return hook
 
     @property
     def _depth(self) -> int:
@@ -325,6 +375,7 @@ class Tracer:
             if self.keep_qk:
                 add(layer.attn.q_proj.register_forward_hook(self._keep(self.record.queries)))
                 add(layer.attn.k_proj.register_forward_hook(self._keep(self.record.keys)))
+            add(layer.attn.register_forward_hook(self._attention_out(i)))
             add(layer.mlp.register_forward_hook(self._mlp_out(n)))
             add(layer.mlp.act.register_forward_hook(
                 self._stage(f"layer {n} MLP hidden", names[layer.mlp.act], "(B, N+1, 4D)", layer.mlp, n)))
@@ -334,7 +385,7 @@ class Tracer:
         # ViTClassificationHead.forward selects the class token (x[:, 0]); head.head only reads it.
         add(m.head.head.register_forward_pre_hook(self._class_token(names[m.head])))
         add(m.head.register_forward_hook(self._logits(names[m.head.head], m.head)))
-        self._attention_hooks.enter_context(attention_kept(m.encoder.layers, watch=self._attention))
+        self._attention_hooks.enter_context(attention_streamed(m.encoder.layers, self._attention_rows))
         return self.record
 
     def __exit__(self, *exc) -> None:

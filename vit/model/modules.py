@@ -23,12 +23,13 @@ no module has defaults of its own that could disagree with it.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from vit.config import ViTConfig
+from vit.config import ROW_BLOCK_BYTES, ViTConfig
 from vit.model.resample import pi_resize_kernel, resample_pos_embed
 
 
@@ -183,12 +184,19 @@ class MultiheadAttention(nn.Module):
         self.out_proj = nn.Linear(embed_dim, embed_dim)
 
     def forward(
-        self, query: Tensor, key: Tensor, value: Tensor, need_weights: bool = False
+        self, query: Tensor, key: Tensor, value: Tensor, need_weights: bool = False,
+        watch_rows: RowWatch | None = None,
     ) -> tuple[Tensor, Tensor | None]:
+        """``watch_rows``: the weights are computed a block of query rows at a time and each block is handed to
+        ``watch_rows(start, weights)`` before it is used (:func:`attention_by_row_blocks`; no dropout: it is for
+        looking inside a forward pass, not for training); none are returned."""
         q = split_heads(self.q_proj(query), self.num_heads)  # (B, N+1, D) -> (B, h, N+1, D/h)
         k = split_heads(self.k_proj(key), self.num_heads)
         v = split_heads(self.v_proj(value), self.num_heads)
         dropout = self.dropout if self.training else 0.0
+        if watch_rows is not None:
+            out = attention_by_row_blocks(q, k, v, watch_rows)  # (B, N+1, D), the heads joined
+            return self.out_proj(out), None
         if need_weights:
             weights = q @ k.transpose(-2, -1)  # (B, h, N+1, N+1)
             weights.mul_(1.0 / math.sqrt(self.head_dim))
@@ -209,6 +217,44 @@ def split_heads(x: Tensor, num_heads: int) -> Tensor:
     ``vit.analysis.rollout`` splits the queries and keys the tracer kept with this same function.
     """
     return x.unflatten(-1, (num_heads, -1)).transpose(-3, -2)
+
+
+RowWatch = Callable[[int, Tensor], None]  # (first query row of the block, its weights (B, h, R, T))
+_softmax_into = torch.ops.aten._softmax.out  # softmax(x, dim, half_to_float, out=): the fused kernel, into a buffer
+
+
+def attention_by_row_blocks(q: Tensor, k: Tensor, v: Tensor, watch: RowWatch) -> Tensor:
+    """softmax(q kᵀ / √d) v, a block of R query rows at a time, each block's weights shown to ``watch`` first.
+
+    The weights of a layer are never whole (at patch size 4, ViT-B's are 12 x 3,137² floats, 472 MB): each
+    block of rows, (B, h, R, T) and about :data:`ROW_BLOCK_BYTES`, is made in a buffer, handed to
+    ``watch(start, weights)`` (rows start..start+R-1; it may read the block, not keep or change it: the next
+    block overwrites it) and multiplied by v while it is still in the cache. The output equals
+    ``scaled_dot_product_attention(q, k, v)`` to float32 rounding.
+
+    Args:
+        q: (B, h, Tq, D/h) queries; k, v: (B, h, T, D/h) keys and values.
+        watch: ``watch(start, weights)`` for each block of rows, in order.
+
+    Returns:
+        (B, Tq, D): every head's output, the heads joined (what ``out_proj`` takes).
+    """
+    B, h, rows, d = q.shape
+    tokens = k.shape[-2]
+    blocks = -(-rows // max(1, ROW_BLOCK_BYTES // (4 * B * h * tokens)))
+    block = -(-rows // blocks)  # rows per block, as even as can be
+    q = (q * (1.0 / math.sqrt(d))).flatten(0, 1)  # the scale on the queries, T/(D/h) times fewer products: (Bh, Tq, d)
+    keys, v = k.transpose(-2, -1).flatten(0, 1), v.flatten(0, 1)  # (Bh, d, T), (Bh, T, d)
+    scores, weights = (q.new_empty(B * h * block * tokens) for _ in range(2))  # reused by every block
+    out = q.new_empty(B, rows, h, v.shape[-1])  # (B, Tq, h, D/h): the heads joined by a reshape at the end
+    for start in range(0, rows, block):
+        r = min(block, rows - start)
+        s, w = (buffer[: B * h * r * tokens].view(B * h, r, tokens) for buffer in (scores, weights))  # (Bh, R, T)
+        torch.bmm(q[:, start : start + r], keys, out=s)
+        _softmax_into(s, -1, False, out=w)
+        watch(start, w.unflatten(0, (B, h)))  # (B, h, R, T)
+        out[:, start : start + r] = (w @ v).unflatten(0, (B, h)).transpose(1, 2)  # (B, h, R, D/h) -> (B, R, h, D/h)
+    return out.reshape(B, rows, h * v.shape[-1])  # (B, Tq, D)
 
 
 def _softmax_(x: Tensor) -> Tensor:

@@ -40,8 +40,8 @@ from vit.ui.state import (
     analysis_store,
     end_session,
     kept,
+    picture_file,
     picture_folder,
-    png_file,
     release_memory,
     session_of,
     show,
@@ -111,7 +111,7 @@ def named(fn: Callable[..., dict], names: tuple[str, ...]) -> Callable[..., tupl
 def handler(fn: Callable) -> Callable:
     """Our errors become messages a student reads; anything else is logged and the server keeps serving.
 
-    Pictures in the result go out as fast-encoded PNG files (:func:`vit.ui.state.png_file`).
+    Pictures in the result go out as files, each in its registry's encoding (:func:`vit.ui.state.picture_file`).
     """
 
     @functools.wraps(fn)
@@ -141,11 +141,14 @@ def _language(args, kwargs) -> str:
 
 
 def _as_files(result):
-    def encode(x):
-        return png_file(x) if isinstance(x, Image.Image) else x
+    def encode(x, name=None):
+        if not isinstance(x, Image.Image):
+            return x
+        picture = registry.PICTURES.get(name)
+        return picture_file(x, picture.encoding if picture else "png")
 
     if isinstance(result, dict):
-        return {k: encode(v) for k, v in result.items()}
+        return {k: encode(v, k) for k, v in result.items()}
     if isinstance(result, tuple):
         return tuple(encode(x) for x in result)
     return encode(result)
@@ -204,6 +207,7 @@ def analyze(image: object, model: str, patch_size: Number = None, depth: Number 
     out["analysis-key"] = analysis_store().put(a)
     log.info("analysed %s: %s", meter.setting_words(setting), out["timing"])
     release_memory()
+    out = _as_files(out)  # each picture in its encoding, by name
     return tuple(out[k] for k in ANALYZE_OUTPUTS)
 
 

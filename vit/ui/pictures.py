@@ -14,7 +14,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from vit import i18n, views
-from vit.ui.state import model_cache, png_file
+from vit.ui.state import model_cache, picture_file
 from vit.validate import Setting
 from vit.views import pictures as registry
 from vit.views.patches import stage_headers, stage_note
@@ -34,13 +34,13 @@ _DRAWERS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="draw")  # PIL's
 
 
 def drawn_files(a, displays: dict[str, Display]) -> dict[str, tuple[str, str]]:
-    """Each picture of ``displays`` drawn as its display says and saved as a PNG file, two at a time (a click's
-    grid and query view together): {name: (file, caption)}."""
+    """Each picture of ``displays`` drawn as its display says and saved in its encoding (JPEG or PNG), two at a
+    time (a click's grid and query view together): {name: (file, caption)}."""
     weights = model_weights(a)
 
     def one(name: str) -> tuple[str, str]:
         view = registry.draw(a, name, displays[name], weights=weights)
-        return png_file(view.image), caption(view)
+        return picture_file(view.image, registry.PICTURES[name].encoding), caption(view)
 
     jobs = {name: _DRAWERS.submit(one, name) for name in displays}
     return {name: job.result() for name, job in jobs.items()}
