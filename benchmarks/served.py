@@ -3,6 +3,7 @@ session with an empty torch hub (offline: random weights), waiting for its first
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -10,6 +11,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -61,3 +63,53 @@ def stop_app(proc: subprocess.Popen) -> None:
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+
+
+class PageClient:
+    """The served app's events as the page sends them: one session, ``/gradio_api/queue/join``, the session's event
+    stream read to ``process_completed``, then the pictures fetched as a browser fetches them (httpx, one
+    keep-alive connection). What any HTTP client pays; gradio_client adds its own threads and polling on top."""
+
+    def __init__(self, url: str):
+        import httpx  # noqa: PLC0415 - gradio's own dependency, only for the benchmarks
+
+        self.http = httpx.Client(base_url=url.rstrip("/"), timeout=600)
+        config = self.http.get("/config").json()
+        self.types = {c["id"]: c.get("type") for c in config["components"]}
+        self.events = {d.get("api_name"): d for d in config["dependencies"] if d.get("api_name")}
+        self.session = uuid.uuid4().hex[:11]
+        info = self.http.get("/gradio_api/info").json()["named_endpoints"]  # each parameter's default
+        self.defaults = {name.lstrip("/"): [p.get("parameter_default") for p in e["parameters"]]
+                         for name, e in info.items()}
+
+    def upload(self, path: Path) -> dict:
+        """A file uploaded as the page uploads it, as the FileData an event takes."""
+        with open(path, "rb") as f:
+            stored = self.http.post("/gradio_api/upload", files={"files": (path.name, f)}).json()[0]
+        return {"path": stored, "meta": {"_type": "gradio.FileData"}}
+
+    def call(self, api_name: str, *values, download: bool = True) -> list:
+        """The event's outputs; ``values`` are its first API parameters in order, the rest take their defaults (its
+        State inputs are the session's)."""
+        name = api_name.lstrip("/")
+        event = self.events[name]
+        given = iter([*values, *self.defaults[name][len(values):]])  # the parameters not given: their defaults
+        data = [None if self.types[i] == "state" else next(given, None) for i in event["inputs"]]
+        body = {"data": data, "event_data": None, "fn_index": event["id"], "trigger_id": None,
+                "session_hash": self.session}
+        self.http.post("/gradio_api/queue/join", json=body).raise_for_status()
+        with self.http.stream("GET", "/gradio_api/queue/data", params={"session_hash": self.session}) as stream:
+            for line in stream.iter_lines():
+                message = json.loads(line[5:]) if line.startswith("data:") else {}
+                if message.get("msg") == "process_completed":
+                    break
+        output = message.get("output") or {}
+        if not message.get("success", False) or "data" not in output:
+            raise RuntimeError(f"{api_name} failed: {output.get('error', output)}")
+        for value in output["data"] if download else ():
+            if isinstance(value, dict) and value.get("url"):
+                self.http.get(value["url"]).raise_for_status()
+        return output["data"]
+
+    def close(self) -> None:
+        self.http.close()

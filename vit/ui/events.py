@@ -200,9 +200,8 @@ def analyze(image: object, model: str, patch_size: Number = None, depth: Number 
     t2 = time.perf_counter()
     out = {"banner": meter.banner_html(a), "stage-table": pictures.stage_table(a), "predictions": views.top_k(a, top_k),
            "depth-plot": registry.draw(a, "depth-plot").image}
-    for name in registry.API_PICTURES:
-        view = registry.draw(a, name, display)
-        out[name], out[f"{name}-caption"] = view.image, pictures.caption(view)
+    for name, (file, caption) in pictures.drawn_files(a, dict.fromkeys(registry.API_PICTURES, display)).items():
+        out[name], out[f"{name}-caption"] = file, caption  # drawn and encoded two at a time
     out["timing"] = runs.timing(a, run_s, t0, t2)
     out["analysis-key"] = analysis_store().put(a)
     log.info("analysed %s: %s", meter.setting_words(setting), out["timing"])
@@ -231,9 +230,8 @@ def redraw_all(key: str | None, query_x: Number = DEFAULTS.query[0], query_y: Nu
     display = Display(inputs.query_fraction((query_x, query_y)), layer, head, validate.opacity(opacity),
                       inputs.colormap_name(colormap))
     out = {}
-    for name in registry.API_PICTURES:
-        view = registry.draw(a, name, display)
-        out[name], out[f"{name}-caption"] = view.image, pictures.caption(view)
+    for name, (file, caption) in pictures.drawn_files(a, dict.fromkeys(registry.API_PICTURES, display)).items():
+        out[name], out[f"{name}-caption"] = file, caption  # drawn and encoded two at a time
     out["timing"] = pictures.redrawn(t0)
     return out
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import atexit
 import itertools
 import logging
+import os
+import tempfile
 import threading
 from collections import Counter
 from collections.abc import Callable
@@ -70,8 +72,15 @@ def _analysis_store():
     return AnalysisStore()
 
 
+PICTURE_AGE_S = 3600  # a picture sent stays servable this long (a pinned copy refers to it), as gradio's own cache
+
+
 def _picture_folder() -> PictureFolder:
-    folder = PictureFolder()
+    """Inside gradio's upload folder (``$GRADIO_TEMP_DIR``: the app gives each server its own): gradio serves a
+    file from there as it is, where it would hash and copy one from elsewhere (~3 ms a picture)."""
+    parent = os.environ.get("GRADIO_TEMP_DIR") or os.path.join(tempfile.gettempdir(), "gradio")
+    os.makedirs(parent, exist_ok=True)
+    folder = PictureFolder(max_age_s=PICTURE_AGE_S, every_s=PICTURE_AGE_S / 10, parent=parent)
     atexit.register(folder.remove)
     return folder
 
