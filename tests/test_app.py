@@ -608,8 +608,8 @@ def test_a_redraw_overtaken_by_a_newer_one_is_dropped(b32_analysis, monkeypatch)
                           "timing"}  # another tab: its pictures
     clicked = events.page_redraw(key, (0.5, 0.5), 2, 1, 0.6, "cividis", "mean", 0.0, False, "patches",
                                  request=request)
-    assert set(clicked) == {"patch-grid", "patch-grid-caption", "query-view", "query-view-caption", "grid-info",
-                            "timing"}  # a click: the grid and the query view
+    assert set(clicked) == {"query-view", "query-view-caption", "grid-info", "timing"}  # a click: the query view,
+    # and where the page outlines the patch on the grid (the grid's picture does not change: the page marks it)
     head = events.page_redraw(key, (0.5, 0.5), 2, 3, 0.6, "cividis", "mean", 0.0, False, "patches",
                               request=request)
     assert set(head) == {"query-view", "query-view-caption", "timing"}  # another head: the query view only
@@ -735,8 +735,10 @@ def test_a_click_is_one_round_trip_with_its_tabs_pictures_only(b32_analysis):
         out = dict(zip(names, events.named(events.click_redraw, names)(
             key, which, (0.5, 0.5), 4, 1, 0.6, "cividis", "mean", 0.0, "", tab, Click(5, 5), request)))
         assert views.query_cell(out["query"], b32_analysis.grid) == (0, 0), which
-        if which == "patch-grid":  # the first click: the query view follows it, the grid marks it
+        assert "patch-grid" not in names  # the page outlines the clicked patch itself: the grid is not redrawn
+        if which == "patch-grid":  # the first click: the query view follows it, the page outlines it on the grid
             assert "token 1 as the query" in out["query-view-caption"] and "grid-geometry" in out["grid-info"]
+            assert 'data-row="0" data-col="0" data-token="1"' in out["grid-info"]
 
 
 def test_no_change_has_two_listeners_that_re_run_it():

@@ -68,11 +68,12 @@ MESSAGES: dict[str, dict[str, str]] = {
                      "zh": "左边：每行第一个 patch 的 token（{rows}）；上边：列号 c（{columns}），所以 patch (r, c) 是 "
                            "token（左边的数字）+ c = {p} + r·{cols} + c。箭头表示阅读顺序：逐行，从左到右。"},
     "grid-caption": {"en": "**What the model sees:** {h}×{w} pixels cut into a **{rows}×{cols} grid** of {P}×{P} "
-                           "patches → **N = {N} patch tokens**, {prefix}. {numbers} Outlined: patch (row {r}, col "
-                           "{c}) = token {token}. **Click a patch** to ask what it attends to.",
+                           "patches → **N = {N} patch tokens**, {prefix}. {numbers}",
                      "zh": "**模型看到的：** {h}×{w} 像素被切成 **{rows}×{cols} 网格**，每个 patch {P}×{P} → "
-                           "**N = {N} 个 patch token**，{prefix}。{numbers} 框出的是：patch（第 {r} 行，第 {c} 列）= "
-                           "token {token}。**点击一个 patch**，看它关注哪里。"},
+                           "**N = {N} 个 patch token**，{prefix}。{numbers}"},
+    "grid-outlined": {"en": "Outlined: patch (row {r}, col {c}) = token {token}.",
+                      "zh": "框出的是：patch（第 {r} 行，第 {c} 列）= token {token}。"},
+    "grid-click": {"en": "**Click a patch** to ask what it attends to.", "zh": "**点击一个 patch**，看它关注哪里。"},
     "grid-title": {"en": "Patch grid, {rows}x{cols} patches of {P} px",
                    "zh": "Patch 网格，{rows}x{cols} 个 {P} 像素的 patch"},
     "query-caption": {"en": "**Patch (row {r}, col {c}) = token {token} as the query:** row {token} of softmax(QKᵀ/√d) "

@@ -67,9 +67,11 @@ REDRAW_OUTPUTS = tuple(n for p in REDRAW_PICTURES for n in (p, f"{p}-caption")) 
 
 
 def click_outputs(tab: str) -> tuple[str, ...]:
-    """A click on a picture of ``tab``: the new query patch and that tab's pictures, captions, geometry, timing
-    (an event with fewer outputs is a quicker round trip)."""
-    pictures = [n for n in registry.on_tab(tab) if n in REDRAW_PICTURES]
+    """A click on a picture of ``tab``: the new query patch, the pictures of that tab that the query changes and their
+    captions, the grid's geometry (where the page outlines the clicked patch), the timing (an event with fewer
+    outputs is a quicker round trip). The patch grid is not among them: the page outlines the patch itself."""
+    pictures = [n for n in registry.on_tab(tab) if n in REDRAW_PICTURES and "query" in registry.PICTURES[n].depends_on
+                and not registry.PICTURES[n].marks_query]
     return ("query", *(x for p in pictures for x in (p, f"{p}-caption")), "grid-info", "timing")
 # /redraw's outputs (the API's five pictures, each followed by its caption, then the timing).
 API_REDRAW_OUTPUTS = tuple(n for p in registry.API_PICTURES for n in (p, f"{p}-caption")) + ("timing",)
@@ -400,12 +402,12 @@ def page_analyze_now(image: object, model: str, patch_size: Number, depth: Numbe
 @handler
 def page_redraw(key: str | None, query: Query, layer: Number, head: Number, opacity: Number, colormap: str,
                 head_fusion: str, discard_ratio: Number, screen: str | bool = "", tab_on_screen: str = "patches",
-                request: gr.Request = None) -> dict:
+                request: gr.Request = None, only: tuple[str, ...] | None = None) -> dict:
     """Any display control, a click or an arrow key, a new analysis or another tab: redraw what changed.
 
-    No model run. Only the pictures of the tab on screen whose inputs changed are drawn and sent;
-    a redraw of an analysis the browser session no longer shows, or one overtaken by a newer redraw,
-    is dropped.
+    No model run. Only the pictures of the tab on screen whose inputs changed are drawn and sent (``only``: of
+    these names, a click's); a redraw of an analysis the browser session no longer shows, or one overtaken by a
+    newer redraw, is dropped.
     """
     if key is None:
         return {}
@@ -417,22 +419,25 @@ def page_redraw(key: str | None, query: Query, layer: Number, head: Number, opac
     head = inputs.clamp(head, 1, a.num_heads, 1)
     projector, frame_of = inputs.measured(screen)
     display = Display(inputs.query_fraction(query), layer, head, inputs.opacity(opacity, DEFAULTS.opacity),
-                      inputs.colormap_name(colormap), projector, frame_of(tab_on_screen), language_of(request))
+                      inputs.colormap_name(colormap), projector, frame_of(tab_on_screen), language_of(request),
+                      marks=False)  # the page outlines the query's patch on the grid itself
     cell = views.query_cell(display.query, a.grid)
     out, drawn = {}, {}
     own = {n: replace(display, frame=frame_of(tab_on_screen, n))  # a picture's own frame where it has one
            for n in registry.on_tab(tab_on_screen)}
     for name in registry.on_tab(tab_on_screen):
         sig = registry.signature(registry.variant_key(key, name, a.head_fusion, a.discard_ratio), name, own[name], cell)
-        if session.drawn.get(name) != sig:
+        if session.drawn.get(name) != sig and (only is None or name in only):
             drawn[name] = sig
     for name, (file, caption) in pictures.drawn_files(a, {n: own[n] for n in drawn}).items():
         out[name], out[f"{name}-caption"] = file, caption
+    if "patch-grid" in own:  # where the page outlines the query's patch: the grid's geometry and that patch
+        drawn["grid-info"] = (key, cell, registry.frame_sizes(registry.PICTURES["patch-grid"], a, own["patch-grid"]))
+        if session.drawn.get("grid-info") != drawn["grid-info"]:
+            out["grid-info"] = pictures.grid_info(a, own["patch-grid"], cell)
     if not out or session.redraw != number or session.key not in (None, key):
         return {}  # nothing changed, or a newer redraw or analysis of this session shows instead
     session.drawn.update(drawn)
-    if "patch-grid" in out:
-        out["grid-info"] = pictures.grid_info(a, own["patch-grid"])
     out["timing"] = pictures.redrawn(t0, session.timing if session.key == key else "", display.lang)
     return out
 
@@ -467,7 +472,7 @@ def click_redraw(key: str | None, which: str, query: Query, layer: Number, head:
     if not isinstance(clicked, tuple):
         return {}
     out = page_redraw(key, clicked, layer, head, opacity, colormap, head_fusion, discard_ratio, screen, tab,
-                      request=request)
+                      request=request, only=click_outputs(tab))
     return {"query": clicked, **(out if isinstance(out, dict) else {})}
 
 

@@ -89,16 +89,12 @@
   new ResizeObserver(() => measureSoon()).observe(document.body);
   measureSoon(300);
 
-  // Hover over the patch grid: row, column and token of the patch under the pointer.
-  const tip = document.createElement("div");
-  tip.id = "grid-tip";
-  document.body.appendChild(tip);
-  document.addEventListener("mousemove", (event) => {
+  // The patch under a pointer on the grid or an overlay: {r, c, token}, or null off the patches.
+  const cellAt = (event) => {
     const img = event.target;
     const geometry = $("#grid-geometry");
     if (!geometry || !img || img.tagName !== "IMG" || !img.closest("#patch-grid, #query-view, #rollout-view")) {
-      tip.style.display = "none";
-      return;
+      return null;
     }
     const d = geometry.dataset;
     const box = shownBox(img);
@@ -109,15 +105,106 @@
     const x = (event.clientX - box.left) / scale - x0;
     const y = (event.clientY - box.top) / scale - y0;
     const rows = Number(d.rows), cols = Number(d.cols);
-    const r = Math.floor(y / h * rows), c = Math.floor(x / w * cols);
-    if (r < 0 || c < 0 || r >= rows || c >= cols) {
+    // A click clamps to the nearest patch, as the server's does (vit.views.clicked_fraction).
+    const r = Math.min(rows - 1, Math.max(0, Math.floor(y / h * rows)));
+    const c = Math.min(cols - 1, Math.max(0, Math.floor(x / w * cols)));
+    const inside = x >= 0 && y >= 0 && x < w && y < h;
+    return {r, c, token: Number(d.prefix || 1) + r * cols + c, inside};
+  };
+
+  // Hover over the patch grid: row, column and token of the patch under the pointer.
+  const tip = document.createElement("div");
+  tip.id = "grid-tip";
+  document.body.appendChild(tip);
+  document.addEventListener("mousemove", (event) => {
+    const cell = cellAt(event);
+    if (!cell || !cell.inside) {
       tip.style.display = "none";
       return;
     }
-    tip.textContent = `row ${r}, column ${c} → token ${Number(d.prefix || 1) + r * cols + c}`;
+    tip.textContent = `row ${cell.r}, column ${cell.c} → token ${cell.token}`;
     tip.style.left = event.clientX + 16 + "px";
     tip.style.top = event.clientY + 16 + "px";
     tip.style.display = "block";
+  });
+
+  // The query's patch outlined on the patch grid, by the page: the server draws the grid without it, so a click
+  // moves the outline the moment the pointer goes down, and needs only the query view from the server. As the
+  // server outlines it in a downloaded grid (vit.views.draw.mark_patch): pink inside the patch, black just
+  // outside, its number on pink where numbers are in the cells, and on fine grids a ring around it.
+  const RING_BELOW_PX = 24;
+  let pressed = null;  // the patch pressed, until the server's geometry names the query's
+  const markLayer = () => {
+    const frame = $("#patch-grid");
+    if (!frame) return null;
+    let layer = document.getElementById("grid-mark");
+    if (!layer || layer.parentElement !== frame) {
+      layer = document.createElement("div");
+      layer.id = "grid-mark";
+      layer.innerHTML = '<div class="mark-ring"></div><div class="mark-cell"></div><span class="mark-number"></span>';
+      frame.appendChild(layer);
+    }
+    return layer;
+  };
+  const placeMark = () => {
+    const img = $("#patch-grid img"), geometry = $("#grid-geometry"), layer = markLayer();
+    if (!layer) return;
+    const d = geometry ? geometry.dataset : {};
+    const cell = pressed || (d.row !== undefined ? {r: Number(d.row), c: Number(d.col), token: Number(d.token)} : null);
+    if (!img || !img.naturalWidth || !cell || img.offsetParent === null) {
+      layer.style.display = "none";
+      return;
+    }
+    const box = shownBox(img), frame = layer.parentElement.getBoundingClientRect();
+    const s = box.width / img.naturalWidth;  // shown px per drawn px
+    const cw = Number(d.w) / Number(d.cols), ch = Number(d.h) / Number(d.rows);  // a patch, drawn px
+    const left = box.left - frame.left + s * (Number(d.x0) + cell.c * cw);
+    const top = box.top - frame.top + s * (Number(d.y0) + cell.r * ch);
+    const px = Math.min(cw, ch), inner = Math.max(3, Math.round(px / 8)) * s;
+    Object.assign(layer.style, {display: "block"});
+    Object.assign(layer.querySelector(".mark-cell").style, {left: left + "px", top: top + "px",
+      width: s * cw + "px", height: s * ch + "px", borderWidth: inner + "px"});
+    const number = layer.querySelector(".mark-number"), font = Number(d.font || 0);
+    number.style.display = font ? "block" : "none";
+    if (font) {
+      Object.assign(number.style, {left: left + 3 * s - 2 + "px", top: top + 2 * s - 2 + "px",
+                                   fontSize: font * s + "px"});
+      number.textContent = String(cell.token);
+    }
+    const ring = layer.querySelector(".mark-ring");
+    ring.style.display = px < RING_BELOW_PX ? "block" : "none";
+    if (px < RING_BELOW_PX) {
+      const radius = s * Math.max(22, 1.2 * px + 12);
+      Object.assign(ring.style, {left: left + s * cw / 2 - radius + "px", top: top + s * ch / 2 - radius + "px",
+                                 width: 2 * radius + "px", height: 2 * radius + "px"});
+    }
+  };
+  document.addEventListener("pointerdown", (event) => {
+    if (!event.target.closest || !event.target.closest("#patch-grid")) return;
+    const cell = cellAt(event);
+    if (cell) {
+      pressed = cell;
+      placeMark();
+    }
+  }, true);
+  const watchMark = () => {  // the server's geometry (a new query, a new grid) and the grid's picture itself
+    const info = $("#grid-info"), frame = $("#patch-grid");
+    if (!info || !frame) {
+      setTimeout(watchMark, 200);
+      return;
+    }
+    new MutationObserver(() => { pressed = null; placeMark(); })
+      .observe(info, {subtree: true, childList: true, attributes: true, characterData: true});
+    new MutationObserver(() => placeMark()).observe(frame, {subtree: true, attributes: true, attributeFilter: ["src"]});
+    frame.addEventListener("load", () => placeMark(), true);
+  };
+  watchMark();
+  window.addEventListener("resize", () => requestAnimationFrame(placeMark));
+  document.addEventListener("fullscreenchange", () => requestAnimationFrame(placeMark));
+  document.addEventListener("click", (event) => {  // another tab shown: the grid may have come back on screen
+    if (event.target.closest && event.target.closest("[role=tab], .tab-container button")) {
+      for (const ms of [60, 400]) setTimeout(() => requestAnimationFrame(placeMark), ms);
+    }
   });
 
   let lastSaved = null;

@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from vit import i18n, views
 from vit.ui.state import model_cache, picture_file
 from vit.validate import Setting
+from vit.views import draw
 from vit.views import pictures as registry
 from vit.views.patches import stage_headers, stage_note
 from vit.views.pictures import Display, Weights
@@ -76,15 +77,19 @@ def _loaded(name: str, patch_size: int, depth: int):
     return model_cache().get(Setting(name, patch_size, depth), "imagenet")  # the setting an analysis ran at
 
 
-def grid_info(a, display: Display = Display()) -> str:
-    """The grid's geometry for the page's hover (read by the page's script)."""
+def grid_info(a, display: Display = Display(), cell: tuple[int, int] | None = None) -> str:
+    """The grid's geometry for the page's hover and for the outline it draws over the query's patch ``cell``
+    (row, col): read by the page's script (vit/ui/page.js), in the drawn picture's pixels."""
     rows, cols = a.grid
     size = registry.frame_sizes(registry.PICTURES["patch-grid"], a, display)[0]
     x0, y0, w, h = views.picture_box(a, size)
+    layout = draw.grid_layout(a.grid, views.display_size(a, size), a.num_prefix_tokens)
     ow, oh = views.display_size(a, registry.frame_sizes(registry.PICTURES["query-view"], a, display)[0])
+    mark = "" if cell is None else (f'data-row="{cell[0]}" data-col="{cell[1]}" '
+                                    f'data-token="{views.token_index(cell, a.grid, a.num_prefix_tokens)}" ')
     return (f'<div id="grid-geometry" data-rows="{rows}" data-cols="{cols}" data-prefix="{a.num_prefix_tokens}" '
-            f'data-x0="{x0}" data-y0="{y0}" '
-            f'data-w="{w}" data-h="{h}" data-overlay-w="{ow}" data-overlay-h="{oh}"></div>')
+            f'data-x0="{x0}" data-y0="{y0}" data-w="{w}" data-h="{h}" data-overlay-w="{ow}" data-overlay-h="{oh}" '
+            f'{mark}data-font="{layout.font_size if layout.in_cells else 0}"></div>')
 
 
 def stage_table(a, lang: str = "en") -> str:

@@ -41,7 +41,8 @@ def _tiles_view(a, maps: np.ndarray, titles: list[str], opacity: float, cmap: st
                 size: int | tuple[int, int], lang: str = "en"):
     """(sheet with its shared colour bar, legend): each tile coloured from 0 to its own max."""
     columns, tile = _sheet(len(maps), size)
-    sheet = draw.small_multiples(a.image, maps, titles, columns, tile, opacity, cmap, from_zero=True)
+    sheet = draw.small_multiples(a.image, maps, titles, columns, tile, opacity, cmap, from_zero=True,
+                                 short_titles=[str(i + 1) for i in range(len(maps))])  # heads and layers from 1
     label = i18n.text("heat-label", lang)
     image = draw.with_colorbar(sheet, cmap, "0", i18n.text("tile-max", lang), label)
     return image, i18n.text("tiles-legend", lang, label=label)

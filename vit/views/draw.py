@@ -510,12 +510,14 @@ def small_multiples(
     alpha: float = 0.7,
     cmap: str = "cividis",
     from_zero: bool = False,
+    short_titles: Sequence[str] | None = None,
 ) -> Image.Image:
     """One overlay per map (e.g. per head), each normalised on its own, in a labelled grid.
 
     With ``from_zero`` each tile's colours run from 0 to that tile's max (attention is
     never negative): a head that attends evenly stays evenly coloured instead of having
-    its small differences stretched to the colormap's full range.
+    its small differences stretched to the colormap's full range. ``short_titles``: what a tile too
+    narrow for its title says instead ("12" for "layer 12"), rather than a title cut to "layer…".
     """
     n = len(maps)
     columns = min(columns, n)
@@ -527,6 +529,8 @@ def small_multiples(
     for i, (heat, title) in enumerate(zip(maps, titles)):
         r, c = divmod(i, columns)
         x, y = gap + c * (tile + gap), gap + r * (tile + label_h + gap)
+        if short_titles is not None and f.getlength(title) > tile - 4:
+            title = short_titles[i]
         draw.text((x + 2, y + 2), fit_text(title, f, tile - 4), fill=(20, 20, 20), font=f)
         scale = (0.0, float(np.max(heat))) if from_zero else None
         sheet.paste(overlay(image, heat, alpha, cmap, size=tile, scale=scale), (x, y + label_h))

@@ -46,10 +46,11 @@ def prefix_phrase(a, lang: str = "en") -> str:
     return i18n.text("prefix-tokens", lang, n=len(names), names=", ".join(names), last=len(names) - 1, T=a.num_tokens)
 
 
-def grid_view(a, query: tuple[float, float], size: int = DISPLAY_SIZE, lang: str = "en") -> View:
-    """The patch grid, numbered in token order, with the query patch outlined."""
+def grid_view(a, query: tuple[float, float] | None, size: int = DISPLAY_SIZE, lang: str = "en") -> View:
+    """The patch grid, numbered in token order, with the query patch outlined (``query`` None: none is, as on the
+    page, which outlines it itself in the browser the moment a patch is clicked)."""
     rows, cols = a.grid
-    cell = query_cell(query, a.grid)
+    cell = None if query is None else query_cell(query, a.grid)
     h, w = a.input_size
     p = a.num_prefix_tokens
     layout = draw.grid_layout(a.grid, display_size(a, size), p)
@@ -59,8 +60,10 @@ def grid_view(a, query: tuple[float, float], size: int = DISPLAY_SIZE, lang: str
         numbers = i18n.text("grid-margins", lang, rows=base.every_kth(layout.row_step, "row", lang),
                             columns=base.every_kth(layout.col_step, "column", lang), p=p, cols=cols)
     caption = i18n.text("grid-caption", lang, h=h, w=w, rows=rows, cols=cols, P=a.patch_size, N=a.num_patches,
-                        prefix=prefix_phrase(a, lang), numbers=numbers, r=cell[0], c=cell[1],
-                        token=token_index(cell, a.grid, p))
+                        prefix=prefix_phrase(a, lang), numbers=numbers)
+    if cell is not None:
+        caption += " " + i18n.text("grid-outlined", lang, r=cell[0], c=cell[1], token=token_index(cell, a.grid, p))
+    caption += " " + i18n.text("grid-click", lang)
     image = draw.patch_grid(a.image, a.grid, size, mark=cell, prefix=p)
     return View(image, caption, title=i18n.text("grid-title", lang, rows=rows, cols=cols, P=a.patch_size),
                 note=fit_note(a, lang))

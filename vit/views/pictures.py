@@ -40,6 +40,9 @@ class Display:
     # script (vit/ui/page.js); None (the CLI, the API): the fixed sizes of sizes().
     frame: tuple[int, int] | None = None
     lang: str = "en"  # the language of its captions and of the words drawn in it (vit.i18n): "en" or "zh"
+    # The query's patch outlined in the pictures that only mark it (Picture.marks_query); False on the page, which
+    # outlines it itself in the browser, at once when a patch is clicked (vit/ui/page.js).
+    marks: bool = True
 
     def sizes(self) -> tuple[int, int]:
         """(main picture, small-multiples tile) in pixels, as drawn when no frame is given."""
@@ -85,6 +88,9 @@ class Picture:
     # subsampling: ~2 ms for 640 px where PNG takes ~30, and 1/5 of the bytes); "png" for plots, code, matrices
     # and cards, whose lines and text stay exact. Download and the CLI's --out write PNG always.
     encoding: str = "jpeg"
+    # The query shows in it only as an outline and a sentence: drawn without them (Display.marks False), the query
+    # changes nothing in it.
+    marks_query: bool = False
 
 
 def _weights_needed(weights: Weights | None, name: str) -> Weights:
@@ -100,8 +106,8 @@ PICTURES: dict[str, Picture] = {p.name: p for p in (
         "patch is mapped to a D-dimensional token by one shared linear map (a convolution with kernel = stride = P). "
         "The N = HW/P² patch tokens are read row by row, left to right, after a learned class token (token 0): "
         "N+1 tokens in all. A smaller P gives more, finer tokens, and attention's cost grows with (N+1)².",
-        lambda a, d, size, tile, w: views.grid_view(a, d.query, size, d.lang),
-        depends_on=("query",), fit="grid", clickable=True, in_api=True, out_file="patch_grid.png"),
+        lambda a, d, size, tile, w: views.grid_view(a, d.query if d.marks else None, size, d.lang),
+        depends_on=("query",), fit="grid", clickable=True, in_api=True, out_file="patch_grid.png", marks_query=True),
     Picture(
         "query-view", "patches", "What the clicked patch attends to",
         "One row of softmax(QKᵀ/√d): the chosen patch's query is compared with every token's key, and the "
@@ -334,4 +340,7 @@ def signature(key: str, name: str, display: Display, cell=None) -> tuple:
     """What a picture depends on: it is redrawn only when this changes (``cell``: the query's patch, not its point)."""
     values = {"query": cell if cell is not None else display.query, "layer": display.layer, "head": display.head,
               "opacity": display.opacity, "cmap": display.cmap}
-    return (key, *(values[f] for f in PICTURES[name].depends_on), display.projector, display.frame, display.lang)
+    picture = PICTURES[name]
+    unmarked = picture.marks_query and not display.marks  # the query is not drawn in it
+    return (key, *(values[f] for f in picture.depends_on if not (unmarked and f == "query")), display.projector,
+            display.frame, display.lang)

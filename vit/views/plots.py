@@ -39,10 +39,34 @@ class PlotText:
     fill: tuple[int, int, int] = (30, 30, 30)
 
 
-def depth_axes(n: int, size: tuple[int, int]):
-    """x of layer i (0-based) and y of probability p, in pixels."""
+_LEGEND_LINE = 22  # px between the legend's lines, when its two entries do not fit on one
+
+
+def _legend(final_label: str, width: int) -> list[tuple[tuple[int, int, int], str, int]]:
+    """The depth plot's legend: (colour, text, line) for the final answer and the top-1; one line if both fit in a
+    plot ``width`` px wide, else one each (a narrow plot: a laptop in projector mode), the final class name cut
+    with "…" to what is left."""
+    f = font(16, bold=False)
+    lang = LANGUAGE.get()  # the picture's language (vit.views.draw.language)
+    top1, final_words = i18n.text("plot-top1", lang), i18n.text("plot-final", lang)
+    left, right = _PLOT_MARGINS[0], _PLOT_MARGINS[1]
+    room = width - left - right - 20  # after the first swatch
+    one_line = room - 24 - 20 - f.getlength(top1) - f.getlength(final_words)
+    if f.getlength(final_label) <= one_line:
+        return [(BLUE, final_words + final_label, 0), (ORANGE, top1, 0)]
+    final = final_words + fit_text(final_label, f, room - f.getlength(final_words))
+    return [(BLUE, final, 0), (ORANGE, fit_text(top1, f, room), 1)]
+
+
+def _plot_top(final_label: str, width: int) -> int:
+    """The depth plot's top margin: its legend's lines above the axes."""
+    return _PLOT_MARGINS[2] + _LEGEND_LINE * max(line for _, _, line in _legend(final_label, width))
+
+
+def depth_axes(n: int, size: tuple[int, int], top: int = _PLOT_MARGINS[2]):
+    """x of layer i (0-based) and y of probability p, in pixels (``top``: the margin above the axes)."""
     W, H = size
-    left, right, top, bottom = _PLOT_MARGINS
+    left, right, _, bottom = _PLOT_MARGINS
 
     def x_at(i: int) -> float:
         return left + (W - left - right) * (i + 0.5) / n
@@ -80,19 +104,19 @@ def depth_texts(layers: Sequence[int], top1_probs: Sequence[float], top1_labels:
     """
     W, H = size
     n = len(layers)
-    left, right, top, bottom = _PLOT_MARGINS
-    x_at, y_at = depth_axes(n, size)
+    left, right, _, bottom = _PLOT_MARGINS
+    top = _plot_top(final_label, W)
+    x_at, y_at = depth_axes(n, size, top)
     texts: list[PlotText] = []
     f = font(16, bold=False)
-
-    # Legend on one line at the top, the final class name cut to what is left of the width.
     lang = LANGUAGE.get()  # the picture's language (vit.views.draw.language)
-    top1, final_words = i18n.text("plot-top1", lang), i18n.text("plot-final", lang)
-    room = W - left - right - 2 * 22 - 24 - f.getlength(top1)
-    legend = [(BLUE, final_words + fit_text(final_label, f, room - f.getlength(final_words))), (ORANGE, top1)]
-    x = left
-    for _, text in legend:
-        texts.append(_text((x + 20, 20), text, "lm", "legend", bold=False))
+
+    # The legend at the top: on one line where it fits, else one line each (:func:`_legend`).
+    x, last = left, 0
+    for _, text, line in _legend(final_label, W):
+        if line != last:  # a line of its own
+            x, last = left, line
+        texts.append(_text((x + 20, 20 + line * _LEGEND_LINE), text, "lm", "legend", bold=False))
         x = texts[-1].box[2] + 24
     texts.append(_text((8, top - 14), i18n.text("plot-probability", lang), "ls", "axis"))
     centre = (left + W - right) / 2
@@ -158,11 +182,12 @@ def depth_plot(layers: Sequence[int], top1_probs: Sequence[float], top1_labels: 
     changes (:func:`depth_texts` places every text).
     """
     W, H = size
-    left, right, top, bottom = _PLOT_MARGINS
+    left, right, _, bottom = _PLOT_MARGINS
     img = Image.new("RGB", size, "white")
     draw = ImageDraw.Draw(img)
     n = len(layers)
-    x_at, y_at = depth_axes(n, size)
+    top = _plot_top(final_label, W)
+    x_at, y_at = depth_axes(n, size, top)
     for k in range(6):  # horizontal grid
         y = y_at(k / 5)
         draw.line([(left, y), (W - right, y)], fill=(225, 225, 225), width=1)
