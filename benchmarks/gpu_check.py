@@ -50,11 +50,17 @@ def main() -> int:
         gpu = vit.load_model("vit_b_16", weights="random", patch_size=p, device="cuda")
         a_cpu = vit.analyze(cpu, args.image)
         a_gpu = vit.analyze(gpu, args.image)
-        diffs = {
+        query = 1 + (a_cpu.num_patches // 2)  # a patch in the middle
+        diffs = {  # every view's data: computed on the GPU where the analysis keeps it, copied back at the end
             "probs": (a_cpu.probs - a_gpu.probs).abs().max().item(),
             "rollout": (a_cpu.rollout() - a_gpu.rollout()).abs().max().item(),
-            "fused": (a_cpu.fused - a_gpu.fused).abs().max().item(),
+            "rollout max, discard 0.5": (a_cpu.with_options("max", 0.5).rollout()
+                                         - a_gpu.with_options("max", 0.5).rollout()).abs().max().item(),
+            "fused": (a_cpu.fused - a_gpu.fused.cpu()).abs().max().item(),
             "cls_attention": (a_cpu.cls_attention - a_gpu.cls_attention).abs().max().item(),
+            "query row": (a_cpu.head_rows(a_cpu.depth, query) - a_gpu.head_rows(a_gpu.depth, query)).abs().max().item(),
+            "distance": (a_cpu.mean_attention_distance() - a_gpu.mean_attention_distance()).abs().max().item()
+            / max(1.0, a_cpu.mean_attention_distance().abs().max().item()),
         }
         worst = max(worst, *diffs.values())
         x = gpu.preprocess(vit.images.load_image(args.image)).cuda()
@@ -72,8 +78,8 @@ def main() -> int:
         print(f"B/16 patch {p:2d} ({a_gpu.num_tokens} tokens): bare {t_bare:.1f} ms, analyze {t_analyze:.1f} ms "
               f"({t_analyze / t_bare:.2f}x), GPU peak {peak:.2f} GB; max |cuda - cpu|: "
               + ", ".join(f"{k} {v:.1e}" for k, v in diffs.items()))
-    ok = worst < 1e-3
-    print("agreement:", "OK" if ok else f"FAILED (worst {worst:.1e})")
+    ok = worst < 1e-4  # issue 23: GPU results equal to the CPU's to 1e-4
+    print("agreement:", "OK" if ok else f"FAILED (worst {worst:.1e})", "(target: within 1e-4; analyze <= 2x bare)")
     return 0 if ok else 1
 
 

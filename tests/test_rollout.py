@@ -158,3 +158,22 @@ def test_discard_with_ties_shares_the_drop_alike():
         shuffled = torch.cat([quantised[..., :1], quantised[..., order]], dim=-1)
         again = rollout.discard_lowest(shuffled, ratio)
         assert torch.equal(again[..., 1:], out[..., order])  # the same drop, whatever the column order
+
+
+@pytest.mark.parametrize("ratio", [0.0, 0.5, 0.9])
+def test_an_accelerators_whole_layer_in_torch_equals_the_cpus_chunks_in_numpy(ratio):
+    """On a GPU the rows go through each layer in torch (torch.kthvalue for the discard), the whole map at once;
+    on the CPU in chunks, the discard in numpy: the same numbers, float32 and float16 maps, ties included."""
+    w = random_attention(L=3, h=4, T=29, seed=3)
+    rows = torch.rand(5, 29, generator=torch.Generator().manual_seed(4))
+    quantised = ((w.mean(1) * 64).round() / 64).float()  # many ties in every row
+    for maps in (rollout.fuse_heads(w, "max"), rollout.fuse_heads(w, "mean").half(), quantised):
+        count = int(ratio * (29 - 2))
+        for layer in maps:
+            torch.testing.assert_close(rollout.times_whole_layer(rows, layer, count, num_prefix=2),
+                                       rollout.times_layer(rows, layer, count, num_prefix=2))
+        if ratio:
+            out = rollout.discard_lowest_on_device(maps[0].float(), count, num_prefix=2)
+            expected = maps[0].float().numpy().copy()
+            rollout._discard_lowest_(expected, count, num_prefix=2)
+            torch.testing.assert_close(out, torch.from_numpy(expected))

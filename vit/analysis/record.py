@@ -57,7 +57,9 @@ _variants_lock = threading.Lock()
 class Analysis:
     """Everything the views need for one image on one model.
 
-    Tensors are on the CPU, for one image (the batch dimension removed).
+    Tensors are for one image (the batch dimension removed). The large ones (``fusions``, ``queries``, ``keys``) are
+    on the model's device, where the views' rows and maps are computed; the methods return CPU tensors, copying back
+    only what a view draws. The rest is on the CPU.
     Token 0 is the class token, tokens 1..N the patches in row-major order. With more prefix tokens
     (``prefix_token_names``: DeiT's distillation token, registers) they follow the class token, and the
     patches are tokens P..P+N-1, P = ``num_prefix_tokens``: T = N + P tokens where (N+1) is written.
@@ -184,7 +186,7 @@ class Analysis:
         """Every head's attention of ``query`` at ``layer`` (1-based) over all N+1 tokens: (h, N+1)."""
         if query == 0:
             return self.cls_attention[layer - 1]
-        return rollout.attention_from_qk(self.queries[layer - 1], self.keys[layer - 1], self.num_heads, query)
+        return rollout.attention_from_qk(self.queries[layer - 1], self.keys[layer - 1], self.num_heads, query).cpu()
 
     def attention_map(self, layer: int, head: int | None = None, query: int = 0) -> Tensor:
         """:meth:`attention` over the patches (``layer`` and ``head`` 1-based): (rows, cols)."""
@@ -200,7 +202,8 @@ class Analysis:
         Recomputed from the kept queries and keys: (N+1)^2 floats, 39 MB for ViT-B at patch size 4.
         """
         index = self._head_index(head)
-        return rollout.attention_from_qk(self.queries[layer - 1], self.keys[layer - 1], self.num_heads, head=index)
+        return rollout.attention_from_qk(self.queries[layer - 1], self.keys[layer - 1], self.num_heads,
+                                         head=index).cpu()
 
     def residual(self) -> list[ResidualNorms]:
         """The residual stream per block, layers 1..depth (see :class:`ResidualNorms`)."""
@@ -256,6 +259,15 @@ class Analysis:
                 found.head_fusion, found.discard_ratio = fusion, discard
                 self._variants[(fusion, discard)] = found  # the least recently used goes past MAX_VARIANTS
         return found
+
+    def on_cpu(self) -> Analysis:
+        """This analysis with every tensor on the CPU (itself if they are): for a process without the model's device
+        (ZeroGPU hands an analysis from its GPU worker to the server's process)."""
+        if self.queries and self.queries[0].device.type == "cpu":
+            return self
+        return Analysis(**dict(self.__dict__, fusions={f: m.cpu() for f, m in self.fusions.items()},
+                               queries=[q.cpu() for q in self.queries], keys=[k.cpu() for k in self.keys],
+                               _rows={}, _variants=BoundedDict(MAX_VARIANTS)))
 
     def untried(self) -> Analysis:
         """This analysis sharing its tensors but remembering no rollout rows and no variants: a change not made

@@ -107,9 +107,11 @@ def _analysis(loaded: LoadedModel, inp: ModelInput, record: TraceRecord, top_k: 
         topk=topk,
         layer_predictions=layer_predictions,
         cls_attention=torch.stack([a[0] for a in record.cls_attention]).cpu(),  # (L, h, N+1)
-        fusions={f: maps[:, 0].cpu() for f, maps in record.fusions.items()},  # each (L, N+1, N+1)
-        queries=[q[0].cpu() for q in record.queries],
-        keys=[k[0].cpu() for k in record.keys],
+        # The large ones stay on the model's device: the views' rows and maps are computed there, and only
+        # what a view draws is copied back (Analysis.on_cpu() moves them all, for a process without the device).
+        fusions={f: maps[:, 0] for f, maps in record.fusions.items()},  # each (L, N+1, N+1)
+        queries=[q[0] for q in record.queries],
+        keys=[k[0] for k in record.keys],
         head_fusion=head_fusion,
         discard_ratio=discard_ratio,
         source_size=inp.source_size,

@@ -83,8 +83,9 @@ def run_model(setting: Setting, image, top_k: int, head_fusion: str, discard_rat
     loaded = state.model_cache().get(setting, "imagenet")
     if loaded.status != loaded.status_detail:
         log.warning("%s: %s", setting.display_name, loaded.status_detail)  # the whole reason, for the teacher's log
-    return run.analyze(loaded, image, top_k=top_k, head_fusion=head_fusion, discard_ratio=discard_ratio,
-                       on_layer=on_layer)
+    a = run.analyze(loaded, image, top_k=top_k, head_fusion=head_fusion, discard_ratio=discard_ratio,
+                    on_layer=on_layer)
+    return a if spaces is None else a.on_cpu()  # ZeroGPU pickles it to the server's process, which has no GPU
 
 
 def explain_seconds(setting: Setting, *_, **__) -> int:
