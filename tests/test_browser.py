@@ -724,11 +724,45 @@ def test_the_lesson_asks_first_and_reveals_beside_the_guess(browser, url):
         return {x: left + s * img.naturalWidth * 5.5 / 8, y: top + s * img.naturalHeight * 2.5 / 8};
     }""")
     page.locator("#lesson-picture img").first.click(position=point)
-    wait_for_text(page, "#lesson-answer", "your guess: row 3, column 6 (token 22)")  # the cell clicked
+    wait_for_text(page, "#lesson-answer", "your guess: row 2, column 5 (token 22)")  # the cell clicked, from 0
     wait_for_text(page, "#lesson-answer", "ranks")
     wait_for_text(page, "#lesson-answer", "of 64 by rollout")
     wait_for_text(page, "#lesson-tally", "of 2")
     page.evaluate("document.querySelector('#lesson-nav').scrollIntoView()")  # the step, its reveal and the tally
     save_screenshot(page, DOCS / "screenshot-predict.png", full_page=False)
+    no_error_badges(page)
+    page.close()
+
+
+def test_quiz_me_asks_over_a_tab_then_shows_its_answer(browser, url):
+    """"Quiz me" on a tab: its pictures step aside for the lesson's question; the answer, read from the analysis on
+    screen, comes with the picture that shows it (the guessed patch outlined on rollout), and counts in the tally."""
+    page = open_app(browser, url)
+    analysed(page)
+    page.locator("#quiz-patches input[type=checkbox]").check()
+    wait_for_text(page, "#quiz-patches-text", "How many tokens does the encoder see at P = 16?")
+    expect(page.locator("#patch-grid")).to_be_hidden()  # the answer is not on screen while the class guesses
+    page.locator("#quiz-patches-guess input[type=number]").fill("197")
+    page.locator("#quiz-patches-check").click()
+    wait_for_text(page, "#quiz-patches-answer", "your guess: 197 · the answer: 197 · ✓")
+    wait_for_text(page, "#quiz-patches-tally", "1 of 1")
+    wait_for_picture(page, "#quiz-patches-picture")
+    page.locator("#quiz-patches input[type=checkbox]").uncheck()
+    expect(page.locator("#patch-grid")).to_be_visible()  # the tab is back
+    page.get_by_role("tab", name="Attention").click()
+    page.locator("#quiz-attention input[type=checkbox]").check()
+    wait_for_text(page, "#quiz-attention-text", "Click the patch")
+    expect(page.locator("#rollout-view")).to_be_hidden()
+    wait_for_picture(page, "#quiz-attention-picture")
+    before = picture_src(page, "#quiz-attention-picture")
+    box = page.locator("#quiz-attention-picture img").first.bounding_box()
+    page.locator("#quiz-attention-picture img").first.click(position={"x": box["width"] * 0.6,
+                                                                      "y": box["height"] * 0.6})
+    wait_for_text(page, "#quiz-attention-answer", "your guess: row ")  # the patch clicked on the grid
+    wait_for_text(page, "#quiz-attention-answer", "of 196 by rollout")
+    wait_for_text(page, "#quiz-attention-tally", "of 2")
+    expect(page.locator("#quiz-attention-picture img").first).not_to_have_attribute("src", before)  # the reveal
+    page.locator("#quiz-attention input[type=checkbox]").uncheck()
+    expect(page.locator("#rollout-view")).to_be_visible()
     no_error_badges(page)
     page.close()

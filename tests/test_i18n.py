@@ -168,6 +168,43 @@ def test_the_refusals_a_page_shows_read_back_into_chinese():
     assert i18n.refusal("an unknown refusal", "zh") == "an unknown refusal"
 
 
+def test_the_limits_a_page_can_meet_read_back_into_chinese(monkeypatch):
+    """The refusals of the limits (pixels, a decode's memory, a progressive JPEG's scans, the memory budget), as
+    their raisers write them, read back into Chinese with every number kept."""
+    import dataclasses
+
+    from vit import cost, images
+    from vit.errors import InputError
+
+    written = []
+    for raise_it in (lambda: images._check_pixel_count(9000, 8000),
+                     lambda: images._check_decode_bytes(dataclasses.replace(
+                         images.decode_cost(_png(64, 48)), peak_bytes=int(5e9)), "'big.png'"),
+                     lambda: cost.check_budget(cost.estimate("ViT-H/14", 4, 32), 1.0)):
+        with pytest.raises(InputError) as caught:
+            raise_it()
+        written.append(str(caught.value))
+    monkeypatch.setattr(images, "count_jpeg_scans", lambda data, limit: limit + 1)
+    for size in ((64, 48), (8000, 6000)):  # a normal size; a large one, whose allowance is smaller
+        with pytest.raises(InputError) as caught:
+            images._check_scan_count(b"", size, "'scans.jpg'")
+        written.append(str(caught.value))
+    for message in written:
+        zh = i18n.refusal(message, "zh")
+        assert HAN.search(zh) and zh != message, message
+        assert all(number in zh for number in re.findall(r"\d[\d,.]*", message)), (message, zh)
+
+
+def _png(width: int, height: int) -> bytes:
+    import io
+
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.new("RGB", (width, height), (10, 20, 30)).save(buf, format="PNG")
+    return buf.getvalue()
+
+
 def test_a_refusal_becomes_a_toast_in_the_page_s_language():
     import gradio as gr
 

@@ -138,6 +138,9 @@ def test_rollout_view_scale_is_the_maps_range_and_the_bar_its_colormap(a):
     assert v.title == "Attention rollout, layers 1-2"
     picture = v.image.crop((0, 0, 640, 640))
     assert picture.tobytes() == draw.overlay(a.image, heat.numpy(), OPACITY, CMAP, 640).tobytes()
+    guessed = views.rollout_view(a, 2, OPACITY, CMAP, mark=(3, 1))  # the lesson's reveal: a class's guess outlined
+    expected = draw.overlay(a.image, heat.numpy(), OPACITY, CMAP, 640, mark=(3, 1))
+    assert guessed.image.crop((0, 0, 640, 640)).tobytes() == expected.tobytes() != picture.tobytes()
 
 
 def test_query_view_draws_that_tokens_row_at_that_layer_and_head(a):

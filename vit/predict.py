@@ -106,8 +106,8 @@ def top_patches(n: int) -> int:
 def _cell_words(cell: tuple[int, int], a, lang: str = "en") -> str:
     from vit.views.draw import token_index  # noqa: PLC0415 - torch-free, PIL
 
-    return i18n.text("cell", lang, row=cell[0] + 1, col=cell[1] + 1,
-                     token=token_index(cell, a.grid, a.num_prefix_tokens))
+    # Rows and columns counted from 0, as the grid's caption, the hover and the query view's caption count them.
+    return i18n.text("cell", lang, row=cell[0], col=cell[1], token=token_index(cell, a.grid, a.num_prefix_tokens))
 
 
 def question(q: PredictStep, a, lang: str = "en") -> str:

@@ -60,6 +60,8 @@ PAGE: dict[str, dict[str, str]] = {
                      "zh": "先分析一张图像，再带着它的数字从 11.4.1 走到 11.4.7。用“下一步/上一步”，"
                            "或方向键（演示翻页器）。"},
     "lesson-guess": {"en": "Your guess", "zh": "你的猜测"},
+    "quiz-me": {"en": "Quiz me: a question first, then this tab's answer",
+                "zh": "考考我：先回答问题，再看这一页的答案"},
     "lesson-check": {"en": "Check my guess", "zh": "检查我的猜测"},
     "yes": {"en": "Yes", "zh": "是"},
     "no": {"en": "No", "zh": "否"},

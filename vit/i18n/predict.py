@@ -65,10 +65,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "Early exit：第 {first} 层之后，class token 第一次读作 **{label}**（{first_prob:.1%}）；第 {n} 层之后"
               "它读作 {said}（{said_prob:.1%}）。图中显示最终类别在每一层之后的概率。"},
     "why-patch": {
-        "en": "Your patch ranks **{rank} of {N}** by rollout (1 = the class token draws most from it; right: among "
-              "the top {top}). The most: {best}.",
-        "zh": "按 rollout，你的 patch 排在 **{N} 个中的第 {rank}**（1 = class token 从中取得最多；前 {top} 名算对）。"
-              "最多的是：{best}。"},
+        "en": "Your patch (outlined on the rollout) ranks **{rank} of {N}** by rollout (1 = the class token draws "
+              "most from it; right: among the top {top}). The most: {best}.",
+        "zh": "你的 patch（在 rollout 上框出）按 rollout 排在 **{N} 个中的第 {rank}**（1 = class token 从中取得最多；"
+              "前 {top} 名算对）。最多的是：{best}。"},
     "why-runner_up": {
         "en": "Rollout multiplies the attention maps only; no class enters it, so the runner-up's map is this very "
               "map. {others} weigh by the gradient of the class's score: their maps change with the class (in "

@@ -37,4 +37,24 @@ MESSAGES: dict[str, dict[str, str]] = {
     "refusal-bomb": {"en": "image is {size}, more than the limit of {limit} pixels (refused as a possible "
                            "decompression bomb)",
                      "zh": "图像有 {size}，超过了 {limit} 像素的上限（可能是解压炸弹，已拒绝）"},
+    "refusal-pixels": {"en": "image is {w} x {h} = {pixels} pixels, more than the limit of {limit} pixels",
+                       "zh": "图像有 {w} x {h} = {pixels} 像素，超过了 {limit} 像素的上限"},
+    "refusal-decode-memory": {"en": "decoding {label} ({w} x {h} pixels, {fmt}) would take about {need} GB of memory, "
+                                    "more than the limit of {limit} GB for one image: send a smaller image or a JPEG",
+                              "zh": "解码 {label}（{w} x {h} 像素，{fmt}）大约要 {need} GB 内存，"
+                                    "超过了一张图像 {limit} GB 的上限：请发送更小的图像，或一个 JPEG"},
+    "refusal-scans": {"en": "{label} is a progressive JPEG with more than {allowed} scans (a normal one has about 10), "
+                            "which would take minutes to decode: save it again as a normal JPEG",
+                      "zh": "{label} 是一个有超过 {allowed} 次扫描的渐进式 JPEG（普通的约 10 次），解码要花几分钟："
+                            "请把它重新存为普通的 JPEG"},
+    "refusal-scans-size": {"en": "{label} is a progressive JPEG of {w} x {h} pixels with more than {allowed} scans (a "
+                                 "normal one has about 10), which would take minutes to decode: save it again as a "
+                                 "normal JPEG",
+                           "zh": "{label} 是一个 {w} x {h} 像素、有超过 {allowed} 次扫描的渐进式 JPEG"
+                                 "（普通的约 10 次），解码要花几分钟：请把它重新存为普通的 JPEG"},
+    "refusal-budget": {"en": "{model} at patch size {P} with {L} layers ({T} tokens) needs about {need} GB for its "
+                             "attention maps; this server allows {budget} GB. Choose a larger patch size or fewer "
+                             "layers.",
+                       "zh": "{model} 在 patch 大小 {P}、{L} 层（{T} 个 token）时，它的 attention map 大约要 "
+                             "{need} GB；这台服务器只允许 {budget} GB。请选择更大的 patch 大小或更少的层。"},
 }

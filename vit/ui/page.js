@@ -280,6 +280,12 @@
       document.body.classList.toggle("projector", Boolean(on));
       measureSoon(60);
     },
+    // "Quiz me" on a tab (vit/ui/tabs/quiz.py): its own pictures step aside while the question is asked.
+    quizzing(tabId, on) {
+      const tab = document.getElementById(tabId);
+      if (tab) tab.classList.toggle("quizzing", on === true);
+      for (const ms of [60, 400]) setTimeout(() => requestAnimationFrame(measure), ms);
+    },
     measure,
   };
   // In full screen the picture's own button says how to leave it.

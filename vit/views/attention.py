@@ -11,10 +11,12 @@ from vit.views import base, draw
 from vit.views.base import DISPLAY_SIZE, TILE_SIZE, View, fit_note
 
 
-def rollout_view(a, layer: int, opacity: float, cmap: str, size: int = DISPLAY_SIZE, lang: str = "en") -> View:
-    """Attention rollout up to ``layer``: how much of each patch reaches the class token."""
+def rollout_view(a, layer: int, opacity: float, cmap: str, size: int = DISPLAY_SIZE, lang: str = "en",
+                 mark: tuple[int, int] | None = None) -> View:
+    """Attention rollout up to ``layer``: how much of each patch reaches the class token (``mark``: a patch
+    (row, col) outlined, as a class's guess is on the lesson's reveal)."""
     heat = a.rollout(layer).numpy()  # (rows, cols)
-    image, scale, legend = base.heat_view(a, heat, opacity, cmap, size, lang=lang)
+    image, scale, legend = base.heat_view(a, heat, opacity, cmap, size, mark=mark, lang=lang)
     discard = i18n.text("rollout-discard", lang, ratio=a.discard_ratio) if a.discard_ratio else ""
     caption = i18n.text("rollout-caption", lang, layer=layer, fusion=a.head_fusion, discard=discard,
                         share=base.class_token_share(heat, lang))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import gradio as gr
 
 from vit.ui.lang import t
+from vit.ui.tabs import quiz
 from vit.ui.tabs.parts import picture, pinned, wire_picture_tab
 
 TAB = "attention"
@@ -13,6 +14,7 @@ TAB = "attention"
 
 def build(c: dict) -> None:
     with gr.Tab(t("tab-attention"), id=TAB, elem_id=f"tab-{TAB}") as c[f"tab-{TAB}"]:
+        quiz.build(c, TAB)  # "Quiz me": the lesson's question for this tab, before its answer shows
         with gr.Row(equal_height=False):
             picture(c, "rollout-view")
             picture(c, "head-views")
@@ -21,3 +23,4 @@ def build(c: dict) -> None:
 
 def wire(c: dict) -> None:
     wire_picture_tab(c, TAB)
+    quiz.wire(c, TAB)

@@ -44,11 +44,15 @@ NO_ANALYSIS = i18n.text("lesson-no-analysis")
 SAVE_JS = "() => window.vitAnatomy && window.vitAnatomy.saveDownload()"
 
 
-def _display(a, layer: Number, head: Number, opacity: Number, colormap: str, screen, lang: str = "en") -> Display:
-    projector, frame = inputs.screen(screen, TAB, "lesson-picture")
+def frame_display(a, layer: Number, head: Number, opacity: Number, colormap: str, screen, tab: str = TAB,
+                  picture: str = "lesson-picture", lang: str = "en") -> Display:
+    """How a question's or a step's picture is drawn: the page's controls, clamped, and ``picture``'s frame on
+    ``tab`` (the lesson's, or a tab's "Quiz me": :mod:`vit.ui.tabs.quiz`)."""
+    projector, frame = inputs.screen(screen, tab, picture)
     return Display(layer=inputs.clamp(layer, 1, a.depth, a.depth), head=inputs.clamp(head, 1, a.num_heads, 1),
                    opacity=inputs.opacity(opacity, DEFAULTS.opacity), cmap=inputs.colormap_name(colormap),
                    projector=projector, frame=frame, lang=lang)
+
 
 
 def _asking(q: PredictStep | None, moved: bool) -> dict:
@@ -70,7 +74,7 @@ def proposal_view(a, display: Display, lang: str = "en") -> views.View:
     return views.View(picture, i18n.text("proposal-caption", lang), title=i18n.text("proposal-title", lang))
 
 
-def _before(q: PredictStep, a, display: Display, lang: str = "en") -> tuple:
+def before_picture(q: PredictStep, a, display: Display, lang: str = "en") -> tuple:
     """(picture, drawn size) while the class guesses: the patch grid to click, the map asked about, or none."""
     if q.before is None or (q.kind in predict.NEEDS_CLASSIFIER and not a.has_classifier):
         return None, 0
@@ -106,10 +110,10 @@ def lesson(key: str | None, step: Number, delta: Number, layer: Number, head: Nu
         out["lesson-text"] = i18n.text("lesson-first", lang)
         out["lesson-ask"] = gr.update(visible=False)
         return out
-    display = _display(a, layer, head, opacity, colormap, screen, lang)
+    display = frame_display(a, layer, head, opacity, colormap, screen, lang=lang)
     if q is not None:
         out["lesson-text"] = predict.question(q, a, lang)
-        (out["lesson-picture"], out["lesson-drawn"]), out["lesson-table"] = _before(q, a, display, lang), ""
+        (out["lesson-picture"], out["lesson-drawn"]), out["lesson-table"] = before_picture(q, a, display, lang), ""
         return out
     out["lesson-text"] = lesson_text(item, a, lang)
     name = item.view  # an elem id of the page (vit.lesson.LESSON_VIEWS)
@@ -142,16 +146,34 @@ def _reveal(q: PredictStep, image, key: str, guess, score, layer, head, opacity,
     """The guess checked against the analysis, the picture that shows the answer, the tally (first answers)."""
     a = kept(key)
     lang = language_of(request)
-    display = _display(a, layer, head, opacity, colormap, screen, lang)
+    display = frame_display(a, layer, head, opacity, colormap, screen, lang=lang)
     w = None
     if q.kind == "survive" and a.has_classifier:  # the model runs on the patches left, in its turn as "What if?"
         w = whatif.intervention(image, key, predict.proposal(a), [], "zero", False, request, progress)
+    verdict, text, picture = revealed(q, a, guess, w, display, lang)
+    score = counted(score, key, q, verdict)
+    return {"lesson-answer": text, "lesson-tally": predict.tally_text(score, lang), "lesson-score": score,
+            "lesson-picture": picture, "lesson-table": ""}
+
+
+def revealed(q: PredictStep, a, guess, w, display: Display, lang: str = "en") -> tuple:
+    """(verdict, its markdown, the picture that shows the answer) for a guess: rollout with the guessed patch
+    outlined for "click the patch", else the question's reveal (``w``: "survive"'s intervention)."""
     verdict = predict.check(q, a, guess, w, lang)
-    view = registry.draw(w if w is not None else a, q.reveal, display)
+    if q.kind == "patch":
+        size = registry.frame_sizes(registry.PICTURES[q.reveal], a, display)[0]
+        view = views.rollout_view(a, a.depth, display.opacity, display.cmap, size, lang, mark=tuple(guess))
+    else:
+        view = registry.draw(w if w is not None else a, q.reveal, display)
+    return verdict, predict.reveal_text(q, verdict, lang), view.image
+
+
+def counted(score, key: str, q: PredictStep, verdict) -> dict:
+    """The session's tally with this answer: the first answer to a question about an analysis counts, a second try
+    is shown, not counted."""
     score = dict(score) if isinstance(score, dict) else {}
-    score.setdefault(f"{key}:{q.kind}", verdict.right)  # a second try is shown, not counted
-    return {"lesson-answer": predict.reveal_text(q, verdict, lang), "lesson-tally": predict.tally_text(score, lang),
-            "lesson-score": score, "lesson-picture": view.image, "lesson-table": ""}
+    score.setdefault(f"{key}:{q.kind}", verdict.right)
+    return score
 
 
 @handler

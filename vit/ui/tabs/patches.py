@@ -5,6 +5,7 @@ from __future__ import annotations
 import gradio as gr
 
 from vit.ui.lang import t
+from vit.ui.tabs import quiz
 from vit.ui.tabs.parts import picture, pinned, wire_picture_tab
 
 TAB = "patches"
@@ -12,6 +13,7 @@ TAB = "patches"
 
 def build(c: dict) -> None:
     with gr.Tab(t("tab-patches"), id=TAB, elem_id=f"tab-{TAB}") as c[f"tab-{TAB}"]:
+        quiz.build(c, TAB)  # "Quiz me": the lesson's question for this tab, before its answer shows
         with gr.Row(equal_height=False):
             picture(c, "patch-grid")
             picture(c, "query-view")
@@ -21,3 +23,4 @@ def build(c: dict) -> None:
 
 def wire(c: dict) -> None:
     wire_picture_tab(c, TAB)
+    quiz.wire(c, TAB)

@@ -1,0 +1,148 @@
+""""Quiz me" on a tab (issue 25): the lesson's question for what the tab shows, asked over the tab before its
+answer is on screen, and answered from the analysis on screen (:mod:`vit.predict`, never a fixed key).
+
+Ticked, the tab's own pictures step aside (the page's script marks the tab ``quizzing``) and the question takes
+their place: the Patches tab asks how many tokens the encoder sees, the Across-depth tab at which layer the answer
+first becomes the top-1, the Attention tab which patch the class token draws most from (a click on the patch
+grid). The answer shows the guess beside the truth and the picture that proves it; unticked, the tab comes back.
+Right answers count in the lesson's tally (``lesson-score``: the browser session's, nothing on the server).
+"""
+
+from __future__ import annotations
+
+import gradio as gr
+
+from vit import i18n, predict, views
+from vit.errors import InputError
+from vit.ui import inputs
+from vit.ui.events import handler, named
+from vit.ui.lang import of as language_of
+from vit.ui.lang import t
+from vit.ui.state import analysis_store, kept
+from vit.ui.tabs import lesson
+from vit.ui.tabs.parts import PICTURE_MIN_WIDTH, changed, outputs, private
+
+QUESTIONS = {"patches": "tokens", "depth": "layer", "attention": "patch"}  # tab -> the lesson's question for it
+DISPLAY_INPUTS = ("layer", "head", "opacity", "colormap", "screen")
+
+
+def question_of(tab: str) -> predict.PredictStep:
+    return next(q for q in predict.PREDICT if q.kind == QUESTIONS[tab])
+
+
+def names(tab: str) -> dict[str, str]:
+    """The elem ids of ``tab``'s quiz: its switch, panel, question, guess box and button (a number's), picture,
+    answer, tally, and the size its picture to click was drawn at."""
+    return {part: f"quiz-{tab}" + ("" if part == "switch" else f"-{part}")
+            for part in ("switch", "panel", "text", "guess", "check", "picture", "answer", "tally", "drawn")}
+
+
+def build(c: dict, tab: str) -> None:
+    """``tab``'s switch, and its panel (hidden until the switch is ticked): call inside the tab, above its pictures."""
+    n, q = names(tab), question_of(tab)
+    c[n["switch"]] = gr.Checkbox(False, label=t("quiz-me"), elem_id=n["switch"], elem_classes="quiz-switch",
+                                 container=False)
+    c[n["drawn"]] = gr.State(0)
+    with gr.Row(equal_height=False, visible=False, elem_id=n["panel"], elem_classes="quiz-panel") as c[n["panel"]]:
+        with gr.Column(scale=1, min_width=PICTURE_MIN_WIDTH):
+            c[n["text"]] = gr.Markdown("", elem_id=n["text"], elem_classes="caption")
+            if q.answer == "number":
+                with gr.Row(equal_height=True):
+                    c[n["guess"]] = gr.Number(label=t("lesson-guess"), precision=0, elem_id=n["guess"], min_width=120)
+                    c[n["check"]] = gr.Button(t("lesson-check"), variant="primary", elem_id=n["check"],
+                                              min_width=120)
+            c[n["answer"]] = gr.Markdown("", elem_id=n["answer"])
+            c[n["tally"]] = gr.Markdown("", elem_id=n["tally"])
+        with gr.Column(scale=1, min_width=PICTURE_MIN_WIDTH, elem_classes="picture quiz-picture"):
+            c[n["picture"]] = gr.Image(type="pil", format="png", interactive=False, show_label=False, buttons=[],
+                                       elem_id=n["picture"], elem_classes="picture-frame")
+
+
+def _ask(tab: str, on: bool, key: str | None, layer, head, opacity, colormap, screen, request) -> dict:
+    n, q = names(tab), question_of(tab)
+    if on is not True:
+        return {n["panel"]: gr.update(visible=False)}
+    lang = language_of(request)
+    out = {n["panel"]: gr.update(visible=True), n["answer"]: "", n["picture"]: None, n["drawn"]: 0}
+    if q.answer == "number":
+        out[n["guess"]] = gr.update(value=None)
+    a = analysis_store().get(key) if key is not None else None
+    if a is None:
+        out[n["text"]] = i18n.text("lesson-first", lang)
+        return out
+    display = lesson.frame_display(a, layer, head, opacity, colormap, screen, tab, n["picture"], lang)
+    out[n["text"]] = predict.question(q, a, lang)
+    out[n["picture"]], out[n["drawn"]] = lesson.before_picture(q, a, display, lang)
+    return out
+
+
+def _answered(tab: str, key: str, guess, score, layer, head, opacity, colormap, screen, request) -> dict:
+    n, q = names(tab), question_of(tab)
+    a = kept(key)
+    lang = language_of(request)
+    display = lesson.frame_display(a, layer, head, opacity, colormap, screen, tab, n["picture"], lang)
+    verdict, text, picture = lesson.revealed(q, a, guess, None, display, lang)
+    score = lesson.counted(score, key, q, verdict)
+    tally = predict.tally_text(score, lang)
+    return {n["answer"]: text, n["picture"]: picture, n["drawn"]: 0, "lesson-score": score, n["tally"]: tally,
+            "lesson-tally": tally}
+
+
+def _cell(key: str | None, drawn, evt) -> tuple[int, int] | None:
+    """The patch under a click on the grid drawn to click (``drawn``: its size; 0 once the reveal replaced it)."""
+    if key is None or evt is None or not isinstance(drawn, int) or not 16 <= drawn <= inputs.MAX_FRAME:
+        return None
+    a = kept(key)
+    try:
+        return views.query_cell(views.clicked_fraction(evt.index, views.picture_box(a, drawn)), a.grid)
+    except InputError:
+        return None
+
+
+def handlers(tab: str) -> dict:
+    """``tab``'s quiz events: the switch (or a new analysis) asks, a typed number or a click answers."""
+
+    @handler
+    def ask(on: bool, key: str | None, layer, head, opacity, colormap, screen, request: gr.Request = None) -> dict:
+        """The switch ticked (or a new analysis while it is): the question, and the picture to answer on, if any."""
+        return _ask(tab, on, key, layer, head, opacity, colormap, screen, request)
+
+    @handler
+    def typed(key: str | None, score, layer, head, opacity, colormap, screen, guess=None,
+              request: gr.Request = None) -> dict:
+        """A typed number, for the tab's question."""
+        return {} if key is None else _answered(tab, key, guess, score, layer, head, opacity, colormap, screen,
+                                                request)
+
+    @handler
+    def clicked(key: str | None, score, drawn, layer, head, opacity, colormap, screen, evt: gr.SelectData = None,
+                request: gr.Request = None) -> dict:
+        """A click on the patch grid drawn for "click the patch": the cell under it, as the picture was drawn."""
+        cell = _cell(key, drawn, evt)
+        return {} if cell is None else _answered(tab, key, cell, score, layer, head, opacity, colormap, screen,
+                                                 request)
+
+    return {"ask": ask, "typed": typed, "clicked": clicked}
+
+
+def wire(c: dict, tab: str) -> None:
+    n, q, fns = names(tab), question_of(tab), handlers(tab)
+    shown = [n["panel"], n["text"], n["answer"], n["picture"], n["drawn"], *([n["guess"]] if n["guess"] in c else [])]
+    asking = dict(fn=named(fns["ask"], shown), outputs=outputs(c, shown), preprocess=False, show_progress="hidden")
+    given = [c[n["switch"]], c["analysis-key"], *outputs(c, DISPLAY_INPUTS)]
+    # The page's script sets the tab's own pictures aside while its quiz is on (CSS: .quizzing); then the server asks.
+    aside = (f"(on, ...rest) => {{ window.vitAnatomy && window.vitAnatomy.quizzing('tab-{tab}', on); "
+             "return [on, ...rest]; }")
+    c[n["switch"]].change(inputs=given, js=aside, **asking, **private(f"quiz_{tab}"))
+    changed(c, "analysis-key")(inputs=given, **asking, **private(f"quiz_{tab}_new_analysis"))  # asked anew
+    answered = [n["answer"], n["picture"], n["drawn"], "lesson-score", n["tally"], "lesson-tally"]
+    answer = dict(outputs=outputs(c, answered), preprocess=False, show_progress="hidden")
+    if q.answer == "number":
+        fn = named(fns["typed"], answered)
+        guess = [c["analysis-key"], c["lesson-score"], *outputs(c, DISPLAY_INPUTS), c[n["guess"]]]
+        c[n["check"]].click(fn, guess, **answer, **private(f"quiz_{tab}_check"))
+        c[n["guess"]].submit(fn, guess, **answer, **private(f"quiz_{tab}_submit"))
+    else:
+        c[n["picture"]].select(named(fns["clicked"], answered),
+                               [c["analysis-key"], c["lesson-score"], c[n["drawn"]], *outputs(c, DISPLAY_INPUTS)],
+                               **answer, **private(f"quiz_{tab}_click"))
