@@ -615,6 +615,22 @@ def test_a_redraw_overtaken_by_a_newer_one_is_dropped(b32_analysis, monkeypatch)
     assert set(head) == {"query-view", "query-view-caption", "timing"}  # another head: the query view only
 
 
+def test_a_redraw_that_carries_an_older_measure_draws_for_the_newest(b32_analysis):
+    """The page numbers its measures of the frames; a redraw that reaches the server after a newer measure did (a
+    tab's redraw triggered before the tab was measured) draws for the newest, not for the one it carries."""
+    key = state.analysis_store().put(b32_analysis)
+    request = Request("measures-in-order")
+    state.SESSIONS.get("session:measures-in-order").key = key
+    newer = '{"p": 0, "tabs": {"attention": [500, 430]}, "frames": {}, "n": 2}'
+    older = '{"p": 0, "tabs": {}, "frames": {}, "n": 1}'
+    drawn = events.page_redraw(key, (0.5, 0.5), 4, 1, 0.6, "cividis", "mean", 0.0, newer, "attention",
+                               request=request)
+    assert size(drawn["rollout-view"])[0] < views.DISPLAY_SIZE  # drawn for its measured frame
+    late = events.page_redraw(key, (0.5, 0.5), 4, 1, 0.6, "cividis", "mean", 0.0, older, "attention",
+                              request=request)
+    assert late == {}  # nothing changed: not drawn again for the older measure's fixed sizes
+
+
 def test_a_visitor_picks_hub_models_from_the_menu_and_cannot_name_one(client):
     """The menu lists the curated Hub models; a repository nobody listed is refused by name, never looked up."""
     from vit.ui import models

@@ -91,10 +91,10 @@ def test_views_are_drawn_by_vit_views_not_a_replica(bench):
     model = vit.load_model("vit_b_32", weights="random", depth=2)
     a = vit.analyze(model, bench.IMAGE)
     drawn = bench.render_views(a)
-    pictures = [o for o in drawn if isinstance(o, views.View)]
+    pictures = {name: o for name, o in drawn if isinstance(o, views.View)}
     assert len(pictures) == 6 and bench.encode_pictures(drawn) == 6
     expected = views.rollout_view(a, a.depth, bench.OPACITY, bench.CMAP)
-    assert pictures[1].image.tobytes() == expected.image.tobytes()
+    assert pictures["rollout-view"].image.tobytes() == expected.image.tobytes()
     changed = bench.display_change(a, 1)
-    assert [v.title for v in changed] == ["Attention rollout, layers 1-1", "Heads of layer 1",
-                                          "Token 12 as query, layer 1, head 2"]  # (0.7, 0.2): row 1, col 4
+    assert [v.title for _, v in changed] == ["Attention rollout, layers 1-1", "Heads of layer 1",
+                                             "Token 12 as query, layer 1, head 2"]  # (0.7, 0.2): row 1, col 4

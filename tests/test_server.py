@@ -214,13 +214,14 @@ def test_sigterm_removes_the_picture_folder_and_gradio_cache(tmp_path, torch_hom
     try:
         Client(url, verbose=False).predict(image=handle_file(str(ROOT / "assets" / "cat.jpg")), model="ViT-B/32",
                                            patch_size=32, depth=1, api_name="/analyze")
-        assert list(tmp_path.glob("vit-app-*")), "the app wrote no pictures"
+        # The pictures are written where gradio serves them from: in this server's folder under gradio's root.
+        assert list((tmp_path / "gradio").glob("vit-app-*/vit-app-*/*.jpg")), "the app wrote no pictures"
         server.terminate()  # SIGTERM
         assert server.wait(60) == 0
     finally:
         if server.poll() is None:
             server.kill()
-    assert not list(tmp_path.glob("vit-app-*"))
+    assert not list(tmp_path.glob("vit-app-*")) and not list((tmp_path / "gradio").glob("vit-app-*"))
     examples = {p.name for p in (ROOT / "assets").iterdir()}
     left = [p for p in (tmp_path / "gradio").rglob("*") if p.is_file() and p.name not in examples]
     assert left == [], left  # the users' pictures are gone; gradio keeps its copies of the examples

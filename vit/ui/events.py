@@ -40,6 +40,7 @@ from vit.ui.state import (
     analysis_store,
     end_session,
     kept,
+    newest_screen,
     picture_file,
     picture_folder,
     release_memory,
@@ -417,7 +418,7 @@ def page_redraw(key: str | None, query: Query, layer: Number, head: Number, opac
     a = runs.with_options(key, head_fusion, inputs.discard_ratio(discard_ratio))
     layer = inputs.clamp(layer, 1, a.depth, a.depth)
     head = inputs.clamp(head, 1, a.num_heads, 1)
-    projector, frame_of = inputs.measured(screen)
+    projector, frame_of = inputs.measured(session.newest_screen(screen))
     display = Display(inputs.query_fraction(query), layer, head, inputs.opacity(opacity, DEFAULTS.opacity),
                       inputs.colormap_name(colormap), projector, frame_of(tab_on_screen), language_of(request),
                       marks=False)  # the page outlines the query's patch on the grid itself
@@ -468,6 +469,7 @@ def click_redraw(key: str | None, which: str, query: Query, layer: Number, head:
 
     The picture's own tab is the one on screen (it was clicked): its pictures are the ones redrawn."""
     tab = registry.PICTURES[which].tab if which in registry.PICTURES else tab_on_screen
+    screen = newest_screen(request, screen)  # what the pictures were drawn for (page_redraw draws with it too)
     clicked = click(key, which, screen, tab, evt)
     if not isinstance(clicked, tuple):
         return {}

@@ -47,7 +47,7 @@
   // tab is measured when it is on screen, and the server draws with the last measure of that tab.
   const FRAME_MIN = 220, PHONE = 640;
   const screenState = {p: 0, tabs: {}, frames: {}};
-  let sent = "";
+  let sent = "", measures = 0;
   const visibleTab = () => [...document.querySelectorAll("#tabs > .tabitem, #tabs > div > .tabitem")]
     .find((t) => t.offsetParent !== null);
   const measure = () => {
@@ -73,7 +73,9 @@
     const box = $("#screen textarea, #screen input");
     if (!box || value === sent) return;
     sent = value;
-    box.value = value;
+    // Numbered: requests may reach the server in another order than they were sent (a tab's redraw carries the
+    // measure of when it was triggered), and the server draws with the newest measure it has seen.
+    box.value = JSON.stringify({...screenState, n: ++measures});
     box.dispatchEvent(new Event("input", {bubbles: true}));
   };
   let pending = null;

@@ -10,6 +10,7 @@ import atexit
 import itertools
 import logging
 import os
+import re
 import tempfile
 import threading
 from collections import Counter
@@ -167,11 +168,38 @@ class Session:
     asked: int = 0  # of them, the Analyze button's: a setting waiting for Analyze then says "running", not "press"
     timing: str = ""  # the shown analysis's own timing line: a redraw adds its time to it, never replaces it
     ended: bool = False  # its page is gone (closed, reloaded): its runs stop, its analyses go
+    screen: str = ""  # the newest of the page's measures of its frames (vit/ui/page.js numbers them: "n")
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def wants(self, number: int) -> bool:
         """Whether the session still wants its request ``number``: the latest one, and its page still there."""
         return not self.ended and self.latest == number
+
+    def newest_screen(self, screen):
+        """The page's newest measure of its frames, this one or one seen before: requests reach the server in
+        another order than the page sent them (a tab's redraw carries the measure of when it was triggered, and
+        may come after the one the new measure triggered), so a picture is never drawn for an older frame."""
+        number = measure_number(screen)
+        if number is None:
+            return screen
+        with self.lock:
+            if number >= (measure_number(self.screen) or 0):
+                self.screen = screen
+            return self.screen
+
+
+_MEASURE = re.compile(r'"n":\s*(\d{1,12})\s*}\s*$')  # the number page.js puts last in its measures
+
+
+def measure_number(screen) -> int | None:
+    """The number of one of the page's measures (vit/ui/page.js), None for anything else (a bare bool, a test's)."""
+    found = _MEASURE.search(screen) if isinstance(screen, str) else None
+    return int(found.group(1)) if found else None
+
+
+def newest_screen(request, screen):
+    """:meth:`Session.newest_screen` of the request's session."""
+    return SESSIONS.get(session_of(request)).newest_screen(screen)
 
 
 class Sessions:

@@ -42,18 +42,21 @@ class PlotText:
 _LEGEND_LINE = 22  # px between the legend's lines, when its two entries do not fit on one
 
 
+_LEGEND_NAME_MIN = 60  # px: a final class name cut shorter than this on one line moves the top-1 to a line of its own
+
+
 def _legend(final_label: str, width: int) -> list[tuple[tuple[int, int, int], str, int]]:
-    """The depth plot's legend: (colour, text, line) for the final answer and the top-1; one line if both fit in a
-    plot ``width`` px wide, else one each (a narrow plot: a laptop in projector mode), the final class name cut
-    with "…" to what is left."""
+    """The depth plot's legend: (colour, text, line) for the final answer and the top-1, the final class name cut
+    with "…" to what is left. On one line where the name keeps at least :data:`_LEGEND_NAME_MIN` px of it, else one
+    line each (a narrow plot: a laptop in projector mode), where nothing runs off the picture."""
     f = font(16, bold=False)
     lang = LANGUAGE.get()  # the picture's language (vit.views.draw.language)
     top1, final_words = i18n.text("plot-top1", lang), i18n.text("plot-final", lang)
     left, right = _PLOT_MARGINS[0], _PLOT_MARGINS[1]
     room = width - left - right - 20  # after the first swatch
-    one_line = room - 24 - 20 - f.getlength(top1) - f.getlength(final_words)
-    if f.getlength(final_label) <= one_line:
-        return [(BLUE, final_words + final_label, 0), (ORANGE, top1, 0)]
+    one_line = room - 24 - 20 - f.getlength(top1) - f.getlength(final_words)  # the name's room beside the top-1
+    if one_line >= min(_LEGEND_NAME_MIN, f.getlength(final_label)):
+        return [(BLUE, final_words + fit_text(final_label, f, one_line), 0), (ORANGE, top1, 0)]
     final = final_words + fit_text(final_label, f, room - f.getlength(final_words))
     return [(BLUE, final, 0), (ORANGE, fit_text(top1, f, room), 1)]
 

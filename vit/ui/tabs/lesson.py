@@ -21,7 +21,7 @@ from vit.ui.events import DEFAULTS, handler, named
 from vit.ui.inputs import Number
 from vit.ui.lang import of as language_of
 from vit.ui.lang import t
-from vit.ui.state import analysis_store, kept, picture_folder
+from vit.ui.state import analysis_store, kept, newest_screen, picture_folder
 from vit.ui.tabs import whatif
 from vit.ui.tabs.parts import MODEL_WAITERS, PICTURE_MIN_WIDTH, changed, outputs, private, show_tab
 from vit.views import draw as drawing
@@ -45,10 +45,10 @@ SAVE_JS = "() => window.vitAnatomy && window.vitAnatomy.saveDownload()"
 
 
 def frame_display(a, layer: Number, head: Number, opacity: Number, colormap: str, screen, tab: str = TAB,
-                  picture: str = "lesson-picture", lang: str = "en") -> Display:
+                  picture: str = "lesson-picture", lang: str = "en", request: gr.Request = None) -> Display:
     """How a question's or a step's picture is drawn: the page's controls, clamped, and ``picture``'s frame on
-    ``tab`` (the lesson's, or a tab's "Quiz me": :mod:`vit.ui.tabs.quiz`)."""
-    projector, frame = inputs.screen(screen, tab, picture)
+    ``tab`` (the lesson's, or a tab's "Quiz me": :mod:`vit.ui.tabs.quiz`), as the page's newest measure has it."""
+    projector, frame = inputs.screen(newest_screen(request, screen), tab, picture)
     return Display(layer=inputs.clamp(layer, 1, a.depth, a.depth), head=inputs.clamp(head, 1, a.num_heads, 1),
                    opacity=inputs.opacity(opacity, DEFAULTS.opacity), cmap=inputs.colormap_name(colormap),
                    projector=projector, frame=frame, lang=lang)
@@ -110,7 +110,7 @@ def lesson(key: str | None, step: Number, delta: Number, layer: Number, head: Nu
         out["lesson-text"] = i18n.text("lesson-first", lang)
         out["lesson-ask"] = gr.update(visible=False)
         return out
-    display = frame_display(a, layer, head, opacity, colormap, screen, lang=lang)
+    display = frame_display(a, layer, head, opacity, colormap, screen, lang=lang, request=request)
     if q is not None:
         out["lesson-text"] = predict.question(q, a, lang)
         (out["lesson-picture"], out["lesson-drawn"]), out["lesson-table"] = before_picture(q, a, display, lang), ""
@@ -146,7 +146,7 @@ def _reveal(q: PredictStep, image, key: str, guess, score, layer, head, opacity,
     """The guess checked against the analysis, the picture that shows the answer, the tally (first answers)."""
     a = kept(key)
     lang = language_of(request)
-    display = frame_display(a, layer, head, opacity, colormap, screen, lang=lang)
+    display = frame_display(a, layer, head, opacity, colormap, screen, lang=lang, request=request)
     w = None
     if q.kind == "survive" and a.has_classifier:  # the model runs on the patches left, in its turn as "What if?"
         w = whatif.intervention(image, key, predict.proposal(a), [], "zero", False, request, progress)

@@ -70,7 +70,7 @@ def _ask(tab: str, on: bool, key: str | None, layer, head, opacity, colormap, sc
     if a is None:
         out[n["text"]] = i18n.text("lesson-first", lang)
         return out
-    display = lesson.frame_display(a, layer, head, opacity, colormap, screen, tab, n["picture"], lang)
+    display = lesson.frame_display(a, layer, head, opacity, colormap, screen, tab, n["picture"], lang, request)
     out[n["text"]] = predict.question(q, a, lang)
     out[n["picture"]], out[n["drawn"]] = lesson.before_picture(q, a, display, lang)
     return out
@@ -80,7 +80,7 @@ def _answered(tab: str, key: str, guess, score, layer, head, opacity, colormap, 
     n, q = names(tab), question_of(tab)
     a = kept(key)
     lang = language_of(request)
-    display = lesson.frame_display(a, layer, head, opacity, colormap, screen, tab, n["picture"], lang)
+    display = lesson.frame_display(a, layer, head, opacity, colormap, screen, tab, n["picture"], lang, request)
     verdict, text, picture = lesson.revealed(q, a, guess, None, display, lang)
     score = lesson.counted(score, key, q, verdict)
     tally = predict.tally_text(score, lang)

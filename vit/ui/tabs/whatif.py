@@ -27,7 +27,7 @@ from vit.ui.inputs import Number
 from vit.ui.lang import of as language_of
 from vit.ui.lang import progress_in, t
 from vit.ui.pictures import caption
-from vit.ui.state import RUNS, SESSIONS, fair_queue, kept, session_of
+from vit.ui.state import RUNS, SESSIONS, fair_queue, kept, newest_screen, session_of
 from vit.ui.tabs.parts import (
     MODEL_WAITERS,
     PICTURE_MIN_WIDTH,
@@ -169,7 +169,7 @@ def show_page(image: object, key: str | None, removed, ablated, ablation: str, g
     w = intervention(image, key, removed, ablated, ablation, grey, request, progress)
     with _kept_lock:
         importance = _kept.get((key, w.ablation))
-    measured = inputs.measured(screen)
+    measured = inputs.measured(newest_screen(request, screen))
     projector, frame_of = measured
     shown = dict(opacity=inputs.opacity(opacity, DEFAULTS.opacity), cmap=inputs.colormap_name(colormap),
                  projector=projector, lang=lang)

@@ -33,7 +33,7 @@ from vit.ui.inputs import Number
 from vit.ui.lang import of as language_of
 from vit.ui.lang import progress_in, t
 from vit.ui.pictures import caption
-from vit.ui.state import RUNS, SESSIONS, fair_queue, kept, session_of
+from vit.ui.state import RUNS, SESSIONS, fair_queue, kept, newest_screen, session_of
 from vit.ui.tabs.parts import (
     MODEL_WAITERS,
     PICTURE_MIN_WIDTH,
@@ -207,7 +207,7 @@ def explain_page(image: object, key: str | None, target: Number, method: str, op
     e, _ = _explained(image, key, method, target, None, request, progress, layer)
     if session.explained != number:  # a newer map of this tab (another class, a new frame) shows instead
         return {}
-    projector, frame = inputs.screen(screen, TAB, "why-map")
+    projector, frame = inputs.screen(newest_screen(request, screen), TAB, "why-map")
     display = Display(opacity=inputs.opacity(opacity, DEFAULTS.opacity), cmap=inputs.colormap_name(colormap),
                       projector=projector, frame=frame, lang=language_of(request))
     view = registry.draw(e, "why-map", display)
@@ -225,7 +225,7 @@ def test_page(image: object, key: str | None, target: Number, method: str, basel
 
     baseline = validate.choice("baseline", baseline, BASELINES)
     e, curves = _explained(image, key, method, target, baseline, request, progress, layer)
-    projector, frame = inputs.screen(screen, TAB, "why-curves")
+    projector, frame = inputs.screen(newest_screen(request, screen), TAB, "why-curves")
     display = Display(projector=projector, frame=frame, lang=language_of(request))
     view = registry.draw((e, curves), "why-curves", display)
     return {"why-curves": view.image, "why-curves-caption": caption(view)}
