@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
                               f"(+{rss_mb(proc.pid) - before:.0f})", flush=True)
             after = rss_mb(proc.pid)
             redrawn = student.predict(api_name="/redraw")
-            kept = any(isinstance(v, str) and v.endswith(".png") for v in redrawn)
+            kept = any(isinstance(v, str) and v.endswith((".jpg", ".png")) for v in redrawn)
             print(f"{args.sessions} minted sessions: RSS {before:.0f} -> {after:.0f} MB (+{after - before:.0f} MB); "
                   f"the student's analysis {'still there' if kept else 'LOST'}")
             return 0 if kept else 1

@@ -178,6 +178,8 @@ def test_the_limits_a_page_can_meet_read_back_into_chinese(monkeypatch):
 
     written = []
     for raise_it in (lambda: images._check_pixel_count(9000, 8000),
+                     lambda: images._check_decoded_pixels(dataclasses.replace(
+                         images.decode_cost(_png(64, 48)), decoded_size=(8000, 8000)), "'big.png'"),
                      lambda: images._check_decode_bytes(dataclasses.replace(
                          images.decode_cost(_png(64, 48)), peak_bytes=int(5e9)), "'big.png'"),
                      lambda: cost.check_budget(cost.estimate("ViT-H/14", 4, 32), 1.0)):

@@ -80,6 +80,10 @@ MAX_SCAN_PIXELS = 1_000_000_000
 # The most memory one decode may hold at its peak (see decode_cost): a 64 Mpx PNG, TIFF or progressive JPEG
 # fits; a 64 Mpx WebP does not (libwebp holds four copies of it: ~1 GB), a 24 Mpx one does.
 MAX_DECODE_BYTES = 400 * 2**20
+# The most pixels a decoder may produce: a JPEG is decoded smaller (its draft), every other format at full size,
+# which takes ~0.9 s at 64 Mpx here (a PNG) with the server's other work around it. This bounds a decode to
+# ~0.4 s (6,000 x 6,000); a larger picture of a lossless format is refused from its header (issue 26).
+MAX_DECODED_PIXELS = 36_000_000
 
 ImageSource = str | os.PathLike | bytes | bytearray | memoryview | Image.Image | np.ndarray
 
@@ -197,6 +201,7 @@ class PendingDecode:
         try:
             self.cost = _cost_of(self._img, size, data, _header_orientation(self._img))
             _check_decode_bytes(self.cost, label)
+            _check_decoded_pixels(self.cost, label)
         except BaseException:
             self._img.close()
             raise
@@ -541,6 +546,16 @@ def count_jpeg_scans(data: bytes, limit: int) -> int:
                 break
             pos = found.start()
     return scans
+
+
+def _check_decoded_pixels(cost: DecodeCost, label: str) -> None:
+    """Refuse, from the header, a decode that would produce more than ``MAX_DECODED_PIXELS``: it takes seconds."""
+    w, h = cost.decoded_size
+    if w * h > MAX_DECODED_PIXELS:
+        raise InputError(
+            f"{label} ({w} x {h} pixels, {format_name(cost.format)}) is decoded at full size, which takes seconds "
+            f"above {MAX_DECODED_PIXELS:,} pixels: send it as a JPEG, or at most {MAX_DECODED_PIXELS:,} pixels"
+        )
 
 
 def _check_decode_bytes(cost: DecodeCost, label: str) -> None:

@@ -43,6 +43,10 @@ MESSAGES: dict[str, dict[str, str]] = {
                                     "more than the limit of {limit} GB for one image: send a smaller image or a JPEG",
                               "zh": "解码 {label}（{w} x {h} 像素，{fmt}）大约要 {need} GB 内存，"
                                     "超过了一张图像 {limit} GB 的上限：请发送更小的图像，或一个 JPEG"},
+    "refusal-decoded-pixels": {"en": "{label} ({w} x {h} pixels, {fmt}) is decoded at full size, which takes "
+                                     "seconds above {limit} pixels: send it as a JPEG, or at most {most} pixels",
+                               "zh": "{label}（{w} x {h} 像素，{fmt}）要按原尺寸解码，超过 {limit} 像素时要花好几秒："
+                                     "请把它存为 JPEG 再发送，或不超过 {most} 像素"},
     "refusal-scans": {"en": "{label} is a progressive JPEG with more than {allowed} scans (a normal one has about 10), "
                             "which would take minutes to decode: save it again as a normal JPEG",
                       "zh": "{label} 是一个有超过 {allowed} 次扫描的渐进式 JPEG（普通的约 10 次），解码要花几分钟："
