@@ -258,6 +258,9 @@ def test_one_image_per_upload_and_unused_routes_are_closed(server):
     small = CAT.read_bytes()
     many = http.post("/gradio_api/upload", files=[("files", (f"{i}.jpg", small, "image/jpeg")) for i in range(5)])
     assert many.status_code == 413 and "one image" in many.json()["detail"]
+    many = http.post("/gradio_api/upload", files=[("files", (f"{i}.jpg", small, "image/jpeg")) for i in range(3)],
+                     cookies={"vit_lang": "zh"})  # a Chinese page reads the refusal in Chinese
+    assert many.status_code == 413 and many.json()["detail"] == "每次上传只发送一张图像。"
     new = set(_files_under(get_upload_folder())) - set(before)
     assert not [p for p in new if p.parent != Path(get_upload_folder())], new  # nothing stored (a partial is swept)
     assert http.get("/gradio_api/deep_link", params={"session_hash": uuid.uuid4().hex}).status_code == 404

@@ -197,6 +197,23 @@ def test_the_limits_a_page_can_meet_read_back_into_chinese(monkeypatch):
         assert all(number in zh for number in re.findall(r"\d[\d,.]*", message)), (message, zh)
 
 
+def test_the_servers_own_refusals_answer_in_the_language_of_the_page_that_asked():
+    """The middleware's refusals (too big, one file, foreign host, too many jobs, upload space full) in the
+    language of the sender's cookie, else its Accept-Language, else English."""
+    from vit.serve import limits, uploads
+
+    def scope(*headers):
+        return {"headers": [(k.encode(), v.encode()) for k, v in headers]}
+
+    assert limits._language(scope(("cookie", "a=1; vit_lang=zh"), ("accept-language", "en-US"))) == "zh"
+    assert limits._language(scope(("cookie", "vit_lang=en"), ("accept-language", "zh-CN,zh;q=0.9"))) == "en"
+    assert limits._language(scope(("accept-language", "zh-CN,zh;q=0.9"))) == "zh"
+    assert limits._language(scope()) == "en"
+    for message in (limits.TOO_BIG, limits.ONE_FILE, limits.FOREIGN, limits.TOO_MANY_JOBS, uploads.FULL):
+        assert i18n.refusal(message, "en") == message
+        assert HAN.search(i18n.refusal(message, "zh")), message
+
+
 def _png(width: int, height: int) -> bytes:
     import io
 

@@ -61,4 +61,14 @@ MESSAGES: dict[str, dict[str, str]] = {
                              "layers.",
                        "zh": "{model} 在 patch 大小 {P}、{L} 层（{T} 个 token）时，它的 attention map 大约要 "
                              "{need} GB；这台服务器只允许 {budget} GB。请选择更大的 patch 大小或更少的层。"},
+    "refusal-request-too-big": {"en": "This request is larger than the app accepts.",
+                                "zh": "这个请求超过了应用接受的大小。"},
+    "refusal-one-file": {"en": "Send one image per upload.", "zh": "每次上传只发送一张图像。"},
+    "refusal-foreign": {"en": "This server answers only requests for its own address.",
+                        "zh": "这台服务器只回答发往它自己地址的请求。"},
+    "refusal-too-many-jobs": {"en": "Too many requests from your address are waiting: wait for them to finish, then "
+                                    "try again.",
+                              "zh": "来自你的地址的等待中的请求太多：请等它们完成后再试。"},
+    "refusal-upload-full": {"en": "The server's upload space is full: try again in a minute.",
+                            "zh": "服务器的上传空间已满：请一分钟后再试。"},
 }

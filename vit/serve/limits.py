@@ -31,6 +31,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from starlette.requests import ClientDisconnect  # gradio's server: starlette's exception for a client gone
 
+from vit import i18n
 from vit.serve.sessions import SessionLedger, valid_hash
 from vit.serve.uploads import FULL, UploadSpace
 
@@ -46,10 +47,10 @@ HEARTBEAT = re.compile(r"/gradio_api/heartbeat/(?P<hash>[^/]*)/?$")
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
 
 BAD_HASH = "session_hash must be up to 64 letters, digits, '-' or '_'."
-TOO_BIG = "This request is larger than the app accepts."
-ONE_FILE = "Send one image per upload."
-FOREIGN = "This server answers only requests for its own address."
-TOO_MANY_JOBS = "Too many requests from your address are waiting: wait for them to finish, then try again."
+TOO_BIG = i18n.text("refusal-request-too-big")  # each refusal in English; in the page's language as sent
+ONE_FILE = i18n.text("refusal-one-file")
+FOREIGN = i18n.text("refusal-foreign")
+TOO_MANY_JOBS = i18n.text("refusal-too-many-jobs")
 
 
 def client_address(scope, trust_forwarded: bool) -> str:
@@ -168,7 +169,7 @@ class RequestLimits:
         try:
             await self._handle(scope, receive, send)
         except Refused as refused:
-            await _reply(send, refused.status, refused.detail)
+            await _reply(send, refused.status, i18n.refusal(refused.detail, _language(scope)))
         except ClientDisconnect:  # an aborted upload: uvicorn would log starlette's whole traceback
             log.info("a client left before its request to %s was read", ascii(scope.get("path", "")[:80]))
 
@@ -354,6 +355,14 @@ def _replay(body: bytes, receive):
         return await receive()
 
     return again
+
+
+def _language(scope) -> str:
+    """The language of the page that sent a request: its ``vit_lang`` cookie, else Accept-Language (as
+    :func:`vit.ui.lang.of` reads it from gradio's request, which the middleware does not have)."""
+    headers = dict(scope.get("headers") or ())
+    cookie = re.search(r"(?:^|;)\s*vit_lang=([A-Za-z-]{1,16})", headers.get(b"cookie", b"").decode("latin-1"))
+    return i18n.language(cookie.group(1) if cookie else headers.get(b"accept-language", b"").decode("latin-1"))
 
 
 async def _reply(send, status: int, detail: str) -> None:
