@@ -1,4 +1,4 @@
-"""Issues 5 and 13: the explanation costs little more than the forward pass, at every patch size,
+"""Issues 5, 13 and 23: the explanation costs little more than the forward pass, at every patch size,
 and every display-only change (head fusion and discard ratio included) redraws without the model.
 
     python benchmarks/bench.py                       # everything (several minutes on 2 cores)
@@ -14,7 +14,7 @@ ratio taken within one repetition cancels most of the drift.
 * ``analyze``: ``vit.analyze`` (tracing, rollout, early-exit predictions);
 * ``app``: what the app's /analyze handler does minus the network: the analysis,
   every picture and table the app shows, drawn by ``vit.views`` (as the app and
-  the CLI draw them), and each picture encoded as PNG as the app serves it;
+  the CLI draw them), and each picture encoded as the app serves it (JPEG on the photo, PNG for plots);
 * ``page``: the page's response to a new analysis: the analysis, the depth plot, stage
   table and top-k, and the pictures of the tab on screen (the first), encoded;
 * ``display``: a display-only change on a kept analysis (another layer, head,
@@ -697,7 +697,7 @@ def extras(results: dict) -> str:
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description="Issues 5 and 13: explanation and display cost against the bare forward.")
+    p = argparse.ArgumentParser(description="Issues 5, 13 and 23: analysis and display cost vs the bare forward.")
     p.add_argument("--configs", default="b16-p16,b16-p8,b16-p4,b32",
                    help=f"comma-separated, from {', '.join(CONFIGS)}")
     p.add_argument("--repeat", type=int, default=None, help="repetitions per config (default 5; 3 at patch 4)")

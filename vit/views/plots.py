@@ -353,10 +353,20 @@ class Series:
 
 def line_plot(series: Sequence[Series], x_label: str, y_label: str, y_max: float = 1.0,
               size: tuple[int, int] = (800, 400)) -> Image.Image:
-    """Lines over x in [0, 1] (ticks in per cent), y from 0 to ``y_max``, legend on top."""
+    """Lines over x in [0, 1] (ticks in per cent), y from 0 to ``y_max``, legend on top (on as many lines as it
+    needs: the axes start below its last)."""
     img = Image.new("RGB", size, "white")
     draw = ImageDraw.Draw(img)
-    x0, x1, y_at = _axes(draw, size, y_max, y_label, x_label, margins=(64, 24, 66, 56))
+    f = font(BAR_FONT, bold=False)
+    left = 64
+    places, x, y = [], left, 14
+    for s in series:  # the legend, wrapped onto another line where it does not fit
+        width = 34 + f.getlength(s.name) + 18
+        if x + width > size[0] - 8 and x > left:
+            x, y = left, y + 24
+        places.append((x, y))
+        x += width
+    x0, x1, y_at = _axes(draw, size, y_max, y_label, x_label, margins=(left, 24, y + 52, 56))
     ticks = [i / 5 for i in range(6)]
     _x_ticks(draw, [x0 + (x1 - x0) * t for t in ticks], [f"{t:.0%}" for t in ticks], y_at(0))
     for s in series:
@@ -368,18 +378,12 @@ def line_plot(series: Sequence[Series], x_label: str, y_label: str, y_max: float
         for x, y in points:
             draw.ellipse([x - 4, y - 4, x + 4, y + 4], fill="white" if s.dashed else s.colour, outline=s.colour,
                          width=2)
-    f = font(BAR_FONT, bold=False)
-    x, y = x0, 14
-    for s in series:  # the legend, wrapped onto a second line when it does not fit
-        width = 34 + f.getlength(s.name) + 18
-        if x + width > size[0] - 8 and x > x0:
-            x, y = x0, y + 24
+    for s, (x, y) in zip(series, places):
         if s.dashed:
             _dashed(draw, [(x, y), (x + 26, y)], s.colour, 2, dash=5)
         else:
             draw.line([(x, y), (x + 26, y)], fill=s.colour, width=3)
         draw.text((x + 32, y), s.name, fill=INK, font=f, anchor="lm")
-        x += width
     return img
 
 
