@@ -277,18 +277,18 @@ def build(c: dict) -> None:
         with gr.Row(equal_height=False):
             picture(c, "why-map")
             with gr.Column(min_width=PICTURE_MIN_WIDTH):
-                with gr.Row(equal_height=True):
+                with gr.Row(equal_height=True):  # the class and the method, wide enough for their names
                     c["why-target"] = gr.Dropdown([], label=t("why-target"),
-                                                  elem_id="why-target", min_width=200, scale=2)
+                                                  elem_id="why-target", min_width=200, scale=1)
                     c["why-method"] = gr.Dropdown(methods(), value="grad_rollout", label=t("why-method"),
-                                                  elem_id="why-method", min_width=200, scale=2)
-                    c["why-layer"] = gr.Dropdown([(t("default"), DEFAULT_LAYER)], value=DEFAULT_LAYER,
-                                                 label=t("why-layer"), elem_id="why-layer",
-                                                 info=t("why-layer-info"), min_width=140, scale=1)
+                                                  elem_id="why-method", min_width=240, scale=1)
                 with gr.Row(equal_height=True):
                     c["why-baseline"] = gr.Dropdown([(t("grey-mean"), "mean"), (t("blurred"), "blur")], value="mean",
                                                     label=t("why-baseline"), elem_id="why-baseline",
                                                     min_width=160, scale=1)
+                    c["why-layer"] = gr.Dropdown([(t("default"), DEFAULT_LAYER)], value=DEFAULT_LAYER,
+                                                 label=t("why-layer"), elem_id="why-layer",
+                                                 info=t("why-layer-info"), min_width=170, scale=1)
                     c["why-test"] = gr.Button(t("why-test"),
                                               variant="primary", elem_id="why-test", scale=2)
                 picture(c, "why-curves")
