@@ -211,7 +211,7 @@ def _train_parser(sub) -> None:
                    help="plain: the shipped file's (one plain shape per drawing, a 15-minute budget); mixed: issue "
                         "22's one- and two-shape, plain and varied drawings, fixed steps (default plain)")
     t.add_argument("--epochs", default=None, help="passes over the drawn training set (default: the recipe's, "
-                                                  "40 plain, 8 mixed)")
+                                                  "40 plain, 12 mixed)")
     t.add_argument("--seed", default=0, help="seeds the drawings, the init and the order (default 0)")
     t.add_argument("--device", default=None, help="cpu or cuda (default: cuda if available)")
     t.add_argument("--minutes", default=None, help="an optional time budget of the training loop in minutes: the "
