@@ -12,20 +12,16 @@ every click is a new query. Prints the median and range per screen, and the serv
 from __future__ import annotations
 
 import argparse
-import os
 import re
-import shutil
 import statistics
 import sys
 import tempfile
 from pathlib import Path
 
-from served import free_port, offline_env, start_app, stop_app, wait_http_200
+from served import CHROMIUM_ARGS, find_chromium, free_port, offline_env, patch_point, start_app, stop_app, wait_http_200
 
 ROOT = Path(__file__).resolve().parents[1]
 CAT = ROOT / "assets" / "cat.jpg"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-quic"]
 TARGET_MS = 80.0
 
 # Pointer down on the grid -> (the query view's img has a new src: the review's measure; the new picture decoded,
@@ -48,15 +44,6 @@ ARM = """() => { window.__clicked = new Promise((resolve) => {
 }); }"""
 
 
-def point(page, row: int, col: int) -> dict:
-    return page.evaluate("""([row, col]) => {
-        const img = document.querySelector('#patch-grid img'), d = document.querySelector('#grid-geometry').dataset;
-        const r = img.getBoundingClientRect(), s = Math.min(r.width / img.naturalWidth, r.height / img.naturalHeight);
-        const left = (r.width - img.naturalWidth * s) / 2, top = (r.height - img.naturalHeight * s) / 2;
-        return {x: left + s * (+d.x0 + (col + 0.5) * d.w / d.cols), y: top + s * (+d.y0 + (row + 0.5) * d.h / d.rows)};
-    }""", [row, col])
-
-
 def measure(browser, url: str, size: tuple[int, int], clicks: int) -> list[float]:
     page = browser.new_page(viewport={"width": size[0], "height": size[1]})
     page.set_default_timeout(120_000)
@@ -72,7 +59,7 @@ def measure(browser, url: str, size: tuple[int, int], clicks: int) -> list[float
     for i in range(clicks + 2):  # two to warm up
         row, col = 2 + (i * 5) % 10, 1 + (i * 3) % 12
         page.evaluate(ARM)  # the promise is kept in the page: evaluating it would wait for the click
-        grid.click(position=point(page, row, col))
+        grid.click(position=patch_point(page, row, col))
         src_ms, load_ms = page.evaluate("window.__clicked")
         if i >= 2:
             times.append(src_ms)
@@ -90,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--clicks", type=int, default=12)
     parser.add_argument("--screens", default="1280x720,1920x1080")
     args = parser.parse_args(argv)
-    chromium = os.environ.get("VIT_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+    chromium = find_chromium()
     if not chromium:
         print("no Chromium found ($VIT_CHROMIUM, or chromium on PATH)", file=sys.stderr)
         return 2

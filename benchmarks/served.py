@@ -1,10 +1,12 @@
 """The served app as the benchmarks and the tests start it: a free port, ``python app.py`` in its own
-session with an empty torch hub (offline: random weights), waiting for its first HTTP 200, stopping it."""
+session with an empty torch hub (offline: random weights), waiting for its first HTTP 200, stopping it; and
+the browser they drive it with (Chromium, its flags, where a patch of the grid is to click)."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -15,6 +17,36 @@ import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-quic"]
+
+
+def find_chromium() -> str | None:
+    """The browser to drive: $VIT_CHROMIUM, else the first of chromium, chromium-browser, google-chrome on PATH."""
+    named = os.environ.get("VIT_CHROMIUM")
+    if named:
+        return named if Path(named).is_file() else None
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+def patch_point(page, row: int, col: int) -> dict:
+    """Where the centre of patch (row, col) is inside the patch grid's img element, as a click's position.
+
+    The picture is shown whole and centred in its frame (object-fit: contain), numbers on margins on fine
+    grids: the grid's geometry (#grid-geometry, in the picture's pixels) maps through the shown scale.
+    """
+    return page.evaluate("""([row, col]) => {
+        const img = document.querySelector('#patch-grid img'), d = document.querySelector('#grid-geometry').dataset;
+        const r = img.getBoundingClientRect(), s = Math.min(r.width / img.naturalWidth, r.height / img.naturalHeight);
+        const left = (r.width - img.naturalWidth * s) / 2, top = (r.height - img.naturalHeight * s) / 2;
+        return {x: left + s * (+d.x0 + (col + 0.5) * d.w / d.cols), y: top + s * (+d.y0 + (row + 0.5) * d.h / d.rows)};
+    }""", [row, col])
 
 
 def free_port() -> int:

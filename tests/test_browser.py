@@ -14,7 +14,6 @@ from __future__ import annotations
 import io
 import os
 import re
-import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -22,6 +21,7 @@ from pathlib import Path
 import pytest
 from conftest import free_port
 from PIL import Image
+from served import CHROMIUM_ARGS, find_chromium, patch_point
 
 import app
 import vit
@@ -30,19 +30,6 @@ import vit.model.load
 from vit import shapes
 from vit.ui import state
 from vit.views import draw
-
-
-def find_chromium() -> str | None:
-    """The browser to drive: $VIT_CHROMIUM, else the first of chromium, chromium-browser, google-chrome on PATH."""
-    named = os.environ.get("VIT_CHROMIUM")
-    if named:
-        return named if Path(named).is_file() else None
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        found = shutil.which(name)
-        if found:
-            return found
-    return None
-
 
 CHROMIUM = find_chromium()
 _MISSING = None
@@ -64,8 +51,6 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:gradio.queue
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs" if os.environ.get("VIT_SCREENSHOTS") == "docs" else Path(tempfile.gettempdir()) / "vit-screenshots"
 CAT = ROOT / "assets" / "cat.jpg"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-quic"]
 TIMEOUT_MS = 90_000  # an analysis on a busy 2-core machine, plus loading torch the first time
 SCREENS = {"projector": (1920, 1080), "laptop": (1280, 720), "phone": (390, 844)}
 
@@ -156,20 +141,6 @@ def save_screenshot(page: Page, path: Path, full_page: bool = True) -> None:
     shot = Image.open(io.BytesIO(page.screenshot(full_page=full_page))).convert("RGB")
     path.parent.mkdir(exist_ok=True)
     shot.quantize(colors=256, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE).save(path, optimize=True)
-
-
-def patch_point(page: Page, row: int, col: int) -> dict:
-    """Where the centre of patch (row, col) is inside the patch grid's img element, as a click's position.
-
-    The picture is shown whole and centred in its frame (object-fit: contain), numbers on margins on fine
-    grids: the grid's geometry (#grid-geometry, in the picture's pixels) maps through the shown scale.
-    """
-    return page.evaluate("""([row, col]) => {
-        const img = document.querySelector('#patch-grid img'), d = document.querySelector('#grid-geometry').dataset;
-        const r = img.getBoundingClientRect(), s = Math.min(r.width / img.naturalWidth, r.height / img.naturalHeight);
-        const left = (r.width - img.naturalWidth * s) / 2, top = (r.height - img.naturalHeight * s) / 2;
-        return {x: left + s * (+d.x0 + (col + 0.5) * d.w / d.cols), y: top + s * (+d.y0 + (row + 0.5) * d.h / d.rows)};
-    }""", [row, col])
 
 
 def upload(page: Page, path: Path) -> None:

@@ -40,8 +40,6 @@ class PlotText:
 
 
 _LEGEND_LINE = 22  # px between the legend's lines, when its two entries do not fit on one
-
-
 _LEGEND_NAME_MIN = 60  # px: a final class name cut shorter than this on one line moves the top-1 to a line of its own
 
 

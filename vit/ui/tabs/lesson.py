@@ -54,7 +54,6 @@ def frame_display(a, layer: Number, head: Number, opacity: Number, colormap: str
                    projector=projector, frame=frame, lang=lang)
 
 
-
 def _asking(q: PredictStep | None, moved: bool) -> dict:
     """The question's controls: shown for a question (a number box or yes/no), its last answer cleared (and, on a
     new step, the guess typed for the last one)."""
@@ -186,6 +185,19 @@ def answer(image: object, key: str | None, step: Number, predict_on: bool, score
     return _reveal(q, image, key, guess, score, layer, head, opacity, colormap, screen, request, progress)
 
 
+def drawn_size(drawn) -> bool:
+    """Whether ``drawn`` is the size a picture to click was drawn at (0 once a reveal replaced it)."""
+    return isinstance(drawn, int) and 16 <= drawn <= inputs.MAX_FRAME
+
+
+def clicked_cell(a, evt: gr.SelectData, size: int) -> tuple[int, int] | None:
+    """The patch (row, col) under a click on a patch grid drawn at ``size``; None for a click off the picture."""
+    try:
+        return views.query_cell(views.clicked_fraction(evt.index, views.picture_box(a, size)), a.grid)
+    except InputError:
+        return None
+
+
 @handler
 def click_answer(image: object, key: str | None, step: Number, predict_on: bool, score, drawn, layer: Number,
                  head: Number, opacity: Number, colormap: str, screen, evt: gr.SelectData = None,
@@ -195,12 +207,9 @@ def click_answer(image: object, key: str | None, step: Number, predict_on: bool,
     if key is None or q is None or q.answer != "click" or evt is None:
         return {}
     a = kept(key)
-    size = drawn if isinstance(drawn, int) and 16 <= drawn <= inputs.MAX_FRAME else registry.DISPLAY_SIZE
-    try:
-        fraction = views.clicked_fraction(evt.index, views.picture_box(a, size))
-    except InputError:
+    cell = clicked_cell(a, evt, drawn if drawn_size(drawn) else registry.DISPLAY_SIZE)
+    if cell is None:
         return {}
-    cell = views.query_cell(fraction, a.grid)
     return _reveal(q, image, key, cell, score, layer, head, opacity, colormap, screen, request, progress)
 
 

@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from vit import i18n, predict, views
-from vit.errors import InputError
-from vit.ui import inputs
+from vit import i18n, predict
 from vit.ui.events import handler, named
 from vit.ui.lang import of as language_of
 from vit.ui.lang import t
@@ -90,13 +88,9 @@ def _answered(tab: str, key: str, guess, score, layer, head, opacity, colormap, 
 
 def _cell(key: str | None, drawn, evt) -> tuple[int, int] | None:
     """The patch under a click on the grid drawn to click (``drawn``: its size; 0 once the reveal replaced it)."""
-    if key is None or evt is None or not isinstance(drawn, int) or not 16 <= drawn <= inputs.MAX_FRAME:
+    if key is None or evt is None or not lesson.drawn_size(drawn):
         return None
-    a = kept(key)
-    try:
-        return views.query_cell(views.clicked_fraction(evt.index, views.picture_box(a, drawn)), a.grid)
-    except InputError:
-        return None
+    return lesson.clicked_cell(kept(key), evt, drawn)
 
 
 def handlers(tab: str) -> dict:
