@@ -143,14 +143,10 @@ def _wire_analyses(c: dict) -> None:
     def analysis(trigger, fn, name: str) -> None:
         started, ended = ((events.analyze_started, events.analyze_ended) if name == "now" else
                           (events.analysis_started, events.analysis_ended))
-        ran = trigger(events.named(started, events.BUTTON_OUTPUTS), outputs(c, ["model", "patch-size", "depth"]),
-                      **button, trigger_mode="always_last", **private(f"busy_{name}")).then(
-            fn, **run, **private(f"analyze_{name}"))
-        # The button's last step after the run, whether it landed or was refused: gradio 6.31 runs a `.then` only
-        # after a success (a refused image left the button "Analyzing…" for good), so one listener each.
-        idle = dict(fn=events.named(ended, events.BUTTON_OUTPUTS), inputs=None, **button)
-        ran.success(**idle, **private(f"idle_{name}"))
-        ran.failure(**idle, **private(f"idle_{name}_refused"))
+        trigger(events.named(started, events.BUTTON_OUTPUTS), outputs(c, ["model", "patch-size", "depth"]), **button,
+                trigger_mode="always_last", **private(f"busy_{name}")).then(
+            fn, **run, **private(f"analyze_{name}")).then(
+            events.named(ended, events.BUTTON_OUTPUTS), None, **button, **private(f"idle_{name}"))
 
     analysis(c["analyze"].click, now, "now")
     analysis(c["image"].change, auto, "new_image")
