@@ -510,6 +510,24 @@ def test_during_a_run_the_button_waits_the_notice_says_running_and_moved_control
     page.close()
 
 
+def test_a_refused_image_keeps_the_analysis_and_gives_analyze_back(browser, url, tmp_path):
+    """A file that is not an image: one sentence, the analysis on screen stays, and the Analyze button comes back
+    (gradio 6.31 never runs a failed ``always_last`` event again, nor the ``.then`` after it: a refusal is a toast)."""
+    page = open_app(browser, url)
+    analysed(page)
+    shown = page.locator("#banner").inner_text().strip()
+    notes = tmp_path / "notes.jpg"
+    notes.write_text("a lesson plan, not a picture")
+    upload(page, notes)
+    expect(page.locator(".toast-body").filter(has_text="could not read 'notes.jpg' as an image")).to_be_visible()
+    expect(page.locator("#analyze-btn")).to_be_enabled()
+    expect(page.locator("#analyze-btn")).to_have_text("Analyze")
+    assert page.locator("#banner").inner_text().strip() == shown  # the analysis on screen stays, no "Error" badge
+    no_error_badges(page)
+    expect(page.locator("#patch-grid img").first).to_be_visible()
+    page.close()
+
+
 # Where the centre of patch (row, col) of the What if? map is, inside its img element (shown whole, centred).
 WHATIF_CELL = """([row, col, rows, cols]) => { const img = document.querySelector('#whatif-map img');
   if (!img || !img.complete || !img.naturalWidth) return null;  // between two pictures: asked again

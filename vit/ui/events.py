@@ -111,6 +111,23 @@ def named(fn: Callable[..., dict], names: tuple[str, ...]) -> Callable[..., tupl
     return wrapper
 
 
+def page_event(fn: Callable[..., dict], names: tuple[str, ...]) -> Callable[..., tuple]:
+    """:func:`named` for an ``always_last`` event of the page: a refusal (or a failure) is its toast and changes
+    nothing, and the event ends as a success. In gradio 6.31's page an ``always_last`` event that failed never runs
+    again (it stays "submitted"): one refused image stopped every later analysis of that page."""
+    wrapped = named(fn, names)
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return wrapped(*args, **kwargs)
+        except gr.Error as exc:
+            gr.Warning(exc.message, title=exc.title)
+            return tuple(gr.skip() for _ in names)
+
+    return wrapper
+
+
 def handler(fn: Callable) -> Callable:
     """Our errors become messages a student reads; anything else is logged and the server keeps serving.
 
@@ -524,11 +541,17 @@ def analyze_started(model: str, patch_size: Number, depth: Number, request: gr.R
 
 def analysis_ended(request: gr.Request = None, explicit: bool = False) -> dict:
     """The last step of each analysis chain: the button comes back only when no other chain is still under way
-    (a blur's chain that ends while Analyze's run goes on leaves it disabled, and the notice says "running")."""
+    (a blur's chain that ends while Analyze's run goes on leaves it disabled, and the notice says "running").
+
+    It comes back, too, once nothing of the page runs, waits or was asked for: gradio fires a replaced image's change
+    twice (the old value cleared, the new one set), which starts its chain twice while the run, an ``always_last``
+    event, may run and end once (a refused file then left the button "Analyzing…" for good)."""
     session = SESSIONS.get(session_of(request))
     with session.lock:
         session.busy = max(session.busy - 1, 0)
         session.asked = max(session.asked - explicit, 0)
+        if session.running is None and not session.asked:  # nothing of this page runs, waits or was asked for
+            session.busy = 0
         if session.busy == 0:
             return {"analyze": button(IDLE, request)}
         running, shown = session.running, session.shown

@@ -134,8 +134,8 @@ def _wire_analyses(c: dict) -> None:
     run = dict(inputs=outputs(c, events.PAGE_ANALYZE_INPUTS), outputs=outputs(c, events.PAGE_ANALYZE_OUTPUTS),
                preprocess=False, show_progress_on=[c["banner"]], concurrency_id="model",
                concurrency_limit=MODEL_WAITERS, trigger_mode="always_last")
-    auto = events.named(events.page_analyze, events.PAGE_ANALYZE_OUTPUTS)
-    now = events.named(events.page_analyze_now, events.PAGE_ANALYZE_OUTPUTS)
+    auto = events.page_event(events.page_analyze, events.PAGE_ANALYZE_OUTPUTS)
+    now = events.page_event(events.page_analyze_now, events.PAGE_ANALYZE_OUTPUTS)
     # While any of the session's analysis chains is under way the Analyze button is disabled and says
     # "Analyzing…" (the server counts them: a blur's quick chain must not re-enable it during Analyze's run).
     button = dict(outputs=outputs(c, events.BUTTON_OUTPUTS), preprocess=False, queue=False, show_progress="hidden")
@@ -143,6 +143,8 @@ def _wire_analyses(c: dict) -> None:
     def analysis(trigger, fn, name: str) -> None:
         started, ended = ((events.analyze_started, events.analyze_ended) if name == "now" else
                           (events.analysis_started, events.analysis_ended))
+        # The run is a page event (events.page_event): a refusal is a toast, never a failure, so the button's last
+        # step follows it (gradio 6.31 runs a `.then` only after a success).
         trigger(events.named(started, events.BUTTON_OUTPUTS), outputs(c, ["model", "patch-size", "depth"]), **button,
                 trigger_mode="always_last", **private(f"busy_{name}")).then(
             fn, **run, **private(f"analyze_{name}")).then(

@@ -17,7 +17,7 @@ from vit.errors import InputError
 from vit.lesson import lesson_text
 from vit.predict import PredictStep
 from vit.ui import inputs, pictures
-from vit.ui.events import DEFAULTS, handler, named
+from vit.ui.events import DEFAULTS, handler, named, page_event
 from vit.ui.inputs import Number
 from vit.ui.lang import of as language_of
 from vit.ui.lang import t
@@ -277,7 +277,7 @@ def build(c: dict) -> None:
 
 
 def wire(c: dict) -> None:
-    event = dict(fn=named(lesson, OUTPUTS), outputs=outputs(c, OUTPUTS), preprocess=False,
+    event = dict(fn=page_event(lesson, OUTPUTS), outputs=outputs(c, OUTPUTS), preprocess=False,
                  trigger_mode="always_last", show_progress="hidden")
 
     def moves(delta: int) -> list:

@@ -101,7 +101,7 @@ def pinned(c: dict, tab: str) -> None:
 
 def redraw(c: dict) -> dict:
     """The page's redraw (:func:`vit.ui.events.page_redraw`) as an event's arguments, for ``.then`` or ``gr.on``."""
-    return dict(fn=events.named(events.page_redraw, events.REDRAW_OUTPUTS),
+    return dict(fn=events.page_event(events.page_redraw, events.REDRAW_OUTPUTS),
                 inputs=outputs(c, [*DISPLAY, "screen", "tab-on-screen"]), outputs=outputs(c, events.REDRAW_OUTPUTS),
                 preprocess=False, trigger_mode="always_last", concurrency_limit=REDRAW_CONCURRENCY,
                 show_progress="minimal")  # a fusion recompute at P = 4 takes seconds

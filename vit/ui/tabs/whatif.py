@@ -22,7 +22,7 @@ from vit.errors import InputError
 from vit.explanations.methods import METHODS
 from vit.serve.queue import take_turn
 from vit.ui import gpu, inputs, meter
-from vit.ui.events import DEFAULTS, handler, named
+from vit.ui.events import DEFAULTS, handler, page_event
 from vit.ui.inputs import Number
 from vit.ui.lang import of as language_of
 from vit.ui.lang import progress_in, t
@@ -337,7 +337,7 @@ def build(c: dict) -> None:
 
 
 def wire(c: dict) -> None:
-    show = dict(fn=named(show_page, SHOW_OUTPUTS),
+    show = dict(fn=page_event(show_page, SHOW_OUTPUTS),
                 inputs=outputs(c, ["image", "analysis-key", *STATE, "whatif-ablation", "whatif-grey", "opacity",
                                    "colormap", "screen", "tab-on-screen"]),
                 outputs=outputs(c, SHOW_OUTPUTS), preprocess=False, concurrency_id="model",

@@ -28,7 +28,7 @@ from vit.explanations.methods import METHODS, default_gradcam_layer
 from vit.model.families import class_names
 from vit.serve.queue import take_turn
 from vit.ui import gpu, inputs, meter
-from vit.ui.events import DEFAULTS, handler, named
+from vit.ui.events import DEFAULTS, handler, named, page_event
 from vit.ui.inputs import Number
 from vit.ui.lang import of as language_of
 from vit.ui.lang import progress_in, t
@@ -300,7 +300,7 @@ def build(c: dict) -> None:
 def wire(c: dict) -> None:
     model_run = dict(preprocess=False, concurrency_id="model", concurrency_limit=MODEL_WAITERS,
                      trigger_mode="always_last")
-    explain = dict(fn=named(explain_page, MAP_OUTPUTS),
+    explain = dict(fn=page_event(explain_page, MAP_OUTPUTS),
                    inputs=outputs(c, ["image", "analysis-key", "why-target", "why-method", "opacity", "colormap",
                                       "screen", "tab-on-screen", "why-layer"]),
                    outputs=outputs(c, MAP_OUTPUTS), show_progress_on=[c["why-map"]], **model_run)
