@@ -437,6 +437,44 @@ def test_why_this_class_and_its_test(browser, url):
     page.close()
 
 
+def test_why_this_class_on_two_shapes_one_class_then_the_other(browser, url):
+    """Issue 22's picture: a two-shape drawing, both shapes among the model's top two, each class explained in turn
+    (docs/screenshot-why-two-shapes.png: the heart, then the circle, side by side)."""
+    page = open_app(browser, url)
+    upload(page, ROOT / "assets" / "shapes-heart_and_circle.png")
+    wait_for_text(page, "#banner", "UNTRAINED")
+    page.locator("#offer-trained").click()
+    wait_for_text(page, "#banner", "TRAINED HERE")
+    wait_for_text(page, "#stage-table", "(1, 65, 96)")
+    top_two = [b.locator("dt").inner_text().strip()
+               for b in page.locator("#predictions button.confidence-set").all()[:2]]
+    assert sorted(top_two) == ["circle", "heart"], top_two  # the shipped model sees both shapes
+    shots = []
+    for name in ("heart", "circle"):
+        if not shots:
+            page.locator("#predictions button.confidence-set").filter(has_text=name).first.click()
+        else:
+            page.locator("#why-target input").click()
+            page.get_by_role("option", name=re.compile(rf"^{name} \(")).click()  # "circle (41.3%)"
+        wait_for_picture(page, "#why-map")
+        wait_for_text(page, "#why-map-caption", f"Gradient-weighted rollout for “{name}”")
+        page.wait_for_timeout(500)  # the picture of this class, decoded
+        picture, caption = (Image.open(io.BytesIO(page.locator(part).screenshot())).convert("RGB")
+                            for part in ("#why-map", "#why-map-caption"))
+        shot = Image.new("RGB", (max(picture.width, caption.width), picture.height + 8 + caption.height), "white")
+        shot.paste(picture, (0, 0))
+        shot.paste(caption, (0, picture.height + 8))
+        shots.append(shot)
+    both = Image.new("RGB", (sum(s.width for s in shots) + 24, max(s.height for s in shots)), "white")
+    both.paste(shots[0], (0, 0))
+    both.paste(shots[1], (shots[0].width + 24, 0))
+    DOCS.mkdir(exist_ok=True)
+    both.quantize(colors=256, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE).save(
+        DOCS / "screenshot-why-two-shapes.png", optimize=True)
+    no_error_badges(page)
+    page.close()
+
+
 def test_every_tab_is_on_the_tab_row_of_a_laptop(browser, url):
     """At 1280x720 the eight tabs fit on one row: none hides in gradio's "More tabs" menu."""
     page = open_app(browser, url, "laptop")

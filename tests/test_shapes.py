@@ -25,6 +25,7 @@ from vit.config import DISPLAY_NAMES, PRESETS, ViTConfig, patch_size_range
 from vit.errors import InputError
 from vit.model import checkpoints as weights
 from vit.model import families, train
+from vit.model.modules import ViTForImageClassification
 
 NAME = "vit_tiny_shapes"
 FRESH_SEED = 2026  # neither the training seed (0) nor the seed of the JSON's tables (10,000)
@@ -246,6 +247,50 @@ def test_the_flexible_forward_is_what_load_model_does(tmp_path):
             torch.testing.assert_close(logits, resized(x), atol=1e-4, rtol=1e-4)
 
 
+def test_token_dropout_keeps_the_shapes_and_drops_background_at_random():
+    classes = torch.full((2, 64), -1)
+    classes[0, [3, 9, 40]] = 2
+    classes[1, 10:30] = 5  # more shape tokens than fit: a random share of them
+    g = torch.Generator().manual_seed(0)
+    keep = train.kept_tokens(classes, 0.25, g)
+    assert keep.shape == (2, 16)
+    assert all(len(set(row.tolist())) == 16 for row in keep)  # no token twice
+    assert {3, 9, 40} <= set(keep[0].tolist())  # every shape token, then background
+    assert set(keep[1].tolist()) <= set(range(10, 30))  # shapes first, as many as fit
+    assert not torch.equal(keep[0], train.kept_tokens(classes, 0.25, g)[0])  # background drawn anew each step
+
+
+def test_the_forward_with_dropped_tokens_is_the_model_on_the_kept_ones():
+    """Independently: embed, gather the class token and the kept patch tokens by hand, run the blocks."""
+    cfg = ViTConfig(image_size=32, patch_size=8, num_classes=8, embed_dim=32, num_heads=2, num_layers=2)
+    torch.manual_seed(0)
+    model = ViTForImageClassification(cfg).eval()
+    x = torch.randn(2, 3, 32, 32)
+    keep = torch.tensor([[0, 5, 15], [7, 2, 11]])
+    with torch.no_grad():
+        got = train.flexi_tokens(model, x, 8, keep)
+        tokens = model.embedding(x)  # (B, N+1, D)
+        want = torch.stack([tokens[b, [0, *(keep[b] + 1).tolist()]] for b in range(2)])
+        for layer in model.encoder.layers:
+            want = layer(want)
+        assert got.shape == (2, 4, 32)
+        torch.testing.assert_close(got, want)
+        torch.testing.assert_close(train.flexi_tokens(model, x, 8, torch.arange(16).expand(2, -1)),
+                                   train.flexi_tokens(model, x, 8))  # keeping all is the plain forward
+
+
+def test_training_with_token_dropout_lowers_the_loss_and_is_seeded():
+    cfg = ViTConfig(image_size=32, patch_size=8, num_classes=8, embed_dim=32, num_heads=2, num_layers=2)
+    arrays, labels, masks = shapes.training_set(256, seed=3, size=32, two_share=0.25)
+    images, labels, masks = train.to_tensor(arrays), torch.from_numpy(labels), torch.from_numpy(masks)
+    settings = train.TrainSettings(epochs=3, batch_size=32, lr=3e-3, patch_sizes=(4, 8), flexi_after=0.3,
+                                   keep_share=0.5, keep_until=0.7)
+    model, losses = train.train(cfg, images, labels, settings, masks=masks)
+    assert len(losses) == 24 and np.mean(losses[-6:]) < np.mean(losses[:3]) - 0.05
+    _, again = train.train(cfg, images, labels, settings, masks=masks)
+    assert again == losses
+
+
 def test_token_targets_are_the_patches_under_the_shape():
     mask = torch.zeros(1, 1, 64, 64)
     mask[0, 0, 8:24, 40:48] = 1  # patches (1, 5) and (2, 5) of the 8x8 grid at P = 8
@@ -373,16 +418,20 @@ def test_the_example_drawings_are_what_they_say():
     assert [shapes.CLASSES[k] for k in pair_labels[5]] == ["heart", "circle"]
 
 
-def test_the_default_recipe_is_the_shipped_files_and_mixed_is_issue_22s():
+def test_the_default_recipe_is_the_shipped_files_and_plain_is_the_one_before():
     """`train-shapes` with no recipe retrains the shipped file's recipe (its JSON's settings), on its data."""
     shipped = json.loads(families.meta_path(train.NAME).read_text())["settings"]
-    default = asdict(train.TrainSettings())
-    assert {k: (list(v) if isinstance(v, tuple) else v) for k, v in default.items() if k in shipped} == shipped
-    assert default["two_share"] == default["varied_share"] == 0 and not default["recolour"]
-    small = train.TrainSettings(train_images=40)
-    for got, want in zip(train.draw_training_set(small, 32), shapes.sample_arrays(40, 0, 32)):
-        np.testing.assert_array_equal(got, want)
+    recipe = asdict(train.RECIPES[train.SHIPPED])
+    assert {k: (list(v) if isinstance(v, tuple) else v) for k, v in recipe.items()} == shipped
+    from vit.__main__ import _parser  # noqa: PLC0415
+
+    assert _parser().parse_args(["train-shapes"]).recipe == train.SHIPPED == "mixed"
     mixed = train.RECIPES["mixed"]
     assert mixed.two_share > 0 and mixed.varied_share > 0 and mixed.recolour and mixed.max_seconds is None
     _, labels, masks = train.draw_training_set(train.TrainSettings(**{**asdict(mixed), "train_images": 40}), 32)
     assert labels.shape == (40, 2) and masks.shape == (40, 2, 32, 32)
+    plain = train.RECIPES["plain"]  # the file shipped before issue 22: one plain shape per drawing
+    assert plain == train.TrainSettings() and plain.two_share == plain.varied_share == 0 and not plain.recolour
+    small = train.TrainSettings(train_images=40)
+    for got, want in zip(train.draw_training_set(small, 32), shapes.sample_arrays(40, 0, 32)):
+        np.testing.assert_array_equal(got, want)
