@@ -38,6 +38,7 @@ if CHROMIUM is None:
                 "install one (Debian: apt-get install chromium) to run the browser tests")
 try:
     from playwright.sync_api import Page, expect, sync_playwright
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
 except ImportError:  # pragma: no cover - requirements-dev.txt has it
     _MISSING = _MISSING or "playwright is not installed (pip install -r requirements-dev.txt)"
 if _MISSING:
@@ -676,10 +677,18 @@ def test_each_tab_fits_the_screen_and_its_text_reads(browser, url, screen, proje
         wait_for_picture(page, f"#{main}")
         page.evaluate("window.scrollTo(0, 0)")
         # Drawn for its frame once the page has measured it (the first drawing may use the fixed sizes).
-        page.wait_for_function(f"""() => {{ const i = document.querySelector('#{main} img');
+        drawn_for_its_frame = f"""() => {{ const i = document.querySelector('#{main} img');
             const r = i.getBoundingClientRect();
             const s = Math.min(r.width / i.naturalWidth, r.height / i.naturalHeight);
-            return {'s >= 1.3' if projector else 's >= 0.9'}; }}""")
+            return {'s >= 1.3' if projector else 's >= 0.9'}; }}"""
+        try:
+            page.wait_for_function(drawn_for_its_frame)
+        except PlaywrightTimeout:
+            state = page.evaluate("""() => ({screen: (document.querySelector('#screen textarea, #screen input')
+                || {}).value, imgs: [...document.querySelectorAll('.picture-frame img')].filter(i => i.offsetParent)
+                .map(i => { const f = i.closest('.picture-frame');
+                            return [f.id, i.naturalWidth, i.naturalHeight, f.clientWidth, f.clientHeight]; })})""")
+            raise AssertionError((tab, page.evaluate(ON_SCREEN, main), state)) from None
         seen = page.evaluate(ON_SCREEN, main)
         assert seen["share"] >= 0.95, (tab, seen)
         assert seen["analyze"] == 1 and seen["top1"] > 0.5, (tab, seen)

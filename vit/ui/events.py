@@ -122,6 +122,7 @@ def page_event(fn: Callable[..., dict], names: tuple[str, ...]) -> Callable[...,
         try:
             return wrapped(*args, **kwargs)
         except gr.Error as exc:
+            log.info("%s refused: %s", fn.__name__, ascii(str(exc.message)[:200]))
             gr.Warning(exc.message, title=exc.title)
             return tuple(gr.skip() for _ in names)
 

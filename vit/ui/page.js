@@ -50,7 +50,7 @@
   let sent = "", measures = 0;
   const visibleTab = () => [...document.querySelectorAll("#tabs > .tabitem, #tabs > div > .tabitem")]
     .find((t) => t.offsetParent !== null);
-  const measure = () => {
+  const measure = (force = false) => {
     const tab = visibleTab();
     if (!tab) return;
     const frames = [...tab.querySelectorAll(".picture:not(.pinned) .picture-frame")].filter((f) => f.offsetParent);
@@ -71,7 +71,7 @@
     }
     const value = JSON.stringify(screenState);
     const box = $("#screen textarea, #screen input");
-    if (!box || value === sent) return;
+    if (!box || (value === sent && !force)) return;
     sent = value;
     // Numbered: requests may reach the server in another order than they were sent (a tab's redraw carries the
     // measure of when it was triggered), and the server draws with the newest measure it has seen.
@@ -81,12 +81,24 @@
   let pending = null;
   const measureSoon = (ms = 120) => {
     clearTimeout(pending);
-    pending = setTimeout(() => requestAnimationFrame(measure), ms);
+    pending = setTimeout(() => requestAnimationFrame(() => measure()), ms);
   };
   window.addEventListener("resize", () => measureSoon());
   document.addEventListener("click", (event) => {
     if (!event.target.closest || !event.target.closest("[role=tab], .tab-container button")) return;
-    for (const ms of [60, 400, 1200]) setTimeout(() => requestAnimationFrame(measure), ms);  // once the tab shows
+    for (const ms of [60, 400, 1200]) setTimeout(() => requestAnimationFrame(() => measure()), ms);  // once shown
+    // A redraw can miss its measure (gradio's page defers an always_last event triggered while it runs and may
+    // send it with the value it had then): where a picture of the tab is still drawn larger than its frame, the
+    // measure goes again, twice at most, and the server draws only what differs.
+    for (const ms of [2500, 6000]) setTimeout(() => requestAnimationFrame(() => {
+      const tab = visibleTab();
+      const off = tab && [...tab.querySelectorAll(".picture:not(.pinned) .picture-frame img")].some((img) => {
+        const frame = img.closest(".picture-frame");
+        return img.naturalWidth && frame.offsetParent && (img.naturalWidth > frame.clientWidth * 1.1
+                                                          || img.naturalHeight > frame.clientHeight * 1.1);
+      });
+      if (off) measure(true);
+    }), ms);
   });
   new ResizeObserver(() => measureSoon()).observe(document.body);
   measureSoon(300);
@@ -286,7 +298,7 @@
     quizzing(tabId, on) {
       const tab = document.getElementById(tabId);
       if (tab) tab.classList.toggle("quizzing", on === true);
-      for (const ms of [60, 400]) setTimeout(() => requestAnimationFrame(measure), ms);
+      for (const ms of [60, 400]) setTimeout(() => requestAnimationFrame(() => measure()), ms);
     },
     measure,
   };
