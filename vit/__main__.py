@@ -208,8 +208,8 @@ def _train_parser(sub) -> None:
     t.add_argument("--out", default=None, help="the .pth to write, the .json goes beside it "
                                                "(default assets/vit_tiny_shapes.pth)")
     t.add_argument("--recipe", default="mixed", choices=("mixed", "plain"),  # train.SHIPPED, train.RECIPES
-                   help="mixed: the shipped file's (one- and two-shape, plain and varied drawings, fixed steps: the "
-                        "same file on every CPU); plain: the file shipped before issue 22 (one plain shape per "
+                   help="mixed: the shipped file's (one- and two-shape, plain and varied drawings, fixed steps, so "
+                        "repeatable step for step); plain: the file shipped before issue 22 (one plain shape per "
                         "drawing, a 15-minute budget) (default mixed)")
     t.add_argument("--epochs", default=None, help="passes over the drawn training set (default: the recipe's, "
                                                   "18 mixed, 40 plain)")
