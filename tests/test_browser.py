@@ -155,6 +155,15 @@ def analysed(page: Page, path: Path = CAT) -> None:
     wait_for_picture(page, "#query-view")
 
 
+def on_the_shapes_model(page: Page, drawing: str) -> None:
+    """A drawing uploaded while the ImageNet weights are missing, then the banner's offer: the shapes model runs it."""
+    upload(page, ROOT / "assets" / drawing)
+    wait_for_text(page, "#banner", "UNTRAINED")
+    page.locator("#offer-trained").click()
+    wait_for_text(page, "#banner", "TRAINED HERE")
+    wait_for_text(page, "#stage-table", "(1, 65, 96)")
+
+
 def type_number(page: Page, control: str, value: str, key: str = "Enter", wait: bool = True) -> None:
     """Type into a control's number box, as a student does: once the page has answered the last change
     (``wait=False``: at once, while a run is going)."""
@@ -403,11 +412,7 @@ def test_inside_the_model_figure_7_and_the_lesson(browser, url):
 def test_why_this_class_and_its_test(browser, url):
     """Click a prediction: its map; another method; "Test it" draws the curves; "Compare" fills the table."""
     page = open_app(browser, url, "projector")
-    upload(page, ROOT / "assets" / "shapes-star.png")
-    wait_for_text(page, "#banner", "UNTRAINED")
-    page.locator("#offer-trained").click()
-    wait_for_text(page, "#banner", "TRAINED HERE")
-    wait_for_text(page, "#stage-table", "(1, 65, 96)")
+    on_the_shapes_model(page, "shapes-star.png")
     runner_up = page.locator("#predictions button.confidence-set").nth(1)  # gradio's Label: one button per class
     name = runner_up.locator("dt").inner_text().strip()
     assert name in shapes.CLASSES
@@ -442,11 +447,7 @@ def test_why_this_class_on_two_shapes_one_class_then_the_other(browser, url):
     """Issue 22's picture: a two-shape drawing, both shapes among the model's top two, each class explained in turn
     (docs/screenshot-why-two-shapes.png: the heart, then the circle, side by side)."""
     page = open_app(browser, url)
-    upload(page, ROOT / "assets" / "shapes-heart_and_circle.png")
-    wait_for_text(page, "#banner", "UNTRAINED")
-    page.locator("#offer-trained").click()
-    wait_for_text(page, "#banner", "TRAINED HERE")
-    wait_for_text(page, "#stage-table", "(1, 65, 96)")
+    on_the_shapes_model(page, "shapes-heart_and_circle.png")
     top_two = [b.locator("dt").inner_text().strip()
                for b in page.locator("#predictions button.confidence-set").all()[:2]]
     assert sorted(top_two) == ["circle", "heart"], top_two  # the shipped model sees both shapes
@@ -730,11 +731,7 @@ def test_the_lesson_asks_first_and_reveals_beside_the_guess(browser, url):
     """"Predict first": a number typed and a patch clicked, each answered from the analysis on screen (the shapes
     model: 8×8 patches + 1 class token at P = 8), the guess beside the answer, and the session's tally."""
     page = open_app(browser, url)
-    upload(page, ROOT / "assets" / "shapes-star.png")
-    wait_for_text(page, "#banner", "UNTRAINED")
-    page.locator("#offer-trained").click()
-    wait_for_text(page, "#banner", "TRAINED HERE")
-    wait_for_text(page, "#stage-table", "(1, 65, 96)")
+    on_the_shapes_model(page, "shapes-star.png")
     page.get_by_role("tab", name="Lesson").click()
     wait_for_text(page, "#lesson-progress", "Step 1 of 10")
     page.locator("#lesson-predict-on input[type=checkbox]").check()
