@@ -739,6 +739,26 @@ def test_analyze_stays_disabled_until_the_last_analysis_chain_ends():
     assert session.busy == session.asked == 0
 
 
+def test_the_last_chain_to_end_restates_the_notice_from_the_session():
+    """A "Running…" answered while a run went on (a replaced image's second chain) could land after the run's own ""
+    and stay over pictures nothing was changing (seen in a browser test's screenshot): the last chain to end says
+    what is true then, for the controls as they are."""
+    request, session = Request("notice-test"), state.SESSIONS.get("session:notice-test")
+    shown = Setting("vit_b_16", 16, 12)
+    session.shown, session.running, session.busy, session.asked = state.Shown("img", shown), None, 2, 1
+    first = events.analysis_ended("ViT-B/16", 16, 12, request=request)  # Analyze's chain is still under way
+    assert first["analyze"]["interactive"] is False and "notice" not in first
+    last = events.analyze_ended("ViT-B/16", 16, 12, request=request)
+    assert last["analyze"]["interactive"] is True and last["notice"] == ""
+    session.busy = 1  # the controls moved to a slow setting that waits for Analyze: the notice says so
+    moved = events.analysis_ended("ViT-B/16", 4, 12, request=request)["notice"]
+    assert "Out of date" in moved and "P = 4" in moved and "Running" not in moved
+    session.busy, session.running = 2, state.Shown("img", Setting("vit_b_16", 32, 12))  # a run goes on
+    assert "Running…" in events.analysis_ended("ViT-B/16", 32, 12, request=request)["notice"]
+    session.busy, session.running = 1, None
+    assert events.analysis_ended("not a model", 16, 12, request=request)["notice"] == ""  # the meter says why
+
+
 def test_a_click_is_one_round_trip_with_its_tabs_pictures_only(b32_analysis):
     """A click answers with the new query patch and the redrawn pictures of the clicked picture's tab, as the
     event declares them (fewer outputs: a quicker round trip through gradio)."""

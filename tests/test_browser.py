@@ -428,6 +428,8 @@ def test_why_this_class_and_its_test(browser, url):
     wait_for_text(page, "#why-table", "random order (chance)")
     rows = page.locator("#why-table tbody tr")
     expect(rows).to_have_count(5)
+    # nothing runs: no notice stays over the pictures (a late "Running…" once did, in this screenshot)
+    page.wait_for_function("document.querySelector('#notice').innerText.trim() === ''")
     page.locator("#tabs").evaluate("tabs => window.scrollTo(0, window.scrollY + tabs.getBoundingClientRect().top)")
     save_screenshot(page, DOCS / "screenshot-why.png", full_page=False)
     page.locator("#why-method input").click()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from PIL import Image, ImageDraw
 
 from vit.views import draw, plots
 
@@ -82,6 +83,22 @@ def test_colorbar_ends_are_the_colormaps_ends():
         assert tuple(strip[(y0 + y1) // 2, x0]) == tuple(lut[0])
         assert tuple(strip[(y0 + y1) // 2, x1 - 1]) == tuple(lut[255])
         assert tuple(strip[y0, x0 - 1]) != tuple(lut[0])  # the bar starts exactly at x0
+
+
+def test_a_colour_bar_label_too_long_for_its_line_shrinks_before_it_is_cut():
+    """The Why map's bar said "brighter = more relevant to this..." at laptop size: now the whole label, smaller."""
+    label, width = "brighter = more relevant to this class", 296  # the Why map's bar at 1280 x 800
+    x0, _, x1, y1 = draw.colorbar_rect(width)
+    assert draw.font(draw.BAR_FONT, bold=False).getlength(label) > x1 - x0  # too long at the bar's own size
+    f = draw._label_font(label, x1 - x0)
+    assert draw.BAR_LABEL_MIN_FONT <= f.size < draw.BAR_FONT and f.getlength(label) <= x1 - x0
+    strip = draw.colorbar(width, "cividis", "0.00112", "0.126", label)
+    row = y1 + 6 + draw.BAR_FONT + 6  # the label's line
+    whole = Image.new("RGB", (width, strip.height), "white")
+    ImageDraw.Draw(whole).text(((x0 + x1) / 2, row), label, fill=(30, 30, 30), font=f, anchor="ma")
+    assert strip.crop((0, row, width, strip.height)).tobytes() == whole.crop((0, row, width, strip.height)).tobytes()
+    cut = draw.colorbar(120, "cividis", "0", "1", label)  # no room even at the smallest size: cut with "…"
+    assert cut.height == strip.height
 
 
 def test_with_colorbar_keeps_the_picture_at_the_top_left(image):

@@ -540,31 +540,53 @@ def analyze_started(model: str, patch_size: Number, depth: Number, request: gr.R
     return analysis_started(model, patch_size, depth, request=request, explicit=True)
 
 
-def analysis_ended(request: gr.Request = None, explicit: bool = False) -> dict:
+def analysis_ended(model: str | None = None, patch_size: Number = None, depth: Number = None,
+                   request: gr.Request = None, explicit: bool = False) -> dict:
     """The last step of each analysis chain: the button comes back only when no other chain is still under way
     (a blur's chain that ends while Analyze's run goes on leaves it disabled, and the notice says "running").
 
     It comes back, too, once nothing of the page runs, waits or was asked for: gradio fires a replaced image's change
     twice (the old value cleared, the new one set), which starts its chain twice while the run, an ``always_last``
-    event, may run and end once (a refused file then left the button "Analyzing…" for good)."""
+    event, may run and end once (a refused file then left the button "Analyzing…" for good).
+
+    The last chain to end restates the notice from the session as it is then, for the controls (``model``,
+    ``patch_size``, ``depth``) as they are: an earlier step's "Running…" answered while the run went on could
+    otherwise land after the run's own "" and stay over pictures that nothing is changing."""
     session = SESSIONS.get(session_of(request))
     with session.lock:
         session.busy = max(session.busy - 1, 0)
         session.asked = max(session.asked - explicit, 0)
         if session.running is None and not session.asked:  # nothing of this page runs, waits or was asked for
             session.busy = 0
-        if session.busy == 0:
-            return {"analyze": button(IDLE, request)}
         running, shown = session.running, session.shown
+        busy = session.busy
+    lang = language_of(request)
+    if busy == 0:
+        out = {"analyze": button(IDLE, request)}
+        if model is not None and running is None:
+            out["notice"] = _notice_now(shown.setting if shown else None, model, patch_size, depth, lang)
+        return out
     out = {"analyze": button(BUSY, request)}
     if running is not None:
-        out["notice"] = meter.running(shown.setting if shown else None, running.setting, language_of(request))
+        out["notice"] = meter.running(shown.setting if shown else None, running.setting, lang)
     return out
 
 
-def analyze_ended(request: gr.Request = None) -> dict:
+def _notice_now(shown: Setting | None, model: str, patch_size: Number, depth: Number, lang: str) -> str:
+    """The notice when nothing runs: "" where the pictures show the controls' setting, else why they do not."""
+    try:
+        wanted = inputs.page_setting(model, patch_size, depth)
+    except InputError:
+        return ""  # the meter says what is wrong (settings_changed)
+    if shown is None:
+        return ""
+    return meter.out_of_date(shown, wanted, _auto_reason(costs.estimate(wanted), lang), lang)
+
+
+def analyze_ended(model: str | None = None, patch_size: Number = None, depth: Number = None,
+                  request: gr.Request = None) -> dict:
     """The Analyze button's chain: :func:`analysis_ended`."""
-    return analysis_ended(request=request, explicit=True)
+    return analysis_ended(model, patch_size, depth, request=request, explicit=True)
 
 
 def settings_changed(model: str, patch_size: Number, depth: Number, request: gr.Request = None) -> dict:

@@ -384,9 +384,23 @@ def colorbar(width: int, cmap: str, lo: str, hi: str, label: str) -> Image.Image
     if one_line:
         draw.text(((x0 + x1) / 2, text_y), label, fill=ink, font=f, anchor="ma")
     else:
-        draw.text(((x0 + x1) / 2, text_y + BAR_FONT + 6), fit_text(label, f, x1 - x0), fill=ink, font=f,
+        small = _label_font(label, x1 - x0)
+        draw.text(((x0 + x1) / 2, text_y + BAR_FONT + 6), fit_text(label, small, x1 - x0), fill=ink, font=small,
                   anchor="ma")
     return strip
+
+
+BAR_LABEL_MIN_FONT = SMALLEST_TEXT  # px: a colour bar's label on its own line shrinks down to this before it is cut
+
+
+def _label_font(label: str, width: float) -> ImageFont.ImageFont:
+    """The largest font from ``BAR_FONT`` down to ``BAR_LABEL_MIN_FONT`` px that sets ``label`` within ``width`` px
+    (the smallest when none does: the label is then cut with an ellipsis)."""
+    for size in range(BAR_FONT, BAR_LABEL_MIN_FONT - 1, -1):
+        f = font(size, bold=False)
+        if f.getlength(label) <= width:
+            return f
+    return f
 
 
 def with_colorbar(img: Image.Image, cmap: str, lo: str, hi: str, label: str) -> Image.Image:

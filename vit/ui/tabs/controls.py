@@ -148,7 +148,8 @@ def _wire_analyses(c: dict) -> None:
         trigger(events.named(started, events.BUTTON_OUTPUTS), outputs(c, ["model", "patch-size", "depth"]), **button,
                 trigger_mode="always_last", **private(f"busy_{name}")).then(
             fn, **run, **private(f"analyze_{name}")).then(
-            events.named(ended, events.BUTTON_OUTPUTS), None, **button, **private(f"idle_{name}"))
+            events.named(ended, events.BUTTON_OUTPUTS), outputs(c, ["model", "patch-size", "depth"]), **button,
+            **private(f"idle_{name}"))
 
     analysis(c["analyze"].click, now, "now")
     analysis(c["image"].change, auto, "new_image")
