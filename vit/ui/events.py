@@ -564,7 +564,11 @@ def analysis_ended(model: str | None = None, patch_size: Number = None, depth: N
     if busy == 0:
         out = {"analyze": button(IDLE, request)}
         if model is not None and running is None:
-            out["notice"] = _notice_now(shown.setting if shown else None, model, patch_size, depth, lang)
+            try:
+                out["notice"] = _idle_notice(shown.setting if shown else None,
+                                             inputs.page_setting(model, patch_size, depth), lang)
+            except InputError:
+                out["notice"] = ""  # the meter says what is wrong (settings_changed)
         return out
     out = {"analyze": button(BUSY, request)}
     if running is not None:
@@ -572,15 +576,9 @@ def analysis_ended(model: str | None = None, patch_size: Number = None, depth: N
     return out
 
 
-def _notice_now(shown: Setting | None, model: str, patch_size: Number, depth: Number, lang: str) -> str:
-    """The notice when nothing runs: "" where the pictures show the controls' setting, else why they do not."""
-    try:
-        wanted = inputs.page_setting(model, patch_size, depth)
-    except InputError:
-        return ""  # the meter says what is wrong (settings_changed)
-    if shown is None:
-        return ""
-    return meter.out_of_date(shown, wanted, _auto_reason(costs.estimate(wanted), lang), lang)
+def _idle_notice(shown: Setting | None, setting: Setting, lang: str) -> str:
+    """The notice while ``setting`` (the controls') is not running: "" where the pictures show it, else why not."""
+    return meter.out_of_date(shown, setting, _auto_reason(costs.estimate(setting), lang), lang)
 
 
 def analyze_ended(model: str | None = None, patch_size: Number = None, depth: Number = None,
@@ -600,9 +598,8 @@ def settings_changed(model: str, patch_size: Number, depth: Number, request: gr.
     shown = session.shown.setting if session.shown else None
     if session.running is not None and session.running.setting == setting:  # what the controls say is running
         return {"cost-meter": meter.cost_meter(setting, lang=lang), "notice": meter.running(shown, setting, lang)}
-    reason = _auto_reason(costs.estimate(setting), lang)
     return {"cost-meter": meter.cost_meter(setting, shown=shown == setting, lang=lang),
-            "notice": meter.out_of_date(shown, setting, reason, lang)}
+            "notice": _idle_notice(shown, setting, lang)}
 
 
 @handler
