@@ -54,7 +54,7 @@ from starlette.middleware import Middleware  # gradio's own dependency
 from vit.errors import InputError
 from vit.model.families import ASSETS
 from vit.serve.files import remove_stale_folders
-from vit.serve.limits import LOOPBACK, RequestLimits, Streams
+from vit.serve.limits import LOOPBACK, RequestLimits, Streams, trusts_forwarded
 from vit.serve.pagecache import PageCache
 from vit.serve.sessions import SessionLedger, positive_int
 from vit.serve.uploads import UploadSpace, server_folder
@@ -66,7 +66,7 @@ QUEUE_SIZE = 64  # requests gradio's queue holds; vit.ui.tabs.parts.MODEL_WAITER
 MAX_FILE = "20mb"  # one upload's file; a request carries one (vit.serve.limits)
 MAX_FILE_BYTES = 20 * 2**20
 JOBS_PER_CLIENT = 24  # jobs one address may have in gradio's queue: a page needs ~3, a class behind one NAT more
-JOBS_ENV, TRUST_ENV, HOSTS_ENV = "VIT_JOBS_PER_CLIENT", "VIT_TRUST_FORWARDED", "VIT_ALLOWED_HOSTS"
+JOBS_ENV, HOSTS_ENV = "VIT_JOBS_PER_CLIENT", "VIT_ALLOWED_HOSTS"
 
 build_demo = layout.build_demo
 
@@ -131,7 +131,7 @@ def launch(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, share: bo
         max_jobs = positive_int(os.environ, JOBS_ENV, JOBS_PER_CLIENT)
     except ValueError as exc:
         raise LimitError(str(exc)) from None
-    trust = os.environ.get(TRUST_ENV, "").strip() == "1" or startup.on_space()  # a Space's proxy sets it
+    trust = trusts_forwarded()
     streams = Streams()
     state.SESSIONS.resize(ledger.max_sessions)  # the app's sessions and gradio's: the same number
     demo.queue(max_size=QUEUE_SIZE, default_concurrency_limit=1)
@@ -220,6 +220,7 @@ def main(argv: list[str] | None = None) -> None:
     _remove_leftovers()
     _own_upload_folder()
     logging.getLogger("httpx").setLevel(logging.WARNING)  # gradio's own start-up requests
+    logging.getLogger("fontTools").setLevel(logging.WARNING)  # ~250 lines per lesson PDF (its font subsets)
     if startup.on_space():  # a Space starts with an empty cache: fetch the default model's weights from the start
         startup.start_prefetch()
     try:

@@ -35,18 +35,20 @@ def find_chromium() -> str | None:
     return None
 
 
-def patch_point(page, row: int, col: int) -> dict:
-    """Where the centre of patch (row, col) is inside the patch grid's img element, as a click's position.
+def patch_point(page, row: int, col: int, picture: str = "#patch-grid") -> dict:
+    """Where the centre of patch (row, col) is inside a picture's img element, as a click's position.
 
-    The picture is shown whole and centred in its frame (object-fit: contain), numbers on margins on fine
-    grids: the grid's geometry (#grid-geometry, in the picture's pixels) maps through the shown scale.
+    The picture says where its patches are (the cells in its file's name: vit.ui.state.picture_file, in its own
+    pixels); it is shown whole and centred in its img (object-fit: contain), at the scale shown / drawn.
     """
-    return page.evaluate("""([row, col]) => {
-        const img = document.querySelector('#patch-grid img'), d = document.querySelector('#grid-geometry').dataset;
-        const r = img.getBoundingClientRect(), s = Math.min(r.width / img.naturalWidth, r.height / img.naturalHeight);
+    return page.evaluate("""([row, col, picture]) => {
+        const img = document.querySelector(picture + ' img'), r = img.getBoundingClientRect();
+        const m = /\\.cells-([\\d.]+)-([\\d.]+)-([\\d.]+)-([\\d.]+)-(\\d+)-(\\d+)\\./.exec(decodeURIComponent(img.src));
+        const [x0, y0, w, h, rows, cols] = m.slice(1).map(Number);
+        const s = Math.min(r.width / img.naturalWidth, r.height / img.naturalHeight);
         const left = (r.width - img.naturalWidth * s) / 2, top = (r.height - img.naturalHeight * s) / 2;
-        return {x: left + s * (+d.x0 + (col + 0.5) * d.w / d.cols), y: top + s * (+d.y0 + (row + 0.5) * d.h / d.rows)};
-    }""", [row, col])
+        return {x: left + s * (x0 + (col + 0.5) * w / cols), y: top + s * (y0 + (row + 0.5) * h / rows)};
+    }""", [row, col, picture])
 
 
 def free_port() -> int:

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import subprocess
 import sys
 import time
 import urllib.request
 from pathlib import Path
 
+import gradio as gr
 import pytest
 from conftest import free_port
 from gradio_client import Client, handle_file
@@ -283,35 +285,61 @@ def b32_analysis(torch_home):
     return vit.analysis.run.analyze(model, CAT)
 
 
-class Click:
-    """What gr.SelectData carries for a click on a gr.Image: the pixel (x, y) in the picture."""
+def _cell_under(img, cells, x, y):
+    """The test's own mapping: the (row, col) of the cells box under pixel (x, y) of the drawn picture, or None."""
+    px, py = x - cells.x0, y - cells.y0
+    if not (0 <= px < cells.w and 0 <= py < cells.h):
+        return None
+    return int(py / cells.h * cells.rows), int(px / cells.w * cells.cols)
 
-    def __init__(self, x, y):
-        self.index = [x, y]
 
-
-@pytest.mark.parametrize("screen", [False, '{"p": 0, "tabs": {"patches": [430, 380], "attention": [300, 520]}}',
-                                    '{"p": 1, "tabs": {"patches": [700, 760], "attention": [700, 760]}}'])
+@pytest.mark.parametrize("screen", [False, "laptop", "wide+projector", "phone"])
 def test_a_click_selects_the_patch_under_it(b32_analysis, screen):
-    """On the fixed 640-px pictures, and on pictures drawn to fill the frames the page measured."""
+    """A clickable picture names where its patches are (View.cells, carried in its file's name); the page maps a click
+    through it and sends the cell; the server takes exactly that patch. Checked on the picture as drawn: the cells
+    box lies on the model's view (a patch boundary is where the picture's colour changes) and inside the image."""
     a = b32_analysis  # 7 x 7 grid
     key = state.analysis_store().put(a)  # what the tab holds
     for which, tab in (("patch-grid", "patches"), ("query-view", "patches"), ("rollout-view", "attention")):
         projector, frame = inputs.screen(screen, tab)
-        display = Display(projector=projector, frame=frame)
-        drawn = registry.draw(a, which, display).image  # the picture the click lands on, independently drawn
-        # The size it was drawn at, read back from the picture itself (the grid's margins included).
-        size = next(s for s in range(16, 2401) if (views.picture_box(a, s)[0] if which == "patch-grid" else 0)
-                    + views.display_size(a, s)[0] == drawn.width)
-        w, h = views.display_size(a, size)
-        x0, y0 = views.picture_box(a, size)[:2] if which == "patch-grid" else (0, 0)
-        for (fx, fy), (row, col) in {(0, 0): (0, 0), (0.1, 0.16): (1, 0), (0.999, 0.999): (6, 6),
-                                     (0.45, 0.02): (0, 3)}.items():
-            query = events.click(key, which, screen, tab, Click(x0 + fx * w, y0 + fy * h))
-            assert views.query_cell(query, a.grid) == (row, col), (which, fx, fy)
-            view = views.query_view(a, query, 4, 1, 0.6, "cividis")
+        view = registry.draw(a, which, Display(projector=projector, frame=frame))
+        cells = view.cells
+        assert (cells.rows, cells.cols) == a.grid
+        assert cells.x0 >= 0 and cells.y0 >= 0 and cells.x0 + cells.w <= view.image.width + 0.5
+        assert cells.y0 + cells.h <= view.image.height + 0.5
+        expected_w = views.display_size(a, round(cells.w))[0]
+        assert abs(cells.w - expected_w) <= 1 and abs(cells.w - cells.h) <= 1  # the square model's view
+        for (row, col) in ((0, 0), (6, 6), (0, 6), (3, 3), (6, 0), (2, 5)):
+            x = cells.x0 + (col + 0.5) * cells.w / cells.cols
+            y = cells.y0 + (row + 0.5) * cells.h / cells.rows
+            assert _cell_under(view.image, cells, x, y) == (row, col)
+            query = events.click(key, f"[{row}, {col}]")
+            assert views.query_cell(query, a.grid) == (row, col), (which, row, col)
+            qv = views.query_view(a, query, 4, 1, 0.6, "cividis")
             token = views.token_index((row, col), a.grid)
-            assert f"row {row}, col {col}" in view.caption and f"token {token}" in view.caption
+            assert f"row {row}, col {col}" in qv.caption and f"token {token}" in qv.caption
+
+
+@pytest.mark.parametrize("sent", ["", "[7, 0]", "[0, -1]", "[1.5, 2]", "[true, 1]", '["1", "2"]', "[1]", "x",
+                                  "[1, 2, 3]", None, 5, "[" + "1" * 60 + ", 1]"])
+def test_a_click_names_a_patch_of_the_grid_or_nothing(b32_analysis, sent):
+    """What the page sends is checked: anything but two integers on the grid changes nothing."""
+    key = state.analysis_store().put(b32_analysis)
+    assert events.click(key, sent) == gr.skip()
+    assert events.click(key, "[6, 0]") == pytest.approx((0.5 / 7, 6.5 / 7))
+
+
+def test_the_cells_of_a_picture_travel_in_its_files_name(b32_analysis):
+    """The page reads a picture's cells from its file's name (vit/ui/page.js: CELLS)."""
+    view = registry.draw(b32_analysis, "patch-grid", Display(frame=(426, 320)))
+    path = state.picture_file(view.image, "jpeg", view.cells)
+    name = os.path.basename(path)
+    found = re.search(r"\.cells-([\d.]+)-([\d.]+)-([\d.]+)-([\d.]+)-(\d+)-(\d+)\.(?:png|jpg)$", name)
+    assert found, name
+    c = view.cells
+    assert [float(v) for v in found.groups()[:4]] == pytest.approx([c.x0, c.y0, c.w, c.h], abs=0.05)
+    assert [int(v) for v in found.groups()[4:]] == [7, 7]
+    assert re.search(r"[0-9a-f]{32}", name)  # a whole uuid4: no other client can guess it
 
 
 def test_arrow_keys_move_the_query_one_patch(b32_analysis):
@@ -564,8 +592,10 @@ def test_banner_and_notice_text_meet_wcag_aa():
 
 
 class Request:
-    def __init__(self, session):
+    def __init__(self, session, lang=None):
         self.session_hash = session
+        self.cookies = {"vit_lang": lang} if lang else {}
+        self.query_params, self.headers = {}, {}
 
 
 def test_a_redraw_overtaken_by_a_newer_one_is_dropped(b32_analysis, monkeypatch):
@@ -615,20 +645,23 @@ def test_a_redraw_overtaken_by_a_newer_one_is_dropped(b32_analysis, monkeypatch)
     assert set(head) == {"query-view", "query-view-caption", "timing"}  # another head: the query view only
 
 
-def test_a_redraw_that_carries_an_older_measure_draws_for_the_newest(b32_analysis):
-    """The page numbers its measures of the frames; a redraw that reaches the server after a newer measure did (a
-    tab's redraw triggered before the tab was measured) draws for the newest, not for the one it carries."""
+def test_a_picture_pruned_since_it_was_sent_is_drawn_again(b32_analysis):
+    """Pictures are short-lived on the server (vit.serve.files.PictureFolder): a tab shown again after its pictures
+    were pruned gets them anew, where nothing else changed."""
     key = state.analysis_store().put(b32_analysis)
-    request = Request("measures-in-order")
-    state.SESSIONS.get("session:measures-in-order").key = key
-    newer = '{"p": 0, "tabs": {"attention": [500, 430]}, "frames": {}, "n": 2}'
-    older = '{"p": 0, "tabs": {}, "frames": {}, "n": 1}'
-    drawn = events.page_redraw(key, (0.5, 0.5), 4, 1, 0.6, "cividis", "mean", 0.0, newer, "attention",
+    request = Request("pruned-pictures")
+    state.SESSIONS.get("session:pruned-pictures").key = key
+    drawn = events.page_redraw(key, (0.5, 0.5), 4, 1, 0.6, "cividis", "mean", 0.0, "laptop", "attention",
                                request=request)
-    assert size(drawn["rollout-view"])[0] < views.DISPLAY_SIZE  # drawn for its measured frame
-    late = events.page_redraw(key, (0.5, 0.5), 4, 1, 0.6, "cividis", "mean", 0.0, older, "attention",
-                              request=request)
-    assert late == {}  # nothing changed: not drawn again for the older measure's fixed sizes
+    laptop = Display(frame=registry.screen_frame("laptop", "attention"))
+    side = registry.frame_sizes(registry.PICTURES["rollout-view"], b32_analysis, laptop)[0]
+    assert size(drawn["rollout-view"]["value"])[0] == side < 640  # drawn for the laptop's frame
+    assert events.page_redraw(key, (0.5, 0.5), 4, 1, 0.6, "cividis", "mean", 0.0, "laptop", "attention",
+                              request=request) == {}  # nothing changed: nothing is sent
+    os.remove(drawn["rollout-view"]["value"])
+    again = events.page_redraw(key, (0.5, 0.5), 4, 1, 0.6, "cividis", "mean", 0.0, "laptop", "attention",
+                               request=request)
+    assert set(again) == {"rollout-view", "rollout-view-caption", "timing"}
 
 
 def test_a_visitor_picks_hub_models_from_the_menu_and_cannot_name_one(client):
@@ -710,14 +743,21 @@ def test_a_run_that_lands_keeps_the_layer_and_head_moved_while_it_ran(b32_analys
     assert out["layer"]["value"] == 4 and "value" not in out["head"]
 
 
-def test_a_redraw_keeps_the_runs_own_timing_line(b32_analysis):
+def test_a_redraw_keeps_the_runs_own_timing_line_in_the_pages_language(b32_analysis):
+    """The run's line is kept as numbers and written in the language of the page that asks (a switch to 中文 after
+    the run: the line is Chinese, not the English it was first written in)."""
     key = state.analysis_store().put(b32_analysis)
     session = state.SESSIONS.get("session:timing-test")
-    session.key, session.timing = key, "Time: model run 1234 ms (traced forward 1200 ms) · total 1300 ms"
+    session.key, session.timing = key, {"run": 1234, "traced": 1200, "drawing": 30, "total": 1300}
     out = events.page_redraw(key, (0.5, 0.5), 2, 1, 0.6, "cividis", "mean", 0.0, False, "patches",
                              request=Request("timing-test"))
     first, second = out["timing"].split("\n")
-    assert first.rstrip() == session.timing and second.startswith("Last redrawn in ")
+    assert first.rstrip() == "Time: model run 1234 ms (traced forward 1200 ms) · drawing 30 ms · total 1300 ms"
+    assert second.startswith("Last redrawn in ")
+    session.drawn.clear()
+    zh = events.page_redraw(key, (0.5, 0.5), 2, 1, 0.6, "cividis", "mean", 0.0, False, "patches",
+                            request=Request("timing-test", lang="zh"))
+    assert "1234" in zh["timing"] and "Time" not in zh["timing"] and "毫秒" in zh["timing"]
 
 
 def test_analyze_stays_disabled_until_the_last_analysis_chain_ends():
@@ -769,7 +809,7 @@ def test_a_click_is_one_round_trip_with_its_tabs_pictures_only(b32_analysis):
         tab = registry.PICTURES[which].tab
         names = events.click_outputs(tab)
         out = dict(zip(names, events.named(events.click_redraw, names)(
-            key, which, (0.5, 0.5), 4, 1, 0.6, "cividis", "mean", 0.0, "", tab, Click(5, 5), request)))
+            key, which, (0.5, 0.5), 4, 1, 0.6, "cividis", "mean", 0.0, "", tab, "[0, 0]", request)))
         assert views.query_cell(out["query"], b32_analysis.grid) == (0, 0), which
         assert "patch-grid" not in names  # the page outlines the clicked patch itself: the grid is not redrawn
         if which == "patch-grid":  # the first click: the query view follows it, the page outlines it on the grid

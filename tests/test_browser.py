@@ -30,6 +30,7 @@ import vit.model.load
 from vit import shapes
 from vit.ui import state
 from vit.views import draw
+from vit.views.pictures import PROJECTOR_ENLARGE
 
 CHROMIUM = find_chromium()
 _MISSING = None
@@ -38,7 +39,6 @@ if CHROMIUM is None:
                 "install one (Debian: apt-get install chromium) to run the browser tests")
 try:
     from playwright.sync_api import Page, expect, sync_playwright
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
 except ImportError:  # pragma: no cover - requirements-dev.txt has it
     _MISSING = _MISSING or "playwright is not installed (pip install -r requirements-dev.txt)"
 if _MISSING:
@@ -162,6 +162,8 @@ def on_the_shapes_model(page: Page, drawing: str) -> None:
     page.locator("#offer-trained").click()
     wait_for_text(page, "#banner", "TRAINED HERE")
     wait_for_text(page, "#stage-table", "(1, 65, 96)")
+    page.wait_for_function("() => { const img = document.querySelector('#patch-grid img');"  # its own 8 x 8 grid
+                           " return img && img.naturalWidth > 0 && /-8-8\\.jpg$/.test(decodeURIComponent(img.src)); }")
 
 
 def type_number(page: Page, control: str, value: str, key: str = "Enter", wait: bool = True) -> None:
@@ -211,16 +213,23 @@ def test_a_clicked_patch_and_its_answer_are_on_one_screen(browser, url, screen):
         assert box["width"] >= 640  # a main picture at least 640 px wide on a 1080p projector
         size = page.evaluate("parseFloat(getComputedStyle(document.querySelector('#query-view-caption p')).fontSize)")
         assert size >= 20
-        save_screenshot(page, DOCS / "screenshot.png", full_page=False)
-        # Projector mode: larger text, and the pictures drawn smaller than their frames and shown enlarged.
+        # Projector mode: larger text, and the pictures drawn for it (their words 1.4x as large), the same size.
         page.locator("#projector input").check()
-        page.wait_for_function(f"document.querySelector('#patch-grid img').naturalWidth < {box['width']} / 1.3")
-        assert page.evaluate("document.body.classList.contains('projector')")
+        page.wait_for_function("document.body.classList.contains('projector')")
         caption = page.evaluate(
             "parseFloat(getComputedStyle(document.querySelector('#query-view-caption p')).fontSize)")
         assert caption >= 26
-    if screen == "phone":
-        save_screenshot(page, DOCS / "screenshot-phone.png", full_page=False)
+    if screen in ("projector", "phone"):  # the README's pictures: the model trained here, a patch on the circle
+        on_the_shapes_model(page, "shapes-heart_and_circle.png")
+        page.locator("#patch-grid img").first.click(position=patch_point(page, 4, 5))
+        wait_for_text(page, "#query-view-caption", "token 38")
+        wait_for_picture(page, "#query-view")
+        page.locator("#analyze-btn").scroll_into_view_if_needed() if screen == "projector" else None
+        page.evaluate("window.scrollTo(0, 0)" if screen == "projector" else
+                      "window.scrollTo(0, document.querySelector('#banner').getBoundingClientRect().top + scrollY - 8)")
+        page.mouse.move(1, 1)
+        save_screenshot(page, DOCS / ("screenshot.png" if screen == "projector" else "screenshot-phone.png"),
+                        full_page=False)
     no_error_badges(page)
     page.close()
 
@@ -435,12 +444,11 @@ def test_why_this_class_and_its_test(browser, url):
     page.locator("#why-method input").click()
     page.get_by_role("option", name="Attention rollout").click()
     wait_for_text(page, "#why-map-caption", "does not depend on the class")
-    frame = page.locator("#why-map").bounding_box()
-    page.locator("#projector input").check()  # projector mode: drawn smaller than its frame, shown enlarged
-    page.wait_for_function(f"document.querySelector('#why-map img').naturalWidth < {frame['width']} / 1.3")
+    before = picture_src(page, "#why-map")
+    page.locator("#projector input").check()  # projector mode: the map drawn again for it (its words 1.4x larger)
+    expect(page.locator("#why-map img").first).not_to_have_attribute("src", before)
     assert page.evaluate("document.body.classList.contains('projector')")
-    page.locator("#projector input").uncheck()
-    page.wait_for_function(f"document.querySelector('#why-map img').naturalWidth > {frame['width']} / 1.2")
+    wait_for_text(page, "#why-map-caption", "does not depend on the class")
     no_error_badges(page)
     page.close()
 
@@ -663,42 +671,24 @@ ON_SCREEN = """(main) => {
 
 @pytest.mark.parametrize(("screen", "projector", "smallest_px"), [("laptop", False, 12), ("projector", True, 18)])
 def test_each_tab_fits_the_screen_and_its_text_reads(browser, url, screen, projector, smallest_px):
-    """1280x720 and 1080p in projector mode: every tab's main picture at least 95 % on the first screen, Analyze
-    and the top-1 visible, and every text inside every picture shown at least 12 px (18 px on the projector)."""
+    """1280x720 and 1080p in projector mode: every tab's main picture wholly on the first screen, Analyze and the
+    top-1 visible, and every text inside every picture shown at least 12 px (18 px on the projector): drawn at least
+    draw.SMALLEST_TEXT px (x 1.4 in projector mode, vit.views.pictures.PROJECTOR_ENLARGE), shown at its drawn size or
+    smaller (natural size against shown size)."""
     page = open_app(browser, url, screen)
     if projector:
         page.locator("#projector input").check()
-    page.evaluate("window.scrollTo(0, 0)")
-    page.wait_for_timeout(500)  # the page has measured its frames
-    before = {n: page.locator(n).bounding_box() for n in ("#patch-grid", "#query-view", "#analyze-btn")}
-    analysed(page)
-    page.evaluate("window.scrollTo(0, 0)")
-    after = {n: page.locator(n).bounding_box() for n in before}
-    for n in before:  # nothing moved when the result arrived
-        moved = [k for k in ("x", "y", "width", "height") if abs(before[n][k] - after[n][k]) > 2]
-        assert not moved, (n, before[n], after[n])
+    on_the_shapes_model(page, "shapes-heart_and_circle.png")
     for tab, main in MAIN_PICTURES.items():
         page.get_by_role("tab", name=tab, exact=True).click()
         wait_for_picture(page, f"#{main}")
         page.evaluate("window.scrollTo(0, 0)")
-        # Drawn for its frame once the page has measured it (the first drawing may use the fixed sizes).
-        drawn_for_its_frame = f"""() => {{ const i = document.querySelector('#{main} img');
-            const r = i.getBoundingClientRect();
-            const s = Math.min(r.width / i.naturalWidth, r.height / i.naturalHeight);
-            return {'s >= 1.3' if projector else 's >= 0.9'}; }}"""
-        try:
-            page.wait_for_function(drawn_for_its_frame)
-        except PlaywrightTimeout:
-            state = page.evaluate("""() => ({screen: (document.querySelector('#screen textarea, #screen input')
-                || {}).value, imgs: [...document.querySelectorAll('.picture-frame img')].filter(i => i.offsetParent)
-                .map(i => { const f = i.closest('.picture-frame');
-                            return [f.id, i.naturalWidth, i.naturalHeight, f.clientWidth, f.clientHeight]; })})""")
-            raise AssertionError((tab, page.evaluate(ON_SCREEN, main), state)) from None
         seen = page.evaluate(ON_SCREEN, main)
-        assert seen["share"] >= 0.95, (tab, seen)
+        assert seen["share"] >= 0.999, (tab, seen)
         assert seen["analyze"] == 1 and seen["top1"] > 0.5, (tab, seen)
         for name, scale in seen["scales"]:
-            assert scale * draw.SMALLEST_TEXT >= smallest_px, (tab, name, scale)
+            enlarged = PROJECTOR_ENLARGE if projector else 1.0
+            assert scale <= 1.001 and scale * enlarged * draw.SMALLEST_TEXT >= smallest_px, (tab, name, scale)
     no_error_badges(page)
     page.close()
 
@@ -712,22 +702,6 @@ def test_a_phone_reaches_every_tab_and_a_pin_comes_off(browser, url):
     wait_for_picture(page, "#patches-pinned")
     page.locator("#patches-unpin").click()
     expect(page.locator("#patches-pinned-block")).to_be_hidden()
-    page.close()
-
-
-def test_full_screen_fills_the_screen_and_has_a_close(browser, url):
-    page = open_app(browser, url, "projector")
-    analysed(page)
-    page.locator("#patch-grid-fullscreen").click()
-    page.wait_for_function("document.fullscreenElement && document.fullscreenElement.id === 'patch-grid-block'")
-    close = page.locator("#patch-grid-fullscreen")
-    expect(close).to_contain_text("Close")
-    assert in_viewport(page, "#patch-grid-fullscreen")
-    box = page.locator("#patch-grid").bounding_box()
-    assert box["height"] > 0.6 * SCREENS["projector"][1]  # the picture takes the screen, not its natural size
-    close.click()
-    page.wait_for_function("!document.fullscreenElement")
-    expect(close).to_have_text("Full screen")
     page.close()
 
 

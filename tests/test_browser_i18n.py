@@ -165,7 +165,7 @@ def test_a_chinese_page_shows_no_english_sentence(browser, url):
     tabs = {"Patch 与形状": "#patch-grid-caption", "Attention": "#rollout-view-caption",
             "逐层来看": "#depth-plot-caption", "为什么是这个类别？": "#why-map-caption",
             "如果……会怎样？": "#whatif-map-caption", "内部": "#block-view-caption",
-            "Figure 7": "#filters-view-caption", "课程": "#lesson-text"}
+            "图 7": "#filters-view-caption", "课程": "#lesson-text"}
     for tab, caption in tabs.items():
         page.get_by_role("tab", name=tab).click()
         wait_for_text(page, caption, "")

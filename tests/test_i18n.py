@@ -45,7 +45,8 @@ def test_the_chinese_is_chinese():
     terms = {"top-k", "top-k-label", "tab-attention", "tab-figure7", "head", "stage-class-token", "stage-logits",
              "stage-patch-tokens", "hw-gpu", "downloading-of", "step-block-code-chapter",
              "early-exit", "tile-head", "deletion", "insertion", "curve-name", "why-title", "token-one",
-             "token-many", "head-one", "head-many", "grid-head"}  # terms, names, the code
+             "token-many", "head-one", "head-many", "grid-head", "matrix-encoder-short",
+             "matrix-causal-short"}  # terms, names, the code
     assert same <= terms, same
 
 

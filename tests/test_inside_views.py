@@ -73,7 +73,7 @@ def test_patch_lens_counts_in_nbytes(a):
 
 def test_block_view_states_the_last_layers_numbers(a):
     v = views.block_view(a)
-    assert v.image.width == views.DEPTH_PLOT_SIZE[0] and v.image.height > views.DEPTH_PLOT_SIZE[1]  # diagram + chart
+    assert v.image.size == views.DEPTH_PLOT_SIZE  # the diagram over the chart, both in its size
     first = views.block_view(a, 1)  # the drawn block carries the chosen layer's numbers
     assert first.image.size == v.image.size and first.image.tobytes() != v.image.tobytes()
     assert views.block_view(a, 99).image.tobytes() == v.image.tobytes()  # past the depth: the last layer
@@ -92,8 +92,11 @@ def test_lens_colours_are_the_legend_classes_at_each_patch_centre(a):
     assert [n for _, n in top] == sorted((n for n in counts.values()), reverse=True)[:len(top)]
     w, h = views.display_size(a)
     assert v.image.width == w and v.image.height > h  # the legend is drawn under the picture
-    expected = views.lens_colours(indices, [c for c, _ in top])
-    assert {tuple(expected[i]) for i in np.ndindex(indices.shape) if indices[i] == top[0][0]} == {draw.PALETTE[0]}
+    classes = views.lens_palette(a)
+    expected = views.lens_colours(indices, classes)
+    final = a.topk[0].index
+    assert classes[0] == final  # the final answer has the palette's first colour
+    assert {tuple(expected[i]) for i in np.ndindex(indices.shape) if indices[i] == final} <= {draw.PALETTE[0]}
     px = np.asarray(v.image, dtype=float)
     photo = np.asarray(draw._display(a.image, views.DISPLAY_SIZE), dtype=float)
     rows, cols = a.grid
@@ -105,6 +108,24 @@ def test_lens_colours_are_the_legend_classes_at_each_patch_centre(a):
     final = a.topk[0]
     assert f"{int((indices == final.index).sum())} of {a.num_patches} patches" in v.caption
     assert f"layer {layer}" in v.caption
+
+
+def test_a_class_keeps_its_colour_at_every_layer():
+    """The classroom review: "circle" was orange at layer 2 and another colour at layer 4, its colour following its
+    rank among the patches' votes. It is the final prediction's rank that picks the colour, the same at every layer."""
+    shapes = vit.analyze(vit.load_model("vit_tiny_shapes"), "assets/shapes-heart_and_circle.png")
+    rows, cols = shapes.grid
+    colours: dict[int, set] = {}
+    for layer in range(1, shapes.depth + 1):
+        px = np.asarray(views.lens_view(shapes, layer, size=160, opacity=1.0).image)  # the colours alone
+        indices = shapes.patch_lens(layer)[0].numpy()
+        for r, c in np.ndindex(rows, cols):
+            colours.setdefault(int(indices[r, c]), set()).add(tuple(px[int((r + 0.5) * 160 / rows),
+                                                                       int((c + 0.5) * 160 / cols)]))
+    assert len(colours) > 2 and all(len(c) == 1 for c in colours.values()), colours
+    coloured = [next(iter(c)) for c in colours.values() if next(iter(c)) != draw.OTHER]
+    assert len(set(coloured)) == len(coloured)  # one colour per class
+    assert colours[shapes.topk[0].index] == {draw.PALETTE[0]}  # the final answer's: the palette's first
 
 
 def test_token_norm_view_scale_is_the_patch_norms_range(a):

@@ -36,8 +36,13 @@ def pdf_objects(data: bytes) -> dict[int, bytes]:
 
 
 def stream(obj: bytes) -> bytes:
-    body = re.search(rb"stream\r?\n(.*?)\r?\nendstream", obj, re.S).group(1)
-    return zlib.decompress(body) if b"/FlateDecode" in obj.split(b"stream", 1)[0] else body
+    """A stream object's data, inflated. A carriage return before the newline that ends it is kept: a compressed
+    stream whose last byte is 0x0d, read as part of a CR LF end of line, lost that byte (zlib stops at the end of
+    its own data and leaves anything after it)."""
+    body = re.search(rb"stream\r?\n(.*?)\nendstream", obj, re.S).group(1)
+    if b"/FlateDecode" in obj.split(b"stream", 1)[0]:
+        return zlib.decompressobj().decompress(body)
+    return body.removesuffix(b"\r")
 
 
 def literal(raw: bytes) -> bytes:

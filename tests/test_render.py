@@ -68,7 +68,7 @@ def test_depth_plot_puts_points_at_their_probability():
     img = plots.depth_plot([1, 2, 3, 4], [0.5, 0.5, 0.5, 0.5], ["a"] * 4, [0.0, 0.25, 0.75, 1.0], "cat",
                             size=(400, 300))
     px = np.asarray(img)
-    x_at, y_at = plots.depth_axes(4, (400, 300))
+    x_at, y_at = plots.depth_axes(4, (400, 300), *plots.depth_margins("cat", (400, 300)))
     blue = np.array([0, 114, 178])
     for i, p in enumerate([0.0, 0.25, 0.75, 1.0]):
         x, y = round(x_at(i)), round(y_at(p))
@@ -85,20 +85,28 @@ def test_colorbar_ends_are_the_colormaps_ends():
         assert tuple(strip[y0, x0 - 1]) != tuple(lut[0])  # the bar starts exactly at x0
 
 
-def test_a_colour_bar_label_too_long_for_its_line_shrinks_before_it_is_cut():
-    """The Why map's bar said "brighter = more relevant to this..." at laptop size: now the whole label, smaller."""
+def test_a_colour_bar_label_too_long_for_its_line_shrinks_then_wraps_and_is_never_cut():
+    """The Why map's bar said "brighter = more relevant to this..." at laptop size: now the whole label, smaller;
+    and where even the smallest text is too wide, the whole label on two lines."""
     label, width = "brighter = more relevant to this class", 296  # the Why map's bar at 1280 x 800
     x0, _, x1, y1 = draw.colorbar_rect(width)
-    assert draw.font(draw.BAR_FONT, bold=False).getlength(label) > x1 - x0  # too long at the bar's own size
-    f = draw._label_font(label, x1 - x0)
-    assert draw.BAR_LABEL_MIN_FONT <= f.size < draw.BAR_FONT and f.getlength(label) <= x1 - x0
+    assert draw.font(draw.BAR_FONT, bold=False).getlength(label) > width - 8  # too long at the bar's own size
+    f = draw._label_font(label, width - 8)
+    assert draw.BAR_LABEL_MIN_FONT <= f.size < draw.BAR_FONT and f.getlength(label) <= width - 8
     strip = draw.colorbar(width, "cividis", "0.00112", "0.126", label)
     row = y1 + 6 + draw.BAR_FONT + 6  # the label's line
     whole = Image.new("RGB", (width, strip.height), "white")
-    ImageDraw.Draw(whole).text(((x0 + x1) / 2, row), label, fill=(30, 30, 30), font=f, anchor="ma")
+    ImageDraw.Draw(whole).text((width / 2, row), label, fill=(30, 30, 30), font=f, anchor="ma")
     assert strip.crop((0, row, width, strip.height)).tobytes() == whole.crop((0, row, width, strip.height)).tobytes()
-    cut = draw.colorbar(120, "cividis", "0", "1", label)  # no room even at the smallest size: cut with "…"
-    assert cut.height == strip.height
+    assert strip.height == draw.COLORBAR_RESERVE
+    # No room even at the smallest size: the label on two lines, the numbers inside the bar's ends.
+    on_bar, lines = draw.colorbar_lines(180, "0.000603", "0.272", label)
+    assert [t for _, t, _, _ in on_bar] == ["0.000603", "0.272"]
+    assert [t for line in lines for _, t, _, _ in line] == ["brighter = more", "relevant to this class"]
+    assert draw.colorbar(180, "cividis", "0.000603", "0.272", label).height == draw.COLORBAR_RESERVE
+    on_bar, lines = draw.colorbar_lines(142, "0.000603", "0.272", label)  # nor there: a line more, nothing cut
+    assert on_bar == [] and [t for line in lines for _, t, _, _ in line] == [
+        "0.000603", "0.272", "brighter = more", "relevant to this", "class"]
 
 
 def test_with_colorbar_keeps_the_picture_at_the_top_left(image):
@@ -163,7 +171,7 @@ LONG = ["English springer spaniel", "ptarmigan", "chainlink fence", "Egyptian ca
 
 
 @pytest.mark.parametrize("n,size", [(12, (800, 400)), (32, (800, 400)), (12, (720, 360)), (32, (480, 300)),
-                                    (1, (800, 400))])
+                                    (12, (296, 340)), (1, (800, 400))])
 def test_depth_plot_texts_never_overlap_nor_leave_the_picture(n, size):
     rng = np.random.default_rng(n)
     labels = [LONG[(i // 2) % len(LONG)] for i in range(n)]  # the top-1 changes every other layer
@@ -177,15 +185,11 @@ def test_depth_plot_texts_never_overlap_nor_leave_the_picture(n, size):
             assert not (b[0] < c[2] and c[0] < b[2] and b[1] < c[3] and c[1] < b[3]), (texts[i], c)
     kinds = {t.kind for t in texts}
     assert {"legend", "axis", "tick", "label"} <= kinds
-    f = draw.font(15, bold=False)
     for t in texts:
-        if t.kind == "label":  # a whole class name, or its start cut with "…"
-            assert f.getlength(t.text) <= 150
-            assert t.text in LONG or (t.text.endswith("…") and any(s.startswith(t.text[:-1]) for s in LONG))
-    cut = draw.fit_text("English springer spaniel", f, 150)
-    assert cut.endswith("…") and f.getlength(cut) <= 150
+        if t.kind == "label":  # a whole class name, or one of its two lines: never cut
+            assert t.text in LONG or any(s.startswith(t.text + " ") or s.endswith(" " + t.text) for s in LONG)
     labelled = [t for t in texts if t.kind == "label"]
-    assert labelled and labels[-1].startswith(labelled[0].text.rstrip("…"))  # the final layer's, placed first
+    assert labelled and set(labels[-1].split()) <= set(" ".join(t.text for t in labelled[:2]).split())  # placed first
     ticks = [t.text for t in texts if t.kind == "tick" and t.anchor == "mt"]
     assert ticks[0] == "1" and len(ticks) >= min(n, 6)
     plots.depth_plot(list(range(1, n + 1)), top1, labels, final, "English springer spaniel", size)

@@ -3,11 +3,14 @@
 Each :class:`LessonStep` quotes or paraphrases the chapter briefly and names the
 picture to show (an element id of the app); :func:`lesson_text` fills in this
 image's numbers: the shapes, N, D, h, L, the residual norms, the answer.
+A step whose picture is drawn at one layer (and head) says which, and its numbers are that layer's (and head's):
+the ones the page's Layer and Head controls show, as the picture beside it is drawn (:func:`shown_at`).
 Pure and Gradio-free: an :class:`vit.Analysis` in, markdown out.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 from vit import i18n
@@ -17,6 +20,10 @@ LESSON_VIEWS = ("patch-grid", "stage-table", "block-view", "block-code", "matrix
                 "head-views", "layer-views", "depth-plot", "lens-view")  # the app's elem ids a step may show
 STEP_VIEWS = ("patch-grid", "stage-table", "matrix-view", "block-view", "head-views", "block-code", "layer-views",
               "lens-view", "depth-plot", "rollout-view")  # the walk's order: 11.4.1 to 11.4.7
+# The steps whose picture is drawn at the Layer control's layer (vit.views.pictures: ``d.layer_of(a)``), and of
+# them, those also drawn at the Head control's head; the other steps' pictures show every layer, or none.
+AT_LAYER = ("matrix-view", "block-view", "head-views", "block-code", "lens-view", "rollout-view")
+AT_HEAD = ("matrix-view",)
 
 
 @dataclass(frozen=True)
@@ -34,6 +41,15 @@ class LessonStep:
 LESSON: list[LessonStep] = [LessonStep(*LessonStep("", "", "", view).words("en"), view) for view in STEP_VIEWS]
 
 
+def shown_at(a, display=None) -> tuple[int, int]:
+    """(layer, head), 1-based, that a step's picture is drawn at: ``display``'s (a
+    :class:`vit.views.pictures.Display` carrying the Layer and Head controls: ``display.layer_of(a)``,
+    ``display.head``), within the model's; without one, the last layer and head 1 (the CLI's and the API's)."""
+    layer = a.depth if display is None else display.layer_of(a)
+    head = 1 if display is None else display.head
+    return min(max(int(layer), 1), a.depth), min(max(int(head), 1), a.num_heads)
+
+
 def _numbers(a) -> dict:
     D = int(a.queries[0].shape[-1])
     hidden = next((s.shape for s in a.stages if s.name.endswith("MLP hidden")), None)
@@ -49,6 +65,32 @@ def prefix_words(names, lang: str = "en") -> str:
     return i18n.text("prefix-many", lang, n=len(names), names=", ".join(names))
 
 
+def where_words(view: str, a, layer: int, head: int, lang: str = "en") -> str:
+    """The step's one phrase saying which layer (and head) its picture and its numbers are at: "Layer 2 of 4 (the
+    Layer control)"; "" for a step whose picture is not drawn at one layer."""
+    if view in AT_HEAD:
+        return i18n.text("at-layer-head", lang, layer=layer, L=a.depth, head=head, h=a.num_heads)
+    return i18n.text("at-layer", lang, layer=layer, L=a.depth) if view in AT_LAYER else ""
+
+
+def votes(a, layer: int, index: int) -> tuple[int, int, int]:
+    """The patch lens at ``layer`` (the lens view's record, :meth:`vit.Analysis.patch_lens`): (how many patches vote
+    for class ``index``, the most frequent vote's class, its count; ties to the lower class, as the legend lists)."""
+    if a.lens_index is None:
+        return 0, index, 0
+    counts = Counter(int(c) for c in a.lens_index[layer - 1].tolist())
+    most, n = min(counts.items(), key=lambda cn: (-cn[1], cn[0]))
+    return counts.get(index, 0), most, n
+
+
+def _lens_fields(a, layer: int, top) -> dict:
+    from vit.model.families import class_names  # noqa: PLC0415 - a Hub model's names are read on first use
+
+    agree, most, n = votes(a, layer, top.index)
+    names = class_names(a.model)
+    return {"agree": agree, "most": names[most] if most < len(names) else str(most), "most_n": n}
+
+
 def _detail(step: LessonStep, a, n: dict, lang: str = "en") -> str:
     top = a.topk[0] if a.topk else None
     view = step.view
@@ -57,14 +99,15 @@ def _detail(step: LessonStep, a, n: dict, lang: str = "en") -> str:
     if top is None and view in ("lens-view", "depth-plot"):
         return i18n.text("detail-no-classifier", lang)
     fields = {**n, "shape": f"(1, {n['T']}, {n['D']})", "four_d": 4 * n["D"],
-              "prefix": prefix_words(a.prefix_token_names, lang)}
+              "prefix": prefix_words(a.prefix_token_names, lang),
+              "at": where_words(view, a, n["layer"], n["head"], lang)}
     if view in ("block-view", "block-code"):
-        r = a.residual()[-1]
-        fields.update(layer=r.layer, stream=r.stream, attention=r.attention, mlp=r.mlp, output=r.output)
+        r = a.residual()[n["layer"] - 1]
+        fields.update(stream=r.stream, attention=r.attention, mlp=r.mlp, output=r.output)
     if top is not None:
         fields.update(label=top.label, prob=top.prob)
     if view == "lens-view":
-        fields["agree"] = int((a.lens_index[-1] == top.index).sum()) if a.lens_index is not None else 0
+        fields.update(_lens_fields(a, n["layer"], top))
     if view == "rollout-view" and top is None:
         view = "rollout-backbone"
     return i18n.text(f"detail-{view}", lang, **fields)
@@ -75,8 +118,11 @@ def language(lang: str) -> str:
     return i18n.checked(lang)
 
 
-def lesson_text(step: LessonStep, a, lang: str = "en") -> str:
-    """Markdown for one step in ``lang``: the section, the chapter's words, and this image's numbers."""
+def lesson_text(step: LessonStep, a, lang: str = "en", display=None) -> str:
+    """Markdown for one step in ``lang``: the section, the chapter's words, and this image's numbers, at the layer
+    and head its picture is drawn at with ``display`` (:func:`shown_at`: the last layer and head 1 without one)."""
     lang = language(lang)
     section, title, chapter = step.words(lang)
-    return f"**{section} {title}**\n\n> {chapter}\n\n{_detail(step, a, _numbers(a), lang)}"
+    layer, head = shown_at(a, display)
+    numbers = {**_numbers(a), "layer": layer, "head": head}
+    return f"**{section} {title}**\n\n> {chapter}\n\n{_detail(step, a, numbers, lang)}"

@@ -41,7 +41,7 @@ PAGE_WORDS = {"en": {
 }, "zh": {
     "kicker": "第 11.4 节，ViT Encoder  ·  第 {n} 步，共 {total} 步",
     "title": "ViT Anatomy：本课（第 11.4 节）在 {model} 上",
-    "subject": "Vision Transformer encoder，11.4.1 到 11.4.7，用一张图像的数字",
+    "subject": "Vision Transformer encoder，11.4.1 到 11.4.8，用一张图像的数字",  # the Chinese edition's sections
 }}
 # rcParams only inside the export: TrueType fonts embedded (searchable text), not Type 3 glyph drawings. The
 # family is DejaVu Sans, then a CJK font where one is installed (vit.fonts), glyph by glyph.
@@ -97,7 +97,8 @@ def paragraphs(markdown: str) -> tuple[Paragraph, ...]:
 
 def pages(a, display: Display | None = None, lang: str = "en") -> list[Page]:
     """The lesson's pages for analysis ``a``: one per step, pictures drawn as ``display`` says (its layer, head,
-    opacity, colour map; the frame is the page's), the text in ``lang``."""
+    opacity, colour map; the frame is the page's), the text in ``lang`` and at the same layer and head as the
+    picture beside it (the page's Layer and Head controls from the app; the last layer and head 1 by default)."""
     lang = language(lang)
     slot = _picture_slot()
     frame = (int(slot[2] * PICTURE_DPI), int(slot[3] * PICTURE_DPI))
@@ -113,7 +114,7 @@ def pages(a, display: Display | None = None, lang: str = "en") -> list[Page]:
                  f"{views.plain(stage_note(lang))} {i18n.text('stage-one-image', lang)}")
         is_table = step.view == "stage-table"
         view = None if is_table else pictures.draw(a, step.view, display)
-        out.append(Page(n, len(LESSON), lang, step, paragraphs(lesson_text(step, a, lang)), view,
+        out.append(Page(n, len(LESSON), lang, step, paragraphs(lesson_text(step, a, lang, display)), view,
                         table if is_table else None, footer, warning))
     return out
 

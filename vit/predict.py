@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from vit import i18n
 from vit.errors import InputError
 from vit.explanations.methods import METHODS
-from vit.lesson import LESSON, LessonStep, prefix_words
+from vit.lesson import LESSON, LessonStep, prefix_words, shown_at, where_words
 
 REMOVE_FRACTION = 0.3  # "Remove these patches": rollout's top 30 %
 TOP_SHARE = 0.05  # a clicked patch counts as right among rollout's top 5 % of the N patches (at least the top one)
@@ -110,8 +110,11 @@ def _cell_words(cell: tuple[int, int], a, lang: str = "en") -> str:
     return i18n.text("cell", lang, row=cell[0], col=cell[1], token=token_index(cell, a.grid, a.num_prefix_tokens))
 
 
-def question(q: PredictStep, a, lang: str = "en") -> str:
-    """Markdown for the question in ``lang``, with what the class needs to answer it and nothing of the answer."""
+def question(q: PredictStep, a, lang: str = "en", display=None) -> str:
+    """Markdown for the question in ``lang``, with what the class needs to answer it and nothing of the answer.
+
+    A question asked beside a picture drawn at the Layer control's layer (the runner-up's rollout) says which, from
+    ``display`` as the picture is drawn with it (:func:`vit.lesson.shown_at`: the last layer without one)."""
     section, title = q.words(lang)
     head = f"**{section} {title}**"
     if q.kind in NEEDS_CLASSIFIER and not a.has_classifier:
@@ -121,7 +124,9 @@ def question(q: PredictStep, a, lang: str = "en") -> str:
     label = a.topk[0].label if a.topk else ""
     fields = dict(H=a.input_size[0], W=a.input_size[1], P=a.patch_size, L=a.depth, N=a.num_patches, label=label)
     if q.kind == "runner_up":
-        fields["second"] = a.topk[1].label if len(a.topk) > 1 else i18n.text("another-class", lang)
+        layer, shown_head = shown_at(a, display)
+        fields.update(second=a.topk[1].label if len(a.topk) > 1 else i18n.text("another-class", lang), layer=layer,
+                      at=where_words(q.before, a, layer, shown_head, lang))
     elif q.kind == "survive":
         n = len(proposal(a))
         fields.update(share=REMOVE_FRACTION, n=n, left=a.num_patches - n)

@@ -21,12 +21,12 @@ import re
 import string
 
 from vit.errors import InputError
-from vit.i18n import explain, inside, lesson, page, predict, progress, refusals, server, views, whatif
+from vit.i18n import alt, explain, inside, lesson, page, predict, progress, refusals, server, views, whatif
 
 LANGUAGES = ("en", "zh")
 DEFAULT = "en"  # the API, the CLI and a browser in any other language
 PAGE: dict[str, dict[str, str]] = page.PAGE
-PARTS = (server, lesson, predict, views, inside, explain, whatif, refusals, progress)  # the server's messages
+PARTS = (server, lesson, predict, views, inside, explain, whatif, refusals, progress, alt)  # the server's messages
 MESSAGES: dict[str, dict[str, str]] = {key: words for part in PARTS for key, words in part.MESSAGES.items()}
 
 

@@ -82,6 +82,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     "insertion": {"en": "insertion", "zh": "insertion"},
     "map-order": {"en": "map order", "zh": "热力图顺序"},
     "random-order": {"en": "random order", "zh": "随机顺序"},
+    "random-short": {"en": "random", "zh": "随机"},  # the curves' legend in a narrow frame
     "curves-x": {"en": "patches perturbed (most relevant first)", "zh": "被扰动的 patch（最相关的在前）"},
     "verdict": {"en": "{mode} AUC {ours} against {rand} for random ({better}: {beats} random)",
                 "zh": "{mode} AUC {ours}，随机为 {rand}（{better}：{beats}随机）"},

@@ -11,6 +11,8 @@ MESSAGES: dict[str, dict[str, str]] = {
     "block-adds": {"en": "adds ‖·‖ = {v:.1f}", "zh": "加上 ‖·‖ = {v:.1f}"},
     "block-diagram": {"en": "Layer {layer} (encoder.layers.{module}), means over {T} tokens",
                       "zh": "第 {layer} 层（encoder.layers.{module}），{T} 个 token 上的平均"},
+    "block-diagram-short": {"en": "Layer {layer} (encoder.layers.{module})",  # where the above takes two lines
+                            "zh": "第 {layer} 层（encoder.layers.{module}）"},
     "block-caption": {
         "en": "**Inside a block:** each pre-norm block computes **H = X + MSA(LN(X))** and **Y = H + MLP(LN(H))**: "
               "attention and the MLP each *add* to the residual stream X. Bars: the mean over the N+1 = {T} tokens "
@@ -92,6 +94,11 @@ MESSAGES: dict[str, dict[str, str]] = {
     "matrix-label": {"en": "log scale: brighter = more attention (row = query, column = key)",
                      "zh": "对数刻度：越亮 = attention 越多（行 = query，列 = key）"},
     "matrix-masked": {"en": "masked: a decoder may not look there", "zh": "被 mask：decoder 不能看那里"},
+    # the same, short, for a matrix drawn too narrow for the words above (its caption says them all)
+    "matrix-encoder-short": {"en": "encoder", "zh": "encoder"},
+    "matrix-causal-short": {"en": "causal mask", "zh": "causal mask"},
+    "matrix-bar": {"en": "log scale: brighter = more attention", "zh": "对数刻度：越亮 = attention 越多"},
+    "matrix-masked-short": {"en": "masked", "zh": "被 mask"},
     "matrix-shrink": {"en": " Drawn at {n}×{n}: each cell is the **block max** of {f}×{f} patch tokens (the class "
                             "token keeps its own row and column).",
                       "zh": " 画成 {n}×{n}：每格是 {f}×{f} 个 patch token 的 **块最大值**（class token 保留自己的行"

@@ -4,8 +4,22 @@ and the sentence with this image's numbers.
 English quotes the chapter's English edition (``shared/seed/ch11.4-vit-encoder.txt``); Chinese quotes its
 Chinese edition (``zh/ch11-vision-transformers/ch11.4-vit-encoder.qmd`` of jshn9515/deep-learning-notes),
 whose sections are numbered differently (11.4.2 is self-attention on images, 11.4.3 the class token, 11.4.4
-the block, 11.4.6 attention's cost, 11.4.7 the head): each Chinese step names the Chinese section it quotes.
-Keys: ``step-<view>-section``, ``-title``, ``-chapter`` and ``detail-<view>``, by the step's picture.
+the block with 11.4.4.2 its code and 11.4.4.3 the stacking, 11.4.5 text vs images, 11.4.6 attention's cost,
+11.4.7 the head, 11.4.8 the summary): each Chinese step names the Chinese section it quotes.
+
+The walk is one order for both languages (the English edition's: :data:`vit.lesson.STEP_VIEWS`), and the Chinese
+edition orders the same ideas differently (self-attention, 11.4.2, before the block, 11.4.4). Quoting each
+step's nearest Chinese section made the Chinese walk jump back and forth (11.4.4 → 11.4.2 → 11.4.4.2 → 11.4.3
+→ 11.4.7 → 11.4.5). So each Chinese step quotes a section of the Chinese edition that says what its picture
+shows, chosen so that the numbers never go back along the walk, questions included (vit.i18n.predict):
+11.4.1, 11.4.1, 11.4.2, 11.4.4, 11.4.4, 11.4.4.2, 11.4.4.3, 11.4.4.3, 11.4.7, 11.4.8. The heads step quotes
+11.4.4's own words on self-attention (the block's first step), the token-content step 11.4.4.3's "the encoder's
+output is still a token sequence" (the lens reads every one of them), and the whole path 11.4.8's summary (the
+Chinese 11.4 has no section joining input, encoder and head; its summary says how the class token gathers
+the patches, which is what rollout estimates). A reader who opens the Chinese book at a step's number finds
+the words quoted there, and the numbers only go forward, as the pages of the book do.
+Keys: ``step-<view>-section``, ``-title``, ``-chapter`` and ``detail-<view>``, by the step's picture; ``at-layer``
+and ``at-layer-head``: the phrase that says which layer (and head) a step's picture and numbers are at.
 """
 
 from __future__ import annotations
@@ -38,11 +52,11 @@ STEPS = (
            "Attention mixes along the tokens, the MLP along the features.",
            "实际实现中常见的是 Pre-LN 写法。第一步，self-attention 让 token 之间交换信息；第二步，MLP 对每个 token "
            "的特征做非线性变换。MLP 不改变序列长度，也不直接混合不同 token。")),
-    _step("head-views", ("11.4.3.1", "11.4.2"),
+    _step("head-views", ("11.4.3.1", "11.4.4"),
           ("Self-attention: patches interact directly", "Self-attention：patch 之间直接交互"),
           ("Each head compares queries with keys, softmax(QKᵀ/√d), and mixes the values.",
-           "Self-attention 会根据当前 token 表示计算 query、key 和 value：Q = ZW_Q, K = ZW_K, V = ZW_V，"
-           "然后计算 softmax(QKᵀ/√d)V。")),
+           "第一步，self-attention 让 token 之间交换信息：(B, N+1, D) → (B, N+1, D)。"
+           "不同 token 之间的信息交换主要发生在 self-attention 里。")),
     _step("block-code", ("11.4.4", "11.4.4.2"), ("Implementing the encoder block", "实现 ViT Encoder Block"),
           ("attn_input = self.norm1(x); attn_output, _ = self.attn(attn_input, attn_input, attn_input); "
            "x = x + self.dropout1(attn_output); x = x + self.mlp(self.norm2(x))",
@@ -52,20 +66,19 @@ STEPS = (
           ("Z_ℓ = EncoderBlock_ℓ(Z_ℓ₋₁), ℓ = 1, …, L: representations are built layer by layer.",
            "单个 encoder block 只进行一次 self-attention 和一次 MLP 变换。完整的 ViT Encoder 会把多个 encoder "
            "block 堆起来：Z_ℓ = EncoderBlock_ℓ(Z_ℓ₋₁)。")),
-    _step("lens-view", ("11.4.5", "11.4.3"), ("What the tokens now contain", "Token 现在包含了什么"),
+    _step("lens-view", ("11.4.5", "11.4.4.3"), ("What the tokens now contain", "Token 现在包含了什么"),
           ("After several layers each token fuses information from other patches and becomes a "
            "context-aware representation.",
-           "经过 self-attention 之后，这个 patch 的表示可以融合远处 patch 的信息；真正让 class token 获得全局信息的"
-           "是 encoder 中反复进行的 self-attention 交互。")),
+           "可以看到，encoder 输出仍然是一个 token 序列，而 out[:, 0] 就是 class token 的最终表示。")),
     _step("depth-plot", ("11.4.6", "11.4.7"), ("From the class token to the class", "从 class token 到类别"),
           ("z_cls = Z_L[:, 0, :], logits = Linear(z_cls): shape (B, K).",
            "class token 表示是 z_cls = Z_L[:, 0, :]，分类头就是一个线性层：logits = Linear(z_cls)，"
            "形状是 (B, num_classes)。")),
-    _step("rollout-view", ("11.4.7", "11.4.5"),
+    _step("rollout-view", ("11.4.7", "11.4.8"),
           ("Input module, encoder, head: the whole path", "输入模块、encoder、分类头：完整的路径"),
           ("Image → tokens with class token and positions → encoder → class token → logits.",
-           "image → patch embedding → class token → position embedding → Transformer Encoder；"
-           "最后取 class token 的输出表示，再接一个线性分类头。")),
+           "这一节我们把 ViT 的输入序列接到了 Transformer Encoder 上。……class token 则在这个过程中不断从所有 "
+           "patch token 中汇聚信息，最后作为整张图像的全局表示。")),
 )
 
 DETAILS: dict[str, dict[str, str]] = {
@@ -85,35 +98,35 @@ DETAILS: dict[str, dict[str, str]] = {
         "zh": "看这张表：从第 1 层到 L = {L}，每一层的输出都是 **{shape}**；只有 MLP 的隐藏层更宽，{hidden}"
               "（4D = {four_d}），并在 block 内部投影回 D。"},
     "detail-matrix-view": {
-        "en": "One head's attention here is a {T}×{T} matrix: all {T} tokens look at all {T}. A decoder's causal "
-              "mask would remove the upper triangle.",
-        "zh": "这里一个 head 的 attention 是 {T}×{T} 的矩阵：全部 {T} 个 token 看向全部 {T} 个 token。"
+        "en": "{at}: this head's attention is a {T}×{T} matrix, all {T} tokens looking at all {T}. A decoder's "
+              "causal mask would remove the upper triangle.",
+        "zh": "{at}：这个 head 的 attention 是 {T}×{T} 的矩阵，全部 {T} 个 token 看向全部 {T} 个 token。"
               "decoder 的 causal mask 会去掉上三角。"},
     "detail-block-view": {
-        "en": "In numbers, layer {layer}: ‖X‖ {stream:.1f} → attention adds {attention:.1f}, MLP adds {mlp:.1f} → "
+        "en": "{at}, in numbers: ‖X‖ {stream:.1f} → attention adds {attention:.1f}, MLP adds {mlp:.1f} → "
               "‖Y‖ {output:.1f} (means over the {T} tokens).",
-        "zh": "用数字来看，第 {layer} 层：‖X‖ {stream:.1f} → attention 加上 {attention:.1f}，MLP 加上 {mlp:.1f} → "
+        "zh": "{at}，用数字来看：‖X‖ {stream:.1f} → attention 加上 {attention:.1f}，MLP 加上 {mlp:.1f} → "
               "‖Y‖ {output:.1f}（{T} 个 token 上的平均）。"},
     "detail-block-code": {
-        "en": "The same four lines run in each of the L = {L} blocks. Here, layer {layer}: x comes in as {shape} "
+        "en": "The same four lines run in each of the L = {L} blocks. {at}: x comes in as {shape} "
               "with ‖X‖ {stream:.1f}; attention's {h} heads add {attention:.1f}, the MLP (hidden {hidden}) adds "
               "{mlp:.1f}; x leaves as {shape}, ‖Y‖ {output:.1f}.",
-        "zh": "同样的四行代码在 L = {L} 个 block 中的每一个里运行。这里，第 {layer} 层：x 以 {shape} 进入，"
+        "zh": "同样的四行代码在 L = {L} 个 block 中的每一个里运行。{at}：x 以 {shape} 进入，"
               "‖X‖ {stream:.1f}；attention 的 {h} 个 head 加上 {attention:.1f}，MLP（隐藏层 {hidden}）加上 "
               "{mlp:.1f}；x 以 {shape} 离开，‖Y‖ {output:.1f}。"},
     "detail-head-views": {
-        "en": "h = {h} heads, each with d = D/h = {D}/{h} = {d} dimensions: the weights are (1, {h}, {T}, {T}). "
-              "The tiles show the class token's row in each head.",
-        "zh": "h = {h} 个 head，每个 d = D/h = {D}/{h} = {d} 维：attention 权重是 (1, {h}, {T}, {T})。"
+        "en": "{at}: h = {h} heads, each with d = D/h = {D}/{h} = {d} dimensions; the layer's weights are "
+              "(1, {h}, {T}, {T}). The tiles show the class token's row in each head.",
+        "zh": "{at}：h = {h} 个 head，每个 d = D/h = {D}/{h} = {d} 维；这一层的 attention 权重是 (1, {h}, {T}, {T})。"
               "每一格显示 class token 在每个 head 中的那一行。"},
     "detail-layer-views": {
         "en": "L = {L} blocks, each {shape} → {shape}; the tiles show where the class token looks at each depth.",
         "zh": "L = {L} 个 block，每个都是 {shape} → {shape}；每一格显示 class token 在每个深度看向哪里。"},
     "detail-lens-view": {
-        "en": "Applying the final norm and head to every patch token of layer {L}: {agree} of {N} patches already "
-              "read as **{label}**.",
-        "zh": "把最后的 norm 和分类头用在第 {L} 层的每个 patch token 上：{N} 个 patch 中已有 {agree} 个读作 "
-              "**{label}**。"},
+        "en": "{at}: the final norm and head, applied to every patch token after this layer, read {agree} of the "
+              "{N} patches as **{label}**, the final answer; the most frequent vote is {most} ({most_n}).",
+        "zh": "{at}：把最后的 norm 和分类头用在这一层之后的每个 patch token 上，{N} 个 patch 中有 {agree} 个读作最终"
+              "答案 **{label}**；票数最多的是 {most}（{most_n} 个）。"},
     "detail-depth-plot": {
         "en": "Here z_cls, the class token after the encoder's final LayerNorm (ViTEncoder.norm), has shape (1, {D}), "
               "the logits (1, {K}); the answer is **{label}** with probability {prob:.1%}. The plot reads the class "
@@ -122,14 +135,23 @@ DETAILS: dict[str, dict[str, str]] = {
               "logits 是 (1, {K})；答案是 **{label}**，概率 {prob:.1%}。图中读取每一层之后的 class token。"},
     "detail-rollout-backbone": {
         "en": "The whole path: (1, 3, {H}, {W}) → {shape} → {L} blocks → {shape}; this model stops there (no "
-              "classifier). Rollout estimates how much of each patch reached the class token.",
+              "classifier). {at}: rollout through layers 1 to {layer} estimates how much of each patch has reached "
+              "the class token by then.",
         "zh": "完整的路径：(1, 3, {H}, {W}) → {shape} → {L} 个 block → {shape}；这个模型到此为止（没有分类头）。"
-              "Rollout 估计每个 patch 有多少到达了 class token。"},
+              "{at}：经过第 1 到第 {layer} 层的 rollout 估计到这一层为止每个 patch 有多少到达了 class token。"},
     "detail-rollout-view": {
         "en": "The whole path: (1, 3, {H}, {W}) → {shape} → {L} blocks → {shape} → z_cls (1, {D}) → logits "
-              "(1, {K}) → **{label}** ({prob:.1%}). Rollout estimates how much of each patch reached the class token.",
+              "(1, {K}) → **{label}** ({prob:.1%}). {at}: rollout through layers 1 to {layer} estimates how much of "
+              "each patch has reached the class token by then.",
         "zh": "完整的路径：(1, 3, {H}, {W}) → {shape} → {L} 个 block → {shape} → z_cls (1, {D}) → logits "
-              "(1, {K}) → **{label}**（{prob:.1%}）。Rollout 估计每个 patch 有多少到达了 class token。"},
+              "(1, {K}) → **{label}**（{prob:.1%}）。{at}：经过第 1 到第 {layer} 层的 rollout 估计到这一层为止每个 "
+              "patch 有多少到达了 class token。"},
+    # Which layer (and head) a step's picture and numbers are at: the page's Layer and Head controls (page.py's
+    # "layer" and "head" labels), the CLI's and the API's last layer and head 1.
+    "at-layer": {"en": "Layer {layer} of {L} (the Layer control)",
+                 "zh": "第 {layer} 层（共 {L} 层，“层 Layer”控件所选）"},
+    "at-layer-head": {"en": "Layer {layer} of {L}, head {head} of {h} (the Layer and Head controls)",
+                      "zh": "第 {layer} 层（共 {L} 层）、head {head}（共 {h} 个），即“层 Layer”和“head”控件所选"},
     "prefix-one": {"en": "1 class token", "zh": "1 个 class token"},
     "prefix-many": {"en": "{n} prefix tokens ({names})", "zh": "{n} 个 prefix token（{names}）"},
 }

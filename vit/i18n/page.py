@@ -13,6 +13,8 @@ PAGE: dict[str, dict[str, str]] = {
     "lang-switch": {"en": "Language", "zh": "语言 Language"},
     # the sidebar
     "your-image": {"en": "Your image", "zh": "你的图像"},
+    # The upload box's words: gradio's own name for the box, word for word, so a screen reader says what is shown.
+    "upload-here": {"en": "Drop an image file here to upload", "zh": "将图像文件拖放到此处以上传"},
     "model": {"en": "Model", "zh": "模型"},
     "patch-size": {"en": "Patch size P (px)", "zh": "patch size P（像素）"},
     "depth": {"en": "Depth", "zh": "深度（encoder block 数）"},
@@ -47,7 +49,7 @@ PAGE: dict[str, dict[str, str]] = {
     "tab-why": {"en": "Why this class?", "zh": "为什么是这个类别？"},
     "tab-whatif": {"en": "What if?", "zh": "如果……会怎样？"},
     "tab-inside": {"en": "Inside", "zh": "内部"},
-    "tab-figure7": {"en": "Figure 7", "zh": "Figure 7"},
+    "tab-figure7": {"en": "Figure 7", "zh": "图 7"},
     "tab-lesson": {"en": "Lesson", "zh": "课程"},
     "inside-block": {"en": "What a block adds", "zh": "一个 block 加了什么"},
     "inside-tokens": {"en": "Each patch's vote; token lengths", "zh": "每个 patch 的投票；token 长度"},
@@ -57,8 +59,8 @@ PAGE: dict[str, dict[str, str]] = {
     "lesson-next": {"en": "Next →", "zh": "下一步 →"},
     "lesson-start": {"en": "Analyse an image, then walk through 11.4.1 → 11.4.7 with its numbers. Next/Previous, "
                            "or the arrow keys (a presenter's clicker).",
-                     "zh": "先分析一张图像，再带着它的数字从 11.4.1 走到 11.4.7。用“下一步/上一步”，"
-                           "或方向键（演示翻页器）。"},
+                     "zh": "先分析一张图像，再带着它的数字从 11.4.1 走到 11.4.8（中文版的小节编号）。"
+                           "用“下一步/上一步”，或方向键（演示翻页器）。"},
     "lesson-guess": {"en": "Your guess", "zh": "你的猜测"},
     "quiz-me": {"en": "Quiz me: a question first, then this tab's answer",
                 "zh": "考考我：先回答问题，再看这一页的答案"},
@@ -141,7 +143,7 @@ PICTURES_ZH: dict[str, tuple[str, str]] = {
     "block-code": (
         "代码里的 encoder block（11.4.4）",
         "本章的 ViTEncoderLayer.forward，四行：LayerNorm、attention、相加；LayerNorm、MLP、相加。每行下面是这张图像"
-        "在最后运行的一层上的数字，和课程文字中的一样：形状（从不改变），以及 attention 和 MLP 加到 residual "
+        "在所选的一层上的数字，和课程文字中的一样：形状（从不改变），以及 attention 和 MLP 加到 residual "
         "stream 上的向量有多长。"),
     "lens-view": (
         "Token 内容：每个 patch 自己的投票（所选层）",

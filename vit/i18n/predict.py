@@ -6,12 +6,13 @@ Keys: ``ask-<kind>-title`` and ``ask-<kind>`` (the question), ``why-<kind>`` (ho
 from __future__ import annotations
 
 MESSAGES: dict[str, dict[str, str]] = {
-    # the sections: the English edition's, and the Chinese edition's own numbering (vit.i18n.lesson)
+    # the sections: the English edition's, and the Chinese edition's own numbering, never going back along the
+    # walk (vit.i18n.lesson says why): the class token gathering the patches is the Chinese summary's, 11.4.8
     "ask-tokens-section": {"en": "11.4.1", "zh": "11.4.1"},
     "ask-layer-section": {"en": "11.4.6", "zh": "11.4.7"},
-    "ask-patch-section": {"en": "11.4.7", "zh": "11.4.3"},
-    "ask-runner_up-section": {"en": "11.4.7", "zh": "11.4.3"},
-    "ask-survive-section": {"en": "11.4.7", "zh": "11.4.3"},
+    "ask-patch-section": {"en": "11.4.7", "zh": "11.4.8"},
+    "ask-runner_up-section": {"en": "11.4.7", "zh": "11.4.8"},
+    "ask-survive-section": {"en": "11.4.7", "zh": "11.4.8"},
     "ask-tokens-title": {"en": "Predict: how many tokens?", "zh": "预测：有多少个 token？"},
     "ask-layer-title": {"en": "Predict: when is the answer decided?", "zh": "预测：答案在哪一层确定？"},
     "ask-patch-title": {"en": "Predict: where does the class token look?", "zh": "预测：class token 看向哪里？"},
@@ -26,7 +27,9 @@ MESSAGES: dict[str, dict[str, str]] = {
     "ask-tokens": {
         "en": "The image is {H}×{W} px, cut into patches of P = {P} px. **How many tokens does the encoder see at "
               "P = {P}?** Type a number, then check.",
-        "zh": "图像是 {H}×{W} 像素，切成 P = {P} 像素的 patch。**在 P = {P} 时，encoder 看到多少个 token？**"
+        # Bold ends before the full-width "？": a closing ** between CJK punctuation and a character is no
+        # closing delimiter for a CommonMark parser (the page showed the asterisks).
+        "zh": "图像是 {H}×{W} 像素，切成 P = {P} 像素的 patch。**在 P = {P} 时，encoder 看到多少个 token**？"
               "输入一个数字，然后检查。"},
     "ask-layer": {
         "en": "The model runs L = {L} blocks and finally says **{label}**. Reading the class token after every "
@@ -40,15 +43,17 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "网格有 N = {N} 个 patch。**点击 class token 在最后一层从中取得最多信息的那个 patch**"
               "（经过全部 {L} 层的 attention rollout）。"},
     "ask-runner_up": {
-        "en": "This is attention rollout for **{label}**. **Will this map change if we ask about the runner-up "
-              "class, {second}?** Yes or no.",
-        "zh": "这是 **{label}** 的 attention rollout。**如果改问第二名的类别 {second}，这张图会变吗？** 是或否。"},
+        "en": "{at}: this is attention rollout for **{label}**, through layers 1 to {layer}. **Will this map change "
+              "if we ask about the runner-up class, {second}?** Yes or no.",
+        "zh": "{at}：这是 **{label}** 的 attention rollout，经过第 1 到第 {layer} 层。**如果改问第二名的类别 "
+              "{second}，这张图会变吗？** 是或否。"},
     "another-class": {"en": "another class", "zh": "另一个类别"},
     "ask-survive": {
-        "en": "Hatched: rollout's top {share:.0%} of the patches ({n} of {N}). **Remove these patches: will the "
-              "prediction survive?** Yes: the model still says “{label}” on the {left} patch tokens left.",
-        "zh": "斜线标出的是 rollout 排名前 {share:.0%} 的 patch（{N} 个中的 {n} 个）。**去掉这些 patch，预测还能保住"
-              "吗？** 是：模型在剩下的 {left} 个 patch token 上仍然说“{label}”。"},
+        "en": "The model says “{label}”. Hatched: the top {share:.0%} of the patches by rollout through all {L} "
+              "layers ({n} of {N}). **If we remove them, will the model still say “{label}” on the {left} patch "
+              "tokens left?** Yes or no.",
+        "zh": "模型说“{label}”。斜线标出的是经过全部 {L} 层的 rollout 排名前 {share:.0%} 的 patch（{N} 个中的 "
+              "{n} 个）。**如果去掉它们，模型在剩下的 {left} 个 patch token 上还会说“{label}”吗？** 是或否。"},
     "cell": {"en": "row {row}, column {col} (token {token})", "zh": "第 {row} 行，第 {col} 列（token {token}）"},
     "layer-n": {"en": "layer {n}", "zh": "第 {n} 层"},
     "yes": {"en": "yes", "zh": "是"},

@@ -12,6 +12,18 @@ MESSAGES: dict[str, dict[str, str]] = {
     "depth-info": {"en": "blocks run, 1 to L = {L}", "zh": "运行的 block 数，1 到 L = {L}"},
     "pinned-caption": {"en": "**Pinned:** ", "zh": "**已固定：** "},
     "close-fullscreen": {"en": "✕ Close full screen (Esc)", "zh": "✕ 退出全屏（Esc）"},
+    # an action over the server's time limit (vit.ui.runs.check_duration)
+    "too-long": {"en": "{what} would take about {seconds:.0f} s of model time here, over this server's limit of "
+                       "{limit:.0f} s per action (the whole class waits for the model meanwhile). Choose a larger "
+                       "patch size, fewer layers or a smaller model; the person running the server can raise the "
+                       "limit with {env}.",
+                 "zh": "{what}在这里大约需要 {seconds:.0f} 秒的模型时间，超过了这台服务器每个操作 {limit:.0f} 秒的上限"
+                       "（这段时间全班都在等模型）。请选择更大的 patch 大小、更少的层或更小的模型；"
+                       "运行服务器的人可以用 {env} 提高这个上限。"},
+    "what-analysis": {"en": "An analysis with {setting}", "zh": "用 {setting} 做一次分析"},
+    "what-importance": {"en": "Head importance", "zh": "head 重要性"},
+    "what-explanation": {"en": "This explanation", "zh": "这个解释"},
+    "what-action": {"en": "This", "zh": "这个操作"},
     # the cost meter (vit.ui.meter)
     "meter-setting": {"en": "**{model}** at P = {P} (checkpoint's own: {native}), L = {L}: grid {grid}×{grid} on "
                             "{size}×{size} px",
@@ -86,6 +98,9 @@ MESSAGES: dict[str, dict[str, str]] = {
                         "zh": "**第 {n} 步，共 {total} 步** · {section} {title}"},
     "lesson-first": {"en": "Analyse an image first (an example, or your own): the lesson uses its numbers.",
                      "zh": "请先分析一张图像（示例或你自己的）：本课要用它的数字。"},
+    "lesson-export-busy": {"en": "Your lesson PDF is still being made: it downloads in a moment. Press again once it "
+                                 "has.",
+                           "zh": "你的课程 PDF 还在生成中，马上就会下载。下载之后再按一次。"},
     "lesson-no-analysis": {"en": "Analyse an image first (an example, or your own): the lesson's pages use its "
                                  "numbers.",
                            "zh": "请先分析一张图像（示例或你自己的）：本课的每一页都要用它的数字。"},

@@ -128,4 +128,5 @@ MESSAGES: dict[str, dict[str, str]] = {
     "plot-probability": {"en": "probability", "zh": "概率"},
     "plot-layer": {"en": "layer (early exit: final norm + head on its class token)",
                    "zh": "层（early exit：最后的 norm + 分类头作用在 class token 上）"},
+    "plot-layer-short": {"en": "layer (early exit)", "zh": "层（early exit）"},  # a plot too narrow for the above
 }

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -249,7 +250,8 @@ def intervene(loaded: LoadedModel, image, keep=None, remove=None, ablate=(), abl
 
 @torch.inference_mode()
 def head_importance(loaded: LoadedModel, image, target=None, ablation: str = "zero",
-                    on_layer: Callable[[int, int], None] | None = None) -> np.ndarray:
+                    on_layer: Callable[[int, int], None] | None = None,
+                    turn: Callable[[], AbstractContextManager] = nullcontext) -> np.ndarray:
     """The drop in the target's probability when each head alone is switched off: (L, h), positive = it helped.
 
     The residual stream entering each block is kept from one unchanged forward pass, so switching a head off
@@ -260,6 +262,8 @@ def head_importance(loaded: LoadedModel, image, target=None, ablation: str = "ze
         target: the class (index or name); None: the top-1.
         ablation: "zero" or "mean", as in :func:`intervene`.
         on_layer: ``on_layer(layers_done, L)`` after each layer's heads (progress); an exception it raises stops.
+        turn: entered around the unchanged forward pass and around each layer's heads, the model's lock taken
+            inside it: a server's turn at the model (vit.ui.tabs.whatif), so that others run between the layers.
     """
     if not isinstance(loaded, LoadedModel):
         raise TypeError(f"head_importance takes what vit.load_model returns (a LoadedModel), "
@@ -272,16 +276,17 @@ def head_importance(loaded: LoadedModel, image, target=None, ablation: str = "ze
     x = loaded.input(image).x  # (1, C, H, W)
     layers = list(model.encoder.layers)
     L, h = len(layers), cfg.num_heads
-    with loaded.lock:
+    with turn(), loaded.lock:
         streams = [model.embedding(x)]  # streams[l]: block l's input, (1, T, D)
         for layer in layers:
             streams.append(layer(streams[-1]))
         probs = model.classify(streams[-1])[0].float().softmax(-1)  # (K,)
-        target = int(probs.argmax()) if target is None else target
-        off_one = 1.0 - torch.eye(h, device=x.device)  # row i: head i off, the others on
-        per_batch = max(1, BATCH_TOKENS // cfg.num_tokens)
-        drops = torch.zeros(L, h)
-        for l in range(L):
+    target = int(probs.argmax()) if target is None else target
+    off_one = 1.0 - torch.eye(h, device=x.device)  # row i: head i off, the others on
+    per_batch = max(1, BATCH_TOKENS // cfg.num_tokens)
+    drops = torch.zeros(L, h)
+    for l in range(L):
+        with turn(), loaded.lock:
             after = []
             for rows in off_one.split(per_batch):
                 t, _ = forward.block(layers[l], streams[l].expand(len(rows), -1, -1), rows, ablation)  # (b, T, D)
@@ -291,6 +296,6 @@ def head_importance(loaded: LoadedModel, image, target=None, ablation: str = "ze
                     t = layers[-1].forward_class_token(t, model.head.tokens_read)  # (b, 1, D) or (b, T, D)
                 after.append(model.classify(t).float().softmax(-1)[:, target])
             drops[l] = probs[target] - torch.cat(after).cpu()
-            if on_layer is not None:
-                on_layer(l + 1, L)
+        if on_layer is not None:
+            on_layer(l + 1, L)
     return drops.numpy()

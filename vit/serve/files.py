@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import os
 import re
 import shutil
@@ -16,7 +18,8 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from vit.errors import InputError
@@ -56,31 +59,99 @@ def proven_file(candidate, roots: Iterable[str | os.PathLike]) -> Path:
 
 PICTURE_PREFIX = "vit-app-"
 _FOLDER = re.compile(rf"^{PICTURE_PREFIX}(?:(?P<pid>\d+)-)?[^/]+$")
+# Who a file is made for: (session, address), set around a request's handler (vit.ui.events.handler).
+OWNER: contextvars.ContextVar[tuple[str, str]] = contextvars.ContextVar("vit_file_owner", default=("", ""))
+PICTURE_AGE_S = 600.0  # a picture stays servable this long after it is made (the page has fetched it by then)
+PER_SESSION_BYTES = 64_000_000  # a session's pictures, PDFs and downloads: its oldest go beyond this
+PER_ADDRESS_BYTES = 256_000_000  # an address's (a class behind one NAT shares it), likewise
+TOTAL_BYTES = 2_000_000_000  # the whole folder's, likewise (the server's oldest first)
+
+
+@contextlib.contextmanager
+def owned_by(session: str, address: str):
+    """Files made in this block are ``session``'s and ``address``'s (for :class:`PictureFolder`'s budgets)."""
+    token = OWNER.set((session, address))
+    try:
+        yield
+    finally:
+        OWNER.reset(token)
+
+
+@dataclass
+class _File:
+    size: int
+    session: str
+    address: str
+    made: float
 
 
 class PictureFolder:
-    """Encoded pictures on their way to gradio, which copies them into its own cache.
+    """The files the server makes for its users (pictures, lesson PDFs, downloads), for gradio to serve.
 
-    Files older than ``max_age_s`` are removed by a background thread, so an idle
-    server does not keep the last lesson's pictures; the folder goes at exit (the
-    app turns SIGTERM into a normal exit too). Its name carries the server's pid, so
-    the next start can remove the folders of servers that were killed.
+    Bounded on its own, never at the uploads' expense: each session and each address has a budget of bytes, and
+    the folder one in all; beyond one, the owner's (or the server's) oldest files go at once. Files older than
+    ``max_age_s`` go in the background. Every name carries a whole uuid4 (:meth:`new_path`). The folder goes at
+    exit (the app turns SIGTERM into a normal exit too); its name carries the server's pid, so the next start can
+    remove the folders of servers that were killed.
     """
 
-    def __init__(self, max_age_s: float = 120.0, every_s: float = 30.0, parent: str | None = None):
+    def __init__(self, max_age_s: float = PICTURE_AGE_S, every_s: float = 60.0, parent: str | None = None,
+                 per_session: int = PER_SESSION_BYTES, per_address: int = PER_ADDRESS_BYTES,
+                 total: int = TOTAL_BYTES):
         self.max_age_s, self.every_s = max_age_s, every_s
+        self.budgets = {"session": per_session, "address": per_address, "total": total}
         self.parent = Path(parent or tempfile.gettempdir())
         remove_stale_folders(self.parent)
         self.path = Path(tempfile.mkdtemp(prefix=f"{PICTURE_PREFIX}{os.getpid()}-", dir=self.parent))
+        self._files: dict[Path, _File] = {}  # oldest first
+        self._lock = threading.Lock()
         self._stop = threading.Event()
         threading.Thread(target=self._prune_forever, name="prune-pictures", daemon=True).start()
 
-    def new_path(self, suffix: str = ".png") -> Path:
-        return self.path / f"{uuid.uuid4().hex}{suffix}"
+    def new_path(self, suffix: str = ".png", readable: str = "") -> Path:
+        """A new file's path: ``<readable>-<uuid4>.<suffix>``. The whole uuid4 (122 random bits) is in every name:
+        gradio serves any file of its upload folder to anyone who names it, so a name must not be guessable
+        (``readable``, what a student sees as the download's name, is made safe for a file name)."""
+        readable = re.sub(r"[^A-Za-z0-9_.-]+", "-", readable)[:80]
+        return self.path / f"{readable + '-' if readable else ''}{uuid.uuid4().hex}{suffix}"
+
+    def write(self, save: Callable[[Path], object], suffix: str = ".png", readable: str = "") -> Path:
+        """A new file written by ``save(path)``, counted against its owner's budgets (:data:`OWNER`)."""
+        path = self.new_path(suffix, readable)
+        save(path)
+        session, address = OWNER.get()
+        with self._lock:
+            self._files[path] = _File(path.stat().st_size, session, address, time.time())
+            for kind, owner in (("session", session), ("address", address), ("total", None)):
+                self._evict(kind, owner, keep=path)
+        return path
+
+    def used(self, kind: str = "total", owner: str | None = None) -> int:
+        """Bytes held in all, or by one session or address."""
+        with self._lock:
+            return sum(f.size for f in self._owned(kind, owner))
+
+    def _owned(self, kind: str, owner: str | None) -> list[_File]:
+        return [f for f in self._files.values() if kind == "total" or getattr(f, kind) == owner]
+
+    def _evict(self, kind: str, owner: str | None, keep: Path) -> None:
+        """Under the lock: the oldest files of ``owner`` (all, for "total") go until its budget holds."""
+        if kind != "total" and not owner:
+            return
+        mine = [p for p, f in self._files.items() if kind == "total" or getattr(f, kind) == owner]
+        held = sum(self._files[p].size for p in mine)
+        for path in mine:
+            if held <= self.budgets[kind] or path == keep:
+                break
+            held -= self._files.pop(path).size
+            path.unlink(missing_ok=True)
 
     def prune(self) -> int:
-        """Remove files older than ``max_age_s``; returns how many."""
+        """Remove files older than ``max_age_s`` (those this object made, and any other there); returns how many."""
         now, removed = time.time(), 0
+        with self._lock:
+            for old in [p for p, f in self._files.items() if now - f.made > self.max_age_s]:
+                del self._files[old]
         for old in self.path.glob("*"):
             try:
                 if now - old.stat().st_mtime > self.max_age_s:

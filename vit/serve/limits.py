@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import re
 import threading
 import time
@@ -53,15 +54,25 @@ FOREIGN = i18n.text("refusal-foreign")
 TOO_MANY_JOBS = i18n.text("refusal-too-many-jobs")
 
 
+TRUST_ENV = "VIT_TRUST_FORWARDED"
+
+
+def trusts_forwarded(environ=os.environ) -> bool:
+    """Whether ``X-Forwarded-For`` names the client: on a Space (its proxy appends the address), or where the operator
+    says a proxy that appends one stands in front (``VIT_TRUST_FORWARDED=1``); never otherwise (a client could
+    name any address)."""
+    return environ.get(TRUST_ENV, "").strip() == "1" or bool(environ.get("SPACE_ID"))
+
+
 def client_address(scope, trust_forwarded: bool) -> str:
     """The request's client: the address that connected, or, behind a trusted proxy (a Space), the last
-    address its ``X-Forwarded-For`` names (the one the proxy itself appended; earlier ones a client can forge)."""
+    address its ``X-Forwarded-For`` names: the one the proxy itself added, whether it appended it to the client's
+    line or sent a line of its own (repeated lines join in order, RFC 9110 5.3); earlier ones a client can forge."""
     if trust_forwarded:
-        for name, value in scope.get("headers", ()):
-            if name == b"x-forwarded-for":
-                last = value.decode("latin-1").split(",")[-1].strip()
-                if last:
-                    return last
+        lines = [value.decode("latin-1") for name, value in scope.get("headers", ()) if name == b"x-forwarded-for"]
+        entries = [e.strip() for e in ",".join(lines).split(",") if e.strip()]
+        if entries:
+            return entries[-1]
     client = scope.get("client")
     return str(client[0]) if client else "unknown"
 

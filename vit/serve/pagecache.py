@@ -51,8 +51,9 @@ class PageCache:
         headers = dict(scope.get("headers", ()))
         if b"authorization" in headers or b"cookie" in headers and b"access-token" in headers[b"cookie"]:
             return None  # never share a page that could depend on who asks
+        # Every line of a repeated header: gradio may read another line than the last (its public root).
         return (scope["method"], scope.get("scheme"), root, scope.get("path"), scope.get("query_string", b""),
-                *(headers.get(name) for name in KEY_HEADERS))
+                *(tuple(v for k, v in scope.get("headers", ()) if k == name) for name in KEY_HEADERS))
 
     def _keeping(self, key: tuple, send):
         start: list[dict] = []

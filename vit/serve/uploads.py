@@ -2,10 +2,11 @@
 
 * :func:`server_folder`: this server's folder under one root (``$GRADIO_TEMP_DIR`` or ``$TMPDIR/gradio``),
   named with its pid, after removing the folders of servers that are gone (``kill -9``, an OOM kill).
-* :class:`UploadSpace`: the folder holds at most ``max_bytes`` (``VIT_UPLOAD_GB``, 1 by default): an
+* :class:`UploadSpace`: the uploads hold at most ``max_bytes`` (``VIT_UPLOAD_GB``, 1 by default): an
   upload is admitted only if it fits with what is there and what other uploads in flight reserved,
-  after the oldest files have been removed to make room; partial files of aborted uploads and empty
-  folders are swept away.
+  after the oldest uploads have been removed to make room; partial files of aborted uploads and empty
+  folders are swept away. The server's picture folder inside it is neither counted nor touched (it has
+  budgets of its own: :class:`vit.serve.files.PictureFolder`).
 
 Blocking (file system walks): call from a worker thread, never on the event loop. Gradio-free.
 """
@@ -58,9 +59,11 @@ def server_folder(root: str | os.PathLike) -> Path:
 
 
 def _files(folder: Path) -> list[tuple[float, int, Path, bool]]:
-    """(mtime, size, path, at the top level) of every regular file under ``folder``."""
+    """(mtime, size, path, at the top level) of every regular file under ``folder``, the server's own picture folder
+    left out (its files are bounded on their own: vit.serve.files.PictureFolder)."""
     found = []
-    for dirpath, _, names in os.walk(folder):
+    for dirpath, dirs, names in os.walk(folder):
+        dirs[:] = [d for d in dirs if not d.startswith(PICTURE_PREFIX)]
         for name in names:
             path = Path(dirpath, name)
             try:
@@ -145,7 +148,8 @@ class UploadSpace:
                 except OSError:
                     pass
         for dirpath, dirnames, filenames in os.walk(self.folder, topdown=False):
-            if Path(dirpath) != self.folder and not dirnames and not filenames:
+            if Path(dirpath) != self.folder and not dirnames and not filenames and \
+                    not Path(dirpath).name.startswith(PICTURE_PREFIX):
                 try:
                     if now - os.stat(dirpath).st_mtime > KEEP_AGE_S:
                         os.rmdir(dirpath)

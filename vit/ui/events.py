@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -28,6 +29,7 @@ from vit import i18n, validate, views
 from vit.config import patch_size_range
 from vit.errors import InputError
 from vit.model.families import is_trained_here
+from vit.serve.files import owned_by
 from vit.ui import inputs, meter, models, pictures, runs, startup
 from vit.ui.inputs import Number, Query, layer_head
 from vit.ui.lang import of as language_of
@@ -40,7 +42,7 @@ from vit.ui.state import (
     analysis_store,
     end_session,
     kept,
-    newest_screen,
+    owner_of,
     picture_file,
     picture_folder,
     release_memory,
@@ -138,7 +140,8 @@ def handler(fn: Callable) -> Callable:
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
-            return _as_files(fn(*args, **kwargs))
+            with owned_by(*owner_of(_request(args, kwargs))):  # the files it makes count against their budgets
+                return _as_files(fn(*args, **kwargs))
         except gr.Error:
             raise
         except InputError as exc:
@@ -155,18 +158,23 @@ def handler(fn: Callable) -> Callable:
     return wrapper
 
 
+def _request(args, kwargs) -> gr.Request | None:
+    """A handler's ``gr.Request``, wherever gradio passed it."""
+    return next((x for x in (*args, *kwargs.values()) if isinstance(x, gr.Request)), None)
+
+
 def _language(args, kwargs) -> str:
-    """The language of the page a handler answers: from its ``gr.Request``, wherever gradio passed it."""
-    request = next((x for x in (*args, *kwargs.values()) if isinstance(x, gr.Request)), None)
-    return language_of(request)
+    """The language of the page a handler answers."""
+    return language_of(_request(args, kwargs))
 
 
 def _as_files(result):
     def encode(x, name=None):
-        if not isinstance(x, Image.Image):
-            return x
         picture = registry.PICTURES.get(name)
-        return picture_file(x, picture.encoding if picture else "png")
+        encoding = picture.encoding if picture else "png"
+        if isinstance(x, views.View):
+            return pictures.shown(x, encoding)
+        return picture_file(x, encoding) if isinstance(x, Image.Image) else x
 
     if isinstance(result, dict):
         return {k: encode(v, k) for k, v in result.items()}
@@ -221,7 +229,8 @@ def analyze(image: object, model: str, patch_size: Number = None, depth: Number 
     t2 = time.perf_counter()
     out = {"banner": meter.banner_html(a), "stage-table": pictures.stage_table(a), "predictions": views.top_k(a, top_k),
            "depth-plot": registry.draw(a, "depth-plot").image}
-    for name, (file, caption) in pictures.drawn_files(a, dict.fromkeys(registry.API_PICTURES, display)).items():
+    api = dict.fromkeys(registry.API_PICTURES, display)
+    for name, (file, caption) in pictures.drawn_files(a, api, page=False).items():
         out[name], out[f"{name}-caption"] = file, caption  # drawn and encoded two at a time
     out["timing"] = runs.timing(a, run_s, t0, t2)
     out["analysis-key"] = analysis_store().put(a)
@@ -251,7 +260,8 @@ def redraw_all(key: str | None, query_x: Number = DEFAULTS.query[0], query_y: Nu
     display = Display(inputs.query_fraction((query_x, query_y)), layer, head, validate.opacity(opacity),
                       inputs.colormap_name(colormap))
     out = {}
-    for name, (file, caption) in pictures.drawn_files(a, dict.fromkeys(registry.API_PICTURES, display)).items():
+    api = dict.fromkeys(registry.API_PICTURES, display)
+    for name, (file, caption) in pictures.drawn_files(a, api, page=False).items():
         out[name], out[f"{name}-caption"] = file, caption  # drawn and encoded two at a time
     out["timing"] = pictures.redrawn(t0)
     return out
@@ -369,7 +379,7 @@ def page_analyze(image: object, model: str, patch_size: Number, depth: Number, t
         source, filename = inputs.image_source(image)
         a, run_s = runs.run(source, filename, setting, top_k, validate.head_fusion(head_fusion),
                             inputs.discard_ratio(discard_ratio), progress, session_of(request),
-                            still_wanted=lambda: session.wants(number))
+                            still_wanted=lambda: session.wants(number), lang=language_of(request))
         if a is None or session.latest != number:  # a newer request of this session: it shows instead
             return {}
         t2 = time.perf_counter()
@@ -381,7 +391,8 @@ def page_analyze(image: object, model: str, patch_size: Number, depth: Number, t
             if session.running == wanted and session.latest == number:
                 session.running = None
     out = {**controls, **_analysed(a, key, setting, before, layer, head, top_k, lang)}
-    out["timing"] = session.timing = runs.timing(a, run_s, t0, t2, lang)
+    session.timing = runs.timing_fields(a, run_s, t0, t2)
+    out["timing"] = i18n.text("timing", lang, **session.timing)
     log.info("analysed %s: %s", meter.setting_words(setting), out["timing"])
     release_memory()
     return out
@@ -436,59 +447,54 @@ def page_redraw(key: str | None, query: Query, layer: Number, head: Number, opac
     a = runs.with_options(key, head_fusion, inputs.discard_ratio(discard_ratio))
     layer = inputs.clamp(layer, 1, a.depth, a.depth)
     head = inputs.clamp(head, 1, a.num_heads, 1)
-    projector, frame_of = inputs.measured(session.newest_screen(screen))
+    projector, _ = inputs.screen(screen, tab_on_screen)
     display = Display(inputs.query_fraction(query), layer, head, inputs.opacity(opacity, DEFAULTS.opacity),
-                      inputs.colormap_name(colormap), projector, frame_of(tab_on_screen), language_of(request),
+                      inputs.colormap_name(colormap), projector, lang=language_of(request),
                       marks=False)  # the page outlines the query's patch on the grid itself
     cell = views.query_cell(display.query, a.grid)
     out, drawn = {}, {}
-    own = {n: replace(display, frame=frame_of(tab_on_screen, n))  # a picture's own frame where it has one
+    own = {n: replace(display, frame=inputs.screen(screen, tab_on_screen, n)[1])  # each picture's frame
            for n in registry.on_tab(tab_on_screen)}
     for name in registry.on_tab(tab_on_screen):
         sig = registry.signature(registry.variant_key(key, name, a.head_fusion, a.discard_ratio), name, own[name], cell)
-        if session.drawn.get(name) != sig and (only is None or name in only):
+        gone = not os.path.exists(session.sent.get(name, ""))  # pruned since: the page can no longer fetch it
+        if (session.drawn.get(name) != sig or gone) and (only is None or name in only):
             drawn[name] = sig
     for name, (file, caption) in pictures.drawn_files(a, {n: own[n] for n in drawn}).items():
         out[name], out[f"{name}-caption"] = file, caption
-    if "patch-grid" in own:  # where the page outlines the query's patch: the grid's geometry and that patch
-        drawn["grid-info"] = (key, cell, registry.frame_sizes(registry.PICTURES["patch-grid"], a, own["patch-grid"]))
+        session.sent[name] = file["value"]
+    if "patch-grid" in own:  # where the page outlines the query's patch
+        drawn["grid-info"] = (key, cell)
         if session.drawn.get("grid-info") != drawn["grid-info"]:
-            out["grid-info"] = pictures.grid_info(a, own["patch-grid"], cell)
+            out["grid-info"] = pictures.grid_info(a, cell)
     if not out or session.redraw != number or session.key not in (None, key):
         return {}  # nothing changed, or a newer redraw or analysis of this session shows instead
     session.drawn.update(drawn)
-    out["timing"] = pictures.redrawn(t0, session.timing if session.key == key else "", display.lang)
+    run = i18n.text("timing", display.lang, **session.timing) if session.timing and session.key == key else ""
+    out["timing"] = pictures.redrawn(t0, run, display.lang)
     return out
 
 
-def click(key: str | None, which: str, screen: str | bool, tab_on_screen: str, evt: gr.SelectData):
-    """A click on a picture of the model's view: that patch becomes the query (fractions x, y).
-
-    The patch grid has margins on fine grids (:func:`vit.views.picture_box`); the overlays start at (0, 0).
-    The picture was drawn at the size of its frame (the page's ``screen``), as this computes it again.
-    """
+def click(key: str | None, clicked: str):
+    """A click on a picture of the model's view: the patch the page says was clicked (vit/ui/page.js maps the
+    pointer through the picture's cells) becomes the query, as the fractions (x, y) of its centre."""
     a = analysis_store().get(key)
-    if a is None or evt is None or which not in registry.PICTURES:
+    cell = None if a is None else inputs.clicked_cell(clicked, *a.grid)
+    if cell is None:
         return gr.skip()
-    projector, frame = inputs.screen(screen, tab_on_screen, which)
-    size = registry.frame_sizes(registry.PICTURES[which], a, Display(projector=projector, frame=frame))[0]
-    box = views.picture_box(a, size) if which == "patch-grid" else views.display_size(a, size)
-    try:
-        return views.clicked_fraction(evt.index, box)
-    except InputError:
-        return gr.skip()
+    rows, cols = a.grid
+    return (cell[1] + 0.5) / cols, (cell[0] + 0.5) / rows
 
 
 @handler
 def click_redraw(key: str | None, which: str, query: Query, layer: Number, head: Number, opacity: Number,
-                 colormap: str, head_fusion: str, discard_ratio: Number, screen: str | bool, tab_on_screen: str,
-                 evt: gr.SelectData, request: gr.Request = None) -> dict:
+                 colormap: str, head_fusion: str, discard_ratio: Number, screen: str, tab_on_screen: str,
+                 clicked: str, request: gr.Request = None) -> dict:
     """A click on a picture: the new query patch and the pictures drawn for it, in one round trip.
 
     The picture's own tab is the one on screen (it was clicked): its pictures are the ones redrawn."""
     tab = registry.PICTURES[which].tab if which in registry.PICTURES else tab_on_screen
-    screen = newest_screen(request, screen)  # what the pictures were drawn for (page_redraw draws with it too)
-    clicked = click(key, which, screen, tab, evt)
+    clicked = click(key, clicked)
     if not isinstance(clicked, tuple):
         return {}
     out = page_redraw(key, clicked, layer, head, opacity, colormap, head_fusion, discard_ratio, screen, tab,
@@ -635,27 +641,29 @@ def download(key: str | None, which: str, query: Query, layer: Number, head: Num
     display = Display(inputs.query_fraction(query), layer, head, inputs.opacity(opacity, DEFAULTS.opacity),
                       inputs.colormap_name(colormap), lang=language_of(request))
     view = registry.draw(a, which, display, weights=pictures.model_weights(a))
-    unique = picture_folder().new_path(".png")
-    path = unique.with_name(f"{which}-{a.model}-P{a.patch_size}-L{layer}-{unique.stem[-6:]}.png")
     with views.drawing_language(display.lang):
-        views.captioned(view).save(path, format="PNG", compress_level=1)
-    return str(path)
+        picture = views.captioned(view)
+    return str(picture_folder().write(lambda path: picture.save(path, format="PNG", compress_level=1), ".png",
+                                      readable=f"{which}-{a.model}-P{a.patch_size}-L{layer}"))
 
 
-LANGUAGE_OUTPUTS = ("banner", "stage-table", "predictions", "cost-meter", "patch-size", "depth")
+LANGUAGE_OUTPUTS = ("lang", "banner", "stage-table", "predictions", "cost-meter", "patch-size", "depth")
 
 
-def page_language(key: str | None, model: str, patch_size: Number, depth: Number, top_k: Number,
+def page_language(key: str | None, model: str, patch_size: Number, depth: Number, top_k: Number, shown: str = "",
                   request: gr.Request = None) -> dict:
     """The page loaded, or its language switched: the text the server wrote, again in the page's language
-    (the components' own words the browser translates itself). No model run, no picture."""
-    lang = language_of(request)
+    (the components' own words the browser translates itself), and the switch set to it. No model run, no picture.
+
+    ``shown``: the language the page shows, as its script chose it (vit/ui/page.js: the address's ``?lang=``, the
+    switch's last choice, the browser's); the request's own (its cookie) where it says nothing."""
+    lang = shown if shown in i18n.LANGUAGES else language_of(request)
     try:
         setting = inputs.page_setting(model, patch_size, depth)
         native = validate.setting(model)
     except InputError:
         return {}
-    out = {"cost-meter": meter.cost_meter(setting, lang=lang),
+    out = {"lang": lang, "cost-meter": meter.cost_meter(setting, lang=lang),
            "patch-size": gr.update(info=i18n.text("patch-size-info", lang, P=native.patch_size)),
            "depth": gr.update(info=i18n.text("depth-info", lang, L=native.depth))}
     a = analysis_store().get(key) if key is not None else None

@@ -135,9 +135,13 @@ def importance_seconds(setting: Setting, *_, **__) -> int:
 
 
 @gpu(duration=importance_seconds)
-def run_head_importance(setting: Setting, image, target: int, ablation: str, on_layer=None):
-    """The GPU work of "Head importance": the (L, h) drops (``on_layer``: progress, in this process only)."""
+def run_head_importance(setting: Setting, image, target: int, ablation: str, on_layer=None, turn=None):
+    """The GPU work of "Head importance": the (L, h) drops (``on_layer``: progress; ``turn``: the model's turn, taken
+    anew for each layer; both in this process only, where the caller takes no turn around it)."""
+    from contextlib import nullcontext  # noqa: PLC0415
+
     from vit.interventions.run import head_importance  # noqa: PLC0415 - imports torch
 
     loaded = state.model_cache().get(setting, "imagenet")
-    return head_importance(loaded, image, target=target, ablation=ablation, on_layer=on_layer)
+    return head_importance(loaded, image, target=target, ablation=ablation, on_layer=on_layer,
+                           turn=turn or nullcontext)

@@ -21,7 +21,7 @@ from vit.serve.files import proven_file
 from vit.ui import sessions
 from vit.validate import MAX_DISCARD_RATIO, MAX_TOP_K, Setting
 from vit.views.draw import COLORMAPS
-from vit.views.pictures import CENTRE, MIN_FRAME
+from vit.views.pictures import CENTRE, SCREENS, screen_frame
 
 # What a request sends: checked (clamped for the page, validated for the API) before anything uses it.
 Number = float | int | str | None  # a control's number
@@ -79,52 +79,36 @@ def colormap_name(value) -> str:
     raise InputError(f"colormap must be one of {', '.join(map(repr, COLORMAPS))}, got {validate.show(value)}")
 
 
-MAX_SCREEN_CHARS = 2000  # the page's measurements are ~150-400 characters; anything longer is not read
-MAX_FRAME = 2400  # px: a frame measured larger (a 4K wall, or a request making up numbers) draws at this
+MAX_SCREEN_CHARS = 40  # "laptop+projector" and the like: anything longer is not read
 
 
 def screen(value, tab: str, picture: str | None = None) -> tuple[bool, tuple[int, int] | None]:
-    """(projector mode, the frame of ``tab``'s pictures, or of ``picture`` where its own differs) from what the
-    page's script measured (:func:`measured`, read once per request where several pictures need it)."""
-    projector, frame_of = measured(value)
-    return projector, frame_of(tab, picture)
+    """(projector mode, the frame ``tab``'s pictures are drawn for, or ``picture``'s own) on the screen the page
+    named when it opened: "phone", "laptop" or "wide", "+projector" in projector mode (vit/ui/page.js; the frames
+    are :data:`vit.views.pictures.SCREENS`). A bare bool (a script) is projector mode at the fixed sizes; anything
+    else is normal mode at the fixed sizes."""
+    if isinstance(value, bool):
+        return value, None
+    if not isinstance(value, str) or len(value) > MAX_SCREEN_CHARS:
+        return False, None
+    name, _, mode = value.partition("+")
+    frame = screen_frame(name, tab, picture) if name in SCREENS else None
+    return mode == "projector", frame
 
 
-def measured(value):
-    """(projector mode, ``frame_of(tab, picture=None)``) from the page's measurements, parsed once.
-
-    The page sends ``{"p": 0 or 1, "tabs": {tab: [width, height], ...}, "frames": {picture: [w, h], ...}}``
-    (vit/ui/page.js): each tab's picture frame in CSS px, measured when it was last on screen, and the
-    frames of pictures wider than that (a picture that has a row of its own). A bare bool (a client of the old page,
-    a test) is projector mode without a frame; anything unreadable is neither. Frames are clamped to
-    MIN_FRAME..MAX_FRAME, so no request can ask for a giant drawing.
-    """
-    data = {}
-    if isinstance(value, str) and len(value) <= MAX_SCREEN_CHARS:
-        try:
-            data = json.loads(value)
-        except ValueError:
-            data = {}
-    if not isinstance(data, dict):
-        data = {}
-    projector = bool(value) if isinstance(value, bool) else data.get("p") in (1, True)
-    tabs, frames = (d if isinstance(d, dict) else {} for d in (data.get("tabs"), data.get("frames")))
-
-    def frame_of(tab: str, picture: str | None = None) -> tuple[int, int] | None:
-        frame = frames.get(picture) if picture else None
-        return _frame(tabs.get(tab) if frame is None else frame)
-
-    return projector, frame_of
-
-
-def _frame(frame) -> tuple[int, int] | None:
-    """A measured [width, height], clamped to MIN_FRAME..MAX_FRAME; None for anything else."""
-    if not (isinstance(frame, list) and len(frame) == 2 and all(_number(v) is not None for v in frame)):
+def clicked_cell(value, rows: int, cols: int) -> tuple[int, int] | None:
+    """The cell (row, col) of a ``rows`` x ``cols`` grid that the page says was clicked: it maps the pointer through
+    the picture as shown and its cells (:class:`vit.views.base.Cells`, vit/ui/page.js) and sends ``"[row, col]"``.
+    None for anything else (no cell under the pointer, a value made up by a client)."""
+    if not isinstance(value, str) or len(value) > 40:
         return None
-    w, h = (_number(v) for v in frame)
-    if not (math.isfinite(w) and math.isfinite(h)):
+    try:
+        r, c = json.loads(value)
+    except (ValueError, TypeError):
         return None
-    return int(min(max(w, MIN_FRAME), MAX_FRAME)), int(min(max(h, MIN_FRAME), MAX_FRAME))
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (r, c)):
+        return None
+    return (r, c) if 0 <= r < rows and 0 <= c < cols else None
 
 
 def query_fraction(value) -> tuple[float, float]:

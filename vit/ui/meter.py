@@ -27,10 +27,20 @@ TRAINED_MODEL = DISPLAY_NAMES["vit_tiny_shapes"]  # offered when ImageNet weight
 
 def hardware() -> tuple[str, float]:
     """("a 2-core CPU", GFLOP/s) for the machine this server runs on; torch is not imported for it."""
-    torch = sys.modules.get("torch")
-    if torch is not None and torch.cuda.is_available():
+    if _cuda():
         return i18n.text("hw-gpu"), GPU_GFLOPS
     return i18n.text("hw-cpu", cores=_cores()), CPU_GFLOPS_PER_CORE * _cores()
+
+
+def _cuda() -> bool:
+    """Whether torch, if something imported it, sees a GPU. Another thread may still be importing it (the startup
+    download, the pre-warm): ``import`` waits for that import to finish, where ``sys.modules`` would hand over a
+    half-initialised module (AttributeError: partially initialized module 'torch' has no attribute 'cuda')."""
+    if "torch" not in sys.modules:
+        return False
+    import torch  # noqa: PLC0415 - imported already (or being imported): this waits for it, nothing more
+
+    return torch.cuda.is_available()
 
 
 def _cores() -> int:

@@ -1,9 +1,22 @@
 () => {
-  // ViT Anatomy's page script: keys, hover, downloads, projector mode, full screen. Nothing here
-  // talks to the server except by clicking the page's own (hidden) buttons.
+  // ViT Anatomy's page script: keys, clicks on pictures, the query's outline, hover, downloads, full screen, the
+  // language switch. Nothing here talks to the server except through the page's own events and (hidden) buttons.
   const $ = (selector) => document.querySelector(selector);
   const typing = (el) => el && (el.tagName === "INPUT" || el.tagName === "TEXTAREA" || el.tagName === "SELECT"
                                || el.isContentEditable);
+  const inTabList = (el) => Boolean(el && el.closest && el.closest("[role=tablist]"));
+
+  // The tab list takes the arrow keys as a tab list should: the next or previous tab, selected.
+  const stepTab = (el, key) => {
+    const tabs = [...el.closest("[role=tablist]").querySelectorAll("[role=tab]")].filter((t) => t.offsetParent);
+    const at = tabs.indexOf(el.closest("[role=tab]"));
+    const to = {ArrowRight: at + 1, ArrowLeft: at - 1, Home: 0, End: tabs.length - 1}[key];
+    if (at < 0 || to === undefined || !tabs[(to + tabs.length) % tabs.length]) return false;
+    const tab = tabs[(to + tabs.length) % tabs.length];
+    tab.focus();
+    tab.click();
+    return true;
+  };
 
   document.addEventListener("keydown", (event) => {
     const el = event.target;
@@ -12,19 +25,23 @@
       el.blur();
       return;
     }
+    if (inTabList(el)) {
+      if (stepTab(el, event.key)) event.preventDefault();
+      return;
+    }
     // In the lesson, the arrow keys and a presenter's clicker (PageDown/PageUp) turn the steps.
     const lesson = document.getElementById("tab-lesson");
     const steps = {ArrowRight: "lesson-next", PageDown: "lesson-next", ArrowLeft: "lesson-prev", PageUp: "lesson-prev"};
     if (lesson && lesson.offsetParent !== null && event.key in steps && !typing(el)) {
       const step = document.getElementById(steps[event.key]);
-      if (step) {
+      if (step && !step.disabled) {
         event.preventDefault();
         step.click();
       }
       return;
     }
-    // Arrow keys (and a presenter's clicker) move the query patch, unless the student is typing
-    // or a slider has the focus (its own arrows move it).
+    // Arrow keys (and a presenter's clicker) move the query patch, unless the student is typing or a control that
+    // takes the arrows itself (a slider, a radio) has the focus.
     const arrows = {ArrowUp: "up", ArrowDown: "down", ArrowLeft: "left", ArrowRight: "right"};
     if (!(event.key in arrows) || typing(el) || event.altKey || event.ctrlKey || event.metaKey) return;
     const button = document.getElementById("move-" + arrows[event.key]);
@@ -34,192 +51,143 @@
     }
   });
 
-  // Where a picture is on screen: its frame shows it whole and centred (object-fit: contain).
+  // A picture that takes clicks names its cells in its file name (vit.ui.state.picture_file): the box (x0, y0, w,
+  // h) they fill, in the picture's own pixels, and their rows and columns. The one relation between a picture's
+  // pixels and the screen: its box on screen (shown whole, centred where its frame is larger: full screen) and
+  // the scale shown / drawn. Every click, hover and outline goes through it.
+  const CELLS = /\.cells-([\d.]+)-([\d.]+)-([\d.]+)-([\d.]+)-(\d+)-(\d+)\.(?:png|jpg)/;
+  const cellsOf = (img) => {
+    const m = img && img.src ? CELLS.exec(decodeURIComponent(img.src)) : null;
+    if (!m) return null;
+    const [x0, y0, w, h, rows, cols] = m.slice(1).map(Number);
+    return {x0, y0, w, h, rows, cols};
+  };
   const shownBox = (img) => {
-    const frame = img.getBoundingClientRect();
-    const scale = Math.min(frame.width / img.naturalWidth, frame.height / img.naturalHeight);
+    const box = img.getBoundingClientRect();
+    const scale = Math.min(box.width / img.naturalWidth, box.height / img.naturalHeight);
     const width = img.naturalWidth * scale, height = img.naturalHeight * scale;
-    return {left: frame.left + (frame.width - width) / 2, top: frame.top + (frame.height - height) / 2, width, height};
+    return {left: box.left + (box.width - width) / 2, top: box.top + (box.height - height) / 2, width, height, scale};
   };
-
-  // Each tab's picture frames take what is left of the screen under them; the server is told their size
-  // (the hidden #screen box) and draws every picture to fill its frame. Hidden tabs cannot be measured: a
-  // tab is measured when it is on screen, and the server draws with the last measure of that tab.
-  const FRAME_MIN = 220, PHONE = 640;
-  const screenState = {p: 0, tabs: {}, frames: {}};
-  let sent = "", measures = 0;
-  const visibleTab = () => [...document.querySelectorAll("#tabs > .tabitem, #tabs > div > .tabitem")]
-    .find((t) => t.offsetParent !== null);
-  const measure = (force = false) => {
-    const tab = visibleTab();
-    if (!tab) return;
-    const frames = [...tab.querySelectorAll(".picture:not(.pinned) .picture-frame")].filter((f) => f.offsetParent);
-    if (!frames.length) return;
-    const top = frames[0].getBoundingClientRect().top + window.scrollY;
-    const phone = window.innerWidth <= PHONE;
-    const width = frames[0].clientWidth;
-    let height = Math.max(FRAME_MIN, window.innerHeight - top - 10);
-    if (phone) height = Math.min(Math.round(width * 1.15), Math.round(window.innerHeight * 0.7));
-    tab.style.setProperty("--frame-h", height + "px");
-    screenState.p = document.body.classList.contains("projector") ? 1 : 0;
-    screenState.tabs[tab.id.replace(/^tab-/, "")] = [Math.round(width), Math.round(height)];
-    for (const frame of frames) {  // a picture whose frame differs from the tab's first (a full-width one)
-      const w = Math.round(frame.clientWidth), own = frame.classList.contains("own-height");  // its height is its own
-      const h = own ? Math.round(frame.clientHeight) : Math.round(height);
-      if (frame.id && (own || Math.abs(w - width) > 8)) screenState.frames[frame.id] = [w, h];
-      else if (frame.id) delete screenState.frames[frame.id];
-    }
-    const value = JSON.stringify(screenState);
-    const box = $("#screen textarea, #screen input");
-    if (!box || (value === sent && !force)) return;
-    sent = value;
-    // Numbered: requests may reach the server in another order than they were sent (a tab's redraw carries the
-    // measure of when it was triggered), and the server draws with the newest measure it has seen.
-    box.value = JSON.stringify({...screenState, n: ++measures});
-    box.dispatchEvent(new Event("input", {bubbles: true}));
-  };
-  let pending = null;
-  const measureSoon = (ms = 120) => {
-    clearTimeout(pending);
-    pending = setTimeout(() => requestAnimationFrame(() => measure()), ms);
-  };
-  window.addEventListener("resize", () => measureSoon());
-  document.addEventListener("click", (event) => {
-    if (!event.target.closest || !event.target.closest("[role=tab], .tab-container button")) return;
-    for (const ms of [60, 400, 1200]) setTimeout(() => requestAnimationFrame(() => measure()), ms);  // once shown
-    // A redraw can miss its measure (gradio's page defers an always_last event triggered while it runs and may
-    // send it with the value it had then): where a picture of the tab is still drawn larger than its frame, the
-    // measure goes again, twice at most, and the server draws only what differs.
-    for (const ms of [2500, 6000]) setTimeout(() => requestAnimationFrame(() => {
-      const tab = visibleTab();
-      const off = tab && [...tab.querySelectorAll(".picture:not(.pinned) .picture-frame img")].some((img) => {
-        const frame = img.closest(".picture-frame");
-        return img.naturalWidth && frame.offsetParent && (img.naturalWidth > frame.clientWidth * 1.1
-                                                          || img.naturalHeight > frame.clientHeight * 1.1);
-      });
-      if (off) measure(true);
-    }), ms);
-  });
-  new ResizeObserver(() => measureSoon()).observe(document.body);
-  measureSoon(300);
-
-  // The patch under a pointer on the grid or an overlay: {r, c, token}, or null off the patches.
-  const cellAt = (event) => {
-    const img = event.target;
-    const geometry = $("#grid-geometry");
-    if (!geometry || !img || img.tagName !== "IMG" || !img.closest("#patch-grid, #query-view, #rollout-view")) {
-      return null;
-    }
-    const d = geometry.dataset;
+  // The cell under a pointer on a picture: {r, c} (0-based), or null off its cells.
+  const cellAt = (img, x, y) => {
+    const cells = cellsOf(img);
+    if (!cells || !img.naturalWidth) return null;
     const box = shownBox(img);
-    const scale = box.width / img.naturalWidth;
-    const grid = Boolean(img.closest("#patch-grid"));  // margins on fine grids; the overlays start at (0, 0)
-    const [x0, y0] = grid ? [Number(d.x0), Number(d.y0)] : [0, 0];
-    const [w, h] = grid ? [Number(d.w), Number(d.h)] : [Number(d.overlayW), Number(d.overlayH)];
-    const x = (event.clientX - box.left) / scale - x0;
-    const y = (event.clientY - box.top) / scale - y0;
-    const rows = Number(d.rows), cols = Number(d.cols);
-    // A click clamps to the nearest patch, as the server's does (vit.views.clicked_fraction).
-    const r = Math.min(rows - 1, Math.max(0, Math.floor(y / h * rows)));
-    const c = Math.min(cols - 1, Math.max(0, Math.floor(x / w * cols)));
-    const inside = x >= 0 && y >= 0 && x < w && y < h;
-    return {r, c, token: Number(d.prefix || 1) + r * cols + c, inside};
+    const px = (x - box.left) / box.scale - cells.x0, py = (y - box.top) / box.scale - cells.y0;
+    if (px < 0 || py < 0 || px >= cells.w || py >= cells.h) return null;
+    return {r: Math.floor(py / cells.h * cells.rows), c: Math.floor(px / cells.w * cells.cols)};
+  };
+  const pictureOf = (el) => el && el.closest ? el.closest(".clickable") : null;
+
+  let pageLang = null;
+  const zh = () => pageLang === "zh";
+  const prefix = () => Number(($("#grid-geometry") || {dataset: {}}).dataset.prefix || 1);
+  const tipText = (frame, cell, img) => {
+    if (frame.id === "whatif-heads") return zh() ? `第 ${cell.r + 1} 层，第 ${cell.c + 1} 个 head`
+                                                  : `layer ${cell.r + 1}, head ${cell.c + 1}`;
+    const token = prefix() + cell.r * cellsOf(img).cols + cell.c;
+    return zh() ? `第 ${cell.r} 行，第 ${cell.c} 列 → token ${token}` : `row ${cell.r}, column ${cell.c} → token ${token}`;
   };
 
-  // Hover over the patch grid: row, column and token of the patch under the pointer.
+  // Hover over a picture that takes clicks: the patch (or head) under the pointer.
   const tip = document.createElement("div");
   tip.id = "grid-tip";
+  tip.setAttribute("aria-hidden", "true");
   document.body.appendChild(tip);
   document.addEventListener("mousemove", (event) => {
-    const cell = cellAt(event);
-    if (!cell || !cell.inside) {
+    const frame = pictureOf(event.target);
+    const cell = frame && event.target.tagName === "IMG" ? cellAt(event.target, event.clientX, event.clientY) : null;
+    if (!cell) {
       tip.style.display = "none";
       return;
     }
-    tip.textContent = `row ${cell.r}, column ${cell.c} → token ${cell.token}`;
+    tip.textContent = tipText(frame, cell, event.target);
     tip.style.left = event.clientX + 16 + "px";
     tip.style.top = event.clientY + 16 + "px";
     tip.style.display = "block";
   });
 
+  // A click on a picture: the cell under it goes to the server through the picture's own hidden button (its event
+  // asks clicked(), below: vit.ui.tabs.parts.on_click); on the patch grid the outline moves at once.
+  const pressedOn = {};  // picture id -> {r, c}, until its click's event takes it
+  let pressed = null;  // the grid's cell clicked, until the server names the query's patch
+  document.addEventListener("click", (event) => {
+    const frame = pictureOf(event.target);
+    if (!frame || event.target.tagName !== "IMG") return;
+    const cell = cellAt(event.target, event.clientX, event.clientY);
+    const button = document.getElementById(frame.id + "-click");
+    if (!cell || !button) return;
+    pressedOn[frame.id] = cell;
+    if (frame.id === "patch-grid") {
+      pressed = cell;
+      placeMark();
+    }
+    button.click();
+  }, true);
+
   // The query's patch outlined on the patch grid, by the page: the server draws the grid without it, so a click
-  // moves the outline the moment the pointer goes down, and needs only the query view from the server. As the
-  // server outlines it in a downloaded grid (vit.views.draw.mark_patch): pink inside the patch, black just
-  // outside, its number on pink where numbers are in the cells, and on fine grids a ring around it.
+  // moves the outline the moment the pointer goes down. As vit.views.draw.mark_patch outlines it in a downloaded
+  // grid: pink inside the patch, black just outside, its number on pink where the cells are large enough, and on
+  // small cells a ring around it.
   const RING_BELOW_PX = 24;
-  let pressed = null;  // the patch pressed, until the server's geometry names the query's
-  const markLayer = () => {
-    const frame = $("#patch-grid");
-    if (!frame) return null;
+  const markLayer = (frame) => {
     let layer = document.getElementById("grid-mark");
     if (!layer || layer.parentElement !== frame) {
+      if (layer) layer.remove();
       layer = document.createElement("div");
       layer.id = "grid-mark";
+      layer.setAttribute("aria-hidden", "true");
       layer.innerHTML = '<div class="mark-ring"></div><div class="mark-cell"></div><span class="mark-number"></span>';
       frame.appendChild(layer);
     }
     return layer;
   };
   const placeMark = () => {
-    const img = $("#patch-grid img"), geometry = $("#grid-geometry"), layer = markLayer();
-    if (!layer) return;
-    const d = geometry ? geometry.dataset : {};
-    const cell = pressed || (d.row !== undefined ? {r: Number(d.row), c: Number(d.col), token: Number(d.token)} : null);
-    if (!img || !img.naturalWidth || !cell || img.offsetParent === null) {
+    const frame = $("#patch-grid");
+    if (!frame) return;
+    const img = frame.querySelector("img"), layer = markLayer(frame), d = ($("#grid-geometry") || {}).dataset || {};
+    const cells = cellsOf(img);
+    const cell = pressed || (d.row !== undefined ? {r: Number(d.row), c: Number(d.col)} : null);
+    if (!img || !img.naturalWidth || !cells || !cell || img.offsetParent === null) {
       layer.style.display = "none";
       return;
     }
-    const box = shownBox(img), frame = layer.parentElement.getBoundingClientRect();
-    const s = box.width / img.naturalWidth;  // shown px per drawn px
-    const cw = Number(d.w) / Number(d.cols), ch = Number(d.h) / Number(d.rows);  // a patch, drawn px
-    const left = box.left - frame.left + s * (Number(d.x0) + cell.c * cw);
-    const top = box.top - frame.top + s * (Number(d.y0) + cell.r * ch);
-    const px = Math.min(cw, ch), inner = Math.max(3, Math.round(px / 8)) * s;
-    Object.assign(layer.style, {display: "block"});
-    Object.assign(layer.querySelector(".mark-cell").style, {left: left + "px", top: top + "px",
-      width: s * cw + "px", height: s * ch + "px", borderWidth: inner + "px"});
-    const number = layer.querySelector(".mark-number"), font = Number(d.font || 0);
-    number.style.display = font ? "block" : "none";
-    if (font) {
-      Object.assign(number.style, {left: left + 3 * s - 2 + "px", top: top + 2 * s - 2 + "px",
-                                   fontSize: font * s + "px"});
-      number.textContent = String(cell.token);
+    const box = shownBox(img), at = frame.getBoundingClientRect(), s = box.scale;
+    const cw = s * cells.w / cells.cols, ch = s * cells.h / cells.rows;  // a patch on screen
+    const left = box.left - at.left + s * cells.x0 + cell.c * cw, top = box.top - at.top + s * cells.y0 + cell.r * ch;
+    layer.style.display = "block";
+    Object.assign(layer.querySelector(".mark-cell").style, {left: left + "px", top: top + "px", width: cw + "px",
+      height: ch + "px", borderWidth: Math.max(3, Math.round(Math.min(cw, ch) / 8)) + "px"});
+    const number = layer.querySelector(".mark-number"), big = Math.min(cw, ch) >= 30;
+    number.style.display = big ? "block" : "none";
+    if (big) {
+      Object.assign(number.style, {left: left + 2 + "px", top: top + 1 + "px", fontSize: Math.round(ch * 0.3) + "px"});
+      number.textContent = String(prefix() + cell.r * cells.cols + cell.c);
     }
-    const ring = layer.querySelector(".mark-ring");
-    ring.style.display = px < RING_BELOW_PX ? "block" : "none";
-    if (px < RING_BELOW_PX) {
-      const radius = s * Math.max(22, 1.2 * px + 12);
-      Object.assign(ring.style, {left: left + s * cw / 2 - radius + "px", top: top + s * ch / 2 - radius + "px",
+    const ring = layer.querySelector(".mark-ring"), small = Math.min(cw, ch) < RING_BELOW_PX;
+    ring.style.display = small ? "block" : "none";
+    if (small) {
+      const radius = Math.max(22, 1.2 * Math.min(cw, ch) + 12);
+      Object.assign(ring.style, {left: left + cw / 2 - radius + "px", top: top + ch / 2 - radius + "px",
                                  width: 2 * radius + "px", height: 2 * radius + "px"});
     }
   };
-  document.addEventListener("pointerdown", (event) => {
-    if (!event.target.closest || !event.target.closest("#patch-grid")) return;
-    const cell = cellAt(event);
-    if (cell) {
-      pressed = cell;
-      placeMark();
-    }
-  }, true);
-  const watchMark = () => {  // the server's geometry (a new query, a new grid) and the grid's picture itself
-    const info = $("#grid-info"), frame = $("#patch-grid");
-    if (!info || !frame) {
-      setTimeout(watchMark, 200);
-      return;
-    }
-    new MutationObserver(() => { pressed = null; placeMark(); })
-      .observe(info, {subtree: true, childList: true, attributes: true, characterData: true});
-    new MutationObserver(() => placeMark()).observe(frame, {subtree: true, attributes: true, attributeFilter: ["src"]});
-    frame.addEventListener("load", () => placeMark(), true);
+  // Whatever changes on the page (a new grid, the server's query, another tab shown, the layout): the outline follows,
+  // once per frame.
+  let queued = false;
+  const follow = (mutations) => {
+    if (mutations && mutations.every((m) => m.target.id === "grid-mark" || (m.target.closest && m.target.closest("#grid-mark, #grid-tip")))) return;
+    if (mutations && mutations.some((m) => m.target.id === "grid-info" || (m.target.closest && m.target.closest("#grid-info")))) pressed = null;
+    if (mutations && mutations.some((m) => m.attributeName === "src")) tip.style.display = "none";  // a new picture
+    if (queued) return;
+    queued = true;
+    requestAnimationFrame(() => { queued = false; placeMark(); });
   };
-  watchMark();
-  window.addEventListener("resize", () => requestAnimationFrame(placeMark));
-  document.addEventListener("fullscreenchange", () => requestAnimationFrame(placeMark));
-  document.addEventListener("click", (event) => {  // another tab shown: the grid may have come back on screen
-    if (event.target.closest && event.target.closest("[role=tab], .tab-container button")) {
-      for (const ms of [60, 400]) setTimeout(() => requestAnimationFrame(placeMark), ms);
-    }
-  });
+  new MutationObserver(follow).observe(document.body, {subtree: true, childList: true, attributes: true,
+                                                        attributeFilter: ["src", "class", "style"]});
+  new ResizeObserver(() => follow()).observe(document.body);
+  document.addEventListener("load", (event) => { if (event.target.tagName === "IMG") follow(); }, true);
+  document.addEventListener("fullscreenchange", () => follow());
 
   let lastSaved = null;
   // The page's language (vit/ui/lang.py): ?lang=zh|en in the address, else the switch's last choice in this
@@ -236,7 +204,6 @@
   };
   const LANG_KEY = "vit-anatomy-lang";
   const asked = new URLSearchParams(window.location.search).get("lang");
-  let pageLang = null;
   const stored = () => { try { return window.localStorage.getItem(LANG_KEY); } catch (e) { return null; } };
   const browserLang = () => ((document.documentElement.lang || navigator.language || "en").toLowerCase()
     .startsWith("zh") ? "zh" : "en");
@@ -247,8 +214,6 @@
     pageLang = lang;
     document.cookie = "vit_lang=" + lang + "; path=/; max-age=31536000; SameSite=Lax";
     if (remember) { try { window.localStorage.setItem(LANG_KEY, lang); } catch (e) { /* private mode */ } }
-    const radio = document.querySelector("#lang input[value='" + lang + "']");
-    if (radio && !radio.checked) radio.checked = true;
     if (browserLang() !== lang || !document.documentElement.lang) {
       const core = gradioCore();
       if (core) {
@@ -263,6 +228,13 @@
 
   window.vitAnatomy = {
     language,
+    // A click on picture ``name``: the event's last input becomes the cell the pointer was pressed on ("[r, c]"),
+    // or "" off its cells (vit.ui.tabs.parts.clicked_js); the server checks it against the grid it drew.
+    clicked(name, args) {
+      const cell = pressedOn[name];
+      delete pressedOn[name];
+      return [...args.slice(0, -1), cell ? JSON.stringify([cell.r, cell.c]) : ""];
+    },
     // After the server wrote a picture with its caption: hand it to the browser's downloads.
     saveDownload() {
       const tries = 40;
@@ -290,33 +262,17 @@
       const block = document.getElementById(name + "-block");
       if (block && block.requestFullscreen) block.requestFullscreen();
     },
-    projector(on) {
-      document.body.classList.toggle("projector", Boolean(on));
-      measureSoon(60);
-    },
     // "Quiz me" on a tab (vit/ui/tabs/quiz.py): its own pictures step aside while the question is asked.
     quizzing(tabId, on) {
       const tab = document.getElementById(tabId);
       if (tab) tab.classList.toggle("quizzing", on === true);
-      for (const ms of [60, 400]) setTimeout(() => requestAnimationFrame(() => measure()), ms);
     },
-    measure,
   };
   // In full screen the picture's own button says how to leave it.
   document.addEventListener("fullscreenchange", () => {
     for (const button of document.querySelectorAll("button[id$='-fullscreen']")) {
       const inside = document.fullscreenElement && document.fullscreenElement.contains(button);
-      const zh = pageLang === "zh";
-      button.textContent = inside ? (zh ? "✕ 退出全屏（Esc）" : "✕ Close full screen (Esc)") : (zh ? "全屏" : "Full screen");
+      button.textContent = inside ? (zh() ? "✕ 退出全屏（Esc）" : "✕ Close full screen (Esc)") : (zh() ? "全屏" : "Full screen");
     }
   });
-
-  // ?projector in the address: start in projector mode.
-  if (new URLSearchParams(window.location.search).has("projector")) {
-    window.vitAnatomy.projector(true);
-    setTimeout(() => {
-      const box = document.querySelector("#projector input");
-      if (box && !box.checked) box.click();
-    }, 500);
-  }
 }

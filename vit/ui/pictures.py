@@ -8,15 +8,17 @@ server's model cache (:func:`model_weights`, passed to ``vit.views.pictures.draw
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import html
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+import gradio as gr
+
 from vit import i18n, views
 from vit.ui.state import model_cache, picture_file
 from vit.validate import Setting
-from vit.views import draw
 from vit.views import pictures as registry
 from vit.views.patches import stage_headers, stage_note
 from vit.views.pictures import Display, Weights
@@ -31,19 +33,27 @@ def caption(view: views.View) -> str:
     return "\n\n".join(parts)
 
 
+def shown(view: views.View, encoding: str = "png") -> dict:
+    """A picture as the page gets it: its file (where it takes clicks, its cells in the name: the page maps a click
+    through them) and its text alternative, written from its data (:attr:`vit.views.View.alt`)."""
+    return gr.update(value=picture_file(view.image, encoding, view.cells), alt_text=view.alt or None)
+
+
 _DRAWERS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="draw")  # PIL's encoders and numpy free the GIL
 
 
-def drawn_files(a, displays: dict[str, Display]) -> dict[str, tuple[str, str]]:
+def drawn_files(a, displays: dict[str, Display], page: bool = True) -> dict[str, tuple]:
     """Each picture of ``displays`` drawn as its display says and saved in its encoding (JPEG or PNG), two at a
-    time (a click's grid and query view together): {name: (file, caption)}."""
+    time (a click's grid and query view together): {name: (picture, caption)}, the picture as the page gets it
+    (:func:`shown`), or (``page=False``, the HTTP API) its file's path."""
     weights = model_weights(a)
 
-    def one(name: str) -> tuple[str, str]:
+    def one(name: str) -> tuple[dict | str, str]:
         view = registry.draw(a, name, displays[name], weights=weights)
-        return picture_file(view.image, registry.PICTURES[name].encoding), caption(view)
+        encoding = registry.PICTURES[name].encoding
+        return (shown(view, encoding) if page else picture_file(view.image, encoding)), caption(view)
 
-    jobs = {name: _DRAWERS.submit(one, name) for name in displays}
+    jobs = {name: _DRAWERS.submit(contextvars.copy_context().run, one, name) for name in displays}  # its owner too
     return {name: job.result() for name, job in jobs.items()}
 
 
@@ -77,19 +87,12 @@ def _loaded(name: str, patch_size: int, depth: int):
     return model_cache().get(Setting(name, patch_size, depth), "imagenet")  # the setting an analysis ran at
 
 
-def grid_info(a, display: Display = Display(), cell: tuple[int, int] | None = None) -> str:
-    """The grid's geometry for the page's hover and for the outline it draws over the query's patch ``cell``
-    (row, col): read by the page's script (vit/ui/page.js), in the drawn picture's pixels."""
-    rows, cols = a.grid
-    size = registry.frame_sizes(registry.PICTURES["patch-grid"], a, display)[0]
-    x0, y0, w, h = views.picture_box(a, size)
-    layout = draw.grid_layout(a.grid, views.display_size(a, size), a.num_prefix_tokens)
-    ow, oh = views.display_size(a, registry.frame_sizes(registry.PICTURES["query-view"], a, display)[0])
-    mark = "" if cell is None else (f'data-row="{cell[0]}" data-col="{cell[1]}" '
-                                    f'data-token="{views.token_index(cell, a.grid, a.num_prefix_tokens)}" ')
-    return (f'<div id="grid-geometry" data-rows="{rows}" data-cols="{cols}" data-prefix="{a.num_prefix_tokens}" '
-            f'data-x0="{x0}" data-y0="{y0}" data-w="{w}" data-h="{h}" data-overlay-w="{ow}" data-overlay-h="{oh}" '
-            f'{mark}data-font="{layout.font_size if layout.in_cells else 0}"></div>')
+def grid_info(a, cell: tuple[int, int]) -> str:
+    """The query's patch ``cell`` (row, col) and its token, for the outline the page draws over it on the patch grid
+    (vit/ui/page.js; where the grid's cells are is in the grid picture's own name: :func:`shown`)."""
+    token = views.token_index(cell, a.grid, a.num_prefix_tokens)
+    return (f'<div id="grid-geometry" data-prefix="{a.num_prefix_tokens}" data-row="{cell[0]}" data-col="{cell[1]}" '
+            f'data-token="{token}"></div>')
 
 
 def stage_table(a, lang: str = "en") -> str:

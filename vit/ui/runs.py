@@ -12,6 +12,7 @@ text says its place in line and the estimated wait.
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Callable
 
@@ -28,7 +29,7 @@ log = logging.getLogger("vit.app")
 
 # Where a request's progress bar stands (0 to 1) at each stage: waiting for the model, loading it,
 # running it (the layers then take PROGRESS_LAYERS of the bar), drawing the pictures.
-PROGRESS_WAITING, PROGRESS_LOADING, PROGRESS_RUNNING, PROGRESS_LAYERS, PROGRESS_DRAWING = 0.02, 0.05, 0.4, 0.5, 0.8
+PROGRESS_LOADING, PROGRESS_WAITING, PROGRESS_RUNNING, PROGRESS_LAYERS, PROGRESS_DRAWING = 0.02, 0.05, 0.4, 0.5, 0.8
 
 
 def _progress_reporter(progress, label: str) -> Callable[[int, int], None]:
@@ -42,7 +43,7 @@ def _progress_reporter(progress, label: str) -> Callable[[int, int], None]:
 
 
 def run(source, filename: str | None, setting: Setting, top_k: int, head_fusion: str, discard_ratio: float,
-        progress, session: str, still_wanted: Callable[[], bool] | None = None):
+        progress, session: str, still_wanted: Callable[[], bool] | None = None, lang: str = "en"):
     """Decode, wait for the model's turn, fetch weights, run: the :class:`vit.Analysis` and the run's seconds.
 
     ``still_wanted()`` (the page) says whether the session still wants this run; while another run of
@@ -51,6 +52,7 @@ def run(source, filename: str | None, setting: Setting, top_k: int, head_fusion:
     """
     c = costs.estimate(setting)
     costs.check_budget(c)  # before any download or model run
+    check_duration(meter.estimated_seconds(c), i18n.text("what-analysis", lang, setting=setting.display_name), lang)
     reader = sessions.reader()  # a job nobody reads runs for nobody: not decoded, not run
     if not reader.arrives():
         return _gone(still_wanted)
@@ -59,6 +61,9 @@ def run(source, filename: str | None, setting: Setting, top_k: int, head_fusion:
     def wanted() -> bool:
         return reader.there() and (still_wanted is None or still_wanted())
 
+    # The weights before the model's turn: a download (or, offline, its failure) never holds the model from others.
+    progress(PROGRESS_LOADING, desc=f"loading {setting.display_name}")
+    startup.fetch_weights(setting.name, _progress_reporter(progress, setting.display_name))
     seconds = turn_seconds(setting, c)
     progress(PROGRESS_WAITING, desc="waiting for the model (one analysis at a time, the quickest first)")
     in_line = _waiting_progress(progress, PROGRESS_WAITING, "")
@@ -67,8 +72,6 @@ def run(source, filename: str | None, setting: Setting, top_k: int, head_fusion:
                        resource=setting, wanted=wanted, report=in_line) as turn:
             if not wanted():
                 return _gone(still_wanted)
-            progress(PROGRESS_LOADING, desc=f"loading {setting.display_name}")
-            startup.fetch_weights(setting.name, _progress_reporter(progress, setting.display_name))
             progress(PROGRESS_RUNNING, desc=f"running {setting.display_name} on your image (~{seconds:.0f} s)")
             t1 = time.perf_counter()
             # ZeroGPU runs run_model in another process: no callbacks cross.
@@ -98,6 +101,31 @@ def turn_seconds(setting: Setting, c: costs.Cost, cache=None) -> float:
         log.info("%s is not in the model cache: its build adds ~%.1f s and ~%.1f GB to the run's estimate",
                  setting.display_name, build.seconds, build.nbytes / 1e9)
     return seconds + build.seconds
+
+
+MAX_RUN_ENV = "VIT_MAX_RUN_S"
+MAX_RUN_S = 300.0  # the longest model work one action may ask for, estimated (head importance at ViT-B/16, P = 8: ~160)
+
+
+def max_run_s() -> float:
+    """The server's limit on one action's estimated model time: ``$VIT_MAX_RUN_S`` seconds, else :data:`MAX_RUN_S`."""
+    try:
+        value = float(os.environ.get(MAX_RUN_ENV, MAX_RUN_S))
+    except ValueError:
+        return MAX_RUN_S
+    return value if value > 0 else MAX_RUN_S
+
+
+def check_duration(seconds: float, what: str, lang: str = "en") -> None:
+    """Refuse, before anything runs, an action whose estimated model time is over :func:`max_run_s` (it would hold
+    the model from the whole class); the message gives the estimate, the limit and what to change.
+
+    Raises:
+        InputError: in ``lang``.
+    """
+    limit = max_run_s()
+    if seconds > limit:
+        raise InputError(i18n.text("too-long", lang, what=what, seconds=seconds, limit=limit, env=MAX_RUN_ENV))
 
 
 class ClientGone(InputError):
@@ -146,8 +174,13 @@ def _layer_progress(progress, display: str, wanted: Callable[[], bool], turn: Tu
 
 
 def timing(a, run_s: float, t0: float, t2: float, lang: str = "en") -> str:
-    return i18n.text("timing", lang, run=1e3 * run_s, traced=a.timings_ms.get("forward_traced", 0),
-                     drawing=1e3 * (time.perf_counter() - t2), total=1e3 * (time.perf_counter() - t0))
+    return i18n.text("timing", lang, **timing_fields(a, run_s, t0, t2))
+
+
+def timing_fields(a, run_s: float, t0: float, t2: float) -> dict:
+    """A run's timing line's numbers (ms), kept so that the line is written again in another language."""
+    return dict(run=1e3 * run_s, traced=a.timings_ms.get("forward_traced", 0),
+                drawing=1e3 * (time.perf_counter() - t2), total=1e3 * (time.perf_counter() - t0))
 
 
 def with_options(key: str, head_fusion: str, discard_ratio: Number):

@@ -10,7 +10,6 @@ import atexit
 import itertools
 import logging
 import os
-import re
 import tempfile
 import threading
 from collections import Counter
@@ -22,6 +21,7 @@ from vit.bounded import BoundedDict
 from vit.errors import InputError
 from vit.serve import sessions as serve_sessions
 from vit.serve.files import PictureFolder
+from vit.serve.limits import client_address, trusts_forwarded
 from vit.serve.memory import rss_bytes, trim_memory
 from vit.serve.queue import FairQueue
 from vit.validate import Setting
@@ -73,15 +73,13 @@ def _analysis_store():
     return AnalysisStore()
 
 
-PICTURE_AGE_S = 3600  # a picture sent stays servable this long (a pinned copy refers to it), as gradio's own cache
-
-
 def _picture_folder() -> PictureFolder:
     """Inside gradio's upload folder (``$GRADIO_TEMP_DIR``: the app gives each server its own): gradio serves a
-    file from there as it is, where it would hash and copy one from elsewhere (~3 ms a picture)."""
+    file from there as it is, where it would hash and copy one from elsewhere (~3 ms a picture). Bounded on its
+    own (:class:`vit.serve.files.PictureFolder`); the upload cap does not count it (vit.serve.uploads)."""
     parent = os.environ.get("GRADIO_TEMP_DIR") or os.path.join(tempfile.gettempdir(), "gradio")
     os.makedirs(parent, exist_ok=True)
-    folder = PictureFolder(max_age_s=PICTURE_AGE_S, every_s=PICTURE_AGE_S / 10, parent=parent)
+    folder = PictureFolder(parent=parent)
     atexit.register(folder.remove)
     return folder
 
@@ -99,13 +97,15 @@ def reset() -> None:
     SESSIONS.clear()
 
 
-def picture_file(image, encoding: str = "png") -> str:
+def picture_file(image, encoding: str = "png", cells=None) -> str:
     """Save a picture for gradio to serve, in ``encoding`` ("jpeg" or "png": the registry's
     :attr:`vit.views.pictures.Picture.encoding`, written by :func:`vit.views.pictures.encode`), and return its
-    path. Gradio copies the file into its own cache at once."""
-    path = picture_folder().new_path(".jpg" if encoding == "jpeg" else ".png")
-    registry.encode(image, encoding, path)
-    return str(path)
+    path. A picture that takes clicks carries its cells (:class:`vit.views.base.Cells`) in its name,
+    ``<uuid>.cells-x0-y0-w-h-rows-cols.png``: the page maps a click through the very picture it shows."""
+    where = "" if cells is None else ".cells-" + "-".join(
+        f"{v:.1f}" for v in (cells.x0, cells.y0, cells.w, cells.h)) + f"-{cells.rows}-{cells.cols}"
+    suffix = f"{where}.jpg" if encoding == "jpeg" else f"{where}.png"
+    return str(picture_folder().write(lambda path: registry.encode(image, encoding, path), suffix))
 
 
 def session_of(request) -> str:
@@ -115,6 +115,18 @@ def session_of(request) -> str:
         return f"session:{session}"
     client = getattr(request, "client", None)
     return f"client:{getattr(client, 'host', None) or 'python'}"
+
+
+def owner_of(request) -> tuple[str, str]:
+    """(session, address) of a request, for the budgets of the files made for it (vit.serve.files.PictureFolder);
+    the address as the server's limits read it (a trusted proxy's ``X-Forwarded-For``: vit.serve.limits)."""
+    if request is None:
+        return "", ""
+    headers = getattr(request, "headers", None) or {}
+    client = getattr(request, "client", None)
+    scope = {"headers": [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()],
+             "client": (getattr(client, "host", None) or "unknown", 0)}
+    return session_of(request), client_address(scope, trusts_forwarded())
 
 
 def kept(key):
@@ -164,42 +176,16 @@ class Session:
     redraw: int = 0  # the number of the latest redraw; an older one that finishes later is dropped
     explained: int = 0  # the same for the "Why this class?" map
     drawn: dict[str, tuple] = field(default_factory=dict)
+    sent: dict[str, str] = field(default_factory=dict)  # each picture's file as last sent (it may be pruned since)
     busy: int = 0  # the page's analysis chains under way (Analyze stays disabled until the last one ends)
     asked: int = 0  # of them, the Analyze button's: a setting waiting for Analyze then says "running", not "press"
-    timing: str = ""  # the shown analysis's own timing line: a redraw adds its time to it, never replaces it
+    timing: dict = field(default_factory=dict)  # the shown analysis's timing line's numbers: a redraw adds its time
     ended: bool = False  # its page is gone (closed, reloaded): its runs stop, its analyses go
-    screen: str = ""  # the newest of the page's measures of its frames (vit/ui/page.js numbers them: "n")
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def wants(self, number: int) -> bool:
         """Whether the session still wants its request ``number``: the latest one, and its page still there."""
         return not self.ended and self.latest == number
-
-    def newest_screen(self, screen):
-        """The page's newest measure of its frames, this one or one seen before: requests reach the server in
-        another order than the page sent them (a tab's redraw carries the measure of when it was triggered, and
-        may come after the one the new measure triggered), so a picture is never drawn for an older frame."""
-        number = measure_number(screen)
-        if number is None:
-            return screen
-        with self.lock:
-            if number >= (measure_number(self.screen) or 0):
-                self.screen = screen
-            return self.screen
-
-
-_MEASURE = re.compile(r'"n":\s*(\d{1,12})\s*}\s*$')  # the number page.js puts last in its measures
-
-
-def measure_number(screen) -> int | None:
-    """The number of one of the page's measures (vit/ui/page.js), None for anything else (a bare bool, a test's)."""
-    found = _MEASURE.search(screen) if isinstance(screen, str) else None
-    return int(found.group(1)) if found else None
-
-
-def newest_screen(request, screen):
-    """:meth:`Session.newest_screen` of the request's session."""
-    return SESSIONS.get(session_of(request)).newest_screen(screen)
 
 
 class Sessions:

@@ -20,7 +20,8 @@ def rollout_view(a, layer: int, opacity: float, cmap: str, size: int = DISPLAY_S
     discard = i18n.text("rollout-discard", lang, ratio=a.discard_ratio) if a.discard_ratio else ""
     caption = i18n.text("rollout-caption", lang, layer=layer, fusion=a.head_fusion, discard=discard,
                         share=base.class_token_share(heat, lang))
-    return View(image, caption, legend, i18n.text("rollout-title", lang, layer=layer), scale, fit_note(a, lang))
+    return View(image, caption, legend, i18n.text("rollout-title", lang, layer=layer), scale, fit_note(a, lang),
+                cells=base.patch_cells(a, size))
 
 
 # --------------------------------------------------------------------------- small multiples
@@ -46,7 +47,8 @@ def _tiles_view(a, maps: np.ndarray, titles: list[str], opacity: float, cmap: st
     sheet = draw.small_multiples(a.image, maps, titles, columns, tile, opacity, cmap, from_zero=True,
                                  short_titles=[str(i + 1) for i in range(len(maps))])  # heads and layers from 1
     label = i18n.text("heat-label", lang)
-    image = draw.with_colorbar(sheet, cmap, "0", i18n.text("tile-max", lang), label)
+    frame = size[0] if isinstance(size, tuple) else None  # the bar as wide as the frame, under a narrow sheet
+    image = draw.with_colorbar(sheet, cmap, "0", i18n.text("tile-max", lang), label, frame)
     return image, i18n.text("tiles-legend", lang, label=label)
 
 

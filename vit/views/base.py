@@ -26,6 +26,24 @@ COLORBAR_ONE_LINE, COLORBAR_WIDE = draw.COLORBAR_ONE_LINE, draw.COLORBAR_WIDE
 
 
 @dataclass(frozen=True)
+class Cells:
+    """Where a picture takes clicks: a grid of ``rows`` x ``cols`` cells (patches, or layers x heads) in the box
+    (x0, y0, w, h), in the picture's own pixels. The page maps a click on the picture as shown through it (one
+    scale, one offset: vit/ui/page.js), and outlines the cell it names."""
+
+    x0: float
+    y0: float
+    w: float
+    h: float
+    rows: int
+    cols: int
+
+    def scaled(self, k: float) -> Cells:
+        """The same cells in a picture enlarged ``k`` times."""
+        return Cells(self.x0 * k, self.y0 * k, self.w * k, self.h * k, self.rows, self.cols)
+
+
+@dataclass(frozen=True)
 class View:
     """One picture and the words that make it readable."""
 
@@ -35,6 +53,10 @@ class View:
     title: str = ""  # short, for headers and download file names
     scale: tuple[float, float] | None = None  # numbers at the colour bar's (left, right) ends; None: no bar / per tile
     note: str = ""  # honesty about the input (crop, enlargement); "" if nothing to say
+    # Its text alternative, written from its data in its language: what it shows, the numbers a student would read
+    # off it (the page's <img alt>, for a screen reader).
+    alt: str = ""
+    cells: Cells | None = None  # a picture that takes clicks: where its cells are (None: it takes none)
 
 
 # --------------------------------------------------------------------------- patches and clicks
@@ -53,6 +75,11 @@ token_index = draw.token_index  # the one formula, P + r·cols + c: the patch gr
 def display_size(a, size: int = DISPLAY_SIZE) -> tuple[int, int]:
     """(width, height) of the model's view as drawn, without margins or colour bar."""
     return draw.fit_size(a.image.shape, size)
+
+
+def patch_cells(a, size: int = DISPLAY_SIZE) -> Cells:
+    """The patches of a picture drawn on the model's view at (0, 0) (an overlay, its colour bar under it)."""
+    return Cells(0, 0, *display_size(a, size), *a.grid)
 
 
 def picture_box(a, size: int = DISPLAY_SIZE) -> tuple[int, int, int, int]:

@@ -350,7 +350,8 @@ def _arrow(draw: ImageDraw.ImageDraw, start: tuple[float, float], end: tuple[flo
 
 BAR_FONT = 16  # px: tick labels and legends under the pictures
 _BAR_PAD, _BAR_TOP, _BAR_HEIGHT = 14, 10, 18
-COLORBAR_RESERVE = _BAR_TOP + _BAR_HEIGHT + 8 + 2 * (BAR_FONT + 6) + 6  # px: the tallest colour-bar strip (two lines)
+COLORBAR_RESERVE = _BAR_TOP + _BAR_HEIGHT + 8 + 2 * (BAR_FONT + 6) + 6  # px: a colour-bar strip of two lines (a
+# label that wraps, under a bar too short for it even at the smallest text, takes more)
 COLORBAR_ONE_LINE = COLORBAR_RESERVE - BAR_FONT - 6  # px: the strip when its numbers and label share a line
 COLORBAR_WIDE = 440  # px: from this width the heat views' bars fit on one line (two numbers and the label)
 
@@ -363,39 +364,86 @@ def colorbar_rect(width: int) -> tuple[int, int, int, int]:
 def colorbar(width: int, cmap: str, lo: str, hi: str, label: str) -> Image.Image:
     """A horizontal colour bar: the colormap from its first entry (left) to its last (right).
 
-    ``lo`` and ``hi`` are written under its ends (the numbers those colours stand for),
-    ``label`` between them when it fits, else on a line of its own.
+    ``lo`` and ``hi`` are written under its ends (the numbers those colours stand for), ``label`` between them
+    when it fits, else on a line of its own, smaller, and wrapped onto more lines where even that does not fit; a
+    bar too narrow for the numbers and the label on two lines carries its numbers inside its ends
+    (:func:`colorbar_lines`). No text is cut and none runs into another.
     """
     x0, y0, x1, y1 = colorbar_rect(width)
-    f = font(BAR_FONT, bold=False)
-    lo_w, hi_w, label_w = (f.getlength(t) for t in (lo, hi, label))
-    one_line = lo_w + label_w + hi_w + 40 <= x1 - x0
-    height = y1 + 8 + (BAR_FONT + 6) * (1 if one_line else 2) + 6
-    strip = Image.new("RGB", (width, height), "white")
+    on_bar, lines = colorbar_lines(width, lo, hi, label)
+    strip = Image.new("RGB", (width, colorbar_height(len(lines))), "white")
     lut = colormap_lut(cmap)
     ramp = lut[np.round(np.linspace(0, 255, x1 - x0)).astype(int)]  # (x1 - x0, 3): exact ends
     strip.paste(Image.fromarray(np.repeat(ramp[None], y1 - y0, axis=0)), (x0, y0))
     draw = ImageDraw.Draw(strip)
     draw.rectangle([x0 - 1, y0 - 1, x1, y1], outline=(90, 90, 90), width=1)
-    ink = (30, 30, 30)
-    text_y = y1 + 6
-    draw.text((x0, text_y), lo, fill=ink, font=f, anchor="la")
-    draw.text((x1, text_y), hi, fill=ink, font=f, anchor="ra")
-    if one_line:
-        draw.text(((x0 + x1) / 2, text_y), label, fill=ink, font=f, anchor="ma")
-    else:
-        small = _label_font(label, x1 - x0)
-        draw.text(((x0 + x1) / 2, text_y + BAR_FONT + 6), fit_text(label, small, x1 - x0), fill=ink, font=small,
-                  anchor="ma")
+    for x, text, anchor, f in on_bar:  # on the end's own colour: white on a dark end, ink on a light one
+        end = lut[0] if anchor[0] == "l" else lut[255]
+        fill = INK if float(np.dot(end, (0.299, 0.587, 0.114))) > 140 else (255, 255, 255)
+        draw.text((x, (y0 + y1) / 2), text, fill=fill, font=f, anchor=anchor)
+    for i, line in enumerate(lines):
+        for x, text, anchor, f in line:
+            draw.text((x, y1 + 6 + i * _BAR_LINE), text, fill=INK, font=f, anchor=anchor)
     return strip
 
 
-BAR_LABEL_MIN_FONT = SMALLEST_TEXT  # px: a colour bar's label on its own line shrinks down to this before it is cut
+_BAR_LINE = BAR_FONT + 6  # px from one line of a colour bar's text to the next
+_TEXT_PAD = 4  # px: text under a narrow bar may reach this close to the strip's edges
+
+Piece = tuple[float, str, str, ImageFont.ImageFont]  # (x, text, PIL anchor, font)
+
+
+def colorbar_height(lines: int) -> int:
+    """The height of a colour-bar strip with ``lines`` lines of text under its bar (1: COLORBAR_ONE_LINE, 2:
+    COLORBAR_RESERVE)."""
+    return _BAR_TOP + _BAR_HEIGHT + 8 + lines * _BAR_LINE + 6
+
+
+def colorbar_lines(width: int, lo: str, hi: str, label: str) -> tuple[list[Piece], list[list[Piece]]]:
+    """The text of a colour bar ``width`` px wide: (the pieces inside the bar, the lines under it, piece by piece).
+
+    One line where the two numbers and the label fit (the label centred between the numbers); else the numbers
+    on the first (under the bar's ends, or at the strip's edges where the bar is too short for both) and the label
+    under them, shrunk down to :data:`BAR_LABEL_MIN_FONT` and then wrapped. Where that takes more than two lines
+    and the numbers fit inside the bar's ends, they go there, the label's lines alone under it.
+    """
+    x0, y0, x1, y1 = colorbar_rect(width)
+    f = font(BAR_FONT, bold=False)
+    lo_w, hi_w, label_w = (f.getlength(t) for t in (lo, hi, label))
+    gap = 16
+    if lo_w + label_w + hi_w + 2 * gap <= x1 - x0:
+        return [], [[(x0, lo, "la", f), ((x0 + lo_w + x1 - hi_w) / 2, label, "ma", f), (x1, hi, "ra", f)]]
+    room = width - 2 * _TEXT_PAD
+    small = _label_font(label, room)
+    labels = [[(width / 2, t, "ma", small)] for t in wrap_text(label, small, room)]
+    numbers = _number_line(width, lo, hi)
+    tiny = font(SMALLEST_TEXT, bold=False)
+    if len(numbers) + len(labels) > 2 and tiny.getlength(lo) + tiny.getlength(hi) + 14 <= x1 - x0:
+        return [(x0 + 4, lo, "lm", tiny), (x1 - 4, hi, "rm", tiny)], labels
+    return [], numbers + labels
+
+
+def _number_line(width: int, lo: str, hi: str) -> list[list[Piece]]:
+    """A colour bar's two numbers on one line: under the bar's ends, or out to the strip's edges, in its text size or
+    the smallest; on a line each where not even that holds them."""
+    x0, _, x1, _ = colorbar_rect(width)
+    for size in (BAR_FONT, SMALLEST_TEXT):
+        f = font(size, bold=False)
+        need = f.getlength(lo) + f.getlength(hi) + 12
+        for left, right in ((x0, x1), (_TEXT_PAD, width - _TEXT_PAD)):
+            if need <= right - left:
+                return [[(left, lo, "la", f), (right, hi, "ra", f)]]
+    room = width - 2 * _TEXT_PAD
+    return ([[(_TEXT_PAD, t, "la", f)] for t in wrap_text(lo, f, room)]
+            + [[(width - _TEXT_PAD, t, "ra", f)] for t in wrap_text(hi, f, room)])
+
+
+BAR_LABEL_MIN_FONT = SMALLEST_TEXT  # px: a colour bar's label on its own line shrinks down to this before it wraps
 
 
 def _label_font(label: str, width: float) -> ImageFont.ImageFont:
     """The largest font from ``BAR_FONT`` down to ``BAR_LABEL_MIN_FONT`` px that sets ``label`` within ``width`` px
-    (the smallest when none does: the label is then cut with an ellipsis)."""
+    (the smallest when none does: the label is then wrapped onto more lines)."""
     for size in range(BAR_FONT, BAR_LABEL_MIN_FONT - 1, -1):
         f = font(size, bold=False)
         if f.getlength(label) <= width:
@@ -403,11 +451,13 @@ def _label_font(label: str, width: float) -> ImageFont.ImageFont:
     return f
 
 
-def with_colorbar(img: Image.Image, cmap: str, lo: str, hi: str, label: str) -> Image.Image:
-    """``img`` with :func:`colorbar` below it, as one picture (the picture stays at (0, 0))."""
-    bar = colorbar(img.width, cmap, lo, hi, label)
-    out = Image.new("RGB", (img.width, img.height + bar.height), "white")
-    out.paste(img, (0, 0))
+def with_colorbar(img: Image.Image, cmap: str, lo: str, hi: str, label: str, width: int | None = None) -> Image.Image:
+    """``img`` with :func:`colorbar` below it, as one picture. The picture stays at (0, 0), or is centred above a
+    bar ``width`` px wide where that is wider than the picture (a narrow sheet of tiles in a wider frame)."""
+    width = max(img.width, width or 0)
+    bar = colorbar(width, cmap, lo, hi, label)
+    out = Image.new("RGB", (width, img.height + bar.height), "white")
+    out.paste(img, ((width - img.width) // 2, 0))
     out.paste(bar, (0, img.height))
     return out
 
@@ -438,12 +488,12 @@ def _pieces(paragraph: str) -> list[tuple[str, bool]]:
 
 
 # Letters Noto Sans CJK lacks, in the notation's plain spelling (Chinese pictures are drawn in it throughout).
-_NOT_IN_CJK = str.maketrans({"ᵀ": "^T", "₀": "0", "₁": "1", "₋": "-", "ℓ": "l", "ℝ": "R"})
+_NOT_IN_CJK = str.maketrans({"ᵀ": "^T", "₀": "0", "₁": "1", "₂": "2", "₋": "-", "ℓ": "l", "ℝ": "R"})
 
 
 def wrap_text(text: str, f: ImageFont.ImageFont, width: float) -> list[str]:
-    """Greedy word wrap to lines of at most ``width`` px (a word longer than a line is cut with "…"); Chinese
-    breaks between any two characters."""
+    """Greedy word wrap to lines of at most ``width`` px (a word longer than a line is broken across lines, never cut);
+    Chinese breaks between any two characters."""
     if LANGUAGE.get() == "zh":
         text = text.translate(_NOT_IN_CJK)
     lines: list[str] = []
@@ -456,9 +506,20 @@ def wrap_text(text: str, f: ImageFont.ImageFont, width: float) -> list[str]:
                 continue
             if line:
                 lines.append(line)
-            line = fit_text(word, f, width)
+            *whole, line = _broken(word, f, width)
+            lines += whole
         lines.append(line)
     return lines
+
+
+def _broken(word: str, f: ImageFont.ImageFont, width: float) -> list[str]:
+    """A word in pieces of at most ``width`` px (at least one character each): one piece where it fits."""
+    pieces = [""]
+    for ch in word:
+        if pieces[-1] and f.getlength(pieces[-1] + ch) > width:
+            pieces.append("")
+        pieces[-1] += ch
+    return pieces
 
 
 def captioned(img: Image.Image, title: str, paragraphs: Sequence[str], width: int | None = None) -> Image.Image:
@@ -471,13 +532,14 @@ def captioned(img: Image.Image, title: str, paragraphs: Sequence[str], width: in
     title_f, body_f = font(22), font(18, bold=False)
     lines = [wrap_text(p, body_f, width - 2 * pad) for p in paragraphs if p]
     line_h = 18 + 8
-    title_h = 22 + 2 * pad if title else pad
+    titles = wrap_text(title, title_f, width - 2 * pad) if title else []
+    title_h = 30 * len(titles) - 8 + 2 * pad if title else pad
     body_h = sum(len(ls) * line_h + 10 for ls in lines) + pad
     sheet = Image.new("RGB", (width, title_h + img.height + body_h), "white")
     draw = ImageDraw.Draw(sheet)
     ink = (20, 20, 20)
-    if title:
-        draw.text((pad, pad), fit_text(title, title_f, width - 2 * pad), fill=ink, font=title_f)
+    for i, line in enumerate(titles):
+        draw.text((pad, pad + 30 * i), line, fill=ink, font=title_f)
     sheet.paste(img, ((width - img.width) // 2, title_h))
     y = title_h + img.height + pad
     for block in lines:
@@ -491,12 +553,14 @@ def captioned(img: Image.Image, title: str, paragraphs: Sequence[str], width: in
 def message_card(title: str, text: str, width: int) -> Image.Image:
     """A picture that is a sentence: a bold title and wrapped text on a pale card, ``width`` px wide."""
     pad, title_f, body_f = 16, font(20), font(17, bold=False)
-    lines = wrap_text(text, body_f, width - 2 * pad)
-    card = Image.new("RGB", (width, 2 * pad + 30 + len(lines) * 25), (246, 244, 238))
+    titles, lines = wrap_text(title, title_f, width - 2 * pad), wrap_text(text, body_f, width - 2 * pad)
+    top = pad + 27 * len(titles) + 3
+    card = Image.new("RGB", (width, top + pad + len(lines) * 25), (246, 244, 238))
     pen = ImageDraw.Draw(card)
-    pen.text((pad, pad), fit_text(title, title_f, width - 2 * pad), fill=INK, font=title_f)
+    for i, line in enumerate(titles):
+        pen.text((pad, pad + 27 * i), line, fill=INK, font=title_f)
     for i, line in enumerate(lines):
-        pen.text((pad, pad + 30 + i * 25), line, fill=INK, font=body_f)
+        pen.text((pad, top + i * 25), line, fill=INK, font=body_f)
     return card
 
 
@@ -585,22 +649,27 @@ def category_overlay(image: np.ndarray, colours: np.ndarray, alpha: float = 0.7,
 
 
 def swatch_legend(width: int, entries: Sequence[tuple[tuple[int, int, int], str]]) -> Image.Image:
-    """A legend strip: a colour square and its text per entry, as many a line as fit in ``width``."""
+    """A legend strip: a colour square and its text per entry, as many a line as fit in ``width``; an entry too long
+    for a line of its own is wrapped onto more lines."""
     f = font(BAR_FONT, bold=False)
     pad, box, line_h = 14, 16, BAR_FONT + 10
+    room = width - 2 * pad - box - 8
     placed, x, y = [], pad, 8
     for colour, text in entries:
-        text = fit_text(text, f, width - 2 * pad - box - 8)
-        w = box + 8 + f.getlength(text) + 18
-        if x > pad and x + w > width - pad:
+        lines = wrap_text(text, f, room)
+        w = box + 8 + max(f.getlength(t) for t in lines) + 18
+        if x > pad and (x + w > width - pad or len(lines) > 1):
             x, y = pad, y + line_h
-        placed.append((x, y, colour, text))
-        x += w
+        placed.append((x, y, colour, lines))
+        x, y = x + w, y + line_h * (len(lines) - 1)
+        if len(lines) > 1:  # the next entry starts a line of its own
+            x = width
     strip = Image.new("RGB", (width, y + line_h + 6), "white")
     draw = ImageDraw.Draw(strip)
-    for x, y, colour, text in placed:
+    for x, y, colour, lines in placed:
         draw.rectangle([x, y + 2, x + box, y + 2 + box], fill=colour, outline=(90, 90, 90))
-        draw.text((x + box + 8, y + 2 + box / 2), text, fill=INK, font=f, anchor="lm")
+        for i, text in enumerate(lines):
+            draw.text((x + box + 8, y + 2 + box / 2 + i * line_h), text, fill=INK, font=f, anchor="lm")
     return strip
 
 
@@ -610,17 +679,32 @@ def heat_image(heat: np.ndarray, size: tuple[int, int], cmap: str = "cividis",
     return Image.fromarray(heat_rgb(heat, size, cmap, scale))
 
 
-def panels(pictures: Sequence[Image.Image], titles: Sequence[str], gap: int = 12) -> Image.Image:
-    """Pictures side by side, each with a bold title above it."""
-    title_h = BAR_FONT + 12
-    width = sum(p.width for p in pictures) + gap * (len(pictures) - 1)
-    sheet = Image.new("RGB", (width, title_h + max(p.height for p in pictures)), "white")
+def panels(pictures: Sequence[Image.Image], titles: Sequence[str], gap: int = 12,
+           short_titles: Sequence[str] | None = None, column: int = 0) -> Image.Image:
+    """Pictures side by side, each centred in a column ``column`` px wide at least, with a bold title above it
+    wrapped to the column; where a title would take more than two lines, every panel says its ``short_titles``
+    instead (wrapped too, in the smallest text where that takes fewer lines). The pictures are centred in their
+    columns, the titles left-aligned over them."""
+    widths = [max(p.width, column) for p in pictures]
+    f = font(BAR_FONT)
+    lines = [wrap_text(t, f, w - 4) for w, t in zip(widths, titles)]
+    if short_titles is not None and max(len(ls) for ls in lines) > 2:
+        lines = [wrap_text(t, f, w - 4) for w, t in zip(widths, short_titles)]
+        small = font(SMALLEST_TEXT)
+        fewer = [wrap_text(t, small, w - 4) for w, t in zip(widths, short_titles)]
+        if sum(len(ls) for ls in fewer) < sum(len(ls) for ls in lines):
+            f, lines = small, fewer
+    title_h = 6 + (BAR_FONT + 6) * max(len(ls) for ls in lines)
+    sheet = Image.new("RGB", (sum(widths) + gap * (len(pictures) - 1), title_h + max(p.height for p in pictures)),
+                      "white")
     draw = ImageDraw.Draw(sheet)
     x = 0
-    for p, t in zip(pictures, titles):
-        draw.text((x + 2, 4), fit_text(t, font(BAR_FONT), p.width - 4), fill=INK, font=font(BAR_FONT))
-        sheet.paste(p, (x, title_h))
-        x += p.width + gap
+    for p, w, block in zip(pictures, widths, lines):
+        left = x + (w - p.width) // 2
+        for i, line in enumerate(block):
+            draw.text((min(left, x + w - 4 - f.getlength(line)) + 2, 4 + i * (BAR_FONT + 6)), line, fill=INK, font=f)
+        sheet.paste(p, (left, title_h))
+        x += w + gap
     return sheet
 
 

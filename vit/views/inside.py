@@ -5,6 +5,8 @@ residual stream, every patch token read by the final norm and head (a lens), the
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 from PIL import Image, ImageDraw
 
@@ -16,25 +18,42 @@ from vit.views.base import DEPTH_PLOT_SIZE, DISPLAY_SIZE, View, fit_note
 BLOCK_SERIES = tuple(i18n.text("block-series").split("|"))  # ("‖X‖ stream in", ... "‖Y‖ block out")
 
 
+MIN_CHART = 170  # px: the least height of the block view's chart under its diagram; lower, it goes beside
+MIN_DIAGRAM = 210  # px: the least width of the diagram beside the chart
+MAX_DIAGRAM = 560  # px: the diagram is drawn no wider (its boxes would stand far apart)
+
+
 def block_view(a, layer: int | None = None, size: tuple[int, int] = DEPTH_PLOT_SIZE, lang: str = "en") -> View:
     """Inside a block: H = X + MSA(LN(X)), Y = H + MLP(LN(H)) in this image's numbers.
 
-    On top, the chosen layer's block as the chapter draws it, its norms on the arrows; under it,
-    the same four norms for every layer.
+    On top, the chosen layer's block as the chapter draws it, its norms on the arrows; under it (beside it in a wide
+    frame, or where the frame leaves the chart under it less than :data:`MIN_CHART` px and has the width), the same
+    four norms for every layer. Stacked in a small frame, the chart has no legend of its own: the diagram's numbers
+    above it are in its colours.
     """
     res = a.residual()
     values = np.array([[r.stream, r.attention, r.mlp, r.output] for r in res])  # (L, 4)
-    wide = size[0] >= 1.6 * size[1] and size[1] < 400  # a wide, low frame: the block beside the chart
-    chart_size = (size[0] // 2, size[1]) if wide else size
     series = tuple(i18n.text("block-series", lang).split("|"))
-    chart = plots.grouped_bars(values, series, [str(r.layer) for r in res], i18n.text("layer-axis", lang),
-                               i18n.text("block-axis", lang, T=a.num_tokens), chart_size)
+    short = tuple(re.sub(r"\(.*\)", "", s.split(" ")[0]) for s in series)  # "‖MSA(LN(X))‖ attention" -> "‖MSA‖"
     r = res[(a.depth if layer is None else min(max(layer, 1), a.depth)) - 1]
-    diagram = plots.block_diagram(f"‖X‖ = {r.stream:.1f}", i18n.text("block-adds", lang, v=r.attention),
-                                  i18n.text("block-adds", lang, v=r.mlp), f"‖Y‖ = {r.output:.1f}",
-                                  i18n.text("block-diagram", lang, layer=r.layer, module=r.layer - 1, T=a.num_tokens),
-                                  size[0] - chart.width if wide else chart.width)
-    image = draw.beside(diagram, chart) if wide else draw.stack(diagram, chart)
+
+    def diagram(width: int):
+        return plots.block_diagram(f"‖X‖ = {r.stream:.1f}", i18n.text("block-adds", lang, v=r.attention),
+                                   i18n.text("block-adds", lang, v=r.mlp), f"‖Y‖ = {r.output:.1f}",
+                                   i18n.text("block-diagram", lang, layer=r.layer, module=r.layer - 1, T=a.num_tokens),
+                                   width, i18n.text("block-diagram-short", lang, layer=r.layer, module=r.layer - 1))
+
+    def chart(chart_size: tuple[int, int], legend: bool = True):
+        return plots.grouped_bars(values, series, [str(r.layer) for r in res], i18n.text("layer-axis", lang),
+                                  i18n.text("block-axis", lang, T=a.num_tokens), chart_size, short, legend)
+
+    W, H = size
+    top = diagram(min(W, MAX_DIAGRAM))
+    if W < 2 * MIN_DIAGRAM or (H - top.height >= MIN_CHART and W < 1.6 * H):
+        image = draw.stack(top, chart((W, max(MIN_CHART // 2, H - top.height)), H - top.height >= MIN_CHART))
+    else:  # a wide frame, or one too low for both: side by side
+        side = diagram(max(MIN_DIAGRAM, min(W // 2, MAX_DIAGRAM)))
+        image = draw.beside(side, chart((W - side.width, H)))
     last = res[-1]
     caption = i18n.text("block-caption", lang, T=a.num_tokens, L=a.depth, layer=last.layer, stream=last.stream,
                         attention=last.attention, mlp=last.mlp, output=last.output)
@@ -69,20 +88,24 @@ def block_code_view(a, layer: int | None = None, size: int = DISPLAY_SIZE, lang:
     code, numbers = draw.mono_font(CODE_FONT), draw.font(CODE_FONT - 1, bold=False)
     step = CODE_FONT + 8
     width = max(size, 24 + int(max(code.getlength(c) for c, _ in lines)))
-    image = Image.new("RGB", (width, 12 + len(lines) * 2 * step), "white")
-    pen = ImageDraw.Draw(image)
-    for i, (line, note) in enumerate(lines):
-        y = 8 + 2 * i * step
-        pen.text((12, y), line, fill=CODE_INK, font=code)
+    placed = []  # (code line, its indent, its note's lines): a note too long for its line goes on under it
+    for line, note in lines:
         indent = 12 + code.getlength(" " * max(4, len(line) - len(line.lstrip())))  # under its line's code
-        pen.text((indent, y + step - 2), "# " + draw.fit_text(note, numbers, width - indent - 24), fill=NUMBER_INK,
-                 font=numbers)
+        placed.append((line, indent, draw.wrap_text("# " + note, numbers, width - indent - 12)))
+    image = Image.new("RGB", (width, 12 + step * sum(1 + len(notes) for _, _, notes in placed)), "white")
+    pen = ImageDraw.Draw(image)
+    y = 8
+    for line, indent, notes in placed:
+        pen.text((12, y), line, fill=CODE_INK, font=code)
+        for k, note in enumerate(notes):
+            pen.text((indent, y + (k + 1) * step - 2), note, fill=NUMBER_INK, font=numbers)
+        y += (1 + len(notes)) * step
     caption = i18n.text("code-caption", lang, layer=layer, module=layer - 1, T=a.num_tokens,
                         D=int(a.queries[0].shape[-1]))
     return View(image, caption, i18n.text("code-legend", lang), i18n.text("code-title", lang, layer=layer))
 
 
-LENS_CLASSES = len(draw.PALETTE)  # the most frequent classes get a colour; the rest are grey
+LENS_CLASSES = len(draw.PALETTE)  # the classes of the final prediction's top that get a colour; the rest are grey
 
 
 def lens_classes(indices: np.ndarray, k: int = LENS_CLASSES) -> list[tuple[int, int]]:
@@ -92,8 +115,15 @@ def lens_classes(indices: np.ndarray, k: int = LENS_CLASSES) -> list[tuple[int, 
     return order[:k]
 
 
+def lens_palette(a, k: int = LENS_CLASSES) -> list[int]:
+    """The classes that have a colour in the lens, in the palette's order: the final prediction's ``k`` most probable
+    (ties: lower index). The same at every layer, so a class keeps its colour whichever layer is shown."""
+    probs = a.probs.numpy()
+    return [int(i) for i in np.argsort(-probs, kind="stable")[:k]]
+
+
 def lens_colours(indices: np.ndarray, classes: list[int]) -> np.ndarray:
-    """(rows, cols) class indices -> (rows, cols, 3) uint8: the palette's colour of each legend class, else grey."""
+    """(rows, cols) class indices -> (rows, cols, 3) uint8: the palette's i-th colour for ``classes[i]``, else grey."""
     indices = np.asarray(indices)
     out = np.empty((*indices.shape, 3), dtype=np.uint8)
     out[:] = draw.OTHER
@@ -113,10 +143,11 @@ def lens_view(a, layer: int, size: int = DISPLAY_SIZE, opacity: float = 0.7, lan
         return base.no_classifier_view(a, i18n.text("token-content", lang), size, lang)
     names = class_names(a.model)
     indices, probs = (t.numpy() for t in a.patch_lens(layer))
-    top = lens_classes(indices)
-    classes = [c for c, _ in top]
+    classes = lens_palette(a)
+    colour_of = dict(zip(classes, draw.PALETTE))
     picture = draw.category_overlay(a.image, lens_colours(indices, classes), opacity, size)
-    entries = [(colour, f"{names[c]} ({n})") for colour, (c, n) in zip(draw.PALETTE, top)]
+    top = [(c, n) for c, n in lens_classes(indices, len(names)) if c in colour_of]  # most frequent first
+    entries = [(colour_of[c], f"{names[c]} ({n})") for c, n in top]
     others = int(indices.size - sum(n for _, n in top))
     if others:
         entries.append((draw.OTHER, i18n.text("lens-other", lang, n=others)))
@@ -182,29 +213,50 @@ def matrix_view(a, layer: int, head: int, size: int = DISPLAY_SIZE, lang: str = 
 
     Both halves share one log colour scale (a typical weight of a row of N+1 is ~1/(N+1), far below the
     largest: on a linear scale the encoder's half is black); the triangle the mask removes has its own colour.
+    ``size`` px wide, and at most a colour bar's reserve taller: where its words take more lines than that leaves
+    (a narrow frame), the two matrices are drawn smaller.
     """
     from vit.analysis import rollout  # noqa: PLC0415 - torch is loaded already: the analysis holds tensors
 
     full = a.attention_matrix(layer, head)  # (N+1, N+1), head 1-based
     masked = rollout.causal(full)
     panel = (size - 12) // 2
-    factor = matrix_factor(a.num_tokens, panel)
-    p = a.num_prefix_tokens
-    shown = [rollout.downsample_matrix(m, factor, p).numpy() for m in (full, masked)]
-    removed = rollout.downsample_matrix(full.new_ones(full.shape).tril(), factor, p).numpy() == 0  # all masked
-    lo, hi = log_scale(float(shown[0].max()))  # the encoder's own range; the renormalised causal rows go above
-    pictures = []
-    for m, gone in zip(shown, (np.zeros_like(removed), removed)):
-        p = log_matrix_picture(m, gone, panel, (lo, hi))
-        draw.outline_row(p, m.shape[0])
-        pictures.append(p)
-    sheet = draw.panels(pictures, [i18n.text("matrix-encoder", lang), i18n.text("matrix-causal", lang)])
-    label = i18n.text("matrix-label", lang)
-    image = draw.with_colorbar(sheet, MATRIX_CMAP, f"≤ {base.bar_number(lo)}", f"≥ {base.bar_number(hi)}", label)
-    image = draw.stack(image, draw.swatch_legend(image.width, [(MASKED, i18n.text("matrix-masked", lang))]))
-    T = a.num_tokens
+    for _ in range(2):
+        factor = matrix_factor(a.num_tokens, panel)
+        p = a.num_prefix_tokens
+        shown = [rollout.downsample_matrix(m, factor, p).numpy() for m in (full, masked)]
+        removed = rollout.downsample_matrix(full.new_ones(full.shape).tril(), factor, p).numpy() == 0  # all masked
+        lo, hi = log_scale(float(shown[0].max()))  # the encoder's own range; the renormalised causal rows go above
+        pictures = []
+        for m, gone in zip(shown, (np.zeros_like(removed), removed)):
+            pictures.append(log_matrix_picture(m, gone, panel, (lo, hi)))
+            draw.outline_row(pictures[-1], m.shape[0])
+        image = _matrix_sheet(pictures, (lo, hi), size, lang)  # titles over columns of the first panel's width
+        over = image.height - (size + draw.COLORBAR_RESERVE)
+        if over <= 0 or panel <= 24:
+            break
+        panel = max(24, panel - over)
+    T, label = a.num_tokens, i18n.text("matrix-label", lang)
     shrink = i18n.text("matrix-shrink", lang, n=shown[0].shape[0], f=factor) if factor > 1 else ""
     caption = i18n.text("matrix-caption", lang, layer=layer, head=head, T=T, shrink=shrink)
     legend = i18n.text("matrix-legend", lang, label=label, decades=MATRIX_DECADES, lo=base.bar_number(lo),
                        hi=base.bar_number(hi))
     return View(image, caption, legend, i18n.text("matrix-title", lang, layer=layer, head=head), (lo, hi))
+
+
+def _matrix_sheet(pictures, scale: tuple[float, float], width: int, lang: str = "en"):
+    """The two matrices under their titles, the colour bar and the mask's swatch, ``width`` px wide at least: each
+    in its full words where they take at most two lines, else in the short ones (a matrix drawn narrow)."""
+    words = [i18n.text(k, lang) for k in ("matrix-encoder", "matrix-causal")]
+    short = [i18n.text(k, lang) for k in ("matrix-encoder-short", "matrix-causal-short")]
+    sheet = draw.panels(pictures, words, short_titles=short, column=(width - 12) // 2)
+    width = max(width, sheet.width)
+    lo, hi = f"≤ {base.bar_number(scale[0])}", f"≥ {base.bar_number(scale[1])}"
+    label = i18n.text("matrix-label", lang)
+    if len(draw.colorbar_lines(width, lo, hi, label)[1]) > 2:
+        label = i18n.text("matrix-bar", lang)
+    image = draw.with_colorbar(sheet, MATRIX_CMAP, lo, hi, label, width)
+    masked = i18n.text("matrix-masked", lang)
+    if len(draw.wrap_text(masked, draw.font(draw.BAR_FONT, bold=False), image.width - 52)) > 1:
+        masked = i18n.text("matrix-masked-short", lang)
+    return draw.stack(image, draw.swatch_legend(image.width, [(MASKED, masked)]))

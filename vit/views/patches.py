@@ -11,7 +11,7 @@ import numpy as np
 from vit import i18n
 from vit.model.families import class_names
 from vit.views import base, draw
-from vit.views.base import DISPLAY_SIZE, View, display_size, fit_note, query_cell, token_index
+from vit.views.base import DISPLAY_SIZE, Cells, View, display_size, fit_note, query_cell, token_index
 
 STAGE_HEADERS = i18n.text("stage-headers").split("|")  # ["stage", "module", "notation", "shape", "params"]
 STAGE_NOTE = i18n.text("stage-note")
@@ -66,7 +66,7 @@ def grid_view(a, query: tuple[float, float] | None, size: int = DISPLAY_SIZE, la
     caption += " " + i18n.text("grid-click", lang)
     image = draw.patch_grid(a.image, a.grid, size, mark=cell, prefix=p)
     return View(image, caption, title=i18n.text("grid-title", lang, rows=rows, cols=cols, P=a.patch_size),
-                note=fit_note(a, lang))
+                note=fit_note(a, lang), cells=Cells(*layout.box, rows, cols))
 
 
 def query_view(a, query: tuple[float, float], layer: int, head: int, opacity: float, cmap: str,
@@ -79,7 +79,7 @@ def query_view(a, query: tuple[float, float], layer: int, head: int, opacity: fl
     caption = i18n.text("query-caption", lang, r=cell[0], c=cell[1], token=token, layer=layer, head=head,
                         share=base.class_token_share(heat, lang))
     title = i18n.text("query-title", lang, token=token, layer=layer, head=head)
-    return View(image, caption, legend, title, scale, fit_note(a, lang))
+    return View(image, caption, legend, title, scale, fit_note(a, lang), cells=base.patch_cells(a, size))
 
 
 # --------------------------------------------------------------------------- tables

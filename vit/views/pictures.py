@@ -9,21 +9,44 @@ defined here once. To add a picture: write its view (a function returning a ``Vi
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
+
+from PIL import Image
 
 from vit import validate, views
 from vit.errors import InputError
 
-DISPLAY_SIZE = views.DISPLAY_SIZE  # px, a main picture as drawn in normal mode
+DISPLAY_SIZE = views.DISPLAY_SIZE  # px, a main picture as drawn without a screen (the CLI, the API)
 TILE_SIZE = views.TILE_SIZE  # px, one small-multiples tile
-PROJECTOR_SIZE = 900  # px: a main picture in projector mode when the page has not said its frame's size
+PROJECTOR_SIZE = 900  # px: a main picture in projector mode without a screen
 PROJECTOR_TILE = 280  # px: one small-multiples tile in projector mode, likewise
-# Projector mode draws each picture at its frame's size / PROJECTOR_ENLARGE and the page shows it enlarged to
-# fill the frame: every text inside, at least draw.SMALLEST_TEXT = 14 px as drawn, is >= 19 px on the wall.
+# Projector mode draws each picture at its frame's size / PROJECTOR_ENLARGE and enlarges the drawing to the frame
+# (the server does, before it is sent): every text inside, at least draw.SMALLEST_TEXT = 14 px as drawn, is
+# >= 19 px on the wall, and the page shows the picture as it shows any other.
 PROJECTOR_ENLARGE = 1.4
-MIN_FRAME = 120  # px: a frame the page measures smaller than this (a phone's, a squeezed window) draws at this
+MIN_FRAME = 120  # px: no picture is drawn for a smaller frame
 CENTRE = (0.5, 0.5)  # the query patch before any click, as a fraction of (width, height)
+
+# The page's screens: the page names the one it is on when it opens (vit/ui/page.js: "phone" up to 640 px wide,
+# "wide" from 1600 x 900 px, "laptop" between) and each tab's pictures are drawn for a fixed frame of that screen,
+# in px (width, height): what the page's layout gives them at 390 x 844, 1280 x 720 and 1920 x 1080. The page
+# shows a picture at its drawn size or smaller, never enlarged, so a click maps through one scale (View.cells),
+# and these are the only sizes a picture is ever drawn at (tests/test_frames.py reads the text of every one).
+# Keys: "" for any tab, a tab, or a picture with a frame of its own.
+SCREENS: dict[str, dict[str, tuple[int, int]]] = {
+    "phone": {"": (296, 340)},
+    "laptop": {"": (426, 320), "why": (426, 387), "whatif": (426, 393), "inside": (870, 347),
+               "figure7": (278, 395)},
+    "wide": {"": (670, 672), "why": (670, 739), "whatif": (670, 747), "whatif-heads": (670, 518),
+             "inside": (1357, 699), "figure7": (440, 747)},
+}
+
+
+def screen_frame(screen: str, tab: str, picture: str | None = None) -> tuple[int, int]:
+    """The frame (width, height) a picture of ``tab`` is drawn for on ``screen`` (one of :data:`SCREENS`)."""
+    frames = SCREENS[screen]
+    return next(frames[k] for k in (picture, tab, "") if k in frames)
 
 
 @dataclass(frozen=True)
@@ -36,8 +59,8 @@ class Display:
     opacity: float = 0.6
     cmap: str = "cividis"  # reads the same to colour-blind viewers and in greyscale
     projector: bool = False  # drawn larger, for the back of the room
-    # (width, height) px of the frame the page shows each picture of the tab in, measured by the page's
-    # script (vit/ui/page.js); None (the CLI, the API): the fixed sizes of sizes().
+    # (width, height) px of the frame the page shows the picture in (:func:`screen_frame`); None (the CLI, the
+    # API): the fixed sizes of sizes().
     frame: tuple[int, int] | None = None
     lang: str = "en"  # the language of its captions and of the words drawn in it (vit.i18n): "en" or "zh"
     # The query's patch outlined in the pictures that only mark it (Picture.marks_query); False on the page, which
@@ -50,7 +73,7 @@ class Display:
 
     def target(self) -> tuple[int, int] | None:
         """(width, height) px to draw a picture at so that it fills its frame: the frame's, or in projector
-        mode the frame's / PROJECTOR_ENLARGE (the page enlarges it); None without a frame."""
+        mode the frame's / PROJECTOR_ENLARGE (:func:`draw` then enlarges it); None without a frame."""
         if self.frame is None:
             return None
         k = PROJECTOR_ENLARGE if self.projector else 1.0
@@ -162,9 +185,10 @@ PICTURES: dict[str, Picture] = {p.name: p for p in (
     Picture(
         "block-code", "lesson", "The encoder block in code (11.4.4)",
         "The chapter's ViTEncoderLayer.forward, four lines: LayerNorm, attention, add; LayerNorm, MLP, add. Under "
-        "each line, this image's numbers at the last layer run, as the lesson's text gives them: the shape, "
+        "each line, this image's numbers at the chosen layer, as the lesson's text gives them: the shape, "
         "which never changes, and how long the vectors are that attention and the MLP add to the residual stream.",
-        lambda a, d, size, tile, w: views.block_code_view(a, a.depth, size, d.lang), download=False, encoding="png"),
+        lambda a, d, size, tile, w: views.block_code_view(a, d.layer_of(a), size, d.lang),
+        depends_on=("layer",), download=False, encoding="png"),
     Picture(
         "lens-view", "inside", "Token content: each patch's own vote (chosen layer)",
         "The final norm and the classification head applied to every patch token after this layer, not only "
@@ -267,14 +291,34 @@ def draw(source, name: str, display: Display = Display(), weights: Weights | Non
     if picture is None:
         raise InputError(f"picture must be one of {', '.join(PICTURES)}, got {validate.show(name)}")
     with views.drawing_language(display.lang):  # the words drawn into it, in its language's font
-        return _draw(picture, source, display, weights)
+        view = _draw(picture, source, display, weights)
+    from vit.views.describe import describe  # noqa: PLC0415 - its text alternative, written from the same data
+    return replace(view, alt=describe(name, source, view, display, weights))
 
 
 def _draw(picture: Picture, source, display: Display, weights: Weights | None):
+    return as_shown(_fitted(picture, source, display, weights), display)
+
+
+def as_shown(view, display: Display):
+    """A view drawn for ``display`` (at :meth:`Display.target`) at the size the page shows it: in projector mode on a
+    screen, enlarged :data:`PROJECTOR_ENLARGE` times; as it is otherwise."""
+    return enlarged(view) if display.projector and display.frame is not None else view
+
+
+def enlarged(view, k: float = PROJECTOR_ENLARGE):
+    """A view drawn for projector mode, enlarged ``k`` times (its cells with it): the size it is shown at."""
+    image = view.image
+    size = (round(image.width * k), round(image.height * k))
+    cells = view.cells.scaled(k) if view.cells is not None else None
+    return replace(view, image=image.resize(size, Image.Resampling.BICUBIC), cells=cells)
+
+
+def _fitted(picture: Picture, source, display: Display, weights: Weights | None):
     size, tile = frame_sizes(picture, source, display)
     view = picture.draw(source, display, size, tile, weights)
     target = display.target()
-    if target is None or picture.clickable:  # a clickable picture's size is exact: a click maps through it
+    if target is None or picture.clickable:  # a clickable picture is drawn to fit at once
         return view
     for _ in range(2):  # stacked parts (a legend under a map, a diagram over a chart) keep their own heights
         over_w, over_h = view.image.width - target[0], view.image.height - target[1]

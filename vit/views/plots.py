@@ -16,14 +16,13 @@ import numpy as np
 from PIL import Image, ImageDraw
 
 from vit import i18n
-from vit.views.draw import BAR_FONT, INK, LANGUAGE, PALETTE, fit_text, font
+from vit.views.draw import BAR_FONT, INK, LANGUAGE, PALETTE, font, wrap_text
 
 # --------------------------------------------------------------------------- the depth plot
 
 BLUE, ORANGE = (0, 114, 178), (230, 159, 0)  # Okabe-Ito: safe for colour-blind viewers
 LABEL_INK = (150, 95, 0)
 _PLOT_MARGINS = (56, 20, 66, 60)  # left, right, top, bottom px around the axes
-_LABEL_MAX_PX = 150  # a class name longer than this is cut with "…"
 
 
 @dataclass(frozen=True)
@@ -40,23 +39,24 @@ class PlotText:
 
 
 _LEGEND_LINE = 22  # px between the legend's lines, when its two entries do not fit on one
-_LEGEND_NAME_MIN = 60  # px: a final class name cut shorter than this on one line moves the top-1 to a line of its own
+_LEGEND_X = 8  # px: the legend's first swatch, at the picture's left edge (above the axis title)
 
 
-def _legend(final_label: str, width: int) -> list[tuple[tuple[int, int, int], str, int]]:
-    """The depth plot's legend: (colour, text, line) for the final answer and the top-1, the final class name cut
-    with "…" to what is left. On one line where the name keeps at least :data:`_LEGEND_NAME_MIN` px of it, else one
-    line each (a narrow plot: a laptop in projector mode), where nothing runs off the picture."""
+def _legend(final_label: str, width: int) -> list[tuple[tuple[int, int, int] | None, str, int]]:
+    """The depth plot's legend: (colour, text, line) for the final answer and the top-1. On one line where both fit,
+    else one entry a line, an entry too long for its line wrapped onto the next (colour None: no swatch of its own),
+    so nothing is cut and nothing runs off the picture (a narrow plot: a phone, a laptop in projector mode)."""
     f = font(16, bold=False)
     lang = LANGUAGE.get()  # the picture's language (vit.views.draw.language)
-    top1, final_words = i18n.text("plot-top1", lang), i18n.text("plot-final", lang)
-    left, right = _PLOT_MARGINS[0], _PLOT_MARGINS[1]
-    room = width - left - right - 20  # after the first swatch
-    one_line = room - 24 - 20 - f.getlength(top1) - f.getlength(final_words)  # the name's room beside the top-1
-    if one_line >= min(_LEGEND_NAME_MIN, f.getlength(final_label)):
-        return [(BLUE, final_words + fit_text(final_label, f, one_line), 0), (ORANGE, top1, 0)]
-    final = final_words + fit_text(final_label, f, room - f.getlength(final_words))
-    return [(BLUE, final, 0), (ORANGE, fit_text(top1, f, room), 1)]
+    entries = ((BLUE, i18n.text("plot-final", lang) + final_label), (ORANGE, i18n.text("plot-top1", lang)))
+    room = width - _LEGEND_X - 20 - 8  # after a swatch
+    if sum(f.getlength(t) for _, t in entries) + 24 + 20 <= room:
+        return [(entries[0][0], entries[0][1], 0), (entries[1][0], entries[1][1], 0)]
+    out: list[tuple[tuple[int, int, int] | None, str, int]] = []
+    for colour, text in entries:
+        for i, piece in enumerate(wrap_text(text, f, room)):
+            out.append((colour if i == 0 else None, piece, len(out)))
+    return out
 
 
 def _plot_top(final_label: str, width: int) -> int:
@@ -64,10 +64,38 @@ def _plot_top(final_label: str, width: int) -> int:
     return _PLOT_MARGINS[2] + _LEGEND_LINE * max(line for _, _, line in _legend(final_label, width))
 
 
-def depth_axes(n: int, size: tuple[int, int], top: int = _PLOT_MARGINS[2]):
-    """x of layer i (0-based) and y of probability p, in pixels (``top``: the margin above the axes)."""
+_TWO_LINE_TITLE = 400  # px: a depth plot at least this high has room for its axis title on two lines
+
+
+def _axis_title(size: tuple[int, int]) -> list[str]:
+    """The depth plot's x-axis title, centred under the axis: on one line, or two in a plot at least
+    :data:`_TWO_LINE_TITLE` px high; else its short form (wrapped, where even that takes more than one)."""
     W, H = size
-    left, right, _, bottom = _PLOT_MARGINS
+    left, right = _PLOT_MARGINS[0], _PLOT_MARGINS[1]
+    centre = (left + W - right) / 2
+    room = 2 * min(centre, W - centre) - 8
+    lines = wrap_text(i18n.text("plot-layer", LANGUAGE.get()), font(16), room)
+    if len(lines) <= (2 if H >= _TWO_LINE_TITLE else 1):
+        return lines
+    return wrap_text(i18n.text("plot-layer-short", LANGUAGE.get()), font(16), room)
+
+
+def _plot_bottom(size: tuple[int, int]) -> int:
+    """The depth plot's bottom margin: the layer numbers and the axis title's lines under the axes."""
+    return _PLOT_MARGINS[3] + _LEGEND_LINE * (len(_axis_title(size)) - 1)
+
+
+def depth_margins(final_label: str, size: tuple[int, int]) -> tuple[int, int]:
+    """(top, bottom): the depth plot's margins above its axes (the legend's lines) and below (the layer numbers and
+    the axis title's lines), as :func:`depth_plot` draws it at ``size`` (in the language drawn in)."""
+    return _plot_top(final_label, size[0]), _plot_bottom(size)
+
+
+def depth_axes(n: int, size: tuple[int, int], top: int = _PLOT_MARGINS[2], bottom: int = _PLOT_MARGINS[3]):
+    """x of layer i (0-based) and y of probability p, in pixels (``top``, ``bottom``: the margins above and below
+    the axes)."""
+    W, H = size
+    left, right = _PLOT_MARGINS[0], _PLOT_MARGINS[1]
 
     def x_at(i: int) -> float:
         return left + (W - left - right) * (i + 0.5) / n
@@ -99,32 +127,19 @@ def depth_texts(layers: Sequence[int], top1_probs: Sequence[float], top1_labels:
     Legend, axis titles and ticks first; then the class names of the top-1 points: the
     last layer's, then each layer where the top-1 class changes (a name holds until the
     next one; the same name within two layers of where it is written already is left out).
-    A name is cut with "…" past 150 px and put at the first free spot of
-    :func:`_label_spots` around its point; where none is free it is skipped: no name
-    overlaps another text, covers a point or leaves the plot.
+    A name is written whole (on two lines where one finds no room: :func:`_placed_name`) at the first free
+    spot of :func:`_label_spots` around its point; where none is free it is skipped: no name is cut, overlaps
+    another text, covers a point or leaves the plot.
     """
     W, H = size
     n = len(layers)
-    left, right, _, bottom = _PLOT_MARGINS
-    top = _plot_top(final_label, W)
-    x_at, y_at = depth_axes(n, size, top)
-    texts: list[PlotText] = []
+    left, right = _PLOT_MARGINS[0], _PLOT_MARGINS[1]
+    top, bottom = depth_margins(final_label, size)
+    x_at, y_at = depth_axes(n, size, top, bottom)
+    texts = _frame_texts(final_label, size, top)
     f = font(16, bold=False)
-    lang = LANGUAGE.get()  # the picture's language (vit.views.draw.language)
-
-    # The legend at the top: on one line where it fits, else one line each (:func:`_legend`).
-    x, last = left, 0
-    for _, text, line in _legend(final_label, W):
-        if line != last:  # a line of its own
-            x, last = left, line
-        texts.append(_text((x + 20, 20 + line * _LEGEND_LINE), text, "lm", "legend", bold=False))
-        x = texts[-1].box[2] + 24
-    texts.append(_text((8, top - 14), i18n.text("plot-probability", lang), "ls", "axis"))
-    centre = (left + W - right) / 2
-    title = fit_text(i18n.text("plot-layer", lang), font(16), 2 * (W - centre) - 8)
-    texts.append(_text((centre, H - 10), title, "ms", "axis"))
-    for k in range(6):
-        texts.append(_text((left - 8, y_at(k / 5)), f"{k / 5:.1f}", "rm", "tick", bold=False))
+    for p in _probability_ticks(y_at):
+        texts.append(_text((left - 8, y_at(p)), f"{p:.1f}", "rm", "tick", bold=False))
     step = 1
     widest = max(f.getlength(str(v)) for v in layers)
     while (widest + 10) > step * (W - left - right) / n:
@@ -138,29 +153,74 @@ def depth_texts(layers: Sequence[int], top1_probs: Sequence[float], top1_labels:
         placed += [(x_at(i) - 5, y_at(float(p)) - 5, x_at(i) + 5, y_at(float(p)) + 5) for i, p in enumerate(probs)]
     changes = [i for i in range(n) if i == 0 or top1_labels[i] != top1_labels[i - 1]]
     named: dict[int, str] = {}  # layer index -> class named there
+    room = (left, top - 10, W - right, H - bottom)  # where a name may go
     for i in dict.fromkeys([n - 1, *changes]):  # the final layer first, then each change, in order
         if any(named.get(j) == top1_labels[i] for j in range(i - 2, i + 3)):
             continue  # the same name a layer or two away says nothing new
-        label = fit_text(top1_labels[i], font(15, bold=False), _LABEL_MAX_PX)
-        x, y = x_at(i), y_at(float(top1_probs[i]))
-        for xy, anchor in _label_spots(x, y):
-            t = _text(xy, label, anchor, "label", 15, bold=False, fill=LABEL_INK)
-            t = _shift_into(t, left, W - right)
-            if _inside(t.box, size) and t.box[3] <= H - bottom and t.box[1] >= top - 10 \
-                    and not any(_overlaps(t.box, b) for b in placed):
-                texts.append(t)
-                placed.append(t.box)
-                named[i] = top1_labels[i]
-                break
+        name = _placed_name(top1_labels[i], (x_at(i), y_at(float(top1_probs[i]))), room, placed)
+        texts += name
+        placed += [t.box for t in name]
+        if name:
+            named[i] = top1_labels[i]
+    return texts
+
+
+def _placed_name(label: str, point: tuple[float, float], room, placed) -> list[PlotText]:
+    """A point's class name at the first free spot of :func:`_label_spots` inside ``room`` (x0, y0, x1, y1) that
+    covers nothing ``placed``: whole on one line, else (a name of several words) on two; [] where none is free."""
+    f = font(15, bold=False)
+    words = label.split(" ")
+    splits = [[label]] + ([[" ".join(words[:k]), " ".join(words[k:])] for k in
+                           sorted(range(1, len(words)), key=lambda k: abs(f.getlength(" ".join(words[:k]))
+                                                                        - f.getlength(" ".join(words[k:]))))][:1])
+    for lines in splits:
+        for xy, anchor in _label_spots(*point):
+            if len(lines) > 1 and anchor[1] == "m":
+                continue  # two lines go above or below the point only
+            step = 17 if anchor[1] == "a" else -17  # the lines stack away from the point
+            order = lines if anchor[1] == "a" else lines[::-1]
+            group = [_shift_into(_text((xy[0], xy[1] + k * step), t, anchor, "label", 15, bold=False, fill=LABEL_INK),
+                                 room[0], room[2]) for k, t in enumerate(order)]
+            if all(t.box[0] >= room[0] - 0.5 and t.box[1] >= room[1] and t.box[2] <= room[2] + 0.5
+                   and t.box[3] <= room[3] and not any(_overlaps(t.box, b) for b in placed) for t in group):
+                return group
+    return []
+
+
+def _probability_ticks(y_at) -> list[float]:
+    """The probabilities the depth plot's y axis is marked at: every 0.2, or every 0.5 or only 0 and 1 where the
+    axis is too low for their labels to stand apart."""
+    span = y_at(0.0) - y_at(1.0)
+    steps = next((k for k in (5, 2) if span / k >= _LEGEND_LINE), 1)
+    return [k / steps for k in range(steps + 1)]
+
+
+def _frame_texts(final_label: str, size: tuple[int, int], top: int) -> list[PlotText]:
+    """The depth plot's legend (on one line where it fits, else one line each: :func:`_legend`) and axis titles."""
+    W, H = size
+    texts: list[PlotText] = []
+    x, last = _LEGEND_X, 0
+    for colour, text, line in _legend(final_label, W):
+        if line != last:  # a line of its own
+            x, last = _LEGEND_X, line
+        kind = "legend" if colour is not None else "legend-more"  # a swatch before it, or the line goes on
+        texts.append(_text((x + 20, 20 + line * _LEGEND_LINE), text, "lm", kind, bold=False))
+        x = texts[-1].box[2] + 24
+    texts.append(_text((8, top - 14), i18n.text("plot-probability", LANGUAGE.get()), "ls", "axis"))
+    centre = (_PLOT_MARGINS[0] + W - _PLOT_MARGINS[1]) / 2
+    lines = _axis_title(size)
+    for i, line in enumerate(lines):
+        texts.append(_text((centre, H - 10 - _LEGEND_LINE * (len(lines) - 1 - i)), line, "ms", "axis"))
     return texts
 
 
 def _label_spots(x: float, y: float) -> list[tuple[tuple[float, float], str]]:
-    """Where a point's name may go, best first: above it (centred, then starting or ending at it), higher, below."""
+    """Where a point's name may go, best first: above it (centred, then starting or ending at it), higher, below,
+    lower, and beside it."""
     spots = []
-    for dy, v in ((-9, "d"), (-26, "d"), (9, "a")):
+    for dy, v in ((-9, "d"), (-26, "d"), (9, "a"), (26, "a")):
         spots += [((x, y + dy), "m" + v), ((x - 6, y + dy), "l" + v), ((x + 6, y + dy), "r" + v)]
-    return spots
+    return spots + [((x - 9, y), "rm"), ((x + 9, y), "lm")]
 
 
 def _shift_into(t: PlotText, x0: float, x1: float) -> PlotText:
@@ -183,14 +243,14 @@ def depth_plot(layers: Sequence[int], top1_probs: Sequence[float], top1_labels: 
     changes (:func:`depth_texts` places every text).
     """
     W, H = size
-    left, right, _, bottom = _PLOT_MARGINS
+    left, right = _PLOT_MARGINS[0], _PLOT_MARGINS[1]
     img = Image.new("RGB", size, "white")
     draw = ImageDraw.Draw(img)
     n = len(layers)
-    top = _plot_top(final_label, W)
-    x_at, y_at = depth_axes(n, size, top)
-    for k in range(6):  # horizontal grid
-        y = y_at(k / 5)
+    top, bottom = depth_margins(final_label, size)
+    x_at, y_at = depth_axes(n, size, top, bottom)
+    for p in _probability_ticks(y_at):  # horizontal grid
+        y = y_at(p)
         draw.line([(left, y), (W - right, y)], fill=(225, 225, 225), width=1)
     draw.line([(left, top), (left, H - bottom), (W - right, H - bottom)], fill=(90, 90, 90), width=2)
     for probs, colour, marker, width in ((top1_probs, ORANGE, "square", 2), (final_probs, BLUE, "circle", 3)):
@@ -224,30 +284,65 @@ def nice_ceiling(value: float) -> float:
     return next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= value * (1 - 1e-9))
 
 
-def _axes(draw: ImageDraw.ImageDraw, size: tuple[int, int], y_max: float, y_label: str, x_label: str,
-          margins=(64, 20, 50, 56), label_over_axis: bool = False):
-    """Draw axes, a y grid with 5 ticks from 0 to ``y_max`` rounded up to a round number; return (x0, x1, y_at)."""
-    y_max = nice_ceiling(y_max)
+_LINE = BAR_FONT + 6  # px from one line of a plot's text to the next
+_MIN_AXIS = 2 * _LINE + 4  # px: the least height of a y axis (its two end ticks apart); a lower frame grows the plot
+
+
+@dataclass(frozen=True)
+class Axes:
+    """Where a plot's axes go: the margins around them, and its axis titles wrapped to its width.
+
+    ``size`` is the picture's (width, height): the frame's, or taller where the frame leaves the axis less than
+    :data:`_MIN_AXIS` px (the page then shows it a little smaller rather than its text on top of each other).
+    """
+
+    size: tuple[int, int]
+    left: int
+    right: int
+    top: int
+    bottom: int
+    y_lines: tuple[str, ...]  # the y axis's title, over its tick labels
+    x_lines: tuple[str, ...]  # the x axis's title, under its ticks
+
+
+def axes_layout(size: tuple[int, int], y_label: str, x_label: str, start: int, left: int = 64,
+                right: int = 20) -> Axes:
+    """Axes below ``start`` px (what is above: a legend): the y title's lines from ``start``, the axis under them,
+    the x ticks and the x title's lines under it, each title wrapped to the width."""
     W, H = size
-    left, right, top, bottom = margins
-    f = font(BAR_FONT, bold=False)
+    bold = font(BAR_FONT)
+    centre = (left + W - right) / 2
+    y_lines = tuple(wrap_text(y_label, bold, W - 16))
+    x_lines = tuple(wrap_text(x_label, bold, 2 * min(centre, W - centre) - 8))
+    top = start + _LINE * len(y_lines) + 12
+    bottom = 32 + _LINE * len(x_lines)
+    return Axes((W, max(H, top + _MIN_AXIS + bottom)), left, right, top, bottom, y_lines, x_lines)
+
+
+def _axes(draw: ImageDraw.ImageDraw, ax: Axes, y_max: float):
+    """Draw the axes, a y grid from 0 to ``y_max`` rounded up to a round number (5 steps, or 2 or 1 where the axis
+    is too low for 5 tick labels apart) and both titles; return (x0, x1, y_at)."""
+    y_max = nice_ceiling(y_max)
+    W, H = ax.size
+    f, bold = font(BAR_FONT, bold=False), font(BAR_FONT)
+    span = H - ax.top - ax.bottom
 
     def y_at(v: float) -> float:
-        return H - bottom - (H - top - bottom) * (v / y_max if y_max > 0 else 0.0)
+        return H - ax.bottom - span * (v / y_max if y_max > 0 else 0.0)
 
-    for k in range(6):
-        y = y_at(y_max * k / 5)
-        draw.line([(left, y), (W - right, y)], fill=(225, 225, 225), width=1)
-        draw.text((left - 6, y), f"{y_max * k / 5:.3g}", fill=INK, font=f, anchor="rm")
-    draw.line([(left, top), (left, H - bottom), (W - right, H - bottom)], fill=(90, 90, 90), width=2)
-    # The y label in the left margin's corner, or over the axis (clear of the ticks) where a legend sits above.
-    if label_over_axis:
-        draw.text((left, top - 8), fit_text(y_label, font(BAR_FONT), W - left - 4), fill=INK, font=font(BAR_FONT),
-                  anchor="ls")
-    else:
-        draw.text((8, top - 4), y_label, fill=INK, font=font(BAR_FONT), anchor="ls")
-    draw.text(((left + W - right) / 2, H - 8), x_label, fill=INK, font=font(BAR_FONT), anchor="ms")
-    return left, W - right, y_at
+    steps = next((k for k in (5, 2) if span / k >= _LINE), 1)
+    for k in range(steps + 1):
+        y = y_at(y_max * k / steps)
+        draw.line([(ax.left, y), (W - ax.right, y)], fill=(225, 225, 225), width=1)
+        draw.text((ax.left - 6, y), f"{y_max * k / steps:.3g}", fill=INK, font=f, anchor="rm")
+    draw.line([(ax.left, ax.top), (ax.left, H - ax.bottom), (W - ax.right, H - ax.bottom)], fill=(90, 90, 90),
+              width=2)
+    for i, line in enumerate(ax.y_lines):  # over the tick labels, clear of the top one
+        draw.text((8, ax.top - 12 - _LINE * (len(ax.y_lines) - i)), line, fill=INK, font=bold, anchor="la")
+    centre = (ax.left + W - ax.right) / 2
+    for i, line in enumerate(ax.x_lines):
+        draw.text((centre, H - ax.bottom + 28 + _LINE * i), line, fill=INK, font=bold, anchor="ma")
+    return ax.left, W - ax.right, y_at
 
 
 def _x_ticks(draw, xs: Sequence[float], labels: Sequence[str], y: float) -> None:
@@ -265,17 +360,21 @@ SERIES_COLOURS = tuple(PALETTE[i] for i in (4, 0, 2, 5))  # grouped_bars' colour
 
 
 def grouped_bars(values: np.ndarray, series: Sequence[str], x_labels: Sequence[str], x_label: str, y_label: str,
-                 size: tuple[int, int] = (800, 400)) -> Image.Image:
-    """One group of bars per row of ``values`` (n, s), one colour per series, legend on top."""
+                 size: tuple[int, int] = (800, 400), short_series: Sequence[str] | None = None,
+                 legend: bool = True) -> Image.Image:
+    """One group of bars per row of ``values`` (n, s), one colour per series, legend on top (``short_series``: its
+    names where the full ones would take more than two rows; ``legend`` False: none, where the colours are
+    explained beside the chart)."""
     values = np.asarray(values, dtype=np.float64)
     n, s = values.shape
-    img = Image.new("RGB", size, "white")
-    draw = ImageDraw.Draw(img)
-    y_max = float(values.max()) if values.size else 1.0
     f = font(BAR_FONT, bold=False)
-    legend = _legend_rows(series, f, 64, size[0])  # on top, in as many rows as the width needs
-    top = min(legend[-1][0][1] + 14 + 40 if legend else 50, max(20, size[1] - 56 - 40))  # 40 px of bars at least
-    x0, x1, y_at = _axes(draw, size, y_max, y_label, x_label, margins=(64, 20, top, 56), label_over_axis=True)
+    rows, end = _legend_rows(series if legend else [], f, size[0])
+    if short_series is not None and legend and rows and rows[-1][0][1] > 12 + _LINE:
+        rows, end = _legend_rows(short_series, f, size[0])
+    ax = axes_layout(size, y_label, x_label, end + 6 if rows else 4)
+    img = Image.new("RGB", ax.size, "white")
+    draw = ImageDraw.Draw(img)
+    x0, x1, y_at = _axes(draw, ax, float(values.max()) if values.size else 1.0)
     group = (x1 - x0) / n
     bar = max(1.0, group * 0.8 / s)
     centres = []
@@ -286,30 +385,36 @@ def grouped_bars(values: np.ndarray, series: Sequence[str], x_labels: Sequence[s
             draw.rectangle([start + j * bar, y_at(values[i, j]), start + (j + 1) * bar - 1, y_at(0)],
                            fill=SERIES_COLOURS[j % 4])
     _x_ticks(draw, centres, x_labels, y_at(0))
-    for (x, y), j, name in legend:
+    for (x, y), j, lines in rows:
         draw.rectangle([x, y, x + 14, y + 14], fill=SERIES_COLOURS[j % 4])
-        draw.text((x + 20, y + 7), name, fill=INK, font=f, anchor="lm")
+        for k, line in enumerate(lines):
+            draw.text((x + 20, y + 7 + _LINE * k), line, fill=INK, font=f, anchor="lm")
     return img
 
 
-def _legend_rows(series: Sequence[str], f, x0: int, width: int) -> list[tuple[tuple[int, int], int, str]]:
-    """Where each series' swatch goes: in a row from ``x0``, wrapping onto the next row at ``width``."""
+def _legend_rows(names: Sequence[str], f, width: int, x0: int = 8, mark: int = 20):
+    """Where each legend entry goes, and the y its last row ends at: ([((x, y), j, lines)], end). Entries follow each
+    other in a row from ``x0`` and wrap onto the next row at ``width``; an entry too long for a row of its own is
+    wrapped onto as many as it needs. ``mark``: px of the swatch or line sample and its gap before the text."""
     out, x, y = [], x0, 12
-    for j, name in enumerate(series):
-        w = 20 + f.getlength(name) + 22
-        if x > x0 and x + w - 22 > width - 8:
-            x, y = x0, y + 22
-        out.append(((int(x), y), j, name))
-        x += w
-    return out
+    room = width - 8 - x0 - mark
+    for j, name in enumerate(names):
+        lines = wrap_text(name, f, room)
+        w = mark + max(f.getlength(t) for t in lines) + 22
+        if x > x0 and (x + w - 22 > width - 8 or len(lines) > 1):
+            x, y = x0, y + _LINE
+        out.append(((int(x), y), j, lines))
+        x, y = (width if len(lines) > 1 else x + w), y + _LINE * (len(lines) - 1)
+    return out, y + _LINE
 
 
 def dot_plot(xs: Sequence[float], ys: Sequence[float], x_ticks: Sequence[int], x_label: str, y_label: str,
              y_max: float, size: tuple[int, int] = (800, 400)) -> Image.Image:
     """One dot per (x, y), x among ``x_ticks`` (categories, e.g. layers), y from 0 to ``y_max``."""
-    img = Image.new("RGB", size, "white")
+    ax = axes_layout(size, y_label, x_label, 8)
+    img = Image.new("RGB", ax.size, "white")
     draw = ImageDraw.Draw(img)
-    x0, x1, y_at = _axes(draw, size, y_max, y_label, x_label, label_over_axis=True)  # narrow frames: clear of ticks
+    x0, x1, y_at = _axes(draw, ax, y_max)
     n = len(x_ticks)
     x_of = {t: x0 + (x1 - x0) * (i + 0.5) / n for i, t in enumerate(x_ticks)}
     for x, y in zip(xs, ys):
@@ -347,24 +452,21 @@ class Series:
     ys: Sequence[float]
     colour: tuple[int, int, int]
     dashed: bool = False  # a reference line (e.g. random order), drawn in dashes with hollow markers
+    short: str = ""  # in the legend where the names would take more than two rows ("": the name)
 
 
 def line_plot(series: Sequence[Series], x_label: str, y_label: str, y_max: float = 1.0,
               size: tuple[int, int] = (800, 400)) -> Image.Image:
     """Lines over x in [0, 1] (ticks in per cent), y from 0 to ``y_max``, legend on top (on as many lines as it
-    needs: the axes start below its last)."""
-    img = Image.new("RGB", size, "white")
-    draw = ImageDraw.Draw(img)
+    needs, in the series' short names where the full ones take more than two: the axes start below its last)."""
     f = font(BAR_FONT, bold=False)
-    left = 64
-    places, x, y = [], left, 14
-    for s in series:  # the legend, wrapped onto another line where it does not fit
-        width = 34 + f.getlength(s.name) + 18
-        if x + width > size[0] - 8 and x > left:
-            x, y = left, y + 24
-        places.append((x, y))
-        x += width
-    x0, x1, y_at = _axes(draw, size, y_max, y_label, x_label, margins=(left, 24, y + 52, 56))
+    places, end = _legend_rows([s.name for s in series], f, size[0], mark=32)
+    if places and places[-1][0][1] > 12 + _LINE:
+        places, end = _legend_rows([s.short or s.name for s in series], f, size[0], mark=32)
+    ax = axes_layout(size, y_label, x_label, end + 6, right=24)
+    img = Image.new("RGB", ax.size, "white")
+    draw = ImageDraw.Draw(img)
+    x0, x1, y_at = _axes(draw, ax, y_max)
     ticks = [i / 5 for i in range(6)]
     _x_ticks(draw, [x0 + (x1 - x0) * t for t in ticks], [f"{t:.0%}" for t in ticks], y_at(0))
     for s in series:
@@ -376,57 +478,143 @@ def line_plot(series: Sequence[Series], x_label: str, y_label: str, y_max: float
         for x, y in points:
             draw.ellipse([x - 4, y - 4, x + 4, y + 4], fill="white" if s.dashed else s.colour, outline=s.colour,
                          width=2)
-    for s, (x, y) in zip(series, places):
+    for s, ((x, y), _, lines) in zip(series, places):
+        sample = [(x, y + 7), (x + 26, y + 7)]
         if s.dashed:
-            _dashed(draw, [(x, y), (x + 26, y)], s.colour, 2, dash=5)
+            _dashed(draw, sample, s.colour, 2, dash=5)
         else:
-            draw.line([(x, y), (x + 26, y)], fill=s.colour, width=3)
-        draw.text((x + 32, y), s.name, fill=INK, font=f, anchor="lm")
+            draw.line(sample, fill=s.colour, width=3)
+        for k, line in enumerate(lines):
+            draw.text((x + 32, y + 7 + _LINE * k), line, fill=INK, font=f, anchor="lm")
     return img
 
 
 # --------------------------------------------------------------------------- the block diagram (11.4.1)
 
+_ROW_ABOVE = 44  # px from a row's top (its residual path's label) down to its main line
+_ROW_BELOW = 19  # px from a row's main line down to its first line of numbers
+BLOCK_NARROW = 420  # px: a diagram narrower than this names its residual path once, on its first row
+
 
 def block_diagram(stream: str, attention: str, mlp: str, output: str, title: str,
-                  width: int = 800) -> Image.Image:
+                  width: int = 800, short_title: str | None = None) -> Image.Image:
     """The pre-norm block as the chapter writes it, numbers on its arrows.
 
     H = X + MSA(LN(X)) on the first row, Y = H + MLP(LN(H)) on the second; the residual
     path of each row is drawn over it. The four strings are put where those vectors flow:
     ``stream`` under X, ``attention`` on MSA's output, ``mlp`` on the MLP's, ``output`` under Y.
+    Laid out for its ``width`` (:func:`block_rows`): the boxes say "LN" where "LayerNorm" leaves them no room, the
+    numbers of a row go on a second line where they would touch, and the title (``short_title`` where the whole
+    takes more than one line) is wrapped; the height is what that takes.
     """
-    height = 250
-    img = Image.new("RGB", (width, height), "white")
+    big = font(17)
+    titles = wrap_text(title, big, width - 2 * _BLOCK_X)
+    if len(titles) > 1 and short_title:
+        titles = wrap_text(short_title, big, width - 2 * _BLOCK_X)
+    rows = block_rows(width, 6 + 22 * len(titles) + 6, (stream, attention, mlp, output))
+    img = Image.new("RGB", (width, rows[-1]["bottom"] + 6), "white")
     draw = ImageDraw.Draw(img)
-    f, small, big = font(16), font(14, bold=False), font(17)
-    ink, grey = (30, 30, 30), (90, 90, 90)
-    draw.text((10, 8), fit_text(title, big, width - 20), fill=ink, font=big)
-    boxes = ["LayerNorm", "MSA", "+"], ["LayerNorm", "MLP", "+"]
-    x_in, x_out = 14, width - 14
-    step = (x_out - x_in - 70) / 4
-    for row, (names, start, end, branch, colour) in enumerate(
-            ((boxes[0], "X", "H", attention, SERIES_COLOURS[1]), (boxes[1], "H", "Y", mlp, SERIES_COLOURS[2]))):
-        y = 90 + row * 100
-        xs = [x_in + 40 + step * (i + 1) for i in range(3)]
-        draw.text((x_in, y), start, fill=ink, font=big, anchor="lm")
-        draw.text((x_out, y), end, fill=ink, font=big, anchor="rm")
-        draw.line([(x_in + 22, y), (x_out - 24, y)], fill=grey, width=2)
-        for x, name in zip(xs, names):
-            if name == "+":
-                draw.ellipse([x - 13, y - 13, x + 13, y + 13], fill="white", outline=ink, width=2)
-                draw.text((x, y), "+", fill=ink, font=big, anchor="mm")
-            else:
-                w = draw.textlength(name, font=f) / 2 + 10
-                draw.rounded_rectangle([x - w, y - 15, x + w, y + 15], radius=6, fill=(238, 242, 248), outline=ink)
-                draw.text((x, y), name, fill=ink, font=f, anchor="mm")
-        # The residual path: from the row's input over the boxes into the "+".
-        top = y - 34
-        draw.line([(x_in + 30, y - 8), (x_in + 30, top), (xs[2], top), (xs[2], y - 14)], fill=grey, width=2)
-        draw.text(((x_in + 30 + xs[2]) / 2, top - 3), i18n.text("residual-path", LANGUAGE.get()), fill=grey,
-                  font=small, anchor="md")
-        draw.text(((xs[1] + xs[2]) / 2, y + 20), branch, fill=colour, font=f, anchor="ma")
-    draw.text((x_in, 90 + 22), stream, fill=SERIES_COLOURS[0], font=f, anchor="la")
-    # Narrow, the MLP's number would run into it: a line lower.
-    draw.text((x_out, 190 + (22 if width >= 600 else 44)), output, fill=SERIES_COLOURS[3], font=f, anchor="ra")
+    for i, line in enumerate(titles):
+        draw.text((_BLOCK_X, 6 + 22 * i), line, fill=INK, font=big)
+    for row in rows:
+        _draw_block_row(draw, row)
     return img
+
+
+def block_rows(width: int, top: int, numbers: Sequence[str]) -> list[dict]:
+    """Where each row of the block diagram goes, from ``top`` px down: its main line's y, the x of its ends and of
+    its boxes' centres, its box names and its numbers as (x, y, text, anchor, colour)."""
+    f, small = font(16), font(14, bold=False)
+    x_in, x_out = _BLOCK_X, width - _BLOCK_X
+    rows, y = [], top
+    for r, (names, start, end) in enumerate(((("MSA",), "X", "H"), (("MLP",), "H", "Y"))):
+        ln, pad, xs = _block_boxes(width, names[0])
+        labelled = r == 0 or width >= BLOCK_NARROW  # narrow: the residual path named once
+        line = y + (_ROW_ABOVE if labelled else _ROW_ABOVE - 17)
+        riser = (x_in + 16 + xs[0] - _box_half(ln, pad)) / 2
+        path = {"riser": riser, "label": labelled, "label_x": _clamped((riser + xs[2]) / 2, small,
+                                                                      i18n.text("residual-path", LANGUAGE.get()),
+                                                                      width)}
+        branch = (numbers[1 + r], SERIES_COLOURS[1 + r], (xs[1] + xs[2]) / 2, "ma")
+        ends = (numbers[0], SERIES_COLOURS[0], x_in, "la") if r == 0 else (numbers[3], SERIES_COLOURS[3], x_out, "ra")
+        texts = _number_lines(f, line + _ROW_BELOW, ends, branch, width)
+        rows.append({"y": line, "x_in": x_in, "x_out": x_out, "xs": xs, "names": (ln, names[0]), "pad": pad,
+                     "start": start,
+                     "end": end, "path": path, "texts": texts, "bottom": max(t[1] for t in texts) + 22})
+        y = rows[-1]["bottom"] + 4
+    return rows
+
+
+def _box_half(name: str, pad: float = 8) -> float:
+    """Half the width of a box of the diagram around ``name``, ``pad`` px each side (the "+": a circle of radius 13)."""
+    return 13.0 if name == "+" else font(16).getlength(name) / 2 + pad
+
+
+_BLOCK_X = 8  # px: the diagram's margin; its start and end letters stand there, its line 16 px further in
+
+
+def _block_boxes(width: int, branch: str) -> tuple[str, float, list[float]]:
+    """(the norm box's name, the boxes' padding, the centres of the norm box, the branch's box and the "+"), spaced
+    evenly between the row's ends: "LayerNorm" where the gaps stay at least 10 px in both rows, else "LN", tighter
+    at the last."""
+    a, b = _BLOCK_X + 22, width - _BLOCK_X - 22  # between the start's and the end's letter
+    widest = max(("MSA", "MLP"), key=font(16).getlength)
+    for ln, pad in (("LayerNorm", 8), ("LN", 8), ("LN", 5)):
+        if (b - a - 2 * sum(_box_half(n, pad) for n in (ln, widest, "+"))) / 4 >= 10:
+            break
+    halves = [_box_half(n, pad) for n in (ln, branch, "+")]
+    gap = (b - a - 2 * sum(halves)) / 4
+    xs, x = [], a + gap
+    for h in halves:
+        xs.append(x + h)
+        x += 2 * h + gap
+    return ln, pad, xs
+
+
+def _clamped(x: float, f, text: str, width: int) -> float:
+    """The centre of ``text`` moved sideways as little as keeps it inside the picture."""
+    half = f.getlength(text) / 2
+    return min(max(x, 4 + half), width - 4 - half)
+
+
+def _number_lines(f, y: float, ends, branch, width: int) -> list[tuple[float, float, str, str, tuple]]:
+    """(x, y, text, anchor, colour) of a row's two numbers: ``ends`` (X's at the left, or Y's at the right) on the
+    first line from ``y``, and ``branch`` beside it, as near its place (x) as keeps it 12 px clear of the other and
+    inside the picture; on the next line (22 px down) where there is no such room."""
+    text, colour, x, anchor = ends
+    box = f.getbbox(text, anchor=anchor)
+    lo, hi = (x + box[2] + 12, width - 4) if anchor == "la" else (4, x + box[0] - 12)
+    b_text, b_colour, b_x, _ = branch
+    half = f.getlength(b_text) / 2
+    if hi - lo >= 2 * half:
+        return [(x, y, text, anchor, colour), (min(max(b_x, lo + half), hi - half), y, b_text, "ma", b_colour)]
+    b_x = min(max(b_x, 4 + half), width - 4 - half)
+    if anchor == "la":
+        return [(x, y, text, anchor, colour), (b_x, y + 22, b_text, "ma", b_colour)]
+    return [(b_x, y, b_text, "ma", b_colour), (x, y + 22, text, anchor, colour)]
+
+
+def _draw_block_row(draw: ImageDraw.ImageDraw, row: dict) -> None:
+    """One row of the block diagram, as :func:`block_rows` laid it out."""
+    f, small, big = font(16), font(14, bold=False), font(17)
+    grey = (90, 90, 90)
+    y, x_in, x_out, xs = row["y"], row["x_in"], row["x_out"], row["xs"]
+    draw.text((x_in, y), row["start"], fill=INK, font=big, anchor="lm")
+    draw.text((x_out, y), row["end"], fill=INK, font=big, anchor="rm")
+    draw.line([(x_in + 16, y), (x_out - 16, y)], fill=grey, width=2)
+    for x, name in zip(xs, (*row["names"], "+")):
+        if name == "+":
+            draw.ellipse([x - 13, y - 13, x + 13, y + 13], fill="white", outline=INK, width=2)
+            draw.text((x, y), "+", fill=INK, font=big, anchor="mm")
+        else:
+            w = _box_half(name, row["pad"])
+            draw.rounded_rectangle([x - w, y - 15, x + w, y + 15], radius=6, fill=(238, 242, 248), outline=INK)
+            draw.text((x, y), name, fill=INK, font=f, anchor="mm")
+    # The residual path: from the row's input over the boxes into the "+".
+    path, top = row["path"], y - 26
+    draw.line([(path["riser"], y), (path["riser"], top), (xs[2], top), (xs[2], y - 14)], fill=grey, width=2)
+    if path["label"]:
+        draw.text((path["label_x"], top - 3), i18n.text("residual-path", LANGUAGE.get()), fill=grey, font=small,
+                  anchor="md")
+    for x, ty, text, anchor, colour in row["texts"]:
+        draw.text((x, ty), text, fill=colour, font=f, anchor=anchor)

@@ -1,8 +1,8 @@
 """The What if? tab's views: the image with the patches taken away hatched and rollout over those kept, and the
 L×h grid of heads (switched off: crossed; after "head importance": coloured by what each one alone is worth).
 
-Both pictures are clickable: :func:`map_cell` and :func:`head_cell` turn a click into the patch or the head
-under it, through the same sizes the pictures were drawn at.
+Both pictures take clicks: each says where its cells are (``View.cells``: the patches, the layers x heads), and the
+page maps a click through them.
 """
 
 from __future__ import annotations
@@ -67,16 +67,6 @@ def hatch(img: Image.Image, grid: tuple[int, int], cells) -> None:
             d += step
 
 
-def map_cell(xy, image_shape: tuple[int, ...], grid: tuple[int, int], size: int) -> int | None:
-    """The patch index (row-major) under a click at pixel (x, y) of :func:`intervention_view` drawn at ``size``;
-    None on the colour bar or outside."""
-    width, height = draw.fit_size(image_shape, size)
-    x, y = xy
-    if not (0 <= x < width and 0 <= y < height):
-        return None
-    return int(y * grid[0] // height) * grid[1] + int(x * grid[1] // width)
-
-
 def intervention_view(w, opacity: float, cmap: str, size: int = DISPLAY_SIZE, lang: str = "en") -> View:
     """The image the model ran on: removed patches hatched, rollout of the class token over the kept ones."""
     heat = np.nan_to_num(w.rollout, nan=0.0)
@@ -99,7 +89,8 @@ def intervention_view(w, opacity: float, cmap: str, size: int = DISPLAY_SIZE, la
                             now=now, kept=len(w.kept), prefix=", ".join(w.prefix_token_names), tokens=tokens,
                             grey=grey)
     legend = i18n.text("whatif-legend", lang, label=label, lo=base.bar_number(lo), hi=base.bar_number(hi))
-    return View(image, caption, legend, i18n.text("whatif-title", lang, label=w.label), (lo, hi))
+    cells = base.Cells(0, 0, picture.width, picture.height, *w.grid)
+    return View(image, caption, legend, i18n.text("whatif-title", lang, label=w.label), (lo, hi), cells=cells)
 
 
 # --------------------------------------------------------------------------- the grid of heads
@@ -140,16 +131,6 @@ def head_layout(depth: int, heads: int, size: tuple[int, int], bar: bool = False
     cell_w = max(8.0, (width - left - 8) / heads)
     cell_h = max(8.0, min(cell_w, (height - top - bottom) / depth))
     return HeadLayout(left, top, cell_w, cell_h, depth, heads)
-
-
-def head_cell(xy, layout: HeadLayout) -> tuple[int, int] | None:
-    """(layer, head), 1-based, under a click at picture pixel (x, y); None off the grid."""
-    x, y = xy
-    col = int((x - layout.left) // layout.cell_w)
-    row = int((y - layout.top) // layout.cell_h)
-    if x < layout.left or y < layout.top or not (0 <= row < layout.depth and 0 <= col < layout.heads):
-        return None
-    return row + 1, col + 1
 
 
 def head_grid_view(g: HeadGrid, cmap: str, size: tuple[int, int] = base.DEPTH_PLOT_SIZE, lang: str = "en") -> View:
@@ -199,4 +180,5 @@ def head_grid_view(g: HeadGrid, cmap: str, size: tuple[int, int] = base.DEPTH_PL
     else:
         caption = i18n.text("heads-caption-plain", lang, L=g.depth, h=g.heads, now=now)
         legend = i18n.text("heads-legend", lang)
-    return View(img, caption, legend, i18n.text("heads-grid-title", lang))
+    cells = base.Cells(lay.left, lay.top, lay.cell_w * g.heads, lay.cell_h * g.depth, g.depth, g.heads)
+    return View(img, caption, legend, i18n.text("heads-grid-title", lang), cells=cells)

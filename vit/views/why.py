@@ -51,9 +51,12 @@ def curves_view(e, curves: dict, size: tuple[int, int] = DEPTH_PLOT_SIZE, lang: 
     title = method_words(e.method, lang)[0]
     series = []
     for (mode, order), c in sorted(curves.items(), key=lambda kv: (kv[0][0], kv[0][1] != "saliency")):
-        name = i18n.text("curve-name", lang, mode=i18n.text(mode, lang), auc=auc_text(c.auc),
-                         order=i18n.text("map-order" if order == "saliency" else "random-order", lang))
-        series.append(plots.Series(name, c.fractions, c.probs, CURVE_COLOURS[mode], dashed=order == "random"))
+        order_words = i18n.text("map-order" if order == "saliency" else "random-order", lang)
+        name = i18n.text("curve-name", lang, mode=i18n.text(mode, lang), auc=auc_text(c.auc), order=order_words)
+        short = i18n.text(mode if order == "saliency" else "random-short", lang)  # narrow frames
+        short = f"{short} {auc_text(c.auc)}"
+        series.append(plots.Series(name, c.fractions, c.probs, CURVE_COLOURS[mode], dashed=order == "random",
+                                   short=short))
     top = max(max(c.probs) for c in curves.values())
     image = plots.line_plot(series, i18n.text("curves-x", lang), f"p({e.label})", top, size)
     verdicts = []

@@ -29,6 +29,21 @@ SIDEBAR_WIDTH, MAIN_WIDTH = 300, 320  # px, the columns' narrowest
 LANGUAGE_CHOICES = [("English", "en"), ("中文", "zh")]  # each in its own language, as a switch should be
 
 
+# The page's screen (vit.views.pictures.SCREENS): "phone" up to 640 px wide, "wide" from 1600 x 900 px, "laptop"
+# between; "+projector" in projector mode.
+_SCREEN = ("((on) => (innerWidth <= 640 ? 'phone' : innerWidth >= 1600 && innerHeight >= 900 ? 'wide' : 'laptop')"
+           " + (on ? '+projector' : ''))")
+SCREEN_ON_LOAD = ("() => { const on = new URLSearchParams(location.search).has('projector'); "
+                  f"document.body.classList.toggle('projector', on); return [{_SCREEN}(on), on]; }}")
+# The page's language, as vit/ui/page.js chooses it (it may not have run yet when the page's load event starts).
+PAGE_LANGUAGE_JS = ("((asked, kept) => asked === 'zh' || asked === 'en' ? asked : kept === 'zh' || kept === 'en' ? kept"
+                    " : (navigator.language || 'en').toLowerCase().startsWith('zh') ? 'zh' : 'en')"
+                    "(new URLSearchParams(location.search).get('lang'), "
+                    "(() => { try { return localStorage.getItem('vit-anatomy-lang'); } catch (e) { return null; } })()"
+                    ")")
+PROJECTOR_JS = f"(on) => {{ document.body.classList.toggle('projector', Boolean(on)); return [{_SCREEN}(on)]; }}"
+
+
 def _example_name(path: Path) -> str:
     return path.stem.replace("shapes-", "drawn ").replace("_", " ")
 
@@ -42,7 +57,7 @@ def build_sidebar(c: dict) -> None:
     c["lang"] = gr.Radio(LANGUAGE_CHOICES, value=None, label=t("lang-switch"), show_label=False, container=False,
                          elem_id="lang", min_width=120)
     c["image"] = gr.Image(type="pil", sources=["upload", "webcam", "clipboard"], label=t("your-image"), height=120,
-                          elem_id="input-image")
+                          placeholder=t("upload-here"), elem_id="input-image")
     c["model"] = gr.Dropdown(models.menu(), value=startup.DEFAULT_MODEL, label=t("model"),
                              elem_id="model")
     c["patch-size"] = gr.Slider(MIN_PATCH_SIZE, MAX_PATCH_SIZE, value=native.patch_size, step=1,
@@ -96,8 +111,10 @@ def build_view_controls(c: dict) -> None:
 def build_helpers(c: dict) -> None:
     """Hidden helpers of the page's script: the grid's geometry, the download, the arrow keys' buttons."""
     c["grid-info"] = gr.HTML("", elem_id="grid-info", elem_classes="hidden-helper")
-    # What the page's script measured: projector mode and each tab's picture frame (vit.ui.inputs.screen).
-    c["screen"] = gr.Textbox("", elem_id="screen", elem_classes="hidden-helper", show_label=False, max_length=2000)
+    # The screen the page is on, named when it opens (SCREEN_JS), and projector mode: "laptop+projector" and the like
+    # (vit.ui.inputs.screen): the pictures are drawn for it.
+    c["screen"] = gr.Textbox("", visible=False, max_length=40, elem_id="screen")
+    c["clicked"] = gr.Textbox("", visible=False, max_length=40, elem_id="clicked")  # a click's cell (parts.on_click)
     c["download-file"] = gr.File(label=t("download"), elem_id="download-file", elem_classes="hidden-helper",
                                  interactive=False)
     with gr.Row(elem_classes="hidden-helper"):
@@ -171,18 +188,23 @@ def _wire_redraws(c: dict) -> None:
     triggers = [c["analysis-key"].change, c["screen"].change, c["layer"].change, c["head"].change,
                 c["opacity"].change, c["colormap"].change, c["head-fusion"].change, c["discard-ratio"].change]
     on(c, triggers, "redraw_page", **redraw(c))
-    # Projector mode is the page's: its script enlarges the pictures and measures the frames again (the
-    # screen box then changes, and the pictures are drawn for it).
-    c["projector"].change(None, c["projector"], None, js="(on) => window.vitAnatomy && window.vitAnatomy.projector(on)")
+    # The screen the page opens on (and ?projector in its address); projector mode then names it anew: the pictures
+    # are drawn for it (a screen change redraws), and the page's text grows (the class "projector" on <body>).
+    c["demo"].load(None, None, outputs(c, ["screen", "projector"]), js=SCREEN_ON_LOAD, **private("screen_on_load"))
+    c["projector"].change(None, c["projector"], c["screen"], js=PROJECTOR_JS, **private("projector"))
     # The language switch is the page's too: its script shows the other language and keeps the choice; then the
     # server writes its own text again in it (the page's load does the same for the language it opens in).
     language = dict(fn=events.named(events.page_language, events.LANGUAGE_OUTPUTS),
-                    inputs=outputs(c, ["analysis-key", "model", "patch-size", "depth", "top-k"]),
+                    inputs=outputs(c, ["analysis-key", "model", "patch-size", "depth", "top-k", "lang"]),
                     outputs=outputs(c, events.LANGUAGE_OUTPUTS), preprocess=False, queue=False, show_progress="hidden")
-    c["lang"].input(None, c["lang"], None, js="(lang) => window.vitAnatomy && window.vitAnatomy.language(lang, true)",
-                    **private("language_js")).then(**language, **private("language")).then(
-        **redraw(c), **private("redraw_language"))  # the pictures' captions and words too
-    c["demo"].load(**language, **private("language_on_load"))
+    c["language-switched"] = c["lang"].input(
+        None, c["lang"], None, js="(lang) => window.vitAnatomy && window.vitAnatomy.language(lang, true)",
+        **private("language_js")).then(**language, **private("language"))
+    c["language-switched"].then(**redraw(c), **private("redraw_language"))  # the pictures' captions and words too
+    # On load, the language the page's script chose (the address, the switch's last choice, the browser) for the
+    # switch's last input: the server writes its text in it, and sets the switch to it.
+    c["demo"].load(**language, js=f"(...args) => [...args.slice(0, -1), {PAGE_LANGUAGE_JS}]",
+                   **private("language_on_load"))
     c["top-k"].change(events.page_predictions, outputs(c, ["analysis-key", "top-k"]), c["predictions"],
                       preprocess=False, trigger_mode="always_last", show_progress="hidden", **private("page_top_k"))
     # Arrow keys set the query with queue=False (fast), then redraw: such outputs do not fire .change.

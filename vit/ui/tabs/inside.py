@@ -15,7 +15,7 @@ def build(c: dict) -> None:
         # Two pictures a screen, as every tab has: four in a column would be two screens tall.
         with gr.Row(equal_height=False):
             with gr.Column(scale=2, elem_id="inside-pictures"):
-                with gr.Tabs(elem_id="inside-tabs"):
+                with gr.Tabs(elem_id="inside-tabs", overflow_behavior="wrap"):  # none behind a "…" menu
                     with gr.Tab(t("inside-block"), elem_id="inside-block"):
                         picture(c, "block-view")  # the block beside its chart: the tab's whole width
                     with gr.Tab(t("inside-tokens"), elem_id="inside-tokens"):

@@ -8,7 +8,7 @@ beside the guess. The tally lives in the tab's ``gr.State``: nothing of it is ke
 
 from __future__ import annotations
 
-import re
+from dataclasses import replace
 
 import gradio as gr
 
@@ -16,14 +16,15 @@ from vit import i18n, lesson_export, predict, views
 from vit.errors import InputError
 from vit.lesson import lesson_text
 from vit.predict import PredictStep
+from vit.serve.queue import Busy, FairQueue, Replaced
 from vit.ui import inputs, pictures
 from vit.ui.events import DEFAULTS, handler, named, page_event
 from vit.ui.inputs import Number
 from vit.ui.lang import of as language_of
 from vit.ui.lang import t
-from vit.ui.state import analysis_store, kept, newest_screen, picture_folder
+from vit.ui.state import analysis_store, kept, picture_folder, session_of
 from vit.ui.tabs import whatif
-from vit.ui.tabs.parts import MODEL_WAITERS, PICTURE_MIN_WIDTH, changed, outputs, private, show_tab
+from vit.ui.tabs.parts import MODEL_WAITERS, PICTURE_MIN_WIDTH, changed, on, on_click, outputs, private, show_tab
 from vit.views import draw as drawing
 from vit.views import pictures as registry
 from vit.views import whatif as whatif_views
@@ -31,13 +32,14 @@ from vit.views.pictures import Display
 
 TAB = "lesson"
 ASK = ("lesson-ask", "lesson-guess", "lesson-check", "lesson-yes", "lesson-no", "lesson-answer")  # a question's
-OUTPUTS = ("lesson-step", "lesson-progress", "lesson-text", "lesson-picture", "lesson-table", *ASK, "lesson-drawn")
+NAV = ("lesson-prev", "lesson-next")  # Previous off on the first step, Next off on the last
+OUTPUTS = ("lesson-step", "lesson-progress", "lesson-text", "lesson-picture", "lesson-table", *ASK, *NAV)
 INPUTS = ("analysis-key", "lesson-step", "layer", "head", "opacity", "colormap", "screen", "tab-on-screen",
           "lesson-predict-on")
 ANSWER_OUTPUTS = ("lesson-answer", "lesson-tally", "lesson-score", "lesson-picture", "lesson-table")
 # What an answer is drawn from: the image (the last question runs the model on it), the step, the tally.
-ANSWER_INPUTS = ("image", "analysis-key", "lesson-step", "lesson-predict-on", "lesson-score", "lesson-drawn",
-                 "layer", "head", "opacity", "colormap", "screen")
+ANSWER_INPUTS = ("image", "analysis-key", "lesson-step", "lesson-predict-on", "lesson-score", "layer", "head",
+                 "opacity", "colormap", "screen")
 NAV_WIDTH = 140  # px, the Previous and Next buttons
 DOWNLOAD_LABEL = "⬇ Download the lesson (PDF)"
 NO_ANALYSIS = i18n.text("lesson-no-analysis")
@@ -48,7 +50,7 @@ def frame_display(a, layer: Number, head: Number, opacity: Number, colormap: str
                   picture: str = "lesson-picture", lang: str = "en", request: gr.Request = None) -> Display:
     """How a question's or a step's picture is drawn: the page's controls, clamped, and ``picture``'s frame on
     ``tab`` (the lesson's, or a tab's "Quiz me": :mod:`vit.ui.tabs.quiz`), as the page's newest measure has it."""
-    projector, frame = inputs.screen(newest_screen(request, screen), tab, picture)
+    projector, frame = inputs.screen(screen, tab, picture)
     return Display(layer=inputs.clamp(layer, 1, a.depth, a.depth), head=inputs.clamp(head, 1, a.num_heads, 1),
                    opacity=inputs.opacity(opacity, DEFAULTS.opacity), cmap=inputs.colormap_name(colormap),
                    projector=projector, frame=frame, lang=lang)
@@ -73,14 +75,20 @@ def proposal_view(a, display: Display, lang: str = "en") -> views.View:
     return views.View(picture, i18n.text("proposal-caption", lang), title=i18n.text("proposal-title", lang))
 
 
-def before_picture(q: PredictStep, a, display: Display, lang: str = "en") -> tuple:
-    """(picture, drawn size) while the class guesses: the patch grid to click, the map asked about, or none."""
+def before_picture(q: PredictStep, a, display: Display, lang: str = "en") -> views.View | None:
+    """The picture while the class guesses: the patch grid to click (the only one that takes clicks: its cells), the
+    map asked about, or none."""
     if q.before is None or (q.kind in predict.NEEDS_CLASSIFIER and not a.has_classifier):
-        return None, 0
+        return None
     if q.before == "whatif-proposal":
-        return proposal_view(a, display, lang).image, 0
-    size = registry.frame_sizes(registry.PICTURES[q.before], a, display)[0]
-    return registry.draw(a, q.before, display).image, size
+        return registry.as_shown(proposal_view(a, display, lang), display)
+    view = registry.draw(a, q.before, display)
+    return view if q.answer == "click" else replace(view, cells=None)
+
+
+def nav(step: int, total: int) -> dict:
+    """Previous and Next as the step allows: Previous off on the first step, Next off on the last."""
+    return {"lesson-prev": gr.update(interactive=step > 0), "lesson-next": gr.update(interactive=step < total - 1)}
 
 
 @handler
@@ -89,13 +97,18 @@ def lesson(key: str | None, step: Number, delta: Number, layer: Number, head: Nu
            request: gr.Request = None) -> dict:
     """The guided lesson (11.4.1 → 11.4.7): one step per screen, this image's numbers, the view that shows it.
 
-    ``delta`` is -1, 0 or +1 (Previous, the same step again, Next). Drawn only while the lesson is on screen.
+    ``delta`` is -1, 0 or +1 (Previous, the same step again, Next); Previous on the first step and Next on the last
+    change nothing (the step, its answer and reveal stay). Drawn only while the lesson is on screen.
     ``predict_on``: the walk with a question before each reveal (:func:`vit.predict.walk`).
+    The text is at the layer and head the picture beside it is drawn at: the Layer and Head controls'.
     """
     if tab_on_screen != TAB:
         return {}
     steps = predict.walk(predict_on is True)
-    step = min(max(inputs.clamp(step, 0, len(steps) - 1, 0) + inputs.clamp(delta, -1, 1, 0), 0), len(steps) - 1)
+    here, move = inputs.clamp(step, 0, len(steps) - 1, 0), inputs.clamp(delta, -1, 1, 0)
+    step = min(max(here + move, 0), len(steps) - 1)
+    if move != 0 and step == here:  # nowhere to turn to
+        return nav(step, len(steps))
     item = steps[step]
     q = item if isinstance(item, PredictStep) else None
     lang = language_of(request)
@@ -103,7 +116,7 @@ def lesson(key: str | None, step: Number, delta: Number, layer: Number, head: Nu
     out = {"lesson-step": step,
            "lesson-progress": i18n.text("lesson-progress", lang, n=step + 1, total=len(steps), section=section,
                                         title=title),
-           **_asking(q, inputs.clamp(delta, -1, 1, 0) != 0)}
+           **_asking(q, move != 0), **nav(step, len(steps))}
     a = analysis_store().get(key) if key is not None else None
     if a is None:
         out["lesson-text"] = i18n.text("lesson-first", lang)
@@ -111,24 +124,24 @@ def lesson(key: str | None, step: Number, delta: Number, layer: Number, head: Nu
         return out
     display = frame_display(a, layer, head, opacity, colormap, screen, lang=lang, request=request)
     if q is not None:
-        out["lesson-text"] = predict.question(q, a, lang)
-        (out["lesson-picture"], out["lesson-drawn"]), out["lesson-table"] = before_picture(q, a, display, lang), ""
+        out["lesson-text"] = predict.question(q, a, lang, display)
+        out["lesson-picture"], out["lesson-table"] = before_picture(q, a, display, lang), ""
         return out
-    out["lesson-text"] = lesson_text(item, a, lang)
+    out["lesson-text"] = lesson_text(item, a, lang, display)
     name = item.view  # an elem id of the page (vit.lesson.LESSON_VIEWS)
     if name == "stage-table":
         out["lesson-picture"], out["lesson-table"] = None, pictures.stage_table(a)
         return out
     view = registry.draw(a, name, display, weights=pictures.model_weights(a))
-    out["lesson-picture"], out["lesson-table"] = view.image, ""
+    out["lesson-picture"], out["lesson-table"] = replace(view, cells=None), ""  # a step's picture takes no clicks
     return out
 
 
 def resized(key: str | None, step: Number, delta: Number, layer: Number, head: Number, opacity: Number,
             colormap: str, screen: str | bool = "", tab_on_screen: str = TAB, predict_on: bool = False,
             request: gr.Request = None) -> dict:
-    """The page measured its frames anew: a step is drawn again to fill its frame; a question stays as it is, so a
-    reveal on screen stays (its click maps through the size it was drawn at, ``lesson-drawn``)."""
+    """Projector mode, the Layer or Head control, the colours: a step is drawn again for them; a question stays as it
+    is (its reveal stays)."""
     if _question(step, predict_on) is not None:
         return {}
     return lesson(key, step, delta, layer, head, opacity, colormap, screen, tab_on_screen, predict_on, request)
@@ -161,10 +174,11 @@ def revealed(q: PredictStep, a, guess, w, display: Display, lang: str = "en") ->
     verdict = predict.check(q, a, guess, w, lang)
     if q.kind == "patch":
         size = registry.frame_sizes(registry.PICTURES[q.reveal], a, display)[0]
-        view = views.rollout_view(a, a.depth, display.opacity, display.cmap, size, lang, mark=tuple(guess))
+        view = registry.as_shown(views.rollout_view(a, a.depth, display.opacity, display.cmap, size, lang,
+                                                    mark=tuple(guess)), display)
     else:
         view = registry.draw(w if w is not None else a, q.reveal, display)
-    return verdict, predict.reveal_text(q, verdict, lang), view.image
+    return verdict, predict.reveal_text(q, verdict, lang), replace(view, cells=None)  # the answer takes no clicks
 
 
 def counted(score, key: str, q: PredictStep, verdict) -> dict:
@@ -176,7 +190,7 @@ def counted(score, key: str, q: PredictStep, verdict) -> dict:
 
 
 @handler
-def answer(image: object, key: str | None, step: Number, predict_on: bool, score, drawn, layer: Number, head: Number,
+def answer(image: object, key: str | None, step: Number, predict_on: bool, score, layer: Number, head: Number,
            opacity: Number, colormap: str, screen, guess=None, progress=gr.Progress(), request: gr.Request = None):
     """A typed number or a yes / no, for the question on screen."""
     q = _question(step, predict_on)
@@ -185,32 +199,24 @@ def answer(image: object, key: str | None, step: Number, predict_on: bool, score
     return _reveal(q, image, key, guess, score, layer, head, opacity, colormap, screen, request, progress)
 
 
-def drawn_size(drawn) -> bool:
-    """Whether ``drawn`` is the size a picture to click was drawn at (0 once a reveal replaced it)."""
-    return isinstance(drawn, int) and 16 <= drawn <= inputs.MAX_FRAME
-
-
-def clicked_cell(a, evt: gr.SelectData, size: int) -> tuple[int, int] | None:
-    """The patch (row, col) under a click on a patch grid drawn at ``size``; None for a click off the picture."""
-    try:
-        return views.query_cell(views.clicked_fraction(evt.index, views.picture_box(a, size)), a.grid)
-    except InputError:
-        return None
-
-
 @handler
-def click_answer(image: object, key: str | None, step: Number, predict_on: bool, score, drawn, layer: Number,
-                 head: Number, opacity: Number, colormap: str, screen, evt: gr.SelectData = None,
-                 progress=gr.Progress(), request: gr.Request = None):
-    """A click on the patch grid, for "click the patch": the cell under it, as the picture was drawn."""
+def click_answer(image: object, key: str | None, step: Number, predict_on: bool, score, layer: Number, head: Number,
+                 opacity: Number, colormap: str, screen, clicked: str = "", progress=gr.Progress(),
+                 request: gr.Request = None):
+    """A click on the patch grid, for "click the patch": the cell the page says was clicked (vit/ui/page.js)."""
     q = _question(step, predict_on)
-    if key is None or q is None or q.answer != "click" or evt is None:
+    if key is None or q is None or q.answer != "click":
         return {}
     a = kept(key)
-    cell = clicked_cell(a, evt, drawn if drawn_size(drawn) else registry.DISPLAY_SIZE)
+    cell = inputs.clicked_cell(clicked, *a.grid)
     if cell is None:
         return {}
     return _reveal(q, image, key, cell, score, layer, head, opacity, colormap, screen, request, progress)
+
+
+def tally(score, request: gr.Request = None) -> str:
+    """The session's tally in the page's language ("" before any answer)."""
+    return predict.tally_text(score, language_of(request)) if isinstance(score, dict) and score else ""
 
 
 def toggled(step: Number, predict_on: bool) -> int:
@@ -227,29 +233,42 @@ def toggled(step: Number, predict_on: bool) -> int:
     return after.index(rest[0]) if rest else len(after) - 1
 
 
+EXPORT_WAITERS = 8  # exports admitted to EXPORTS' line at once (the rest wait in gradio's queue)
+EXPORTS = FairQueue(slots=1)  # lesson PDFs: one at a time, one per session, in turn between sessions
+EXPORT_S = 2.0  # a PDF's seconds, as the line orders them (~2 s on 2 cores)
+
+
 @handler
 def download_lesson(key: str | None, layer: Number, head: Number, opacity: Number, colormap: str,
                     request: gr.Request = None) -> str:
     """The whole lesson on the shown analysis as one PDF (a 16:9 page per step), the pictures drawn as the page's
-    controls say; returns its path in the server's picture folder, which gradio serves and then prunes."""
+    controls say and each page's text at its picture's layer and head (the Layer and Head controls'); returns its
+    path in the server's picture folder (a whole uuid4 in its name), which gradio serves and then prunes.
+
+    One export per session at a time (a second press while one is made is refused), and exports of different sessions
+    take turns (:data:`EXPORTS`): twenty presses of one student do not hold up another's PDF."""
+    lang = language_of(request)
     if key is None:
-        raise InputError(i18n.text("lesson-no-analysis", language_of(request)))
+        raise InputError(i18n.text("lesson-no-analysis", lang))
     a = kept(key)
     display = Display(layer=inputs.clamp(layer, 1, a.depth, a.depth), head=inputs.clamp(head, 1, a.num_heads, 1),
                       opacity=inputs.opacity(opacity, DEFAULTS.opacity), cmap=inputs.colormap_name(colormap))
-    unique = picture_folder().new_path(".pdf")
-    model = re.sub(r"[^A-Za-z0-9_.-]+", "-", a.model)  # a Hub id's "/" is no file name
-    path = unique.with_name(f"lesson-{model}-P{a.patch_size}-{unique.stem[-6:]}.pdf")
-    return str(lesson_export.write_pdf(a, path, display, lang=language_of(request)))
+    try:
+        with EXPORTS.turn(session_of(request), EXPORT_S):
+            path = picture_folder().write(lambda p: lesson_export.write_pdf(a, p, display, lang=lang), ".pdf",
+                                          readable=f"lesson-{a.model}-P{a.patch_size}")
+    except (Busy, Replaced):
+        raise InputError(i18n.text("lesson-export-busy", lang)) from None
+    return str(path)
 
 
 def build(c: dict) -> None:
     with gr.Tab(t("tab-lesson"), id=TAB, elem_id=f"tab-{TAB}") as c[f"tab-{TAB}"]:
         c["lesson-step"] = gr.State(0)
         c["lesson-score"] = gr.State({})  # "key:question" -> right: the session's first answers, in the session only
-        c["lesson-drawn"] = gr.State(0)  # the size the picture to click was drawn at, for the click
         with gr.Row(elem_id="lesson-nav"):
-            c["lesson-prev"] = gr.Button(t("lesson-prev"), elem_id="lesson-prev", scale=0, min_width=NAV_WIDTH)
+            c["lesson-prev"] = gr.Button(t("lesson-prev"), elem_id="lesson-prev", scale=0, min_width=NAV_WIDTH,
+                                         interactive=False)  # step 1: nothing before it
             c["lesson-progress"] = gr.Markdown("", elem_id="lesson-progress")
             c["lesson-next"] = gr.Button(t("lesson-next"), elem_id="lesson-next", variant="primary", scale=0,
                                          min_width=NAV_WIDTH)
@@ -270,9 +289,12 @@ def build(c: dict) -> None:
                 c["lesson-predict-on"] = gr.Checkbox(False, label=t("lesson-predict-on"),
                                                      elem_id="lesson-predict-on")
                 c["lesson-download"] = gr.Button(t("lesson-download"), size="sm", elem_id="lesson-download")
-            with gr.Column(scale=1, min_width=PICTURE_MIN_WIDTH, elem_classes="picture"):
+            with gr.Column(scale=1, min_width=PICTURE_MIN_WIDTH, elem_id="lesson-shown"):  # its picture or table
                 c["lesson-picture"] = gr.Image(type="pil", format="png", interactive=False, show_label=False,
-                                               buttons=[], elem_id="lesson-picture", elem_classes="picture-frame")
+                                               buttons=[], elem_id="lesson-picture",
+                                               elem_classes=["picture-frame", "clickable"])
+                c["lesson-picture-click"] = gr.Button("lesson-picture", elem_id="lesson-picture-click",
+                                                      elem_classes="hidden-helper")  # parts.on_click
                 c["lesson-table"] = gr.HTML("", elem_id="lesson-table")
 
 
@@ -294,7 +316,7 @@ def wire(c: dict) -> None:
     for word in ("yes", "no"):
         c[f"lesson-{word}"].click(named(answer, ANSWER_OUTPUTS), [*given, gr.State(word)], **answered,
                                   **private(f"lesson_{word}"))
-    c["lesson-picture"].select(named(click_answer, ANSWER_OUTPUTS), given, **answered, **private("lesson_click"))
+    on_click(c, "lesson-picture", named(click_answer, ANSWER_OUTPUTS), given, **answered, **private("lesson_click"))
     c["lesson-predict-on"].change(toggled, outputs(c, ["lesson-step", "lesson-predict-on"]), c["lesson-step"],
                                   preprocess=False, queue=False, show_progress="hidden",
                                   **private("lesson_predict_on")).then(inputs=moves(0), **event,
@@ -303,10 +325,18 @@ def wire(c: dict) -> None:
     show_tab(c, TAB).then(inputs=moves(0), **event, **private("lesson_shown"))
     c["lesson-next"].click(inputs=moves(1), **event, **private("lesson_next"))
     changed(c, "screen")(inputs=moves(0), **{**event, "fn": named(resized, OUTPUTS)},
-                         **private("lesson_screen"))  # its frame measured anew
+                         **private("lesson_screen"))  # drawn for the screen anew
     c["lesson-prev"].click(inputs=moves(-1), **event, **private("lesson_previous"))
     changed(c, "analysis-key")(inputs=moves(0), **event, **private("lesson_new_analysis"))
+    # The Layer and Head controls (and the colours): the step on screen follows them, its text with its picture.
+    on(c, [c["layer"].change, c["head"].change, c["opacity"].change, c["colormap"].change], "lesson_display",
+       inputs=moves(0), **{**event, "fn": named(resized, OUTPUTS)})
+    # Another language: the step on screen (a question keeps its reveal) and the tally, in it.
+    c["language-switched"].then(inputs=moves(0), **{**event, "fn": named(resized, OUTPUTS)},
+                                **private("lesson_language"))
+    c["language-switched"].then(tally, c["lesson-score"], c["lesson-tally"], queue=False, show_progress="hidden",
+                                **private("lesson_tally_language"))
     # The PDF takes seconds: the progress shows on the button; the browser saves the file once it is there.
     c["lesson-download"].click(download_lesson, [c["analysis-key"], *outputs(c, INPUTS[2:6])], c["download-file"],
                                preprocess=False, show_progress="minimal", show_progress_on=[c["lesson-download"]],
-                               **private("lesson_download")).success(None, js=SAVE_JS)
+                               concurrency_limit=EXPORT_WAITERS, **private("lesson_download")).success(None, js=SAVE_JS)

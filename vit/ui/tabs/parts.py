@@ -33,7 +33,7 @@ def private(name: str) -> dict:
 
 
 # Changes that listeners of several tabs wait for.
-SHARED_CHANGES = ("analysis-key", "screen", "opacity", "colormap")
+SHARED_CHANGES = ("analysis-key", "screen", "layer", "head", "opacity", "colormap")
 
 
 def changed(c: dict, name: str):
@@ -65,18 +65,29 @@ def on(c: dict, triggers: list, api_name: str, **event) -> None:
         changed(c, n)(**event, **private(f"{api_name}_{n.replace('-', '_')}"))
 
 
-def picture(c: dict, name: str, own_height: bool = False) -> None:
+def on_click(c: dict, name: str, fn, inputs: list, outputs, **event):
+    """A click on picture ``name``: ``fn(*inputs, clicked)``, where ``clicked`` is the cell under the pointer as the
+    page maps it through the picture as shown (vit/ui/page.js: ``"[row, col]"``; the server checks it). The page
+    presses the picture's own hidden button (``<name>-click``) on a click; gradio's own select event is not used
+    (it maps a click through the picture's drawn size, wrong wherever the picture is shown larger: full screen).
+    Returns the event."""
+    js = f"(...args) => window.vitAnatomy ? window.vitAnatomy.clicked('{name}', args) : args"
+    return c[f"{name}-click"].click(fn, [*inputs, c["clicked"]], outputs, js=js, **event)
+
+
+def picture(c: dict, name: str) -> None:
     """A picture with its caption, its buttons (download, pin, full screen) and "what is this?".
 
-    ``own_height``: its frame keeps the height the page's style gives it (class ``own-height``) instead of taking
-    what is left of the screen, and the page's script measures that height for the drawing."""
+    The picture is drawn for the page's screen (:data:`vit.views.pictures.SCREENS`) and shown at its drawn size or
+    smaller (page.css); until it has one, its block is not shown."""
     p = PICTURES[name]
-    classes = ["picture-frame", *(["clickable"] if p.clickable else []), *(["own-height"] if own_height else [])]
+    classes = ["picture-frame", *(["clickable"] if p.clickable else [])]
     with gr.Column(min_width=PICTURE_MIN_WIDTH, elem_classes="picture", elem_id=f"{name}-block"):
         gr.Markdown(t(f"title-{name}"), elem_classes="picture-title")
-        # The frame: sized by the page's script to what is left of the screen; the picture is drawn to fill it.
         c[name] = gr.Image(type="pil", format="png", interactive=False, show_label=False, label=p.title,
                            buttons=[], elem_id=name, elem_classes=classes)
+        if p.clickable:  # pressed by the page's script on a click (on_click)
+            c[f"{name}-click"] = gr.Button(name, elem_id=f"{name}-click", elem_classes="hidden-helper")
         c[f"{name}-caption"] = gr.Markdown(elem_classes="caption", elem_id=f"{name}-caption")
         with gr.Row(elem_classes="picture-buttons"):
             if p.download:
@@ -131,10 +142,10 @@ def wire_pictures(c: dict, tab: str, clicks: bool = True) -> None:
         c[f"{name}-fullscreen"].click(None, js=f"() => window.vitAnatomy && window.vitAnatomy.fullscreen('{name}')")
         if p.clickable and clicks:  # one round trip, unqueued: the new query patch and its pictures (no model run)
             clicked = events.click_outputs(tab)
-            c[name].select(events.named(events.click_redraw, clicked),
-                           [c["analysis-key"], gr.State(name), *outputs(c, [*DISPLAY[1:], "screen", "tab-on-screen"])],
-                           outputs(c, clicked), preprocess=False, queue=False, show_progress="hidden",
-                           **private(f"click_{event}"))
+            on_click(c, name, events.named(events.click_redraw, clicked),
+                     [c["analysis-key"], gr.State(name), *outputs(c, [*DISPLAY[1:], "screen", "tab-on-screen"])],
+                     outputs(c, clicked), preprocess=False, queue=False, show_progress="hidden",
+                     **private(f"click_{event}"))
     if f"{tab}-unpin" in c:  # the pinned copy goes, in the browser as it came
         c[f"{tab}-unpin"].click(None, None, outputs(c, [f"{tab}-pinned", f"{tab}-pinned-caption"]),
                                 js="() => [null, '']")

@@ -13,12 +13,13 @@ from __future__ import annotations
 import gradio as gr
 
 from vit import i18n, predict
+from vit.ui import inputs
 from vit.ui.events import handler, named
 from vit.ui.lang import of as language_of
 from vit.ui.lang import t
 from vit.ui.state import analysis_store, kept
 from vit.ui.tabs import lesson
-from vit.ui.tabs.parts import PICTURE_MIN_WIDTH, changed, outputs, private
+from vit.ui.tabs.parts import PICTURE_MIN_WIDTH, changed, on_click, outputs, private
 
 QUESTIONS = {"patches": "tokens", "depth": "layer", "attention": "patch"}  # tab -> the lesson's question for it
 DISPLAY_INPUTS = ("layer", "head", "opacity", "colormap", "screen")
@@ -30,9 +31,9 @@ def question_of(tab: str) -> predict.PredictStep:
 
 def names(tab: str) -> dict[str, str]:
     """The elem ids of ``tab``'s quiz: its switch, panel, question, guess box and button (a number's), picture,
-    answer, tally, and the size its picture to click was drawn at."""
+    answer and tally."""
     return {part: f"quiz-{tab}" + ("" if part == "switch" else f"-{part}")
-            for part in ("switch", "panel", "text", "guess", "check", "picture", "answer", "tally", "drawn")}
+            for part in ("switch", "panel", "text", "guess", "check", "picture", "answer", "tally")}
 
 
 def build(c: dict, tab: str) -> None:
@@ -40,7 +41,6 @@ def build(c: dict, tab: str) -> None:
     n, q = names(tab), question_of(tab)
     c[n["switch"]] = gr.Checkbox(False, label=t("quiz-me"), elem_id=n["switch"], elem_classes="quiz-switch",
                                  container=False)
-    c[n["drawn"]] = gr.State(0)
     with gr.Row(equal_height=False, visible=False, elem_id=n["panel"], elem_classes="quiz-panel") as c[n["panel"]]:
         with gr.Column(scale=1, min_width=PICTURE_MIN_WIDTH):
             c[n["text"]] = gr.Markdown("", elem_id=n["text"], elem_classes="caption")
@@ -53,7 +53,9 @@ def build(c: dict, tab: str) -> None:
             c[n["tally"]] = gr.Markdown("", elem_id=n["tally"])
         with gr.Column(scale=1, min_width=PICTURE_MIN_WIDTH, elem_classes="picture quiz-picture"):
             c[n["picture"]] = gr.Image(type="pil", format="png", interactive=False, show_label=False, buttons=[],
-                                       elem_id=n["picture"], elem_classes="picture-frame")
+                                       elem_id=n["picture"], elem_classes=["picture-frame", "clickable"])
+            c[f"{n['picture']}-click"] = gr.Button(n["picture"], elem_id=f"{n['picture']}-click",
+                                                   elem_classes="hidden-helper")  # parts.on_click
 
 
 def _ask(tab: str, on: bool, key: str | None, layer, head, opacity, colormap, screen, request) -> dict:
@@ -61,7 +63,7 @@ def _ask(tab: str, on: bool, key: str | None, layer, head, opacity, colormap, sc
     if on is not True:
         return {n["panel"]: gr.update(visible=False)}
     lang = language_of(request)
-    out = {n["panel"]: gr.update(visible=True), n["answer"]: "", n["picture"]: None, n["drawn"]: 0}
+    out = {n["panel"]: gr.update(visible=True), n["answer"]: "", n["picture"]: None}
     if q.answer == "number":
         out[n["guess"]] = gr.update(value=None)
     a = analysis_store().get(key) if key is not None else None
@@ -70,7 +72,7 @@ def _ask(tab: str, on: bool, key: str | None, layer, head, opacity, colormap, sc
         return out
     display = lesson.frame_display(a, layer, head, opacity, colormap, screen, tab, n["picture"], lang, request)
     out[n["text"]] = predict.question(q, a, lang)
-    out[n["picture"]], out[n["drawn"]] = lesson.before_picture(q, a, display, lang)
+    out[n["picture"]] = lesson.before_picture(q, a, display, lang)
     return out
 
 
@@ -82,15 +84,7 @@ def _answered(tab: str, key: str, guess, score, layer, head, opacity, colormap, 
     verdict, text, picture = lesson.revealed(q, a, guess, None, display, lang)
     score = lesson.counted(score, key, q, verdict)
     tally = predict.tally_text(score, lang)
-    return {n["answer"]: text, n["picture"]: picture, n["drawn"]: 0, "lesson-score": score, n["tally"]: tally,
-            "lesson-tally": tally}
-
-
-def _cell(key: str | None, drawn, evt) -> tuple[int, int] | None:
-    """The patch under a click on the grid drawn to click (``drawn``: its size; 0 once the reveal replaced it)."""
-    if key is None or evt is None or not lesson.drawn_size(drawn):
-        return None
-    return lesson.clicked_cell(kept(key), evt, drawn)
+    return {n["answer"]: text, n["picture"]: picture, "lesson-score": score, n["tally"]: tally, "lesson-tally": tally}
 
 
 def handlers(tab: str) -> dict:
@@ -109,10 +103,10 @@ def handlers(tab: str) -> dict:
                                                 request)
 
     @handler
-    def clicked(key: str | None, score, drawn, layer, head, opacity, colormap, screen, evt: gr.SelectData = None,
+    def clicked(key: str | None, score, layer, head, opacity, colormap, screen, clicked: str = "",
                 request: gr.Request = None) -> dict:
-        """A click on the patch grid drawn for "click the patch": the cell under it, as the picture was drawn."""
-        cell = _cell(key, drawn, evt)
+        """A click on the patch grid drawn for "click the patch": the cell the page says was clicked."""
+        cell = None if key is None else inputs.clicked_cell(clicked, *kept(key).grid)
         return {} if cell is None else _answered(tab, key, cell, score, layer, head, opacity, colormap, screen,
                                                  request)
 
@@ -121,15 +115,17 @@ def handlers(tab: str) -> dict:
 
 def wire(c: dict, tab: str) -> None:
     n, q, fns = names(tab), question_of(tab), handlers(tab)
-    shown = [n["panel"], n["text"], n["answer"], n["picture"], n["drawn"], *([n["guess"]] if n["guess"] in c else [])]
+    shown = [n["panel"], n["text"], n["answer"], n["picture"], *([n["guess"]] if n["guess"] in c else [])]
     asking = dict(fn=named(fns["ask"], shown), outputs=outputs(c, shown), preprocess=False, show_progress="hidden")
     given = [c[n["switch"]], c["analysis-key"], *outputs(c, DISPLAY_INPUTS)]
     # The page's script sets the tab's own pictures aside while its quiz is on (CSS: .quizzing); then the server asks.
     aside = (f"(on, ...rest) => {{ window.vitAnatomy && window.vitAnatomy.quizzing('tab-{tab}', on); "
              "return [on, ...rest]; }")
     c[n["switch"]].change(inputs=given, js=aside, **asking, **private(f"quiz_{tab}"))
+    c["language-switched"].then(lesson.tally, c["lesson-score"], c[n["tally"]], queue=False, show_progress="hidden",
+                                **private(f"quiz_{tab}_tally_language"))  # "Right so far" in the new language
     changed(c, "analysis-key")(inputs=given, **asking, **private(f"quiz_{tab}_new_analysis"))  # asked anew
-    answered = [n["answer"], n["picture"], n["drawn"], "lesson-score", n["tally"], "lesson-tally"]
+    answered = [n["answer"], n["picture"], "lesson-score", n["tally"], "lesson-tally"]
     answer = dict(outputs=outputs(c, answered), preprocess=False, show_progress="hidden")
     if q.answer == "number":
         fn = named(fns["typed"], answered)
@@ -137,6 +133,6 @@ def wire(c: dict, tab: str) -> None:
         c[n["check"]].click(fn, guess, **answer, **private(f"quiz_{tab}_check"))
         c[n["guess"]].submit(fn, guess, **answer, **private(f"quiz_{tab}_submit"))
     else:
-        c[n["picture"]].select(named(fns["clicked"], answered),
-                               [c["analysis-key"], c["lesson-score"], c[n["drawn"]], *outputs(c, DISPLAY_INPUTS)],
-                               **answer, **private(f"quiz_{tab}_click"))
+        on_click(c, n["picture"], named(fns["clicked"], answered),
+                 [c["analysis-key"], c["lesson-score"], *outputs(c, DISPLAY_INPUTS)], **answer,
+                 **private(f"quiz_{tab}_click"))

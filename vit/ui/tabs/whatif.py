@@ -20,19 +20,20 @@ from vit import i18n, validate
 from vit.bounded import BoundedDict
 from vit.errors import InputError
 from vit.explanations.methods import METHODS
-from vit.serve.queue import take_turn
-from vit.ui import gpu, inputs, meter
+from vit.serve.queue import Withdrawn, take_turn
+from vit.ui import gpu, inputs, meter, runs
 from vit.ui.events import DEFAULTS, handler, page_event
 from vit.ui.inputs import Number
 from vit.ui.lang import of as language_of
 from vit.ui.lang import progress_in, t
 from vit.ui.pictures import caption
-from vit.ui.state import RUNS, SESSIONS, fair_queue, kept, newest_screen, session_of
+from vit.ui.state import RUNS, SESSIONS, fair_queue, kept, session_of
 from vit.ui.tabs.parts import (
     MODEL_WAITERS,
     PICTURE_MIN_WIDTH,
     changed,
     on,
+    on_click,
     outputs,
     picture,
     pinned,
@@ -47,7 +48,7 @@ TAB = "whatif"
 PATIENCE_S = 120.0  # how long a request waits for its session's own run to finish before giving up
 KEPT = 256  # interventions and head importances remembered (each ~0.2 MB at P = 16)
 SHOW_OUTPUTS = ("whatif-map", "whatif-map-caption", "whatif-result", "whatif-heads", "whatif-heads-caption",
-                "whatif-cost", "whatif-drawn")
+                "whatif-cost")
 STATE = ("whatif-removed", "whatif-ablated")
 ORDERS = (("the rollout (free: from the analysis)", "rollout"),
           *((f"{m.title} (a model run)", m.name) for m in METHODS.values() if m.name != "rollout"),
@@ -79,6 +80,7 @@ def _in_turn(image: object, key: str, what: str, factor: float, work, request, p
     pil = inputs.load_image(source, filename)
     setting = meter.analysis_setting(a)
     seconds = meter.estimated_seconds(costs.estimate(setting)) * factor
+    runs.check_duration(seconds, i18n.text("what-action", language_of(request)), language_of(request))
     progress(0.05, desc=f"{what}: waiting for the model (one run at a time)")
     deadline = time.monotonic() + PATIENCE_S
     with take_turn(fair_queue(), session_of(request), seconds, give_up=lambda: time.monotonic() > deadline):
@@ -169,63 +171,42 @@ def show_page(image: object, key: str | None, removed, ablated, ablation: str, g
     w = intervention(image, key, removed, ablated, ablation, grey, request, progress)
     with _kept_lock:
         importance = _kept.get((key, w.ablation))
-    measured = inputs.measured(newest_screen(request, screen))
-    projector, frame_of = measured
+    projector, _ = inputs.screen(screen, TAB)
     shown = dict(opacity=inputs.opacity(opacity, DEFAULTS.opacity), cmap=inputs.colormap_name(colormap),
                  projector=projector, lang=lang)
-    map_display = Display(**shown, frame=frame_of(TAB, "whatif-map"))
-    view = registry.draw(w, "whatif-map", map_display)
+    view = registry.draw(w, "whatif-map", Display(**shown, frame=inputs.screen(screen, TAB, "whatif-map")[1]))
     values, label = importance if importance is not None else (None, "")
     grid = whatif_views.HeadGrid(a.depth, a.num_heads, w.ablated, values, label, w.ablation)
-    heads_display = Display(**shown, frame=frame_of(TAB, "whatif-heads"))
-    heads = registry.draw(grid, "whatif-heads", heads_display)
-    # The sizes they were drawn at: a click maps through the picture the student sees, not a newer measure.
-    heads_size = registry.frame_sizes(registry.PICTURES["whatif-heads"], grid, heads_display)[0]
-    drawn = {"map": registry.frame_sizes(registry.PICTURES["whatif-map"], w, map_display)[0],
-             "heads": [*heads_size, int(values is not None)]}  # (width, height, colour bar drawn)
-    return {"whatif-map": view.image, "whatif-map-caption": caption(view), "whatif-result": result_html(w, lang),
-            "whatif-heads": heads.image, "whatif-heads-caption": caption(heads), "whatif-cost": cost_words(a, lang),
-            "whatif-drawn": drawn}
-
-
-def _drawn_size(drawn, name: str, default):
-    """The size a picture was last drawn at (``show_page``'s ``whatif-drawn``), checked; ``default`` without one."""
-    value = drawn.get(name) if isinstance(drawn, dict) else None
-    if name == "map" and isinstance(value, int) and 16 <= value <= inputs.MAX_FRAME:
-        return value
-    if name == "heads" and isinstance(value, list) and len(value) == 3 and all(
-            isinstance(v, int) and 0 <= v <= inputs.MAX_FRAME for v in value):
-        return tuple(value)
-    return default
+    heads = registry.draw(grid, "whatif-heads", Display(**shown, frame=inputs.screen(screen, TAB, "whatif-heads")[1]))
+    return {"whatif-map": view, "whatif-map-caption": caption(view), "whatif-result": result_html(w, lang),
+            "whatif-heads": heads, "whatif-heads-caption": caption(heads), "whatif-cost": cost_words(a, lang)}
 
 
 @handler
-def click_map(key: str | None, removed, drawn=None, evt: gr.SelectData = None, request: gr.Request = None):
+def click_map(key: str | None, removed, clicked: str = "", request: gr.Request = None):
     """A click on the map: that patch is removed, or put back (the new list of removed patches)."""
-    if key is None or evt is None or not isinstance(evt.index, (list, tuple)) or len(evt.index) != 2:
+    if key is None:
         return gr.skip()
     a = kept(key)
-    size = _drawn_size(drawn, "map", registry.DISPLAY_SIZE)
-    cell = whatif_views.map_cell(evt.index, a.image.shape, a.grid, size)
+    cell = inputs.clicked_cell(clicked, *a.grid)
     if cell is None:
         return gr.skip()
-    removed = set(_removed_list(a, removed)) ^ {cell}
+    removed = set(_removed_list(a, removed)) ^ {cell[0] * a.grid[1] + cell[1]}
     if len(removed) >= a.grid[0] * a.grid[1]:
         raise InputError(i18n.text("whatif-one-stays", language_of(request)))
     return sorted(removed)
 
 
 @handler
-def click_heads(key: str | None, ablated, drawn=None, evt: gr.SelectData = None):
+def click_heads(key: str | None, ablated, clicked: str = ""):
     """A click on the grid of heads: that head is switched off, or back on (the new list of heads off)."""
-    if key is None or evt is None or not isinstance(evt.index, (list, tuple)) or len(evt.index) != 2:
+    if key is None:
         return gr.skip()
     a = kept(key)
-    width, height, bar = _drawn_size(drawn, "heads", (*registry.views.DEPTH_PLOT_SIZE, 0))
-    cell = whatif_views.head_cell(evt.index, whatif_views.head_layout(a.depth, a.num_heads, (width, height), bool(bar)))
+    cell = inputs.clicked_cell(clicked, a.depth, a.num_heads)
     if cell is None:
         return gr.skip()
-    return [list(p) for p in sorted(set(_ablated_list(a, ablated)) ^ {cell})]
+    return [list(p) for p in sorted(set(_ablated_list(a, ablated)) ^ {(cell[0] + 1, cell[1] + 1)})]
 
 
 @handler
@@ -260,7 +241,10 @@ def by_fraction(image: object, key: str | None, fraction: Number, order: str, wh
 
 @handler
 def importance_page(image: object, key: str | None, ablation: str, progress=gr.Progress(), request: gr.Request = None):
-    """"Head importance": each head alone switched off, the drop in the top-1 class's probability."""
+    """"Head importance": each head alone switched off, the drop in the top-1 class's probability.
+
+    Refused up front over the server's time limit; outside ZeroGPU each layer's heads take a turn of their own at
+    the model, so every other request waits for one layer at most, and the work stops once its page is gone."""
     lang = language_of(request)
     if key is None:
         raise InputError(i18n.text("whatif-first", lang))
@@ -269,17 +253,50 @@ def importance_page(image: object, key: str | None, ablation: str, progress=gr.P
         raise InputError(i18n.text("no-classifier-card", lang))
     ablation = validate.choice("ablation", ablation, ("zero", "mean"))
     factor = importance_forwards(a.depth, a.num_heads)
+    seconds = meter.estimated_seconds(costs.estimate(meter.analysis_setting(a))) * factor
+    runs.check_duration(seconds, i18n.text("what-importance", lang), lang)
     target = int(a.topk[0].index)
     progress = progress_in(progress, request)
-
-    def work(setting, pil):
-        on_layer = None if gpu.spaces is not None else (
-            lambda done, total: progress(0.3 + 0.7 * done / total, desc=f"Head importance: layer {done} of {total}"))
-        return gpu.run_head_importance(setting, pil, target, ablation, on_layer=on_layer), a.topk[0].label
-
     t0 = time.perf_counter()
-    _remembered((key, ablation), lambda: _in_turn(image, key, "Head importance", factor, work, request, progress))
+    if gpu.spaces is not None:  # the GPU worker runs it whole: one turn
+        def work(setting, pil):
+            return gpu.run_head_importance(setting, pil, target, ablation), a.topk[0].label
+
+        _remembered((key, ablation), lambda: _in_turn(image, key, "Head importance", factor, work, request, progress))
+    else:
+        _remembered((key, ablation), lambda: _importance_by_layer(image, key, target, ablation, seconds / (a.depth + 1),
+                                                                  request, progress))
     return i18n.text("cost-measured", lang, words=cost_words(a, lang), seconds=time.perf_counter() - t0)
+
+
+def _importance_by_layer(image, key: str, target: int, ablation: str, per_layer_s: float, request, progress):
+    """Head importance with a turn at the model per layer (others go first between them), while its page is there."""
+    a = kept(key)
+    session_name = session_of(request)
+    session = SESSIONS.get(session_name)
+    if image is None or session.shown is None or session.key != key or session.shown.image != inputs.image_id(image):
+        raise InputError(i18n.text("whatif-changed", language_of(request)))
+    source, filename = inputs.image_source(image)
+    pil = inputs.load_image(source, filename)
+    deadline = time.monotonic() + PATIENCE_S
+
+    def turn():
+        if session.ended:  # its page is gone: nobody waits for the rest
+            raise runs.ClientGone(runs.GONE)
+        return take_turn(fair_queue(), session_name, per_layer_s, resource=meter.analysis_setting(a),
+                         give_up=lambda: time.monotonic() > deadline, wanted=lambda: not session.ended)
+
+    def on_layer(done: int, total: int) -> None:
+        progress(0.3 + 0.7 * done / total, desc=f"Head importance: layer {done} of {total}")
+
+    progress(0.05, desc="Head importance: waiting for the model (one run at a time)")
+    try:
+        drops = gpu.run_head_importance(meter.analysis_setting(a), pil, target, ablation, on_layer=on_layer,
+                                        turn=turn)
+    except Withdrawn:  # its page went while it waited for a turn
+        raise runs.ClientGone(runs.GONE) from None
+    RUNS["whatif"] += 1
+    return drops, a.topk[0].label
 
 
 @handler
@@ -304,7 +321,6 @@ def build(c: dict) -> None:
     with gr.Tab(t("tab-whatif"), id=TAB, elem_id=f"tab-{TAB}") as c[f"tab-{TAB}"]:
         c["whatif-removed"] = gr.State([])  # patch indices taken away (small, checked against the analysis)
         c["whatif-ablated"] = gr.State([])  # [layer, head] pairs switched off, 1-based
-        c["whatif-drawn"] = gr.State({})  # the sizes the two pictures were last drawn at, for their clicks
         with gr.Row(equal_height=False):
             picture(c, "whatif-map")
             with gr.Column(min_width=PICTURE_MIN_WIDTH):
@@ -324,7 +340,7 @@ def build(c: dict) -> None:
                 c["whatif-grey"] = gr.Checkbox(False, label=t("whatif-grey"), elem_id="whatif-grey")
             pinned(c, TAB)
         with gr.Row(equal_height=False):
-            picture(c, "whatif-heads", own_height=True)
+            picture(c, "whatif-heads")
             with gr.Column(min_width=PICTURE_MIN_WIDTH):
                 c["whatif-ablation"] = gr.Dropdown([(t("zero-output"), "zero"), (t("mean-output"), "mean")],
                                                    value="zero", label=t("whatif-ablation"),
@@ -348,12 +364,10 @@ def wire(c: dict) -> None:
                                **private("whatif_new_analysis")).then(**show, **private("whatif_analysed"))
     c[f"tab-{TAB}"].select(lambda: TAB, None, c["tab-on-screen"], queue=False, show_progress="hidden",
                            **private(f"show_tab_{TAB}")).then(**show, **private("whatif_shown"))
-    c["whatif-map"].select(click_map, outputs(c, ["analysis-key", "whatif-removed", "whatif-drawn"]),
-                           c["whatif-removed"], **quick, **private("whatif_click_map")).then(
-        **show, **private("whatif_clicked_map"))
-    c["whatif-heads"].select(click_heads, outputs(c, ["analysis-key", "whatif-ablated", "whatif-drawn"]),
-                             c["whatif-ablated"], **quick, **private("whatif_click_heads")).then(
-        **show, **private("whatif_clicked_heads"))
+    on_click(c, "whatif-map", click_map, outputs(c, ["analysis-key", "whatif-removed"]), c["whatif-removed"],
+             **quick, **private("whatif_click_map")).then(**show, **private("whatif_clicked_map"))
+    on_click(c, "whatif-heads", click_heads, outputs(c, ["analysis-key", "whatif-ablated"]), c["whatif-ablated"],
+             **quick, **private("whatif_click_heads")).then(**show, **private("whatif_clicked_heads"))
     for name, which in (("whatif-keep-top", "keep"), ("whatif-remove-top", "top"), ("whatif-remove-random", "random")):
         c[name].click(by_fraction,
                       [*outputs(c, ["image", "analysis-key", "whatif-fraction", "whatif-order"]), gr.State(which)],

@@ -27,13 +27,13 @@ from vit.errors import InputError
 from vit.explanations.methods import METHODS, default_gradcam_layer
 from vit.model.families import class_names
 from vit.serve.queue import take_turn
-from vit.ui import gpu, inputs, meter
+from vit.ui import gpu, inputs, meter, runs
 from vit.ui.events import DEFAULTS, handler, named, page_event
 from vit.ui.inputs import Number
 from vit.ui.lang import of as language_of
 from vit.ui.lang import progress_in, t
 from vit.ui.pictures import caption
-from vit.ui.state import RUNS, SESSIONS, fair_queue, kept, newest_screen, session_of
+from vit.ui.state import RUNS, SESSIONS, fair_queue, kept, session_of
 from vit.ui.tabs.parts import (
     MODEL_WAITERS,
     PICTURE_MIN_WIDTH,
@@ -183,6 +183,7 @@ def _explained(image: object, key: str, method: str, target: Number, baseline: s
     seconds = meter.estimated_seconds(costs.estimate(setting)) * (
         gpu.EXPLAIN_FACTOR + (gpu.CURVES_FACTOR if baseline else 0))
     what = METHODS[asked.method].title + (": explaining and testing" if baseline else "")
+    runs.check_duration(seconds, i18n.text("what-explanation", language_of(request)), language_of(request))
     progress(PROGRESS_WAITING, desc=f"{what}: waiting for the model (one run at a time)")
     deadline = time.monotonic() + PATIENCE_S
     with take_turn(fair_queue(), session_of(request), seconds, give_up=lambda: time.monotonic() > deadline):
@@ -207,11 +208,11 @@ def explain_page(image: object, key: str | None, target: Number, method: str, op
     e, _ = _explained(image, key, method, target, None, request, progress, layer)
     if session.explained != number:  # a newer map of this tab (another class, a new frame) shows instead
         return {}
-    projector, frame = inputs.screen(newest_screen(request, screen), TAB, "why-map")
+    projector, frame = inputs.screen(screen, TAB, "why-map")
     display = Display(opacity=inputs.opacity(opacity, DEFAULTS.opacity), cmap=inputs.colormap_name(colormap),
                       projector=projector, frame=frame, lang=language_of(request))
     view = registry.draw(e, "why-map", display)
-    return {"why-map": view.image, "why-map-caption": caption(view)}
+    return {"why-map": view, "why-map-caption": caption(view)}
 
 
 @handler
@@ -225,10 +226,10 @@ def test_page(image: object, key: str | None, target: Number, method: str, basel
 
     baseline = validate.choice("baseline", baseline, BASELINES)
     e, curves = _explained(image, key, method, target, baseline, request, progress, layer)
-    projector, frame = inputs.screen(newest_screen(request, screen), TAB, "why-curves")
+    projector, frame = inputs.screen(screen, TAB, "why-curves")
     display = Display(projector=projector, frame=frame, lang=language_of(request))
     view = registry.draw((e, curves), "why-curves", display)
-    return {"why-curves": view.image, "why-curves-caption": caption(view)}
+    return {"why-curves": view, "why-curves-caption": caption(view)}
 
 
 @handler

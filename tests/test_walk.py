@@ -1,0 +1,322 @@
+"""A teacher's walk (issue 36), in Chromium, on the model trained here (a real answer, no download): every screen
+right in every mode.
+
+* Clicks: at 1280x720, 1920x1080 and on a phone (390x844), in normal and projector mode, in English and Chinese, the
+  centres of corner, edge and inner patches of every picture that takes clicks (the patch grid, What if?'s map and its
+  heads, the lesson's "click the patch", Quiz me), and the outline, the query view and the server's answer name the
+  patch clicked. Where a patch is on screen is worked out here from the picture as shown (its box and the model's
+  8x8 grid), not from the page's own mapping.
+* The lesson at layer 1, a middle layer and L: every number of each step's text is the one the step's picture is
+  drawn from (the text the server writes for that layer and head, which tests/test_lesson.py checks against the
+  record), and the picture beside it says that layer.
+* Full screen on every picture of every tab: the picture fills the screen, its caption under it; a click there too.
+* No empty frame after an analysis, on any tab or lesson step.
+* axe-core on every tab after an analysis, in both languages: no critical or serious violation.
+
+Nothing here waits on a clock: every wait is for a state of the page (tests/test_walk.py runs beside two CPU burners).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+import test_browser
+from playwright.sync_api import Page, expect
+from test_browser import ROOT, TIMEOUT_MS, WATCH_ERRORS, no_error_badges, upload, wait_for_text
+
+from vit.lesson import AT_LAYER, LESSON, lesson_text
+from vit.views.pictures import Display
+
+url, browser = test_browser.url, test_browser.browser  # the browser tests' fixtures: this module's own instances
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:gradio.queueing")
+
+SIZES = {"laptop": (1280, 720), "projector": (1920, 1080), "phone": (390, 844)}
+# (screen, projector mode, language): every screen in both modes, each language on every screen.
+WALKS = [("laptop", False, "en"), ("laptop", True, "zh"), ("projector", True, "en"), ("projector", False, "zh"),
+         ("phone", False, "zh"), ("phone", True, "en")]
+DRAWING = ROOT / "assets" / "shapes-heart_and_circle.png"
+GRID = 8  # the shapes model at P = 8: 64 x 64 px cut into 8 x 8 patches, token = 1 + 8 r + c
+CLICKS = [(0, 0), (0, 7), (7, 0), (7, 7), (0, 3), (4, 7), (7, 2), (3, 0), (3, 4), (5, 5)]  # corners, edges, inner
+AXE = os.environ.get("VIT_AXE") or str(ROOT / "node_modules" / "axe-core" / "axe.min.js")
+
+
+def token(r: int, c: int) -> int:
+    return 1 + GRID * r + c
+
+
+def walk_page(browser, url: str, screen: str, projector: bool, lang: str) -> Page:
+    """The page at ``screen`` in ``lang`` (projector mode from the address), the drawing analysed by the model
+    trained here (the banner's offer: the ImageNet weights are missing offline)."""
+    width, height = SIZES[screen]
+    context = browser.new_context(viewport={"width": width, "height": height}, locale="zh-CN" if lang == "zh" else
+                                  "en-US", has_touch=screen == "phone", accept_downloads=True)
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    page.add_init_script(WATCH_ERRORS)
+    page.goto(f"{url}?lang={lang}" + ("&projector" if projector else ""))
+    expect(page.locator(f"#lang input[value='{lang}']")).to_be_checked(timeout=TIMEOUT_MS)  # the load event's
+    upload(page, DRAWING)
+    page.locator("#offer-trained").click()
+    wait_for_text(page, "#stage-table", "(1, 65, 96)")
+    page.wait_for_function("() => { const img = document.querySelector('#patch-grid img');"  # its own 8 x 8 grid
+                           " return img && img.naturalWidth > 0 && /-8-8\\.jpg$/.test(decodeURIComponent(img.src)); }")
+    expect(page.locator("#projector input")).to_be_checked(checked=projector)
+    shown(page, "#patch-grid")
+    return page
+
+
+def shown(page: Page, selector: str) -> None:
+    """Wait until the picture of ``selector`` is loaded and still (its box the same over two frames), in view."""
+    img = page.locator(f"{selector} img").first
+    img.scroll_into_view_if_needed()
+    page.wait_for_function("""(img) => new Promise((done) => {
+        if (!img.complete || !img.naturalWidth) return done(false);
+        const a = JSON.stringify(img.getBoundingClientRect());
+        requestAnimationFrame(() => requestAnimationFrame(() =>
+            done(JSON.stringify(img.getBoundingClientRect()) === a && img.complete)));
+    })""", arg=img.element_handle(), polling=100)
+
+
+def patch_centre(page: Page, selector: str, r: int, c: int, view_rows: int = GRID) -> dict:
+    """Where the centre of patch (r, c) is on screen, from the picture as it is shown: its box, and the model's square
+    view at its top (the whole picture for the patch grid; over the colour bar for the maps)."""
+    box = page.evaluate("""(img) => {  // the picture as shown: whole and centred in its <img>'s box (full screen)
+        const b = img.getBoundingClientRect(), s = Math.min(b.width / img.naturalWidth, b.height / img.naturalHeight);
+        return {x: b.left + (b.width - s * img.naturalWidth) / 2, y: b.top + (b.height - s * img.naturalHeight) / 2,
+                width: s * img.naturalWidth}; }""", page.locator(f"{selector} img").first.element_handle())
+    side = box["width"]  # the square model's view spans the picture's width, from its top
+    return {"x": box["x"] + (c + 0.5) * side / view_rows, "y": box["y"] + (r + 0.5) * side / view_rows}
+
+
+def click_patch(page: Page, selector: str, r: int, c: int) -> None:
+    shown(page, selector)
+    point = patch_centre(page, selector, r, c)
+    page.mouse.click(point["x"], point["y"])
+
+
+def numbers_after_token(text: str) -> set[int]:
+    """The token numbers a text names: "token 3", "tokens 1, 8, 64", "token 1、8、64"."""
+    found = set()
+    for run in re.findall(r"tokens? ((?:\d+(?:, |、| and |和)?)+)", text):
+        found |= {int(n) for n in re.findall(r"\d+", run)}
+    return found
+
+
+# --------------------------------------------------------------------------- clicks, in every mode
+
+
+@pytest.mark.parametrize(("screen", "projector", "lang"), WALKS)
+def test_every_click_names_the_patch_clicked(browser, url, screen, projector, lang):
+    page = walk_page(browser, url, screen, projector, lang)
+    for r, c in CLICKS:
+        click_patch(page, "#patch-grid", r, c)
+        expect(page.locator("#grid-geometry")).to_have_attribute("data-token", str(token(r, c)))  # the server's
+        wait_for_text(page, "#query-view-caption", f"token {token(r, c)}")  # the query view's
+        expect(page.locator("#query-view img").first).to_have_attribute("alt", re.compile(f"token {token(r, c)}"))
+        inside = page.evaluate("""([r, c, n]) => {  // the outline's centre in the clicked patch, as shown
+            const img = document.querySelector('#patch-grid img').getBoundingClientRect();
+            const m = document.querySelector('#grid-mark .mark-cell').getBoundingClientRect();
+            const x = (m.left + m.width / 2 - img.left) / img.width * n;
+            const y = (m.top + m.height / 2 - img.top) / img.height * n;
+            return [Math.floor(y), Math.floor(x)]; }""", [r, c, GRID])
+        assert inside == [r, c], (screen, projector, lang, (r, c), inside)
+    _what_if_clicks(page, lang)
+    _quiz_click(page, lang)
+    _lesson_click(page, lang)
+    no_error_badges(page)
+    page.context.close()
+
+
+def _tab(page: Page, name: str) -> None:
+    page.locator(f"#tab-{name}-button").click()
+
+
+def _what_if_clicks(page: Page, lang: str) -> None:
+    """Three patches taken away by clicks (a corner, an edge, an inner one) and a head switched off: the map and the
+    heads say exactly those."""
+    _tab(page, "whatif")
+    shown(page, "#whatif-map")
+    removed = set()
+    for r, c in ((0, 0), (7, 3), (4, 4)):
+        before = page.locator("#whatif-map img").first.get_attribute("src")
+        click_patch(page, "#whatif-map", r, c)
+        removed.add(token(r, c))
+        expect(page.locator("#whatif-map img").first).not_to_have_attribute("src", before)
+        alt = page.locator("#whatif-map img").first.get_attribute("alt")
+        assert numbers_after_token(alt.split("p(")[0].split("概率")[0]) == removed, alt
+    shown(page, "#whatif-heads")
+    point = page.evaluate("""() => {  // layer 2, head 3 of the 4 x 3 cells, where the picture says they are
+        const img = document.querySelector('#whatif-heads img'), b = img.getBoundingClientRect();
+        const s = b.width / img.naturalWidth, name = decodeURIComponent(img.src);
+        const [x0, y0, w, h] = /\\.cells-([\\d.]+)-([\\d.]+)-([\\d.]+)-([\\d.]+)-/.exec(name).slice(1).map(Number);
+        return {x: b.left + s * (x0 + 2.5 * w / 3), y: b.top + s * (y0 + 1.5 * h / 4)}; }""")
+    before = page.locator("#whatif-heads img").first.get_attribute("src")
+    page.mouse.click(point["x"], point["y"])
+    expect(page.locator("#whatif-heads img").first).not_to_have_attribute("src", before)
+    head = "layer 2 head 3" if lang == "en" else "第 2 层 head 3"
+    expect(page.locator("#whatif-heads img").first).to_have_attribute("alt", re.compile(head))
+
+
+def _quiz_click(page: Page, lang: str) -> None:
+    """Quiz me on the Attention tab: a click on the bottom-right patch is the guess."""
+    _tab(page, "attention")
+    page.locator("#quiz-attention input[type=checkbox]").check()
+    shown(page, "#quiz-attention-picture")
+    click_patch(page, "#quiz-attention-picture", 7, 7)
+    wait_for_text(page, "#quiz-attention-answer", "token 64")
+    page.locator("#quiz-attention input[type=checkbox]").uncheck()
+
+
+def _lesson_click(page: Page, lang: str) -> None:
+    """The lesson's "click the patch": the guess recorded is the patch clicked (row 4, column 1: token 34)."""
+    _tab(page, "lesson")
+    page.locator("#lesson-predict-on input[type=checkbox]").check()
+    wait_for_text(page, "#lesson-progress", "15")
+    for n in range(2, 13):
+        page.locator("#lesson-next").click()
+        wait_for_text(page, "#lesson-progress", f"{n}")
+        expect(page.locator("#lesson-progress")).to_contain_text(re.compile(rf"\b{n}\b.*15"))
+    shown(page, "#lesson-picture")
+    click_patch(page, "#lesson-picture", 4, 1)
+    wait_for_text(page, "#lesson-answer", "token 34")
+    page.locator("#lesson-predict-on input[type=checkbox]").uncheck()
+
+
+# --------------------------------------------------------------------------- the lesson agrees with itself
+
+
+@pytest.fixture(scope="module")
+def record():
+    """The analysis the page shows, made again here (the same model, image and setting: the same numbers)."""
+    import vit
+    from vit.images import load_image
+
+    return vit.analyze(vit.load_model("vit_tiny_shapes"), load_image(DRAWING))
+
+
+def _set_layer(page: Page, layer: int) -> None:
+    box = page.locator("#layer input[type=number]")
+    box.fill(str(layer))
+    box.press("Enter")
+    expect(box).to_have_value(str(layer))
+
+
+NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_lesson_says_what_its_pictures_show_at_every_layer(browser, url, record, lang):
+    """At layer 1, 2 and L (head 2): each step on the page gives exactly the numbers of the text the server writes for
+    that layer and head, and its picture, never an empty frame, is drawn at that layer (its alt text says so)."""
+    page = walk_page(browser, url, "laptop", False, lang)
+    box = page.locator("#head input[type=number]")
+    box.fill("2")
+    box.press("Enter")
+    _tab(page, "lesson")
+    steps = list(enumerate(LESSON))
+    for k, layer in enumerate((1, 2, record.depth)):  # forward at layer 1, back at 2, forward at L
+        _set_layer(page, layer)
+        for n, (i, step) in enumerate(steps if k % 2 == 0 else steps[::-1]):
+            if n:  # the next step, or the previous one
+                page.locator("#lesson-next" if k % 2 == 0 else "#lesson-prev").click()
+            wait_for_text(page, "#lesson-progress", f"{i + 1}")
+            wait_for_text(page, "#lesson-progress", step.words(lang)[1])
+            text = lesson_text(step, record, lang, Display(layer=layer, head=2))
+            expect(page.locator("#lesson-text")).to_contain_text(re.sub(r"\*\*|`", "", text.split("\n\n")[-1])[:50])
+            on_page = page.locator("#lesson-text").inner_text()
+            assert sorted(NUMBER.findall(on_page)) == sorted(NUMBER.findall(text)), (layer, step.view, on_page)
+            if step.view == "stage-table":  # "Read the table": it starts on the first screen
+                expect(page.locator("#lesson-table table")).to_be_visible()
+                expect(page.locator("#lesson-picture")).to_be_hidden()  # a frame shows a picture or is not there
+                page.evaluate("window.scrollTo(0, 0)")
+                assert 0 <= page.locator("#lesson-table table").bounding_box()["y"] < SIZES["laptop"][1] * 0.75
+            else:
+                shown(page, "#lesson-picture")
+                if step.view in AT_LAYER:  # the picture beside the text: that layer
+                    alt = page.locator("#lesson-picture img").first.get_attribute("alt")
+                    said = f"{layer} of {record.depth}" if lang == "en" else f"第 {layer} 层（共 {record.depth} 层"
+                    assert said in alt or f"第 {layer} 个 block（共 {record.depth} 个" in alt, (step.view, alt)
+            assert_no_empty_frame(page)
+        last = "#lesson-next" if k % 2 == 0 else "#lesson-prev"
+        expect(page.locator(last)).to_be_disabled()  # the last (or first) step: nowhere to go
+    no_error_badges(page)
+    page.context.close()
+
+
+# --------------------------------------------------------------------------- full screen, empty frames, axe-core
+
+
+def assert_no_empty_frame(page: Page) -> None:
+    """Every picture frame on screen shows a picture (and gradio's empty-value boxes are nowhere to be seen)."""
+    empty = page.evaluate("""() => [...document.querySelectorAll('.picture-frame, [aria-label="Empty value"]')]
+        .filter((f) => f.offsetParent !== null && !(f.querySelector('img') && f.querySelector('img').naturalWidth))
+        .map((f) => (f.closest('[id]') || {}).id)""")
+    assert empty == [], empty
+
+
+TABS = ("patches", "attention", "depth", "why", "whatif", "inside", "figure7", "lesson")
+
+
+def test_full_screen_shows_every_picture_whole_with_its_caption(browser, url):
+    page = walk_page(browser, url, "laptop", False, "en")
+    width, height = SIZES["laptop"]
+    opened = []
+    for tab in TABS:
+        _tab(page, tab)
+        buttons = page.locator(f"#tab-{tab} button[id$='-fullscreen']:visible")
+        expect(buttons.first).to_be_visible() if tab != "lesson" else None
+        for i in range(buttons.count()):
+            button = buttons.nth(i)
+            name = button.get_attribute("id").removesuffix("-fullscreen")
+            page.locator(f"#{name}").scroll_into_view_if_needed()
+            button.click()
+            page.wait_for_function(f"document.fullscreenElement && document.fullscreenElement.id === '{name}-block'")
+            seen = page.evaluate(f"""() => {{  // the picture as shown: whole, centred in what is left of the screen
+                const img = document.querySelector('#{name} img'), b = img.getBoundingClientRect();
+                const s = Math.min(b.width / img.naturalWidth, b.height / img.naturalHeight);
+                const cap = document.getElementById('{name}-caption').getBoundingClientRect();
+                return {{w: img.naturalWidth * s, h: img.naturalHeight * s, left: b.left, right: b.right,
+                         top: b.top, bottom: b.bottom, caption: [cap.top, cap.bottom]}}; }}""")
+            assert seen["left"] >= 0 and seen["right"] <= width + 1, (name, seen)  # on screen
+            assert seen["w"] >= 0.6 * width or seen["h"] >= 0.5 * height, (name, seen)  # it fills the screen
+            assert seen["caption"][0] >= seen["bottom"] - 1 and seen["caption"][0] < height, (name, seen)
+            if name == "patch-grid":  # a click in full screen takes the patch under it
+                click_patch(page, "#patch-grid", 7, 6)
+                expect(page.locator("#grid-geometry")).to_have_attribute("data-token", str(token(7, 6)))
+            page.locator(f"#{name}-fullscreen").click()
+            page.wait_for_function("!document.fullscreenElement")
+            opened.append(name)
+    assert {"patch-grid", "query-view", "rollout-view", "head-views", "layer-views", "depth-plot", "why-map",
+            "whatif-map", "whatif-heads", "block-view", "filters-view", "position-view", "distance-view"} <= set(opened)
+    page.context.close()
+
+
+@pytest.mark.skipif(not Path(AXE).is_file() and not os.environ.get("CI"),
+                    reason="axe-core not installed (npm install axe-core@4.14.1; .ci/run does)")
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_axe_finds_nothing_serious_on_any_tab_and_no_frame_is_empty(browser, url, lang):
+    page = walk_page(browser, url, "laptop", False, lang)
+    found = {}
+    for tab in TABS:
+        _tab(page, tab)
+        if tab == "why":
+            page.locator("#why-test").click()
+            shown(page, "#why-curves")
+        else:
+            shown(page, {"lesson": "#lesson-picture", "inside": "#block-view", "figure7": "#filters-view",
+                         "depth": "#layer-views", "attention": "#rollout-view", "whatif": "#whatif-map"}.get(
+                tab, "#patch-grid"))
+        assert_no_empty_frame(page)
+        page.add_script_tag(path=AXE)
+        violations = page.evaluate("""async () => (await axe.run(document, {resultTypes: ['violations']})).violations
+            .filter((v) => v.impact === 'critical' || v.impact === 'serious')
+            .map((v) => v.id + ': ' + v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(' | '))""")
+        if violations:
+            found[tab] = violations
+    assert found == {}
+    no_error_badges(page)
+    page.context.close()
