@@ -53,12 +53,13 @@ from starlette.middleware import Middleware  # gradio's own dependency
 
 from vit.errors import InputError
 from vit.model.families import ASSETS
-from vit.serve.files import remove_stale_folders
+from vit.serve.files import picture_budgets, remove_stale_folders
 from vit.serve.limits import LOOPBACK, RequestLimits, Streams, trusts_forwarded
 from vit.serve.pagecache import PageCache
 from vit.serve.sessions import SessionLedger, positive_int
 from vit.serve.uploads import UploadSpace, server_folder
 from vit.ui import lang, layout, models, sessions, startup, state
+from vit.ui.runs import max_run_s
 
 log = logging.getLogger("vit.app")
 
@@ -129,6 +130,8 @@ def launch(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, share: bo
         ledger = SessionLedger.from_environment()
         uploads = UploadSpace(get_upload_folder())
         max_jobs = positive_int(os.environ, JOBS_ENV, JOBS_PER_CLIENT)
+        picture_budgets()  # VIT_PICTURES_*_MB: checked at start (the picture folder reads them when first used)
+        max_run_s()  # VIT_MAX_RUN_S
     except ValueError as exc:
         raise LimitError(str(exc)) from None
     trust = trusts_forwarded()

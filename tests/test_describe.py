@@ -241,7 +241,9 @@ def test_head_importance_names_the_largest_drops(sources):
     drops = measured.importance
     layer, head = np.unravel_index(np.argmax(drops), drops.shape)
     words = alt(measured, "whatif-heads")
-    assert f"the largest drops are layer {layer + 1} head {head + 1} ({drops[layer, head]:+.1%})" in words
+    change = "falls" if drops[layer, head] >= 0 else "rises"
+    points = abs(drops[layer, head]) * 100
+    assert f"the largest drops are layer {layer + 1} head {head + 1} (p {change} by {points:.1f} points)" in words
     assert f"{int((np.abs(drops) < 0.01).sum())} of 12 heads" in words
     assert alt(plain, "whatif-heads") == "The 4×3 heads, layers down and heads across; 2 heads off (layer 2 head 1, " \
                                          "layer 4 head 3)."

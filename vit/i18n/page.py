@@ -25,6 +25,8 @@ PAGE: dict[str, dict[str, str]] = {
     "opacity": {"en": "Heatmap opacity", "zh": "热力图不透明度"},
     "colormap": {"en": "Colormap", "zh": "颜色映射"},
     "examples": {"en": "Examples: click one", "zh": "示例：点击一个"},
+    "examples-start": {"en": "Start here: pick an example (or upload a photo, on the left)",
+                       "zh": "从这里开始：选一个示例（或在左边上传一张照片）"},
     "projector": {"en": "Projector mode: bigger text and pictures (or add ?projector to the address)",
                   "zh": "投影模式：更大的文字和图片（或在地址后加 ?projector）"},
     "offer": {"en": "Try the shapes model (no download)", "zh": "试试这里训练的 shapes 模型（无需下载）"},

@@ -36,11 +36,15 @@ MESSAGES: dict[str, dict[str, str]] = {
     "importance-bar": {"en": "drop in p({label}) with that head alone off", "zh": "只关闭那个 head 时 p({label}) 的"
                                                                                   "下降"},
     "importance-caption": {
-        "en": "**Head importance for “{label}”:** the drop in its probability when each head alone is switched off "
-              "({how}); the largest is layer {layer}, head {head} ({drop:+.1%}). Negative drops (the class gains) are "
-              "drawn as 0. Click a head to switch it off.{now}",
-        "zh": "**“{label}”的 head 重要性：** 每次单独关闭一个 head（{how}）时它的概率下降多少；最大的是第 {layer} 层、"
-              "head {head}（{drop:+.1%}）。负的下降（类别反而增加）画成 0。点击一个 head 把它关闭。{now}"},
+        "en": "**Head importance for “{label}”:** how far its probability falls when each head alone is switched off "
+              "({how}); the most: layer {layer}, head {head} ({change}). A head whose loss raises the class is drawn "
+              "as 0. Click a head to switch it off.{now}",
+        "zh": "**“{label}”的 head 重要性：** 每次单独关闭一个 head（{how}）时它的概率下降多少；"
+              "下降最多的是第 {layer} 层、head {head}（{change}）。关闭后类别概率反而上升的 head 画成 0。"
+              "点击一个 head 把它关闭。{now}"},
+    # a probability's change, in percentage points (a drop is not "+40.4%")
+    "p-falls": {"en": "p falls by {points:.1f} points", "zh": "p 下降 {points:.1f} 个百分点"},
+    "p-rises": {"en": "p rises by {points:.1f} points", "zh": "p 上升 {points:.1f} 个百分点"},
     "importance-legend": {"en": "brighter = the class loses more without that head alone",
                           "zh": "越亮 = 单独去掉那个 head 时类别损失越多"},
     "heads-caption-plain": {

@@ -62,9 +62,29 @@ _FOLDER = re.compile(rf"^{PICTURE_PREFIX}(?:(?P<pid>\d+)-)?[^/]+$")
 # Who a file is made for: (session, address), set around a request's handler (vit.ui.events.handler).
 OWNER: contextvars.ContextVar[tuple[str, str]] = contextvars.ContextVar("vit_file_owner", default=("", ""))
 PICTURE_AGE_S = 600.0  # a picture stays servable this long after it is made (the page has fetched it by then)
-PER_SESSION_BYTES = 64_000_000  # a session's pictures, PDFs and downloads: its oldest go beyond this
-PER_ADDRESS_BYTES = 256_000_000  # an address's (a class behind one NAT shares it), likewise
-TOTAL_BYTES = 2_000_000_000  # the whole folder's, likewise (the server's oldest first)
+# The folder's budgets, in MB (the operator's environment may change them): a session's pictures, PDFs and downloads,
+# an address's (a class behind one NAT shares it), and the whole folder's; beyond one, the oldest go.
+BUDGETS_MB = {"session": ("VIT_PICTURES_SESSION_MB", 64), "address": ("VIT_PICTURES_ADDRESS_MB", 256),
+              "total": ("VIT_PICTURES_TOTAL_MB", 2000)}
+
+
+def picture_budgets(environ=os.environ) -> dict[str, int]:
+    """The picture folder's budgets in bytes, from :data:`BUDGETS_MB` and the environment.
+
+    Raises:
+        ValueError: a variable set to something that is not a positive number (one sentence).
+    """
+    budgets = {}
+    for kind, (name, default) in BUDGETS_MB.items():
+        raw = environ.get(name, "").strip()
+        try:
+            mb = float(raw) if raw else float(default)
+        except ValueError:
+            mb = float("nan")
+        if not (mb > 0 and mb < float("inf")):
+            raise ValueError(f"{name} must be a number of megabytes greater than 0, got {raw!r}")
+        budgets[kind] = int(mb * 1e6)
+    return budgets
 
 
 @contextlib.contextmanager
@@ -96,10 +116,9 @@ class PictureFolder:
     """
 
     def __init__(self, max_age_s: float = PICTURE_AGE_S, every_s: float = 60.0, parent: str | None = None,
-                 per_session: int = PER_SESSION_BYTES, per_address: int = PER_ADDRESS_BYTES,
-                 total: int = TOTAL_BYTES):
+                 budgets: dict[str, int] | None = None):
         self.max_age_s, self.every_s = max_age_s, every_s
-        self.budgets = {"session": per_session, "address": per_address, "total": total}
+        self.budgets = picture_budgets() if budgets is None else budgets  # bytes: "session", "address", "total"
         self.parent = Path(parent or tempfile.gettempdir())
         remove_stale_folders(self.parent)
         self.path = Path(tempfile.mkdtemp(prefix=f"{PICTURE_PREFIX}{os.getpid()}-", dir=self.parent))

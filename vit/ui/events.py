@@ -30,6 +30,7 @@ from vit.config import patch_size_range
 from vit.errors import InputError
 from vit.model.families import is_trained_here
 from vit.serve.files import owned_by
+from vit.serve.limits import LogQuota
 from vit.ui import inputs, meter, models, pictures, runs, startup
 from vit.ui.inputs import Number, Query, layer_head
 from vit.ui.lang import of as language_of
@@ -124,7 +125,7 @@ def page_event(fn: Callable[..., dict], names: tuple[str, ...]) -> Callable[...,
         try:
             return wrapped(*args, **kwargs)
         except gr.Error as exc:
-            log.info("%s refused: %s", fn.__name__, ascii(str(exc.message)[:200]))
+            refused(_request(args, kwargs), "%s refused: %s", fn.__name__, ascii(str(exc.message)[:200]))
             gr.Warning(exc.message, title=exc.title)
             return tuple(gr.skip() for _ in names)
 
@@ -145,7 +146,7 @@ def handler(fn: Callable) -> Callable:
         except gr.Error:
             raise
         except InputError as exc:
-            log.info("%s refused: %s", fn.__name__, exc)  # in full, paths included: for the server's log only
+            refused(_request(args, kwargs), "%s refused: %s", fn.__name__, exc)  # in full, paths included: the log's
             lang = _language(args, kwargs)
             raise gr.Error(i18n.refusal(getattr(exc, "public", str(exc)), lang), title=i18n.text("check-title", lang),
                            print_exception=False) from None
@@ -156,6 +157,18 @@ def handler(fn: Callable) -> Callable:
                            print_exception=False) from None
 
     return wrapper
+
+
+LOG_QUOTA = LogQuota()  # refusals in the log, per client
+
+
+def refused(request: gr.Request | None, message: str, *args) -> None:
+    """A refusal's line in the server's log, within its client's quota (:class:`vit.serve.limits.LogQuota`)."""
+    write, left_out = LOG_QUOTA.allow(owner_of(request)[1])
+    if left_out:
+        log.info("(%d more refusals of this client were left out of the log)", left_out)
+    if write:
+        log.info(message, *args)
 
 
 def _request(args, kwargs) -> gr.Request | None:
@@ -604,8 +617,11 @@ def settings_changed(model: str, patch_size: Number, depth: Number, request: gr.
     shown = session.shown.setting if session.shown else None
     if session.running is not None and session.running.setting == setting:  # what the controls say is running
         return {"cost-meter": meter.cost_meter(setting, lang=lang), "notice": meter.running(shown, setting, lang)}
-    return {"cost-meter": meter.cost_meter(setting, shown=shown == setting, lang=lang),
-            "notice": _idle_notice(shown, setting, lang)}
+    reason = _auto_reason(costs.estimate(setting), lang)
+    # A setting that runs by itself runs once the control is let go (its run says "Running…" then): no "Out of date …
+    # press Analyze" over the pictures meanwhile, for the moment before that run starts.
+    notice = meter.out_of_date(shown, setting, reason, lang) if reason else ""
+    return {"cost-meter": meter.cost_meter(setting, shown=shown == setting, lang=lang), "notice": notice}
 
 
 @handler

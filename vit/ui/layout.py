@@ -18,7 +18,7 @@ import gradio as gr
 from vit import i18n
 from vit.ui import events, models
 from vit.ui.state import STATE_TTL_S, key_expired
-from vit.ui.tabs import attention, controls, depth, figure7, inside, lesson, patches, whatif, why
+from vit.ui.tabs import attention, controls, depth, figure7, inside, lesson, patches, quiz, whatif, why
 from vit.views.pictures import Display
 
 TABS = (patches, attention, depth, why, whatif, inside, figure7, lesson)  # in the page's order
@@ -72,5 +72,6 @@ def build_demo() -> gr.Blocks:
                 controls.build_helpers(c)
         for section in (controls, *TABS):  # layout first, wiring last
             section.wire(c)
+        quiz.wire_new_analysis(c)  # the three tabs' quizzes, asked again on a new analysis: one event
         demo.unload(events.page_closed)  # a closed or reloaded page: its run stops, its analyses go
     return demo

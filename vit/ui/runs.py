@@ -108,12 +108,19 @@ MAX_RUN_S = 300.0  # the longest model work one action may ask for, estimated (h
 
 
 def max_run_s() -> float:
-    """The server's limit on one action's estimated model time: ``$VIT_MAX_RUN_S`` seconds, else :data:`MAX_RUN_S`."""
+    """The server's limit on one action's estimated model time: ``$VIT_MAX_RUN_S`` seconds, else :data:`MAX_RUN_S`.
+
+    Raises:
+        ValueError: set to something that is not a positive number (the app checks it at start: one sentence).
+    """
+    raw = os.environ.get(MAX_RUN_ENV, "").strip()
     try:
-        value = float(os.environ.get(MAX_RUN_ENV, MAX_RUN_S))
+        value = float(raw) if raw else MAX_RUN_S
     except ValueError:
-        return MAX_RUN_S
-    return value if value > 0 else MAX_RUN_S
+        value = float("nan")
+    if not (0 < value < float("inf")):
+        raise ValueError(f"{MAX_RUN_ENV} must be a number of seconds greater than 0, got {raw!r}")
+    return value
 
 
 def check_duration(seconds: float, what: str, lang: str = "en") -> None:

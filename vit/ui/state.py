@@ -175,6 +175,7 @@ class Session:
     key: str | None = None  # the store's key of the analysis they show
     redraw: int = 0  # the number of the latest redraw; an older one that finishes later is dropped
     explained: int = 0  # the same for the "Why this class?" map
+    tested: tuple | None = None  # (key, class, method, layer) of the map the Why tab's curves test, while shown
     drawn: dict[str, tuple] = field(default_factory=dict)
     sent: dict[str, str] = field(default_factory=dict)  # each picture's file as last sent (it may be pruned since)
     busy: int = 0  # the page's analysis chains under way (Analyze stays disabled until the last one ends)

@@ -17,6 +17,7 @@ from vit import i18n
 from vit.model.families import class_names
 from vit.views import base, figure7, inside, why
 from vit.views.base import query_cell, token_index
+from vit.views.whatif import p_change
 
 TOP = 3  # the brightest patches named
 SERIES = 12  # per-layer numbers listed in full up to this many layers; more: SPREAD of them, named by layer
@@ -328,8 +329,8 @@ def _head_grid(g, d, w) -> str:
     drops = np.asarray(g.importance, dtype=np.float64)  # (L, h), as head_grid_view
     flat = np.where(np.isnan(drops), -np.inf, drops).ravel()
     order = np.argsort(-flat, kind="stable")[:TOP]
-    top = [_valued(i18n.text("alt-pair", lang, layer=i // g.heads + 1, head=i % g.heads + 1), f"{flat[i]:+.1%}", lang)
-           for i in order if np.isfinite(flat[i])]
+    top = [_valued(i18n.text("alt-pair", lang, layer=i // g.heads + 1, head=i % g.heads + 1),
+                   p_change(float(flat[i]), lang), lang) for i in order if np.isfinite(flat[i])]
     small = int((np.abs(drops[~np.isnan(drops)]) < 0.01).sum())
     return i18n.text("alt-importance", lang, label=g.label, L=g.depth, h=g.heads, top=_join(top, lang), small=small,
                      total=drops.size, off=off)

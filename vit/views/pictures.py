@@ -28,18 +28,17 @@ PROJECTOR_ENLARGE = 1.4
 MIN_FRAME = 120  # px: no picture is drawn for a smaller frame
 CENTRE = (0.5, 0.5)  # the query patch before any click, as a fraction of (width, height)
 
-# The page's screens: the page names the one it is on when it opens (vit/ui/page.js: "phone" up to 640 px wide,
+# The page's screens: the page names the one it is on when it opens (vit.ui.tabs.controls: "phone" up to 640 px wide,
 # "wide" from 1600 x 900 px, "laptop" between) and each tab's pictures are drawn for a fixed frame of that screen,
 # in px (width, height): what the page's layout gives them at 390 x 844, 1280 x 720 and 1920 x 1080. The page
 # shows a picture at its drawn size or smaller, never enlarged, so a click maps through one scale (View.cells),
 # and these are the only sizes a picture is ever drawn at (tests/test_frames.py reads the text of every one).
 # Keys: "" for any tab, a tab, or a picture with a frame of its own.
 SCREENS: dict[str, dict[str, tuple[int, int]]] = {
-    "phone": {"": (296, 340)},
-    "laptop": {"": (426, 320), "why": (426, 387), "whatif": (426, 393), "inside": (870, 347),
-               "figure7": (278, 395)},
-    "wide": {"": (670, 672), "why": (670, 739), "whatif": (670, 747), "whatif-heads": (670, 518),
-             "inside": (1357, 699), "figure7": (440, 747)},
+    "phone": {"": (318, 360)},
+    "laptop": {"": (428, 340), "why": (428, 405), "whatif": (428, 415), "inside": (872, 360), "figure7": (280, 415)},
+    "wide": {"": (670, 690), "why": (670, 755), "whatif": (670, 765), "whatif-heads": (670, 518),
+             "inside": (1357, 710), "figure7": (440, 765)},
 }
 
 

@@ -133,6 +133,11 @@ def head_layout(depth: int, heads: int, size: tuple[int, int], bar: bool = False
     return HeadLayout(left, top, cell_w, cell_h, depth, heads)
 
 
+def p_change(drop: float, lang: str = "en") -> str:
+    """A drop in a probability (0.404) as a student reads it: "p falls by 40.4 points" (a rise for a negative one)."""
+    return i18n.text("p-falls" if drop >= 0 else "p-rises", lang, points=abs(drop) * 100)
+
+
 def head_grid_view(g: HeadGrid, cmap: str, size: tuple[int, int] = base.DEPTH_PLOT_SIZE, lang: str = "en") -> View:
     """The L×h heads: a cell per head (click to switch it off or on), crossed when off, coloured by importance."""
     lay = head_layout(g.depth, g.heads, size, bar=g.importance is not None)
@@ -175,7 +180,7 @@ def head_grid_view(g: HeadGrid, cmap: str, size: tuple[int, int] = base.DEPTH_PL
         best = np.unravel_index(int(np.nanargmax(g.importance)), g.importance.shape)
         how = i18n.text("how-zero" if g.ablation == "zero" else "how-mean-short", lang)
         caption = i18n.text("importance-caption", lang, label=g.label, how=how, layer=best[0] + 1, head=best[1] + 1,
-                            drop=float(g.importance[best]), now=now)
+                            change=p_change(float(g.importance[best]), lang), now=now)
         legend = i18n.text("importance-legend", lang)
     else:
         caption = i18n.text("heads-caption-plain", lang, L=g.depth, h=g.heads, now=now)

@@ -98,6 +98,11 @@ def build_view_controls(c: dict) -> None:
         c["offer"] = gr.Button(t("offer"), visible=False,
                                size="sm", elem_id="offer-trained", scale=0, min_width=200)
     c["notice"] = gr.HTML("", elem_id="notice")
+    # Before the first analysis, where the eye is: the examples again (the page's style hides them once the patch grid
+    # has a picture; those of the sidebar stay).
+    gr.Examples(examples=[[str(p)] for p in EXAMPLES], inputs=[c["image"]], label=t("examples-start"),
+                example_labels=[_example_name(p) for p in EXAMPLES], examples_per_page=max(1, len(EXAMPLES)),
+                api_visibility="private", elem_id="start-examples")
     # One row over every tab: what the pictures are drawn from (opacity and colormap wait in the sidebar).
     with gr.Row(elem_id="view-controls", equal_height=True):
         c["layer"] = gr.Slider(1, native.num_layers, value=native.num_layers, step=1, label=t("layer"), elem_id="layer")

@@ -327,7 +327,7 @@ def wire(c: dict) -> None:
     changed(c, "screen")(inputs=moves(0), **{**event, "fn": named(resized, OUTPUTS)},
                          **private("lesson_screen"))  # drawn for the screen anew
     c["lesson-prev"].click(inputs=moves(-1), **event, **private("lesson_previous"))
-    changed(c, "analysis-key")(inputs=moves(0), **event, **private("lesson_new_analysis"))
+    # A new analysis: vit.ui.tabs.quiz.wire_new_analysis shows the step for it (one event with the quizzes').
     # The Layer and Head controls (and the colours): the step on screen follows them, its text with its picture.
     on(c, [c["layer"].change, c["head"].change, c["opacity"].change, c["colormap"].change], "lesson_display",
        inputs=moves(0), **{**event, "fn": named(resized, OUTPUTS)})

@@ -140,12 +140,12 @@ def wire_pictures(c: dict, tab: str, clicks: bool = True) -> None:
         c[f"{name}-pin"].click(None, outputs(c, [name, f"{name}-caption"]),
                                outputs(c, [f"{tab}-pinned", f"{tab}-pinned-caption"]), js=PIN_JS)
         c[f"{name}-fullscreen"].click(None, js=f"() => window.vitAnatomy && window.vitAnatomy.fullscreen('{name}')")
-        if p.clickable and clicks:  # one round trip, unqueued: the new query patch and its pictures (no model run)
-            clicked = events.click_outputs(tab)
+        if p.clickable and clicks:  # one round trip: the new query patch and its pictures (no model run), in gradio's
+            clicked = events.click_outputs(tab)  # queue, so a flood of clicks counts against the client's limits
             on_click(c, name, events.named(events.click_redraw, clicked),
                      [c["analysis-key"], gr.State(name), *outputs(c, [*DISPLAY[1:], "screen", "tab-on-screen"])],
-                     outputs(c, clicked), preprocess=False, queue=False, show_progress="hidden",
-                     **private(f"click_{event}"))
+                     outputs(c, clicked), preprocess=False, concurrency_limit=REDRAW_CONCURRENCY,
+                     show_progress="hidden", **private(f"click_{event}"))
     if f"{tab}-unpin" in c:  # the pinned copy goes, in the browser as it came
         c[f"{tab}-unpin"].click(None, None, outputs(c, [f"{tab}-pinned", f"{tab}-pinned-caption"]),
                                 js="() => [null, '']")

@@ -364,10 +364,11 @@ def wire(c: dict) -> None:
                                **private("whatif_new_analysis")).then(**show, **private("whatif_analysed"))
     c[f"tab-{TAB}"].select(lambda: TAB, None, c["tab-on-screen"], queue=False, show_progress="hidden",
                            **private(f"show_tab_{TAB}")).then(**show, **private("whatif_shown"))
+    clicked = dict(preprocess=False, show_progress="hidden")  # queued: clicks count against the client's limits
     on_click(c, "whatif-map", click_map, outputs(c, ["analysis-key", "whatif-removed"]), c["whatif-removed"],
-             **quick, **private("whatif_click_map")).then(**show, **private("whatif_clicked_map"))
+             **clicked, **private("whatif_click_map")).then(**show, **private("whatif_clicked_map"))
     on_click(c, "whatif-heads", click_heads, outputs(c, ["analysis-key", "whatif-ablated"]), c["whatif-ablated"],
-             **quick, **private("whatif_click_heads")).then(**show, **private("whatif_clicked_heads"))
+             **clicked, **private("whatif_click_heads")).then(**show, **private("whatif_clicked_heads"))
     for name, which in (("whatif-keep-top", "keep"), ("whatif-remove-top", "top"), ("whatif-remove-random", "random")):
         c[name].click(by_fraction,
                       [*outputs(c, ["image", "analysis-key", "whatif-fraction", "whatif-order"]), gr.State(which)],

@@ -51,7 +51,7 @@ from vit.views.why import comparison_headers
 
 TAB = "why"
 TARGETS_SHOWN = 10  # classes offered in the list: the top 10 (a click on a prediction adds it if it is not there)
-MAP_OUTPUTS = ("why-map", "why-map-caption")
+MAP_OUTPUTS = ("why-map", "why-map-caption", "why-curves", "why-curves-caption")  # the curves go with another map
 CURVE_OUTPUTS = ("why-curves", "why-curves-caption")
 TARGET_OUTPUTS = ("why-target", "why-layer", "why-curves", "why-curves-caption", "why-table", "why-map",
                   "why-map-caption")
@@ -212,7 +212,12 @@ def explain_page(image: object, key: str | None, target: Number, method: str, op
     display = Display(opacity=inputs.opacity(opacity, DEFAULTS.opacity), cmap=inputs.colormap_name(colormap),
                       projector=projector, frame=frame, lang=language_of(request))
     view = registry.draw(e, "why-map", display)
-    return {"why-map": view, "why-map-caption": caption(view)}
+    out = {"why-map": view, "why-map-caption": caption(view)}
+    shown = (key, e.target, e.method, e.layer)
+    if session.tested not in (None, shown):  # the curves on screen test another map: they go (Test it draws this one's)
+        session.tested = None
+        out.update({"why-curves": None, "why-curves-caption": ""})
+    return out
 
 
 @handler
@@ -229,6 +234,7 @@ def test_page(image: object, key: str | None, target: Number, method: str, basel
     projector, frame = inputs.screen(screen, TAB, "why-curves")
     display = Display(projector=projector, frame=frame, lang=language_of(request))
     view = registry.draw((e, curves), "why-curves", display)
+    SESSIONS.get(session_of(request)).tested = (key, e.target, e.method, e.layer)  # the map these curves test
     return {"why-curves": view, "why-curves-caption": caption(view)}
 
 
