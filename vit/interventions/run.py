@@ -251,19 +251,21 @@ def intervene(loaded: LoadedModel, image, keep=None, remove=None, ablate=(), abl
 @torch.inference_mode()
 def head_importance(loaded: LoadedModel, image, target=None, ablation: str = "zero",
                     on_layer: Callable[[int, int], None] | None = None,
-                    turn: Callable[[], AbstractContextManager] = nullcontext) -> np.ndarray:
+                    turn: Callable[[], AbstractContextManager] = nullcontext, batch: int | None = None) -> np.ndarray:
     """The drop in the target's probability when each head alone is switched off: (L, h), positive = it helped.
 
     The residual stream entering each block is kept from one unchanged forward pass, so switching a head off
-    in layer l re-runs only blocks l..L, for all h heads of that layer in one batch: h (L + 1) / 2 forward
+    in layer l re-runs only blocks l..L, for the h heads of that layer in batches: h (L + 1) / 2 forward
     passes' worth in all (78 for ViT-B/16), the last block for the class token alone.
 
     Args:
         target: the class (index or name); None: the top-1.
         ablation: "zero" or "mean", as in :func:`intervene`.
         on_layer: ``on_layer(layers_done, L)`` after each layer's heads (progress); an exception it raises stops.
-        turn: entered around the unchanged forward pass and around each layer's heads, the model's lock taken
-            inside it: a server's turn at the model (vit.ui.tabs.whatif), so that others run between the layers.
+        turn: entered around the unchanged forward pass and around each batch of heads, the model's lock taken
+            inside it: a server's turn at the model (vit.ui.tabs.whatif), so that others run in between.
+        batch: heads re-run at once (None: as many as BATCH_TOKENS tokens allow); 1 keeps each turn at most one
+            forward pass's worth (on a CPU a batch is no quicker per image).
     """
     if not isinstance(loaded, LoadedModel):
         raise TypeError(f"head_importance takes what vit.load_model returns (a LoadedModel), "
@@ -283,19 +285,19 @@ def head_importance(loaded: LoadedModel, image, target=None, ablation: str = "ze
         probs = model.classify(streams[-1])[0].float().softmax(-1)  # (K,)
     target = int(probs.argmax()) if target is None else target
     off_one = 1.0 - torch.eye(h, device=x.device)  # row i: head i off, the others on
-    per_batch = max(1, BATCH_TOKENS // cfg.num_tokens)
+    per_batch = batch or max(1, BATCH_TOKENS // cfg.num_tokens)
     drops = torch.zeros(L, h)
     for l in range(L):
-        with turn(), loaded.lock:
-            after = []
-            for rows in off_one.split(per_batch):
+        after = []
+        for rows in off_one.split(per_batch):
+            with turn(), loaded.lock:
                 t, _ = forward.block(layers[l], streams[l].expand(len(rows), -1, -1), rows, ablation)  # (b, T, D)
                 if l < L - 1:
                     for later in layers[l + 1:-1]:
                         t = later(t)
                     t = layers[-1].forward_class_token(t, model.head.tokens_read)  # (b, 1, D) or (b, T, D)
                 after.append(model.classify(t).float().softmax(-1)[:, target])
-            drops[l] = probs[target] - torch.cat(after).cpu()
+        drops[l] = probs[target] - torch.cat(after).cpu()
         if on_layer is not None:
             on_layer(l + 1, L)
     return drops.numpy()

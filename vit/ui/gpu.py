@@ -144,4 +144,4 @@ def run_head_importance(setting: Setting, image, target: int, ablation: str, on_
 
     loaded = state.model_cache().get(setting, "imagenet")
     return head_importance(loaded, image, target=target, ablation=ablation, on_layer=on_layer,
-                           turn=turn or nullcontext)
+                           turn=turn or nullcontext, batch=1 if turn else None)  # a turn: one head at a time

@@ -243,8 +243,9 @@ def by_fraction(image: object, key: str | None, fraction: Number, order: str, wh
 def importance_page(image: object, key: str | None, ablation: str, progress=gr.Progress(), request: gr.Request = None):
     """"Head importance": each head alone switched off, the drop in the top-1 class's probability.
 
-    Refused up front over the server's time limit; outside ZeroGPU each layer's heads take a turn of their own at
-    the model, so every other request waits for one layer at most, and the work stops once its page is gone."""
+    Refused up front over the server's time limit; outside ZeroGPU each head takes a turn of its own at the model
+    (at most one forward pass's worth), so every other request waits for one such turn at most, and the work stops
+    once its page is gone."""
     lang = language_of(request)
     if key is None:
         raise InputError(i18n.text("whatif-first", lang))
@@ -264,13 +265,14 @@ def importance_page(image: object, key: str | None, ablation: str, progress=gr.P
 
         _remembered((key, ablation), lambda: _in_turn(image, key, "Head importance", factor, work, request, progress))
     else:
-        _remembered((key, ablation), lambda: _importance_by_layer(image, key, target, ablation, seconds / (a.depth + 1),
-                                                                  request, progress))
+        per_head = seconds / (a.depth * a.num_heads)  # a head's turn, on average: at most one forward pass
+        _remembered((key, ablation), lambda: _importance_by_head(image, key, target, ablation, per_head, request,
+                                                                 progress))
     return i18n.text("cost-measured", lang, words=cost_words(a, lang), seconds=time.perf_counter() - t0)
 
 
-def _importance_by_layer(image, key: str, target: int, ablation: str, per_layer_s: float, request, progress):
-    """Head importance with a turn at the model per layer (others go first between them), while its page is there."""
+def _importance_by_head(image, key: str, target: int, ablation: str, per_head_s: float, request, progress):
+    """Head importance with a turn at the model per head (others go first between them), while its page is there."""
     a = kept(key)
     session_name = session_of(request)
     session = SESSIONS.get(session_name)
@@ -283,7 +285,7 @@ def _importance_by_layer(image, key: str, target: int, ablation: str, per_layer_
     def turn():
         if session.ended:  # its page is gone: nobody waits for the rest
             raise runs.ClientGone(runs.GONE)
-        return take_turn(fair_queue(), session_name, per_layer_s, resource=meter.analysis_setting(a),
+        return take_turn(fair_queue(), session_name, per_head_s, resource=meter.analysis_setting(a),
                          give_up=lambda: time.monotonic() > deadline, wanted=lambda: not session.ended)
 
     def on_layer(done: int, total: int) -> None:
