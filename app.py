@@ -33,7 +33,6 @@ import argparse
 import atexit
 import logging
 import os
-import re
 import shutil
 import signal
 import tempfile
@@ -48,18 +47,18 @@ except ImportError:
     spaces = None
 
 import gradio as gr
-from gradio.utils import get_upload_folder
 from starlette.middleware import Middleware  # gradio's own dependency
 
 from vit.errors import InputError
 from vit.model.families import ASSETS
 from vit.serve.files import picture_budgets, remove_stale_folders
-from vit.serve.limits import LOOPBACK, RequestLimits, Streams, trusts_forwarded
+from vit.serve.limits import BY_NAME, LOOPBACK, RequestLimits, Streams, trusts_forwarded
 from vit.serve.pagecache import PageCache
 from vit.serve.sessions import SessionLedger, positive_int
-from vit.serve.uploads import UploadSpace, server_folder
-from vit.ui import lang, layout, models, sessions, startup, state
+from vit.serve.uploads import UploadSpace, gradio_upload_folder, server_folder
+from vit.ui import gradio_internals, lang, layout, models, startup, state
 from vit.ui.runs import max_run_s
+from vit.ui.tabs import parts
 
 log = logging.getLogger("vit.app")
 
@@ -82,24 +81,17 @@ class PrivateEventGuard:
     image checks it as well (:func:`vit.ui.inputs.image_source`); this is the second lock.
     """
 
-    _BY_NAME = re.compile(r"/gradio_api/(?:call/v2|call|run|api)/([^/]+)")
-
     def __init__(self, app, private: frozenset[str]):
         self.app, self.private = app, private
 
     async def __call__(self, scope, receive, send):
-        match = self._BY_NAME.search(scope.get("path", "")) if scope["type"] == "http" else None
-        if match and match.group(1) in self.private:
+        match = BY_NAME.search(scope.get("path", "")) if scope["type"] == "http" else None
+        if match and match.group("name") in self.private:
             await send({"type": "http.response.start", "status": 404,
                         "headers": [(b"content-type", b"application/json")]})
             await send({"type": "http.response.body", "body": b'{"detail":"Not Found"}'})
             return
         await self.app(scope, receive, send)
-
-
-def private_events(demo: gr.Blocks) -> frozenset[str]:
-    """The names of the events that are not part of the app's API."""
-    return frozenset(fn.api_name for fn in demo.fns.values() if fn.api_visibility == "private")
 
 
 class LimitError(ValueError):
@@ -128,22 +120,23 @@ def launch(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, share: bo
     """
     try:
         ledger = SessionLedger.from_environment()
-        uploads = UploadSpace(get_upload_folder())
+        uploads = UploadSpace(gradio_upload_folder())
         max_jobs = positive_int(os.environ, JOBS_ENV, JOBS_PER_CLIENT)
         picture_budgets()  # VIT_PICTURES_*_MB: checked at start (the picture folder reads them when first used)
         max_run_s()  # VIT_MAX_RUN_S
     except ValueError as exc:
         raise LimitError(str(exc)) from None
+    gradio_internals.check()  # before anything listens: what the server's protections use is there
     trust = trusts_forwarded()
     streams = Streams()
     state.SESSIONS.resize(ledger.max_sessions)  # the app's sessions and gradio's: the same number
     demo.queue(max_size=QUEUE_SIZE, default_concurrency_limit=1)
     limits = Middleware(RequestLimits, ledger=ledger, forget=lambda session: _forget(demo, session),
                         private_hosts=private_hosts(host, share), uploads=uploads, max_upload=MAX_FILE_BYTES,
-                        jobs_of=sessions.jobs_of(demo, trust),
+                        jobs_of=gradio_internals.jobs_of(demo, trust),
                         max_jobs=max_jobs, trust_forwarded=trust,
-                        streams=streams, background=[lambda: sessions.reap_unread(demo, streams)])
-    guard = Middleware(PrivateEventGuard, private=private_events(demo))
+                        streams=streams, background=[lambda: gradio_internals.reap_unread(demo, streams)])
+    guard = Middleware(PrivateEventGuard, private=frozenset(parts.PRIVATE))
     block = not kwargs.pop("prevent_thread_lock", False)
     launched = demo.launch(
         server_name=host, server_port=port, share=share, max_file_size=MAX_FILE, allowed_paths=[str(ASSETS)],
@@ -152,9 +145,10 @@ def launch(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, share: bo
         footer_links=["api"], state_session_capacity=ledger.max_sessions, prevent_thread_lock=True,
         app_kwargs={"middleware": [limits, guard, Middleware(PageCache)]}, **kwargs,
     )
-    sessions.install(demo, ledger.max_sessions)
-    sessions.refuse_quietly(demo)  # a refused payload: one log line, not gradio's traceback
-    sessions.watch(demo, streams, trust)  # a job's handler asks whether anyone reads its stream (vit.ui.runs)
+    gradio_internals.check(demo)  # on the running server too; a refusal names what is missing
+    gradio_internals.install(demo, ledger.max_sessions)
+    gradio_internals.refuse_quietly(demo)  # a refused payload: one log line, not gradio's traceback
+    gradio_internals.watch(demo, streams, trust)  # a job's handler asks whether anyone reads its stream
     uploads.sweep_forever()
     if block:
         demo.block_thread()
@@ -163,7 +157,7 @@ def launch(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, share: bo
 
 def _forget(demo: gr.Blocks, session_hash: str) -> None:
     """An evicted session (idle, or its client opened too many): gradio's state and the app's Session go."""
-    sessions.forget(demo, session_hash)
+    gradio_internals.forget(demo, session_hash)
     state.end_session(f"session:{session_hash}")
 
 
@@ -233,25 +227,10 @@ def main(argv: list[str] | None = None) -> None:
     demo = build_demo()
     try:
         launch(demo, args.host, args.port, args.share, prevent_thread_lock=True)
-    except LimitError as exc:  # a limit's environment variable
+    except (LimitError, gradio_internals.GradioInternalsMissing) as exc:  # a limit's variable, another gradio
         parser.error(str(exc))
     threading.Thread(target=_prewarm, name="prewarm", daemon=True).start()
     demo.block_thread()
-    _delete_gradio_files(demo)
-
-
-def _delete_gradio_files(demo: gr.Blocks) -> None:
-    """The pictures gradio cached for this server's users, removed at exit.
-
-    gradio does this in its server's shutdown, which it does not wait for when a client still holds
-    a connection (``close()`` gives up after 5 s); the copies of the examples stay for the next start.
-    """
-    try:
-        from gradio.route_utils import delete_files_created_by_app  # noqa: PLC0415
-
-        delete_files_created_by_app(demo, age=None)
-    except Exception:  # gradio's internals moved: its own delete_cache still bounds the cache
-        log.exception("could not remove gradio's cached files")
 
 
 if __name__ == "__main__":

@@ -132,7 +132,7 @@ def test_minted_sessions_cost_bounded_memory_and_a_students_state_stays(server):
 
 
 def _holder():
-    from vit.ui.sessions import LeanStateHolder
+    from vit.ui.gradio_internals import LeanStateHolder
 
     holders = [o for o in _live_demos() if isinstance(getattr(o, "state_holder", None), LeanStateHolder)]
     assert holders, "the server does not use the lean session state"
@@ -377,10 +377,10 @@ def test_jobs_nobody_reads_are_dropped_and_never_run(server, monkeypatch, caplog
     counter), none stays in gradio's queue or the model's line, and a student is served after them."""
     from contextlib import ExitStack
 
-    from vit.ui import sessions
+    from vit.ui import gradio_internals
     from vit.ui.state import RUNS, fair_queue
 
-    monkeypatch.setattr(sessions, "UNREAD_S", 2.0)
+    monkeypatch.setattr(gradio_internals, "UNREAD_S", 2.0)
     caplog.set_level("INFO", logger="vit.app")
     demo = _live_demos()[-1]
     readers = [client(server, f"10.0.1.{i}") for i in range(6)]  # 3 jobs each at most (VIT_JOBS_PER_CLIENT)
@@ -390,7 +390,7 @@ def test_jobs_nobody_reads_are_dropped_and_never_run(server, monkeypatch, caplog
     runs_before, mine = RUNS["model"], set()
 
     def ours() -> list:
-        return [e for e in sessions._events(demo) if e.session_hash in mine]
+        return [e for e in gradio_internals._events(demo) if e.session_hash in mine]
 
     with fair_queue().turn("the test holds the model", 60.0), ExitStack() as streams:
         for i in range(16):
@@ -426,7 +426,7 @@ def test_a_job_is_read_while_its_stream_is_open_or_was_open_lately():
     from types import SimpleNamespace
 
     from vit.serve.limits import Streams
-    from vit.ui.sessions import UNREAD_S, Reader
+    from vit.ui.gradio_internals import UNREAD_S, Reader
 
     now = [100.0]
     streams = Streams(clock=lambda: now[0])
@@ -531,7 +531,7 @@ def test_a_refused_payload_is_one_log_line_not_a_traceback(server, capfd, caplog
     9.4 MB of log, 5,052 tracebacks), and aborted uploads one each (starlette's ClientDisconnect). Here 6 payloads
     gradio refuses and 3 aborted uploads: one short line each, no traceback, one sentence to the sender."""
     from vit.serve.files import UPLOAD_AGAIN
-    from vit.ui.sessions import MISFIT
+    from vit.ui.gradio_internals import MISFIT
 
     http = client(server, "10.0.0.12")
     caplog.set_level("INFO")

@@ -390,7 +390,7 @@ def test_offline_the_banner_offers_the_model_trained_here(browser, url):
 
 def test_inside_the_model_figure_7_and_the_lesson(browser, url):
     page = open_app(browser, url)
-    analysed(page)
+    on_the_shapes_model(page, "shapes-heart_and_circle.png")
     page.get_by_role("tab", name="Inside", exact=True).click()
     wait_for_picture(page, "#block-view")
     page.get_by_role("tab", name="Each patch's vote; token lengths").click()  # a screen for each
@@ -405,7 +405,7 @@ def test_inside_the_model_figure_7_and_the_lesson(browser, url):
 
     page.get_by_role("tab", name="Lesson").click()
     wait_for_text(page, "#lesson-progress", "Step 1 of")
-    wait_for_text(page, "#lesson-text", "197")  # this image's N+1 at P = 16
+    wait_for_text(page, "#lesson-text", "65")  # this image's N+1 at P = 8
     page.locator("#lesson-progress").click()
     page.keyboard.press("ArrowRight")  # the arrow keys and a clicker's PageDown/PageUp turn the steps
     wait_for_text(page, "#lesson-progress", "Step 2 of")
@@ -413,6 +413,12 @@ def test_inside_the_model_figure_7_and_the_lesson(browser, url):
     wait_for_text(page, "#lesson-progress", "Step 3 of")
     page.keyboard.press("PageUp")
     wait_for_text(page, "#lesson-progress", "Step 2 of")
+    for n in (3, 4):  # "One block": its numbers beside its picture, at the layer the Layer control shows
+        page.locator("#lesson-next").click()
+        wait_for_text(page, "#lesson-progress", f"Step {n} of")
+    wait_for_picture(page, "#lesson-picture")
+    page.evaluate("window.scrollTo(0, 0)")
+    page.mouse.move(1, 1)
     save_screenshot(page, DOCS / "screenshot-lesson.png", full_page=False)
     no_error_badges(page)
     page.close()
@@ -422,10 +428,10 @@ def test_why_this_class_and_its_test(browser, url):
     """Click a prediction: its map; another method; "Test it" draws the curves; "Compare" fills the table."""
     page = open_app(browser, url, "projector")
     on_the_shapes_model(page, "shapes-star.png")
-    runner_up = page.locator("#predictions button.confidence-set").nth(1)  # gradio's Label: one button per class
-    name = runner_up.locator("dt").inner_text().strip()
+    top = page.locator("#predictions button.confidence-set").nth(0)  # gradio's Label: one button per class
+    name = top.locator("dt").inner_text().strip()
     assert name in shapes.CLASSES
-    runner_up.click()
+    top.click()
     expect(page.get_by_role("tab", name="Why this class?")).to_have_attribute("aria-selected", "true")
     wait_for_picture(page, "#why-map")
     wait_for_text(page, "#why-map-caption", f"Gradient-weighted rollout for “{name}”")
@@ -433,14 +439,19 @@ def test_why_this_class_and_its_test(browser, url):
     wait_for_picture(page, "#why-curves")
     wait_for_text(page, "#why-curves-caption", f"Is the Gradient-weighted rollout map right for “{name}”?")
     wait_for_text(page, "#why-curves-caption", "deletion AUC")
+    alt = page.locator("#why-curves img").first.get_attribute("alt")  # the README's picture: a map worth believing
+    assert alt.count("(better than random)") == 2, alt
     page.locator("#why-compare").click()
     wait_for_text(page, "#why-table", "random order (chance)")
     rows = page.locator("#why-table tbody tr")
     expect(rows).to_have_count(5)
     # nothing runs: no notice stays over the pictures (a late "Running…" once did, in this screenshot)
     page.wait_for_function("document.querySelector('#notice').innerText.trim() === ''")
-    page.locator("#tabs").evaluate("tabs => window.scrollTo(0, window.scrollY + tabs.getBoundingClientRect().top)")
-    save_screenshot(page, DOCS / "screenshot-why.png", full_page=False)
+    page.mouse.move(1, 1)
+    shot = Image.open(io.BytesIO(page.locator("#tab-why").screenshot())).convert("RGB")  # map, test, every method
+    DOCS.mkdir(exist_ok=True)
+    shot.quantize(colors=256, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE).save(
+        DOCS / "screenshot-why.png", optimize=True)
     page.locator("#why-method input").click()
     page.get_by_role("option", name="Attention rollout").click()
     wait_for_text(page, "#why-map-caption", "does not depend on the class")

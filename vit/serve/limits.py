@@ -42,6 +42,7 @@ MAX_BODY = 64 * 1024  # the app's largest event (the page's measurements, ~2 kB)
 UPLOAD_SLACK = 64 * 1024  # multipart headers around the one file
 UNUSED = re.compile(r"/gradio_api/(?:deep_link|dev/reload)/?$")
 UPLOAD = re.compile(r"/gradio_api/upload/?$")
+BY_NAME = re.compile(r"/gradio_api/(?:call/v2|call|run|api)/(?P<name>[^/]+)")  # an event called by its name
 JOBS = re.compile(r"/gradio_api/(?:queue/join|call/(?!v2/)[^/]+|call/v2/[^/]+|run/[^/]+|api/[^/]+)/?$")
 STREAM = re.compile(r"/gradio_api/(?:queue/data|call/(?:v2/)?[^/]+/(?P<event>[A-Za-z0-9_-]{1,64}))/?$")
 HEARTBEAT = re.compile(r"/gradio_api/heartbeat/(?P<hash>[^/]*)/?$")

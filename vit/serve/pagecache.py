@@ -14,8 +14,10 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
+from importlib.metadata import version
 
 KEY_HEADERS = (b"host", b"x-forwarded-host", b"x-forwarded-proto", b"x-gradio-server")
+GRADIO = version("gradio")  # a page is gradio's: another gradio, another page (the key says which)
 MAX_PAGES = 8  # a server reached by a handful of names (localhost, its address, a proxy's)
 MAX_PAGE_BYTES = 4 * 1024 * 1024
 TTL_S = 60.0
@@ -52,7 +54,7 @@ class PageCache:
         if b"authorization" in headers or b"cookie" in headers and b"access-token" in headers[b"cookie"]:
             return None  # never share a page that could depend on who asks
         # Every line of a repeated header: gradio may read another line than the last (its public root).
-        return (scope["method"], scope.get("scheme"), root, scope.get("path"), scope.get("query_string", b""),
+        return (GRADIO, scope["method"], scope.get("scheme"), root, scope.get("path"), scope.get("query_string", b""),
                 *(tuple(v for k, v in scope.get("headers", ()) if k == name) for name in KEY_HEADERS))
 
     def _keeping(self, key: tuple, send):

@@ -50,6 +50,12 @@ def upload_bytes(environ: Mapping[str, str] = os.environ) -> int:
     return int(gb * 1e9)
 
 
+def gradio_upload_folder() -> str:
+    """Where gradio keeps uploads: ``$GRADIO_TEMP_DIR`` (gradio's documented variable, which the app sets to a folder
+    of this server's own: app.py), else ``$TMPDIR/gradio`` as gradio makes it."""
+    return os.environ.get("GRADIO_TEMP_DIR") or str((Path(tempfile.gettempdir()) / "gradio").resolve())
+
+
 def server_folder(root: str | os.PathLike) -> Path:
     """A new folder for this server's uploads under ``root``, after removing those of dead servers."""
     root = Path(root)

@@ -10,15 +10,14 @@ import html
 import json
 import math
 
-from gradio.utils import get_upload_folder
-
 from vit import validate
 from vit.config import native_config, patch_size_range
 from vit.errors import InputError
 from vit.model.families import ASSETS
 from vit.serve.decode import load_image_bounded
 from vit.serve.files import proven_file
-from vit.ui import sessions
+from vit.serve.uploads import gradio_upload_folder
+from vit.ui import gradio_internals
 from vit.validate import MAX_DISCARD_RATIO, MAX_TOP_K, Setting
 from vit.views.draw import COLORMAPS
 from vit.views.pictures import CENTRE, SCREENS, screen_frame
@@ -155,7 +154,7 @@ def image_source(image: object):
 
 def upload_roots() -> tuple[str, ...]:
     """The folders whose files a request may name: gradio's upload folder and the app's assets."""
-    return get_upload_folder(), str(ASSETS)
+    return gradio_upload_folder(), str(ASSETS)
 
 
 SHOWN_NAME_CHARS = 60  # an upload's own name is cut to this in messages (a name may be megabytes long)
@@ -167,12 +166,12 @@ def shown_name(name: str) -> str:
     return html.escape(repr(cut), quote=False)  # <, > and &: enough for a toast, and quotes stay readable
 
 
-def load_image(source: object, name: str | None, reader: sessions.Reader | None = None):
+def load_image(source: object, name: str | None, reader: gradio_internals.Reader | None = None):
     """Decode the upload within the server's decode budget (``vit.serve.decode``: concurrent decodes share
     ``VIT_DECODE_BUDGET_GB``, each costed from its header before any pixel is decoded); messages name the file
     as the student knows it (cut and escaped), never the server's path. Decodes wait their turn fairly between
-    clients, and a job whose client has gone leaves the line (``vit.ui.sessions.reader``)."""
-    reader = reader or sessions.reader()
+    clients, and a job whose client has gone leaves the line (``vit.ui.gradio_internals.reader``)."""
+    reader = reader or gradio_internals.reader()
     try:
         return load_image_bounded(source, client=reader.client(), give_up=lambda: not reader.there())
     except InputError as exc:

@@ -20,7 +20,7 @@ from vit import cost as costs
 from vit import i18n, validate
 from vit.errors import InputError
 from vit.serve.queue import Busy, Turn, Withdrawn, take_turn
-from vit.ui import gpu, meter, sessions, startup
+from vit.ui import gpu, gradio_internals, meter, startup
 from vit.ui.inputs import Number, load_image
 from vit.ui.state import RUNS, fair_queue, kept, model_cache
 from vit.validate import Setting
@@ -53,7 +53,7 @@ def run(source, filename: str | None, setting: Setting, top_k: int, head_fusion:
     c = costs.estimate(setting)
     costs.check_budget(c)  # before any download or model run
     check_duration(meter.estimated_seconds(c), i18n.text("what-analysis", lang, setting=setting.display_name), lang)
-    reader = sessions.reader()  # a job nobody reads runs for nobody: not decoded, not run
+    reader = gradio_internals.reader()  # a job nobody reads runs for nobody: not decoded, not run
     if not reader.arrives():
         return _gone(still_wanted)
     image = load_image(source, filename, reader)  # decoded once, here: a bad file fails before the weights

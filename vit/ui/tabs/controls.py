@@ -134,7 +134,7 @@ def wire(c: dict) -> None:
     if startup.on_space():  # the startup download's progress in the banner
         c["startup-timer"] = ticker = gr.Timer(STARTUP_TICK_S)
         ticker.tick(events.named(startup.startup_status, startup.STARTUP_OUTPUTS), [c["analysis-key"]],
-                    outputs(c, startup.STARTUP_OUTPUTS), api_name="startup_status", api_visibility="private",
+                    outputs(c, startup.STARTUP_OUTPUTS), **private("startup_status"),
                     queue=False, show_progress="hidden")
 
 
@@ -190,9 +190,8 @@ def _wire_analyses(c: dict) -> None:
 
 def _wire_redraws(c: dict) -> None:
     """Redraws (no model run): a new analysis, a display control, an arrow key; another top-k."""
-    triggers = [c["analysis-key"].change, c["screen"].change, c["layer"].change, c["head"].change,
-                c["opacity"].change, c["colormap"].change, c["head-fusion"].change, c["discard-ratio"].change]
-    on(c, triggers, "redraw_page", **redraw(c))
+    on(c, ("analysis-key", "screen", "layer", "head", "opacity", "colormap"), "redraw_page",
+       others=(c["head-fusion"].change, c["discard-ratio"].change), **redraw(c))
     # The screen the page opens on (and ?projector in its address); projector mode then names it anew: the pictures
     # are drawn for it (a screen change redraws), and the page's text grows (the class "projector" on <body>).
     c["demo"].load(None, None, outputs(c, ["screen", "projector"]), js=SCREEN_ON_LOAD, **private("screen_on_load"))

@@ -329,8 +329,8 @@ def wire(c: dict) -> None:
     c["lesson-prev"].click(inputs=moves(-1), **event, **private("lesson_previous"))
     # A new analysis: vit.ui.tabs.quiz.wire_new_analysis shows the step for it (one event with the quizzes').
     # The Layer and Head controls (and the colours): the step on screen follows them, its text with its picture.
-    on(c, [c["layer"].change, c["head"].change, c["opacity"].change, c["colormap"].change], "lesson_display",
-       inputs=moves(0), **{**event, "fn": named(resized, OUTPUTS)})
+    on(c, ("layer", "head", "opacity", "colormap"), "lesson_display", inputs=moves(0),
+       **{**event, "fn": named(resized, OUTPUTS)})
     # Another language: the step on screen (a question keeps its reveal) and the tally, in it.
     c["language-switched"].then(inputs=moves(0), **{**event, "fn": named(resized, OUTPUTS)},
                                 **private("lesson_language"))

@@ -27,8 +27,12 @@ def outputs(c: dict, names) -> list:
     return [c[n] for n in names]
 
 
+PRIVATE: set[str] = set()  # the names of the page's own events (app.PrivateEventGuard refuses them by name)
+
+
 def private(name: str) -> dict:
     """An event of the page only: named, but not part of the API (app.PrivateEventGuard refuses it by name)."""
+    PRIVATE.add(name)
     return dict(api_name=name, api_visibility="private")
 
 
@@ -54,14 +58,14 @@ def changed(c: dict, name: str):
     return c[key].then
 
 
-def on(c: dict, triggers: list, api_name: str, **event) -> None:
-    """``gr.on(triggers, **event)``, a shared change among ``triggers`` through :func:`changed`."""
-    shared = {n: t for t in triggers for n in SHARED_CHANGES
-              if getattr(t, "__self__", None) is c[n] and getattr(t, "event_name", None) == "change"}
-    rest = [t for t in triggers if t not in shared.values()]
-    if rest:
-        gr.on(rest, **event, **private(api_name))
-    for n in shared:
+def on(c: dict, changes: tuple[str, ...], api_name: str, others: tuple = (), **event) -> None:
+    """The event on a change of any component named in ``changes`` (each of :data:`SHARED_CHANGES`, through
+    :func:`changed`) and on any trigger of ``others`` (``gr.on``)."""
+    if others:
+        gr.on(list(others), **event, **private(api_name))
+    for n in changes:
+        if n not in SHARED_CHANGES:
+            raise ValueError(f"a change several tabs listen to must be one of {SHARED_CHANGES}, got {n!r}")
         changed(c, n)(**event, **private(f"{api_name}_{n.replace('-', '_')}"))
 
 

@@ -388,6 +388,6 @@ def wire(c: dict) -> None:
                                  preprocess=False, concurrency_id="model", concurrency_limit=MODEL_WAITERS,
                                  show_progress_on=[c["whatif-heads"]], **private("whatif_importance")).then(
         **show, **private("whatif_importance_shown"))
-    on(c, [c["whatif-ablation"].change, c["whatif-grey"].change, c["opacity"].change, c["colormap"].change,
-           c["screen"].change], "whatif_redraw", **show)
+    on(c, ("opacity", "colormap", "screen"), "whatif_redraw",
+       others=(c["whatif-ablation"].change, c["whatif-grey"].change), **show)
     wire_pictures(c, TAB, clicks=False)

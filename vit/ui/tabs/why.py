@@ -319,8 +319,8 @@ def wire(c: dict) -> None:
     c["predictions"].select(named(pick, PICK_OUTPUTS), c["analysis-key"], outputs(c, PICK_OUTPUTS),
                             preprocess=False, queue=False, show_progress="hidden", **private("why_pick")).then(
         **explain, **private("why_picked"))
-    on(c, [c["why-target"].input, c["why-method"].change, c["why-layer"].input, c["opacity"].change,
-           c["colormap"].change], "why_map", **explain)
+    on(c, ("opacity", "colormap"), "why_map", others=(c["why-target"].input, c["why-method"].change,
+                                                       c["why-layer"].input), **explain)
     c["why-test"].click(named(test_page, CURVE_OUTPUTS),
                         outputs(c, ["image", "analysis-key", "why-target", "why-method", "why-baseline", "screen",
                                     "why-layer"]),

@@ -1,19 +1,18 @@
-"""gradio's side of the server's limits (issue 26): lean session state, evictions, each client's jobs.
+"""Every use of gradio's private objects, in this one module, checked when the server starts (issue 38).
 
-* :class:`LeanStateHolder`: gradio's ``StateHolder`` whose sessions keep no copy of every component's
-  config (gradio 6.31 makes one per session, ~0.5 MB here, for deep links, which the app does not
-  serve): a session holds gradio's values of its own ``gr.State``\\ s and the components its events updated.
-* :func:`install`: put it in place of gradio's after ``launch``; :func:`forget` drops an evicted session.
-* :func:`jobs_of`: how many jobs of a client are queued or running in gradio's queue.
-* :func:`watch` and :func:`reader`: whether the client of the job being handled reads its event stream
-  (a run nobody reads is not started, and stops once its client has gone).
-* :func:`refuse_quietly`: a payload gradio itself refuses (a path it did not upload, a value of the wrong
-  shape) is one line in the log and one sentence to its sender, not a traceback per request.
-* :func:`reap_unread`: waiting jobs whose client never opened their event stream, or closed it, leave
-  gradio's queue.
+gradio (tested: 6.28 to 6.31, requirements.txt) offers no public way to do what these protections of a server shared
+by a class need (issue 26's review); each is worth keeping, so each stays, here and only here:
 
-Everything here reads gradio internals (6.x); where they have moved it does nothing, and gradio's own
-bounds (its capacity, its queue's size) still hold.
+* lean sessions: :class:`LeanStateHolder`, whose sessions keep no copy of every component's config (gradio makes one
+  per session, ~0.5 MB, for deep links, which the app does not serve): :func:`install`, :func:`forget`;
+* each client's jobs in gradio's queue, for the per-address job limit (:func:`jobs_of`);
+* whether anyone reads a job's event stream: a run nobody reads is not started and stops once its client has gone
+  (:func:`watch`, :func:`reader`), and waiting jobs nobody reads leave the queue (:func:`reap_unread`);
+* gradio's own refusals of a payload as one log line and one sentence, not a traceback (:func:`refuse_quietly`);
+* the page's language switch calls the ``changeLocale`` export of gradio's page bundle (vit/ui/page.js).
+
+:func:`check` runs before the server starts (app.launch) and after: where gradio lacks any of these, the app refuses to
+start with one sentence naming it (tests/test_gradio_internals.py takes each away). Nothing falls back silently.
 """
 
 from __future__ import annotations
@@ -21,20 +20,85 @@ from __future__ import annotations
 import asyncio
 import datetime
 import errno
+import inspect
 import logging
 import time
 import weakref
 from copy import copy
 from dataclasses import dataclass
+from pathlib import Path
 
+import gradio
+from gradio import context, queueing, state_holder
 from gradio.components import State
-from gradio.context import LocalContext
 from gradio.exceptions import Error, InvalidPathError
-from gradio.state_holder import SessionState, StateHolder
 from pydantic import ValidationError
 
 from vit.serve.files import UPLOAD_AGAIN
 from vit.serve.limits import Streams, client_address
+
+TESTED = "6.28 to 6.31"  # the gradio releases these are tested on (requirements.txt; .ci/run tests the lowest)
+
+
+class GradioInternalsMissing(RuntimeError):
+    """The installed gradio lacks a private object one of the server's protections uses."""
+
+
+# What each protection uses, and where: (what it protects, a private name, the object that must have it).
+NEEDED = (
+    ("lean sessions", "StateHolder.update, .delete_state, .set_blocks", lambda: [
+        state_holder.StateHolder.update, state_holder.StateHolder.delete_state, state_holder.StateHolder.set_blocks]),
+    ("lean sessions", "SessionState._update_config, ._update_value_in_config", lambda: [
+        state_holder.SessionState._update_config, state_holder.SessionState._update_value_in_config]),
+    ("whether a job is read", "gradio.context.LocalContext.blocks, .event_id", lambda: [
+        context.LocalContext.blocks, context.LocalContext.event_id]),
+    ("each client's jobs", "Queue.event_queue_per_concurrency_id, .active_jobs, .clean_events", lambda: [
+        _in_init(queueing.Queue, "event_queue_per_concurrency_id", "active_jobs", "pending_event_ids_session",
+                 "pending_messages_per_session", "stopped"), queueing.Queue.clean_events]),
+    ("each client's jobs", "Event.request, .session_hash, ._id, .alive, .enqueue_time", lambda: [
+        _in_init(queueing.Event, "request", "session_hash", "_id", "alive", "enqueue_time")]),
+    ("quiet refusals", "Blocks.preprocess_data", lambda: [gradio.Blocks.preprocess_data, InvalidPathError]),
+    ("the language switch", "changeLocale in gradio's page bundle", lambda: [_page_exports("changeLocale")]),
+)
+LAUNCHED = (  # on the running server
+    ("lean sessions", "server_app.state_holder (a StateHolder with session_data, time_last_used, lock)",
+     lambda demo: [demo.server_app.state_holder.session_data, demo.server_app.state_holder.time_last_used,
+                   demo.server_app.state_holder.lock]),
+    ("each client's jobs", "Blocks._queue", lambda demo: [demo._queue.event_queue_per_concurrency_id]),
+)
+
+
+def _in_init(cls, *names: str) -> bool:
+    """Whether ``cls.__init__`` sets every attribute of ``names`` (instance attributes exist only on instances)."""
+    source = inspect.getsource(cls.__init__)
+    missing = [n for n in names if f"self.{n}" not in source]
+    if missing:
+        raise AttributeError(f"{cls.__name__} sets no {', '.join(missing)}")
+    return True
+
+
+def _page_exports(name: str) -> bool:
+    """Whether gradio's page bundle exports ``name`` (vit/ui/page.js imports it from there)."""
+    assets = Path(gradio.__file__).parent / "templates" / "frontend" / "assets"
+    if not any(name in f.read_text(errors="ignore") for f in assets.glob("core-*.js")):
+        raise AttributeError(f"no {name} in {assets}/core-*.js")
+    return True
+
+
+def check(demo=None) -> None:
+    """Everything this module uses is there (and, given a launched ``demo``, on its server).
+
+    Raises:
+        GradioInternalsMissing: one sentence naming what is missing and what it is for.
+    """
+    for what, name, reach in (*NEEDED, *(((w, n, lambda r=r: r(demo)) for w, n, r in LAUNCHED) if demo else ())):
+        try:
+            reach()
+        except (AttributeError, TypeError, OSError) as exc:
+            raise GradioInternalsMissing(
+                f"gradio {gradio.__version__} lacks {name} ({exc}), which the server's {what} use; this app is "
+                f"tested on gradio {TESTED}: install one of those (pip install -r requirements.txt)") from None
+
 
 log = logging.getLogger("vit.app")
 
@@ -46,7 +110,7 @@ _WATCHED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # a launched 
 _TRUSTED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # a launched demo -> trust X-Forwarded-For
 
 
-class LeanSessionState(SessionState):
+class LeanSessionState(state_holder.SessionState):
     """A gradio session without the deep-link copy of every component's config."""
 
     def __init__(self, blocks):  # noqa: D107 - what gradio's does, less config_values
@@ -72,10 +136,10 @@ class LeanSessionState(SessionState):
         pass  # the request's own values: gradio kept them (5 MB values, 5 MB each), nothing reads them here
 
 
-class LeanStateHolder(StateHolder):
+class LeanStateHolder(state_holder.StateHolder):
     """gradio's sessions, each a :class:`LeanSessionState`."""
 
-    def __getitem__(self, session_id: str) -> SessionState:
+    def __getitem__(self, session_id: str) -> state_holder.SessionState:
         if session_id not in self.session_data:
             self.session_data[session_id] = LeanSessionState(self.blocks)
         self.update(session_id)
@@ -93,19 +157,15 @@ class LeanStateHolder(StateHolder):
             self.time_last_used.pop(session_id, None)
 
 
-def install(demo, capacity: int) -> bool:
+def install(demo, capacity: int) -> None:
     """Replace the launched server's ``StateHolder`` by a :class:`LeanStateHolder` of ``capacity``."""
-    app = getattr(demo, "server_app", None)
-    old = getattr(app, "state_holder", None)
-    if not isinstance(old, StateHolder) or not hasattr(old, "session_data"):
-        log.warning("gradio's session state has moved: sessions keep gradio's own (larger) state")
-        return False
+    app = demo.server_app
+    old = app.state_holder
     holder = LeanStateHolder()
     holder.session_data.update(old.session_data)  # any session opened while the server started
     holder.set_blocks(demo)
     holder.capacity = capacity
     app.state_holder = holder
-    return True
 
 
 def forget(demo, session_hash: str) -> None:
@@ -121,7 +181,7 @@ PATH_ERRORS = (errno.ENAMETOOLONG, errno.ENOENT, errno.ENOTDIR, errno.ELOOP, err
 LOGGED_CHARS = 200  # of a refused payload's reason in the log (a 10 MB path is not logged whole)
 
 
-def refuse_quietly(demo) -> bool:
+def refuse_quietly(demo) -> None:
     """gradio's own refusals of a payload, before any handler runs, as one log line each.
 
     gradio 6.31 prints a full traceback for every payload its ``preprocess_data`` refuses (a ``FileData``
@@ -130,10 +190,7 @@ def refuse_quietly(demo) -> bool:
     :data:`LOGGED_CHARS`) and its sender gets one sentence, the same for every path (no oracle). Anything
     else preprocessing raises (a full disk, gradio's own bug) keeps its traceback.
     """
-    original = getattr(demo, "preprocess_data", None)
-    if original is None:
-        log.warning("gradio's preprocess_data has moved: refused payloads keep gradio's tracebacks")
-        return False
+    original = demo.preprocess_data
 
     async def preprocess_data(block_fn, inputs, state, *args, **kwargs):
         try:
@@ -148,18 +205,14 @@ def refuse_quietly(demo) -> bool:
             raise Error(sentence, title="Please check", print_exception=False) from None
 
     demo.preprocess_data = preprocess_data
-    return True
 
 
 def _events(demo, queued_only: bool = False) -> list:
-    queue = getattr(demo, "_queue", None)
-    try:
-        events = [e for q in queue.event_queue_per_concurrency_id.values() for e in list(q.queue)]
-        if not queued_only:
-            events += [e for job in list(queue.active_jobs) if job for e in job]
-        return events
-    except (AttributeError, TypeError):
-        return []
+    queue = demo._queue
+    events = [e for q in queue.event_queue_per_concurrency_id.values() for e in list(q.queue)]
+    if not queued_only:
+        events += [e for job in list(queue.active_jobs) if job for e in job]
+    return events
 
 
 def jobs_of(demo, trust_forwarded: bool):
@@ -224,14 +277,11 @@ class Reader:
 
 def reader() -> Reader:
     """The :class:`Reader` of the job whose handler runs in this thread (gradio's context says which)."""
-    blocks, event_id = LocalContext.blocks.get(None), LocalContext.event_id.get(None)
+    blocks, event_id = context.LocalContext.blocks.get(None), context.LocalContext.event_id.get(None)
     if blocks is None or event_id is None:
         return Reader()
     streams = _WATCHED.get(blocks)
-    try:
-        jobs = list(blocks._queue.active_jobs)
-    except (AttributeError, TypeError):
-        return Reader()
+    jobs = list(blocks._queue.active_jobs)
     event = next((e for job in jobs if job for e in job if getattr(e, "_id", None) == event_id), None)
     return Reader(event, streams if event is not None else None, _TRUSTED.get(blocks, False))
 
@@ -244,8 +294,8 @@ async def reap_unread(demo, streams: Streams, every_s: float = 1.0) -> None:
     and never listens) would otherwise wait for a handler and run for nobody. gradio drops the jobs of
     a stream it sees close; a job already with its handler stops there (:meth:`Reader.there`).
     """
-    queue = getattr(demo, "_queue", None)
-    while queue is not None and not getattr(queue, "stopped", True):
+    queue = demo._queue
+    while not queue.stopped:
         await asyncio.sleep(every_s)
         for event in _events(demo, queued_only=True):
             if streams.unread_s(event.enqueue_time, event.session_hash, event._id) > UNREAD_S:
@@ -257,12 +307,9 @@ async def reap_unread(demo, streams: Streams, every_s: float = 1.0) -> None:
 def _forget_pending(queue, streams: Streams, event) -> None:
     """gradio's per-session bookkeeping of a dropped job (``clean_events`` by id leaves it: a leak per minted
     session), unless the session still has jobs or an open stream."""
-    try:
-        ids = queue.pending_event_ids_session.get(event.session_hash)
-        if ids is not None:
-            ids.discard(event._id)
-            if not ids and event.session_hash not in streams:
-                queue.pending_event_ids_session.pop(event.session_hash, None)
-                queue.pending_messages_per_session.pop(event.session_hash, None)
-    except (AttributeError, TypeError, KeyError):
-        pass
+    ids = queue.pending_event_ids_session.get(event.session_hash)
+    if ids is not None:
+        ids.discard(event._id)
+        if not ids and event.session_hash not in streams:
+            queue.pending_event_ids_session.pop(event.session_hash, None)
+            queue.pending_messages_per_session.pop(event.session_hash, None)

@@ -1,0 +1,81 @@
+"""gradio's private objects are used in one module only, checked at start (issue 38): take any of them away and the
+server refuses to start, with one sentence naming it; nothing falls back silently.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import gradio
+import pytest
+from gradio import context, queueing, state_holder
+
+from vit.ui import gradio_internals
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Each private object the module uses, taken away as an upgrade might: (where, its name).
+TAKEN_AWAY = [
+    (state_holder.StateHolder, "delete_state"),
+    (state_holder.StateHolder, "set_blocks"),
+    (state_holder.SessionState, "_update_config"),
+    (context.LocalContext, "event_id"),
+    (queueing.Queue, "clean_events"),
+    (gradio.Blocks, "preprocess_data"),
+]
+
+
+def test_the_installed_gradio_has_everything():
+    gradio_internals.check()
+
+
+@pytest.mark.parametrize(("owner", "name"), TAKEN_AWAY, ids=[f"{o.__name__}.{n}" for o, n in TAKEN_AWAY])
+def test_a_missing_private_object_stops_the_start_with_its_name(monkeypatch, owner, name):
+    monkeypatch.delattr(owner, name)
+    with pytest.raises(gradio_internals.GradioInternalsMissing, match=rf"gradio \S+ lacks .*{name.lstrip('_')}"):
+        gradio_internals.check()
+
+
+def test_an_attribute_gradio_no_longer_sets_or_a_page_without_change_locale_stops_it(monkeypatch):
+    real = gradio_internals._in_init
+    monkeypatch.setattr(gradio_internals, "_in_init", lambda cls, *names: real(cls, *names, "a_moved_attribute"))
+    with pytest.raises(gradio_internals.GradioInternalsMissing, match="a_moved_attribute"):
+        gradio_internals.check()
+    monkeypatch.undo()
+    monkeypatch.setattr(gradio_internals, "_page_exports", lambda name: real(object, "changeLocale"))
+    with pytest.raises(gradio_internals.GradioInternalsMissing, match="the language switch"):
+        gradio_internals.check()
+
+
+def test_app_py_refuses_to_start_in_one_sentence(tmp_path):
+    """``python app.py`` with a gradio that lacks one of them: exit status 2 and the sentence, nothing listening."""
+    shim = tmp_path / "sitecustomize.py"
+    shim.write_text("import gradio.state_holder\ndel gradio.state_holder.StateHolder.delete_state\n")
+    done = subprocess.run([sys.executable, str(ROOT / "app.py"), "--port", "0"], capture_output=True, text=True,
+                          timeout=120, cwd=ROOT, env={"PYTHONPATH": f"{tmp_path}:{ROOT}", "PATH": "/usr/bin:/bin",
+                                                      "HOME": str(tmp_path), "GRADIO_ANALYTICS_ENABLED": "False"})
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "lacks StateHolder.update, .delete_state, .set_blocks" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_no_other_module_of_the_package_names_a_private_object_of_gradio():
+    """Every ``gradio`` import outside vit/ui/gradio_internals.py is of its public surface (names without a leading
+    underscore, from its top level or its documented modules), and nothing reads a private attribute of a gradio
+    object (``demo._queue``, ``fn.api_visibility`` read back, ``__self__`` of a trigger)."""
+    public_modules = {"gradio", "gradio.themes", "gradio.components", "gradio.exceptions"}
+    found = []
+    for path in sorted((ROOT / "vit").rglob("*.py")) + [ROOT / "app.py"]:
+        if path.name == "gradio_internals.py":
+            continue
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("gradio"):
+                if node.module not in public_modules or any(a.name.startswith("_") for a in node.names):
+                    found.append(f"{path.relative_to(ROOT)}:{node.lineno} from {node.module} import ...")
+            if isinstance(node, ast.Attribute) and node.attr in ("_queue", "fns", "__self__", "server_app"):
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno} .{node.attr}")
+    assert found == [], found
