@@ -22,7 +22,7 @@ This file only starts the server. The page is ``vit/ui``:
     pictures.py   captions, the grid's geometry, the stage table, Figure 7's weights
     state.py      model cache, kept analyses, the model's queue, picture folder, sessions
 
-The pictures themselves are ``vit.views`` and their registry ``vit.views.pictures``, shared with
+The pictures themselves are ``vit.views`` and their registry ``vit.views.registry``, shared with
 the CLI and the benchmark. Nothing heavy happens at import: torch and the models load on the
 first request.
 """

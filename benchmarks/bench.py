@@ -61,7 +61,7 @@ from served import PageClient, free_port, offline_env, start_app, stop_app, wait
 import vit  # after the path is set
 from vit import views
 from vit.config import PRESETS
-from vit.views import pictures
+from vit.views import registry as pictures
 
 IMAGE = ROOT / "assets" / "cat.jpg"
 METHODS = ("bare", "analyze", "app", "page", "display", "fusion", "discard", "peer")
@@ -88,7 +88,7 @@ HTTP_ROUNDS = 7
 BURST_CLIENTS, BURST_SEQUENCE = 5, (4, 8, 16, 16)  # 20 mixed analyses for the settled RSS (memory_burst.py)
 RSS_TARGET_GB = 2.0  # vit.analyze at patch 4 (the peer was measured at 7.0 GB)
 STARTUP_TARGET_S = 10.0
-DISPLAY = pictures.Display()  # the app's defaults (defined once, in vit.views.pictures)
+DISPLAY = pictures.Display()  # the app's defaults (defined once, in vit.views.registry)
 QUERY, OPACITY, CMAP, TOP_K = DISPLAY.query, DISPLAY.opacity, DISPLAY.cmap, 5
 
 
@@ -134,7 +134,7 @@ def timed(fn) -> tuple[float, object]:
 def page_views(a: vit.Analysis) -> list:
     """What the page shows for a new analysis with its first tab on screen (``vit.ui.events.page_analyze``
     then ``page_redraw``): the depth plot, stage table and top-k, then the tab's pictures (patch grid
-    and query view), drawn by ``vit.views.pictures.draw`` as the page draws them. (name, drawn) pairs."""
+    and query view), drawn by ``vit.views.registry.draw`` as the page draws them. (name, drawn) pairs."""
     from vit.ui import pictures as page  # noqa: PLC0415 - the page's own stage table, torch-free
 
     first = [("depth-plot", pictures.draw(a, "depth-plot")), ("stage-table", page.stage_table(a)),
@@ -143,7 +143,7 @@ def page_views(a: vit.Analysis) -> list:
 
 
 def render_views(a: vit.Analysis) -> list:
-    """Every picture and table the app's ``/analyze`` returns for a new analysis, drawn by ``vit.views.pictures``.
+    """Every picture and table the app's ``/analyze`` returns for a new analysis, drawn by ``vit.views.registry``.
 
     The app, the CLI and this benchmark draw through the same registry, so what is
     timed is what a visitor sees: patch grid, stage table, rollout, per-head and
@@ -188,7 +188,7 @@ def display_change(a: vit.Analysis, rep: int) -> list:
     ]
 
 
-ENCODING = ("each picture in its registry's encoding (vit.views.pictures.encode, as the app serves it: JPEG quality "
+ENCODING = ("each picture in its registry's encoding (vit.views.registry.encode, as the app serves it: JPEG quality "
             f"{pictures.JPEG_QUALITY} for pictures on the photo, PNG zlib level 1 for plots)")
 
 

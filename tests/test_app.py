@@ -30,8 +30,8 @@ import vit.model.load
 from vit import views
 from vit.ui import events, inputs, layout, meter, state
 from vit.validate import Setting
-from vit.views import pictures as registry
-from vit.views.pictures import Display
+from vit.views import registry
+from vit.views.registry import Display
 
 # gradio 6.31 itself calls deprecated pandas options on every request.
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:gradio.queueing")
@@ -165,7 +165,7 @@ def redraw(client, **display):
 
 
 def test_a_fusion_or_discard_change_redraws_only_the_pictures_drawn_from_it():
-    from vit.views import pictures
+    from vit.views import registry as pictures
 
     key = pictures.variant_key
     assert key("k", "rollout-view", "max", 0.5) not in (key("k", "rollout-view", "max", 0.6),

@@ -30,7 +30,7 @@ import vit.model.load
 from vit import shapes
 from vit.ui import state
 from vit.views import draw
-from vit.views.pictures import PROJECTOR_ENLARGE
+from vit.views.registry import PROJECTOR_ENLARGE
 
 CHROMIUM = find_chromium()
 _MISSING = None
@@ -684,7 +684,7 @@ ON_SCREEN = """(main) => {
 def test_each_tab_fits_the_screen_and_its_text_reads(browser, url, screen, projector, smallest_px):
     """1280x720 and 1080p in projector mode: every tab's main picture wholly on the first screen, Analyze and the
     top-1 visible, and every text inside every picture shown at least 12 px (18 px on the projector): drawn at least
-    draw.SMALLEST_TEXT px (x 1.4 in projector mode, vit.views.pictures.PROJECTOR_ENLARGE), shown at its drawn size or
+    draw.SMALLEST_TEXT px (x 1.4 in projector mode, vit.views.registry.PROJECTOR_ENLARGE), shown at its drawn size or
     smaller (natural size against shown size)."""
     page = open_app(browser, url, screen)
     if projector:

@@ -1,5 +1,5 @@
 """Every picture's text alternative (issue 36): written from the data it is drawn from, at the display's layer and
-head, in the page's language (``vit.views.describe``, set by ``vit.views.pictures.draw``).
+head, in the page's language (``vit.views.describe``, set by ``vit.views.registry.draw``).
 
 The numbers are checked against the analysis's own arrays, read here with numpy, at layer 2 of 4 and head 2 of 3
 (the defaults are the last layer and head 1): a text alternative that ignored the display would name other patches.
@@ -15,10 +15,9 @@ import pytest
 
 import vit
 from vit.model.families import class_names
-from vit.views import describe
-from vit.views import pictures as registry
+from vit.views import describe, registry
 from vit.views.base import bar_number
-from vit.views.pictures import Display
+from vit.views.registry import Display
 from vit.views.whatif import HeadGrid
 
 ROOT = Path(__file__).resolve().parents[1]

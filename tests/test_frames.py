@@ -1,4 +1,4 @@
-"""Pictures drawn for the page's screens (vit.views.pictures.SCREENS): they fit, their text stays readable, the
+"""Pictures drawn for the page's screens (vit.views.registry.SCREENS): they fit, their text stays readable, the
 screen the page names is read safely (``vit.ui.inputs.screen``), and no text inside a picture overlaps another,
 leaves its canvas or is cut, at every frame the page can ask for.
 
@@ -18,9 +18,8 @@ from PIL import Image, ImageDraw, ImageFont
 import vit
 from vit.lesson import LESSON_VIEWS
 from vit.ui import inputs
-from vit.views import draw
-from vit.views import pictures as registry
-from vit.views.pictures import PROJECTOR_ENLARGE, Display
+from vit.views import draw, registry
+from vit.views.registry import PROJECTOR_ENLARGE, Display
 from vit.views.whatif import HeadGrid
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -51,7 +51,7 @@ def test_the_chinese_is_chinese():
 
 
 def test_every_picture_has_its_chinese_title_and_text():
-    from vit.views.pictures import PICTURES
+    from vit.views.registry import PICTURES
 
     assert set(i18n.page.PICTURES_ZH) == set(PICTURES)
     for name, (title, what_is) in i18n.page.PICTURES_ZH.items():
@@ -132,7 +132,8 @@ def test_the_lesson_in_chinese_quotes_the_chinese_chapter_with_this_image_s_numb
 def test_the_lesson_pdf_in_chinese_has_searchable_chinese_text(shapes_analysis, tmp_path):
     from test_lesson_export import pdf_pages
 
-    from vit import fonts, lesson_export
+    from vit import fonts
+    from vit.lesson import export as lesson_export
 
     if len(fonts.families()) < 2:
         pytest.skip("no CJK font installed (Debian: apt-get install fonts-noto-cjk)")

@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-from vit import lesson_export, predict
-from vit.lesson import AT_LAYER, LESSON, lesson_text
-from vit.predict import PREDICT, PredictStep
-from vit.views import pictures
-from vit.views.pictures import Display
+from vit.lesson import AT_LAYER, LESSON, lesson_text, predict
+from vit.lesson import export as lesson_export
+from vit.lesson.predict import PREDICT, PredictStep
+from vit.views import registry as pictures
+from vit.views.registry import Display
 
 IMAGE = ROOT / "assets" / "shapes-heart_and_circle.png"
 NUMBER = re.compile(r"\d+(?:\.\d+)?")
@@ -288,7 +288,7 @@ def test_previous_starts_off_and_both_buttons_follow_each_turn():
     prev = next(c for c in comps.values() if c.get("props", {}).get("elem_id") == "lesson-prev")
     assert prev["props"]["interactive"] is False
     deps = {d["api_name"]: d for d in config["dependencies"]}
-    for name in ("lesson_next", "lesson_previous", "lesson_shown", "lesson_new_analysis"):
+    for name in ("lesson_next", "lesson_previous", "lesson_shown", "asked_anew"):  # asked_anew: a new analysis
         assert {"lesson-prev", "lesson-next"} <= {ids[o] for o in deps[name]["outputs"]}, name
 
 

@@ -14,8 +14,8 @@ import pytest
 from conftest import ROOT
 from PIL import Image
 
-from vit import lesson_export
 from vit.lesson import LESSON, lesson_text
+from vit.lesson import export as lesson_export
 
 STAR = ROOT / "assets" / "shapes-star.png"
 
@@ -227,7 +227,7 @@ def test_the_button_returns_a_pdf_of_the_shown_analysis(a):
     key = state.analysis_store().put(a)
     path = Path(tab.download_lesson(key, 2, 1, 0.5, "magma"))
     assert path.parent == state.picture_folder().path  # the server's own temp folder, which gradio serves
-    assert re.fullmatch(r"lesson-vit_tiny_shapes-P8-\w{6}\.pdf", path.name)
+    assert re.fullmatch(r"lesson-vit_tiny_shapes-P8-[0-9a-f]{32}\.pdf", path.name)  # a whole uuid4: unguessable
     pages = pdf_pages(path)
     assert len(pages) == len(LESSON) and LESSON[0].title in pages[0]["text"]
 

@@ -6,11 +6,10 @@ import pytest
 import torch
 
 import vit
-from vit import predict
 from vit.errors import InputError
 from vit.interventions.run import ranked
-from vit.lesson import LESSON
-from vit.predict import PREDICT, PredictStep
+from vit.lesson import LESSON, predict
+from vit.lesson.predict import PREDICT, PredictStep
 
 IMAGE = "assets/shapes-star.png"
 Q = {q.kind: q for q in PREDICT}

@@ -96,7 +96,7 @@ def test_the_torch_free_edge_imports_no_torch():
     """The top level (config, errors, validate, images, cost, shapes, lesson, ...) and the registry of
     pictures and methods load without torch: the app's first screen and ``python -m vit --help`` rely on it."""
     edge = sorted(m for m, p in MODULES.items() if p.parent == PACKAGE and p.name != "__main__.py")
-    edge += ["vit.views", "vit.views.pictures", "vit.explanations.methods", "vit.model.families", "vit.serve.files",
+    edge += ["vit.views", "vit.views.registry", "vit.explanations.methods", "vit.model.families", "vit.serve.files",
              "vit.serve.queue", "vit.serve.memory", "vit.serve.decode", "vit.model.hubconfig", "vit.model.hubspec",
              "vit.model.hubnames", "vit.model.hubtimm", "vit.model.hubtransformers"]
     code = f"import sys; [__import__(m) for m in {edge!r}]; print('torch' in sys.modules)"

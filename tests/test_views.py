@@ -13,7 +13,7 @@ import vit
 from vit import views
 from vit.errors import InputError
 from vit.views import draw
-from vit.views.pictures import PICTURES
+from vit.views.registry import PICTURES
 
 CAT = "assets/cat.jpg"
 OPACITY, CMAP = 0.6, "cividis"

@@ -28,7 +28,7 @@ from playwright.sync_api import Page, expect
 from test_browser import ROOT, TIMEOUT_MS, WATCH_ERRORS, no_error_badges, upload, wait_for_text
 
 from vit.lesson import AT_LAYER, LESSON, lesson_text
-from vit.views.pictures import Display
+from vit.views.registry import Display
 
 url, browser = test_browser.url, test_browser.browser  # the browser tests' fixtures: this module's own instances
 

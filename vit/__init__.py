@@ -8,7 +8,21 @@ Names are imported on first use, so ``python -m vit --help`` and the app's
 first screen do not wait for torch.
 """
 
-from vit.lazy import exports
+from collections.abc import Callable
+from importlib import import_module
+
+
+def exports(package: str, names: dict[str, str]) -> Callable[[str], object]:
+    """A module ``__getattr__`` for ``package`` that imports a name only on first use (PEP 562), so that its
+    torch-free parts stay torch-free: ``names`` maps each exported name to the submodule holding it."""
+
+    def attribute(name: str) -> object:
+        if name in names:
+            return getattr(import_module(f"{package}.{names[name]}"), name)
+        raise AttributeError(f"module {package!r} has no attribute {name!r}")
+
+    return attribute
+
 
 _EXPORTS = {
     "Analysis": "analysis.record",

@@ -24,8 +24,8 @@ from vit.config import DISPLAY_NAMES, HUB_MODELS, PRESETS, TRAINED_HERE
 from vit.errors import InputError
 from vit.explanations.methods import METHODS
 from vit.images import load_image
-from vit.views import pictures
-from vit.views.pictures import Display
+from vit.views import registry as pictures
+from vit.views.registry import Display
 
 
 class _Parser(argparse.ArgumentParser):
@@ -510,7 +510,7 @@ def _lesson_parser(sub) -> None:
 
 
 def _lesson(args) -> int:
-    from vit import lesson_export  # noqa: PLC0415 - torch-free; matplotlib only when it writes
+    from vit.lesson import export as lesson_export  # noqa: PLC0415 - torch-free; matplotlib only when it writes
 
     setting = _model_setting(args)
     fmt, lang = lesson_export.file_format(args.format), lesson_export.language(args.lang)

@@ -3,7 +3,7 @@
 returns (``record``: ``Analysis``) and the ViT paper's Figure 7 weight maps (``figure7``).
 """
 
-from vit.lazy import exports
+from vit import exports
 
 _EXPORTS = {"Analysis": "record", "LayerPrediction": "record", "Prediction": "record", "analyze": "run"}
 __all__ = sorted(_EXPORTS)

@@ -3,7 +3,7 @@ the test of a map by perturbation (``perturb``: deletion and insertion curves) a
 drawn shapes (``faithfulness``).
 """
 
-from vit.lazy import exports
+from vit import exports
 
 _EXPORTS = {"Explanation": "maps", "explain": "maps", "METHODS": "methods", "Method": "methods",
             "Curve": "perturb", "perturbation_curve": "perturb", "perturbation_curves": "perturb"}

@@ -3,7 +3,7 @@
 Given to gradio's ``gr.I18n`` (:mod:`vit.ui.lang`): the browser shows each in its language. Keys have no
 dots (gradio's translations read dots as nesting). The pictures' titles and "What is this?" texts are
 keyed ``title-<picture>`` and ``what-<picture>``: English in the picture registry
-(:data:`vit.views.pictures.PICTURES`), Chinese in :data:`PICTURES_ZH`.
+(:data:`vit.views.registry.PICTURES`), Chinese in :data:`PICTURES_ZH`.
 """
 
 from __future__ import annotations
@@ -105,7 +105,7 @@ PAGE: dict[str, dict[str, str]] = {
     "whatif-heads-on": {"en": "Every head back on", "zh": "重新打开所有 head"},
 }
 
-# The pictures' titles and "What is this?" in Chinese: (title, what is this), by picture (vit.views.pictures).
+# The pictures' titles and "What is this?" in Chinese: (title, what is this), by picture (vit.views.registry).
 PICTURES_ZH: dict[str, tuple[str, str]] = {
     "patch-grid": (
         "Patch 网格：点击一个 patch，或用 ← ↑ → ↓",

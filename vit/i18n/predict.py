@@ -1,4 +1,5 @@
-"""The lesson's predict-first questions in both languages (:mod:`vit.predict`): each question, its reveal, the tally.
+"""The lesson's predict-first questions in both languages (:mod:`vit.lesson.predict`): each question, its reveal,
+the tally.
 
 Keys: ``ask-<kind>-title`` and ``ask-<kind>`` (the question), ``why-<kind>`` (how the analysis shows the answer).
 """

@@ -5,7 +5,7 @@ and ``train`` (the shapes model). The chapter's classes are importable from here
 until it is used, so torch-free code (``families``) stays torch-free.
 """
 
-from vit.lazy import exports
+from vit import exports
 
 _EXPORTS = {
     "MultiheadAttention": "modules",

@@ -51,12 +51,12 @@ from vit.ui.state import (
     show,
 )
 from vit.validate import Setting
-from vit.views import pictures as registry
-from vit.views.pictures import Display
+from vit.views import registry
+from vit.views.registry import Display
 
 log = logging.getLogger("vit.app")
 
-DEFAULTS = Display()  # the display before anyone changes it (vit.views.pictures: defined there once)
+DEFAULTS = Display()  # the display before anyone changes it (vit.views.registry: defined there once)
 NO_CLASSIFIER = i18n.text("no-classifier")  # what the top-k box says then
 AUTO_DOWNLOAD_MB = 400  # larger checkpoints (ViT-L, ViT-H) download only when Analyze is pressed
 SERVER_ERROR = i18n.text("server-error")  # the toast's words in English (in the page's language: handler)

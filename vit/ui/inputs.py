@@ -20,7 +20,7 @@ from vit.serve.uploads import gradio_upload_folder
 from vit.ui import gradio_internals
 from vit.validate import MAX_DISCARD_RATIO, MAX_TOP_K, Setting
 from vit.views.draw import COLORMAPS
-from vit.views.pictures import CENTRE, SCREENS, screen_frame
+from vit.views.registry import CENTRE, SCREENS, screen_frame
 
 # What a request sends: checked (clamped for the page, validated for the API) before anything uses it.
 Number = float | int | str | None  # a control's number
@@ -84,7 +84,7 @@ MAX_SCREEN_CHARS = 40  # "laptop+projector" and the like: anything longer is not
 def screen(value, tab: str, picture: str | None = None) -> tuple[bool, tuple[int, int] | None]:
     """(projector mode, the frame ``tab``'s pictures are drawn for, or ``picture``'s own) on the screen the page
     named when it opened: "phone", "laptop" or "wide", "+projector" in projector mode (vit/ui/page.js; the frames
-    are :data:`vit.views.pictures.SCREENS`). A bare bool (a script) is projector mode at the fixed sizes; anything
+    are :data:`vit.views.registry.SCREENS`). A bare bool (a script) is projector mode at the fixed sizes; anything
     else is normal mode at the fixed sizes."""
     if isinstance(value, bool):
         return value, None

@@ -12,7 +12,7 @@ from __future__ import annotations
 import gradio as gr
 
 from vit import i18n
-from vit.views.pictures import PICTURES
+from vit.views.registry import PICTURES
 
 COOKIE = "vit_lang"
 

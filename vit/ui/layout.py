@@ -19,7 +19,7 @@ from vit import i18n
 from vit.ui import events, models
 from vit.ui.state import STATE_TTL_S, key_expired
 from vit.ui.tabs import attention, controls, depth, figure7, inside, lesson, patches, quiz, whatif, why
-from vit.views.pictures import Display
+from vit.views.registry import Display
 
 TABS = (patches, attention, depth, why, whatif, inside, figure7, lesson)  # in the page's order
 EXAMPLES = controls.EXAMPLES

@@ -1,9 +1,9 @@
 """The page's words and helpers around the pictures: captions, the grid's geometry, the stage table.
 
-Which pictures there are, how each is drawn and what it depends on is :mod:`vit.views.pictures`
+Which pictures there are, how each is drawn and what it depends on is :mod:`vit.views.registry`
 (shared with the CLI and the benchmark); this module adds only what the page needs besides:
 caption text, the hover's geometry, the stage table's HTML, and Figure 7's weights from the
-server's model cache (:func:`model_weights`, passed to ``vit.views.pictures.draw`` as ``weights=``).
+server's model cache (:func:`model_weights`, passed to ``vit.views.registry.draw`` as ``weights=``).
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ import gradio as gr
 from vit import i18n, views
 from vit.ui.state import model_cache, picture_file
 from vit.validate import Setting
-from vit.views import pictures as registry
+from vit.views import registry
 from vit.views.patches import stage_headers, stage_note
-from vit.views.pictures import Display, Weights
+from vit.views.registry import Display, Weights
 
 
 def caption(view: views.View) -> str:

@@ -25,7 +25,7 @@ from vit.serve.limits import client_address, trusts_forwarded
 from vit.serve.memory import rss_bytes, trim_memory
 from vit.serve.queue import FairQueue
 from vit.validate import Setting
-from vit.views import pictures as registry
+from vit.views import registry
 
 log = logging.getLogger("vit.app")
 
@@ -99,7 +99,7 @@ def reset() -> None:
 
 def picture_file(image, encoding: str = "png", cells=None) -> str:
     """Save a picture for gradio to serve, in ``encoding`` ("jpeg" or "png": the registry's
-    :attr:`vit.views.pictures.Picture.encoding`, written by :func:`vit.views.pictures.encode`), and return its
+    :attr:`vit.views.registry.Picture.encoding`, written by :func:`vit.views.registry.encode`), and return its
     path. A picture that takes clicks carries its cells (:class:`vit.views.base.Cells`) in its name,
     ``<uuid>.cells-x0-y0-w-h-rows-cols.png``: the page maps a click through the very picture it shows."""
     where = "" if cells is None else ".cells-" + "-".join(

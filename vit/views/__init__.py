@@ -17,7 +17,7 @@ bar whose ends are the numbers in ``View.scale``, and every caption names what w
 - ``whatif``: what if? the image with patches removed (hatched) and the grid of heads;
 - ``draw``: the image primitives (colormaps, overlays, patch grid, colour bars, text, sheets);
 - ``plots``: the plots drawn with them (depth plot, bars, dots, lines, the block diagram);
-- ``pictures``: the one registry of the page's pictures (imported on its own: ``vit.views.pictures``).
+- ``pictures``: the one registry of the page's pictures (imported on its own: ``vit.views.registry``).
 
 The public names of the view modules are re-exported here: ``views.grid_view(...)``.
 """

@@ -1,6 +1,6 @@
 """Each picture's text alternative (issue 36): what it shows, written from the data it is drawn from, in its language.
 
-:func:`describe` is called by :func:`vit.views.pictures.draw` for every picture it draws and goes into ``View.alt``
+:func:`describe` is called by :func:`vit.views.registry.draw` for every picture it draws and goes into ``View.alt``
 (the page's ``<img alt>``, for a screen reader). Each writer reads the very arrays its view function reads, at the
 same layer and head (``Display.layer_of``, ``Display.head``), and says what a student would read off the picture:
 which layer and head ("of L"), the brightest patches as token numbers (:func:`vit.views.base.token_index`) with
@@ -27,7 +27,7 @@ PAIRS = 3  # heads switched off named at most
 
 
 def describe(name: str, source, view, display, weights=None) -> str:
-    """The text alternative of picture ``name`` (a :data:`vit.views.pictures.PICTURES` key) drawn from ``source``
+    """The text alternative of picture ``name`` (a :data:`vit.views.registry.PICTURES` key) drawn from ``source``
     as ``display`` says (``weights``: Figure 7's, as ``draw`` takes them); its title for a picture without a writer."""
     writer = WRITERS.get(name)
     return base.plain(view.title) if writer is None else writer(source, display, weights)
@@ -336,7 +336,7 @@ def _head_grid(g, d, w) -> str:
                      total=drops.size, off=off)
 
 
-# name -> (source, Display, weights) -> its text alternative; every picture of vit.views.pictures.PICTURES has one
+# name -> (source, Display, weights) -> its text alternative; every picture of vit.views.registry.PICTURES has one
 WRITERS: dict[str, Callable[..., str]] = {
     "patch-grid": _grid, "query-view": _query, "rollout-view": _rollout, "head-views": _heads,
     "layer-views": _layers, "depth-plot": _depth, "block-view": _block, "block-code": _code, "lens-view": _lens,

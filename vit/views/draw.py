@@ -35,7 +35,7 @@ def colormap_lut(name: str = "cividis") -> np.ndarray:
     return (colormaps[name](np.linspace(0, 1, 256))[:, :3] * 255).round().astype(np.uint8)
 
 
-# The language the pictures are drawn in (vit.views.pictures.draw sets it for one drawing, in its own thread):
+# The language the pictures are drawn in (vit.views.registry.draw sets it for one drawing, in its own thread):
 # Chinese text is drawn in a CJK font (PIL has no glyph fallback); English in DejaVu Sans, as always.
 LANGUAGE: contextvars.ContextVar[str] = contextvars.ContextVar("vit_picture_language", default="en")
 

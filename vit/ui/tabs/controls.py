@@ -19,7 +19,7 @@ from vit.ui.lang import t
 from vit.ui.tabs.parts import DISPLAY, MODEL_WAITERS, REDRAW_CONCURRENCY, on, outputs, private, redraw
 from vit.validate import HEAD_FUSIONS, MAX_DISCARD_RATIO, MAX_TOP_K
 from vit.views.draw import COLORMAPS
-from vit.views.pictures import Display
+from vit.views.registry import Display
 
 EXAMPLES = sorted(p for p in ASSETS.glob("*") if p.suffix.lower() in (".jpg", ".jpeg", ".png"))
 DEFAULT = next(k for k, v in DISPLAY_NAMES.items() if v == startup.DEFAULT_MODEL)  # the family shown first
@@ -29,7 +29,7 @@ SIDEBAR_WIDTH, MAIN_WIDTH = 300, 320  # px, the columns' narrowest
 LANGUAGE_CHOICES = [("English", "en"), ("中文", "zh")]  # each in its own language, as a switch should be
 
 
-# The page's screen (vit.views.pictures.SCREENS): "phone" up to 640 px wide, "wide" from 1600 x 900 px, "laptop"
+# The page's screen (vit.views.registry.SCREENS): "phone" up to 640 px wide, "wide" from 1600 x 900 px, "laptop"
 # between; "+projector" in projector mode.
 _SCREEN = ("((on) => (innerWidth <= 640 ? 'phone' : innerWidth >= 1600 && innerHeight >= 900 ? 'wide' : 'laptop')"
            " + (on ? '+projector' : ''))")

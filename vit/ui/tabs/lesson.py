@@ -1,7 +1,7 @@
 """The "Lesson" tab: the guided walk through 11.4.1 → 11.4.7, one step per screen, with this image's numbers,
-and the whole walk to take away as a 16:9 PDF (:mod:`vit.lesson_export`).
+and the whole walk to take away as a 16:9 PDF (:mod:`vit.lesson.export`).
 
-"Predict first" (issue 25, part 1) pauses before five reveals with a question (:mod:`vit.predict`): the class
+"Predict first" (issue 25, part 1) pauses before five reveals with a question (:mod:`vit.lesson.predict`): the class
 types a number, clicks a patch or says yes or no, and the answer, read from the analysis on screen, is shown
 beside the guess. The tally lives in the tab's ``gr.State``: nothing of it is kept on the server.
 """
@@ -12,10 +12,11 @@ from dataclasses import replace
 
 import gradio as gr
 
-from vit import i18n, lesson_export, predict, views
+from vit import i18n, views
 from vit.errors import InputError
-from vit.lesson import lesson_text
-from vit.predict import PredictStep
+from vit.lesson import export as lesson_export
+from vit.lesson import lesson_text, predict
+from vit.lesson.predict import PredictStep
 from vit.serve.queue import Busy, FairQueue, Replaced
 from vit.ui import inputs, pictures
 from vit.ui.events import DEFAULTS, handler, named, page_event
@@ -26,9 +27,9 @@ from vit.ui.state import analysis_store, kept, picture_folder, session_of
 from vit.ui.tabs import whatif
 from vit.ui.tabs.parts import MODEL_WAITERS, PICTURE_MIN_WIDTH, changed, on, on_click, outputs, private, show_tab
 from vit.views import draw as drawing
-from vit.views import pictures as registry
+from vit.views import registry
 from vit.views import whatif as whatif_views
-from vit.views.pictures import Display
+from vit.views.registry import Display
 
 TAB = "lesson"
 ASK = ("lesson-ask", "lesson-guess", "lesson-check", "lesson-yes", "lesson-no", "lesson-answer")  # a question's
@@ -99,7 +100,7 @@ def lesson(key: str | None, step: Number, delta: Number, layer: Number, head: Nu
 
     ``delta`` is -1, 0 or +1 (Previous, the same step again, Next); Previous on the first step and Next on the last
     change nothing (the step, its answer and reveal stay). Drawn only while the lesson is on screen.
-    ``predict_on``: the walk with a question before each reveal (:func:`vit.predict.walk`).
+    ``predict_on``: the walk with a question before each reveal (:func:`vit.lesson.predict.walk`).
     The text is at the layer and head the picture beside it is drawn at: the Layer and Head controls'.
     """
     if tab_on_screen != TAB:

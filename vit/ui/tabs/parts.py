@@ -1,7 +1,7 @@
 """What every tab is made of: a picture with its caption and buttons, the pinned copy, the redraw event.
 
 A picture's title, "What is this?", clickability and download button come from the one registry
-(:data:`vit.views.pictures.PICTURES`); its buttons are wired here once for every picture.
+(:data:`vit.views.registry.PICTURES`); its buttons are wired here once for every picture.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import gradio as gr
 from vit import i18n
 from vit.ui import events
 from vit.ui.lang import t
-from vit.views.pictures import PICTURES
+from vit.views.registry import PICTURES
 
 PICTURE_MIN_WIDTH = 280  # px: a picture's column never gets narrower (two side by side on a laptop)
 MODEL_WAITERS = 16  # requests admitted to vit.serve.queue.FairQueue at once; the rest wait in gradio's queue
@@ -82,7 +82,7 @@ def on_click(c: dict, name: str, fn, inputs: list, outputs, **event):
 def picture(c: dict, name: str) -> None:
     """A picture with its caption, its buttons (download, pin, full screen) and "what is this?".
 
-    The picture is drawn for the page's screen (:data:`vit.views.pictures.SCREENS`) and shown at its drawn size or
+    The picture is drawn for the page's screen (:data:`vit.views.registry.SCREENS`) and shown at its drawn size or
     smaller (page.css); until it has one, its block is not shown."""
     p = PICTURES[name]
     classes = ["picture-frame", *(["clickable"] if p.clickable else [])]

@@ -1,5 +1,5 @@
 """"Quiz me" on a tab (issue 25): the lesson's question for what the tab shows, asked over the tab before its
-answer is on screen, and answered from the analysis on screen (:mod:`vit.predict`, never a fixed key).
+answer is on screen, and answered from the analysis on screen (:mod:`vit.lesson.predict`, never a fixed key).
 
 Ticked, the tab's own pictures step aside (the page's script marks the tab ``quizzing``) and the question takes
 their place: the Patches tab asks how many tokens the encoder sees, the Across-depth tab at which layer the answer
@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import gradio as gr
 
-from vit import i18n, predict
+from vit import i18n
+from vit.lesson import predict
 from vit.ui import inputs
 from vit.ui.events import handler, named, page_event
 from vit.ui.lang import of as language_of

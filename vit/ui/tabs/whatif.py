@@ -40,9 +40,9 @@ from vit.ui.tabs.parts import (
     private,
     wire_pictures,
 )
-from vit.views import pictures as registry
+from vit.views import registry
 from vit.views import whatif as whatif_views
-from vit.views.pictures import Display
+from vit.views.registry import Display
 
 TAB = "whatif"
 PATIENCE_S = 120.0  # how long a request waits for its session's own run to finish before giving up

@@ -45,8 +45,8 @@ from vit.ui.tabs.parts import (
     private,
     wire_pictures,
 )
-from vit.views import pictures as registry
-from vit.views.pictures import Display
+from vit.views import registry
+from vit.views.registry import Display
 from vit.views.why import comparison_headers
 
 TAB = "why"

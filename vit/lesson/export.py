@@ -19,9 +19,9 @@ from pathlib import Path
 
 from vit import fonts, i18n, validate, views
 from vit.lesson import LESSON, LessonStep, language, lesson_text
-from vit.views import pictures
+from vit.views import registry as pictures
 from vit.views.patches import stage_headers, stage_note
-from vit.views.pictures import Display
+from vit.views.registry import Display
 
 FORMATS = ("pdf", "png")
 PAGE_SIZE = (40 / 3, 7.5)  # inches (13.333 × 7.5): 16:9, PowerPoint's and Keynote's widescreen slide

@@ -20,7 +20,7 @@ LESSON_VIEWS = ("patch-grid", "stage-table", "block-view", "block-code", "matrix
                 "head-views", "layer-views", "depth-plot", "lens-view")  # the app's elem ids a step may show
 STEP_VIEWS = ("patch-grid", "stage-table", "matrix-view", "block-view", "head-views", "block-code", "layer-views",
               "lens-view", "depth-plot", "rollout-view")  # the walk's order: 11.4.1 to 11.4.7
-# The steps whose picture is drawn at the Layer control's layer (vit.views.pictures: ``d.layer_of(a)``), and of
+# The steps whose picture is drawn at the Layer control's layer (vit.views.registry: ``d.layer_of(a)``), and of
 # them, those also drawn at the Head control's head; the other steps' pictures show every layer, or none.
 AT_LAYER = ("matrix-view", "block-view", "head-views", "block-code", "lens-view", "rollout-view")
 AT_HEAD = ("matrix-view",)
@@ -43,7 +43,7 @@ LESSON: list[LessonStep] = [LessonStep(*LessonStep("", "", "", view).words("en")
 
 def shown_at(a, display=None) -> tuple[int, int]:
     """(layer, head), 1-based, that a step's picture is drawn at: ``display``'s (a
-    :class:`vit.views.pictures.Display` carrying the Layer and Head controls: ``display.layer_of(a)``,
+    :class:`vit.views.registry.Display` carrying the Layer and Head controls: ``display.layer_of(a)``,
     ``display.head``), within the model's; without one, the last layer and head 1 (the CLI's and the API's)."""
     layer = a.depth if display is None else display.layer_of(a)
     head = 1 if display is None else display.head
