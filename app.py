@@ -58,7 +58,6 @@ from vit.serve.sessions import SessionLedger, positive_int
 from vit.serve.uploads import UploadSpace, gradio_upload_folder, server_folder
 from vit.ui import gradio_internals, lang, layout, models, startup, state
 from vit.ui.runs import max_run_s
-from vit.ui.tabs import parts
 
 log = logging.getLogger("vit.app")
 
@@ -92,6 +91,13 @@ class PrivateEventGuard:
             await send({"type": "http.response.body", "body": b'{"detail":"Not Found"}'})
             return
         await self.app(scope, receive, send)
+
+
+def private_events(demo: gr.Blocks) -> frozenset[str]:
+    """The names of every event the page's configuration keeps out of the API (``api_visibility="private"``): the
+    app's own and those gradio adds for it (each ``gr.Examples``' ``load_example``)."""
+    return frozenset(d["api_name"] for d in demo.get_config_file()["dependencies"]
+                     if d.get("api_visibility") == "private" and d.get("api_name"))
 
 
 class LimitError(ValueError):
@@ -136,7 +142,7 @@ def launch(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, share: bo
                         jobs_of=gradio_internals.jobs_of(demo, trust),
                         max_jobs=max_jobs, trust_forwarded=trust,
                         streams=streams, background=[lambda: gradio_internals.reap_unread(demo, streams)])
-    guard = Middleware(PrivateEventGuard, private=frozenset(parts.PRIVATE))
+    guard = Middleware(PrivateEventGuard, private=private_events(demo))
     block = not kwargs.pop("prevent_thread_lock", False)
     launched = demo.launch(
         server_name=host, server_port=port, share=share, max_file_size=MAX_FILE, allowed_paths=[str(ASSETS)],

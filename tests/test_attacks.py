@@ -530,6 +530,7 @@ def test_a_refused_payload_is_one_log_line_not_a_traceback(server, capfd, caplog
     """The review: gradio logged a full traceback for every FileData it refused (the 7,392-request matrix wrote
     9.4 MB of log, 5,052 tracebacks), and aborted uploads one each (starlette's ClientDisconnect). Here 6 payloads
     gradio refuses and 3 aborted uploads: one short line each, no traceback, one sentence to the sender."""
+    from vit import i18n
     from vit.serve.files import UPLOAD_AGAIN
     from vit.ui.gradio_internals import MISFIT
 
@@ -551,7 +552,7 @@ def test_a_refused_payload_is_one_log_line_not_a_traceback(server, capfd, caplog
     assert len(said) == len(refused) and all(len(line) < 400 for line in said), said
     assert sum("left before its request" in r.getMessage() for r in caplog.records) == 3, logged
     assert [kind for kind, _ in answers] == ["error"] * len(refused), answers
-    assert {answer["error"] for _, answer in answers} == {UPLOAD_AGAIN, MISFIT}, answers
+    assert {answer["error"] for _, answer in answers} == {i18n.text(UPLOAD_AGAIN), MISFIT}, answers
 
 
 def test_each_server_has_its_own_upload_folder_and_removes_the_dead_ones(tmp_path):

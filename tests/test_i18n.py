@@ -76,9 +76,11 @@ def test_a_language_tag_reads_as_one_of_the_two(tag, lang):
 
 
 def test_a_language_asked_for_by_name_is_checked():
-    assert i18n.checked("zh-CN") == "zh" and i18n.checked("EN") == "en"
+    from vit import lesson
+
+    assert lesson.language("zh-CN") == "zh" and lesson.language("EN") == "en"
     with pytest.raises(InputError, match="lang must be one of 'en', 'zh', got 'xx'"):
-        i18n.checked("xx")
+        lesson.language("xx")
 
 
 def test_text_fills_in_the_fields():
@@ -150,35 +152,20 @@ def test_the_lesson_pdf_in_chinese_has_searchable_chinese_text(shapes_analysis, 
 # --------------------------------------------------------------------------- refusals
 
 
-def test_the_refusals_a_page_shows_read_back_into_chinese():
-    """Each template matches what its raiser writes (so a change there shows here), and reads back in Chinese."""
-    from vit import images
-    from vit.serve import files, queue
-    from vit.ui import inputs
-
-    written = [inputs.NO_IMAGE, files.UPLOAD_AGAIN, queue.BUSY, queue.REPLACED,
-               images._not_an_image_message("'photo.jpg'", b"a text file"),
-               images._not_an_image_message("'x.pdf'", b"%PDF-1.4"),
-               images._unopened_message("'x.psd'", b"8BPS" + bytes(60)),
-               images._corrupt_message("'x.png'", ValueError("broken data stream")),
-               images._bomb_message_from_pillow("Image size (300000000 pixels) exceeds limit")]
-    for message in written:
-        zh = i18n.refusal(message, "zh")
-        assert HAN.search(zh), message
-        assert i18n.refusal(message, "en") == message
-    assert "'photo.jpg'" in i18n.refusal(written[4], "zh")
-    assert i18n.refusal("an unknown refusal", "zh") == "an unknown refusal"
-
-
-def test_the_limits_a_page_can_meet_read_back_into_chinese(monkeypatch):
-    """The refusals of the limits (pixels, a decode's memory, a progressive JPEG's scans, the memory budget), as
-    their raisers write them, read back into Chinese with every number kept."""
+def _refusals() -> list:
+    """Each refusal a page can meet, as its raiser makes it (so a change there shows here)."""
     import dataclasses
 
     from vit import cost, images
     from vit.errors import InputError
+    from vit.serve import files, queue
 
-    written = []
+    made = [InputError(key="refusal-no-image"), InputError(key=files.UPLOAD_AGAIN), queue.Busy(key=queue.BUSY),
+            queue.Replaced(key=queue.REPLACED),
+            images._not_an_image("'photo.jpg'", b"a text file"), images._not_an_image("'x.pdf'", b"%PDF-1.4"),
+            images._unopened("'x.psd'", b"8BPS" + bytes(60)),
+            images._corrupt("'x.png'", ValueError("broken data stream")),
+            images._bomb_from_pillow("Image size (300000000 pixels) exceeds limit")]
     for raise_it in (lambda: images._check_pixel_count(9000, 8000),
                      lambda: images._check_decoded_pixels(dataclasses.replace(
                          images.decode_cost(_png(64, 48)), decoded_size=(8000, 8000)), "'big.png'"),
@@ -187,22 +174,36 @@ def test_the_limits_a_page_can_meet_read_back_into_chinese(monkeypatch):
                      lambda: cost.check_budget(cost.estimate("ViT-H/14", 4, 32), 1.0)):
         with pytest.raises(InputError) as caught:
             raise_it()
-        written.append(str(caught.value))
+        made.append(caught.value)
+    return made
+
+
+def test_every_refusal_a_page_can_meet_carries_its_key_and_is_written_in_both_languages(monkeypatch):
+    """A refusal is made with a message key and its fields, and written in the page's language at the edge: its
+    English is ``str()``, its Chinese has every number and name of the English (no sentence read back)."""
+    from vit import images
+    from vit.errors import InputError
+
+    made = _refusals()
     monkeypatch.setattr(images, "count_jpeg_scans", lambda data, limit: limit + 1)
     for size in ((64, 48), (8000, 6000)):  # a normal size; a large one, whose allowance is smaller
         with pytest.raises(InputError) as caught:
             images._check_scan_count(b"", size, "'scans.jpg'")
-        written.append(str(caught.value))
-    for message in written:
-        zh = i18n.refusal(message, "zh")
-        assert HAN.search(zh) and zh != message, message
-        assert all(number in zh for number in re.findall(r"\d[\d,.]*", message)), (message, zh)
+        made.append(caught.value)
+    for error in made:
+        assert error.key in i18n.MESSAGES, error
+        assert error.words("en") == str(error) == i18n.text(error.key, "en", **error.fields)
+        zh = error.words("zh")
+        assert HAN.search(zh) and zh != str(error), str(error)
+        assert all(number in zh for number in re.findall(r"\d[\d,.]*", str(error))), (str(error), zh)
+    assert "'photo.jpg'" in made[4].words("zh")
+    assert InputError("an unkeyed refusal").words("zh") == "an unkeyed refusal"
 
 
 def test_the_servers_own_refusals_answer_in_the_language_of_the_page_that_asked():
     """The middleware's refusals (too big, one file, foreign host, too many jobs, upload space full) in the
     language of the sender's cookie, else its Accept-Language, else English."""
-    from vit.serve import limits, uploads
+    from vit.serve import limits
 
     def scope(*headers):
         return {"headers": [(k.encode(), v.encode()) for k, v in headers]}
@@ -211,9 +212,8 @@ def test_the_servers_own_refusals_answer_in_the_language_of_the_page_that_asked(
     assert limits._language(scope(("cookie", "vit_lang=en"), ("accept-language", "zh-CN,zh;q=0.9"))) == "en"
     assert limits._language(scope(("accept-language", "zh-CN,zh;q=0.9"))) == "zh"
     assert limits._language(scope()) == "en"
-    for message in (limits.TOO_BIG, limits.ONE_FILE, limits.FOREIGN, limits.TOO_MANY_JOBS, uploads.FULL):
-        assert i18n.refusal(message, "en") == message
-        assert HAN.search(i18n.refusal(message, "zh")), message
+    for key in (limits.TOO_BIG, limits.ONE_FILE, limits.FOREIGN, limits.TOO_MANY_JOBS, limits.FULL):
+        assert HAN.search(i18n.text(key, "zh")) and not HAN.search(i18n.text(key, "en")), key
 
 
 def _png(width: int, height: int) -> bytes:
@@ -231,7 +231,6 @@ def test_a_refusal_becomes_a_toast_in_the_page_s_language():
 
     from vit.errors import InputError
     from vit.ui import events
-    from vit.ui.inputs import NO_IMAGE
 
     class Request(gr.Request):
         def __init__(self, lang):
@@ -244,7 +243,7 @@ def test_a_refusal_becomes_a_toast_in_the_page_s_language():
 
     @events.handler
     def refuses(request: gr.Request = None):
-        raise InputError(NO_IMAGE)
+        raise InputError(key="refusal-no-image")
 
     for lang, words, title in (("zh", "还没有图像", "请检查"), ("en", "No image yet", "Please check")):
         with pytest.raises(gr.Error) as caught:
@@ -284,13 +283,16 @@ def test_english_pictures_are_drawn_in_dejavu_as_before():
 
 
 def test_the_progress_bar_reads_in_the_page_s_language():
-    """The runs' own words (vit.ui.meter.waiting_words, the layer progress) match their templates."""
+    """A run names its progress message and fields; the bar shows it in the page's language."""
     from vit.ui import lang, meter
 
-    for written in (meter.waiting_words(2, 12.0), meter.waiting_words(11, 0.3), "running ViT-B/16: layer 3 of 12",
-                    "loading ViT-B/16", "waiting for the model (one analysis at a time, the quickest first)"):
-        assert HAN.search(i18n.reread(written, "zh", i18n.progress)), written
+    assert meter.waiting_words(2, 12.0) == "waiting: 2nd in line, about 12 s"
+    assert meter.waiting_words(2, 12.0, "zh") == "排队中：第 2 位，约 12 秒"
+    assert meter.waiting_words(11, 0.3, "zh") == "排队中：第 11 位，不到一秒"
     shown = []
-    lang.Progress(lambda value, desc=None, **kw: shown.append(desc), "zh")(0.5, desc=meter.waiting_words(2, 12.0))
-    assert shown == ["排队中：第 2 位，约 12 秒"]
-    assert lang.progress_in(print, None) is print  # English: gradio's own, untouched
+    bar = lang.progress_in(lambda value, desc=None, **kw: shown.append(desc), "zh")
+    bar(0.5, "progress-layer", model="ViT-B/16", n=3, total=12)
+    bar(0.1, "progress-waiting")
+    assert shown == ["运行 ViT-B/16：第 3 层，共 12 层", i18n.text("progress-waiting", "zh")]
+    assert lang.progress_in(bar, "en") is bar
+    lang.progress_in(None, "zh")(0.5, "progress-drawing")  # no bar (a script's call): nothing shown, no error

@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from vit import i18n
 from vit.errors import InputError
 from vit.serve.files import UPLOAD_AGAIN, PictureFolder, proven_file, remove_stale_folders
 from vit.serve.memory import rss_bytes, trim_memory
@@ -47,7 +48,7 @@ def test_everything_else_gets_one_sentence(roots, spelling):
     path = spelling.format(uploads=uploads, private=private)
     with pytest.raises(InputError) as info:
         proven_file(path, [uploads, assets])
-    assert str(info.value) == UPLOAD_AGAIN
+    assert str(info.value) == i18n.text(UPLOAD_AGAIN)
 
 
 def test_relative_paths_resolve_from_the_working_directory(roots, monkeypatch):

@@ -87,8 +87,5 @@ def check_budget(cost: Cost, budget_gb: float | None = None) -> None:
     """Refuse, with a message naming the setting and the limit, an analysis over the memory budget."""
     budget_gb = MEMORY_BUDGET_GB if budget_gb is None else budget_gb
     if cost.peak_bytes > budget_gb * 1e9:
-        raise InputError(
-            f"{cost.display_name} at patch size {cost.patch_size} with {cost.depth} layers ({cost.tokens:,} tokens) "
-            f"needs about {cost.peak_bytes / 1e9:.1f} GB for its attention maps; this server allows "
-            f"{budget_gb:g} GB. Choose a larger patch size or fewer layers."
-        )
+        raise InputError(key="refusal-budget", model=cost.display_name, P=cost.patch_size, L=cost.depth,
+                         T=f"{cost.tokens:,}", need=f"{cost.peak_bytes / 1e9:.1f}", budget=f"{budget_gb:g}")

@@ -89,8 +89,6 @@ ImageSource = str | os.PathLike | bytes | bytearray | memoryview | Image.Image |
 
 # What Image.open may try: the README's formats. "JPEG" also opens MPO (Pillow's name for many phone JPEGs).
 OPEN_FORMATS = ("JPEG", "PNG", "WEBP", "GIF", "BMP", "TIFF")
-_FORMATS = "not a JPEG/PNG/WebP/GIF/BMP/TIFF file?"
-_USE_INSTEAD = "use a JPEG, PNG, WebP, GIF, BMP or TIFF file"
 _SIXTEEN_BIT_MODES = ("I;16", "I;16B", "I;16L", "I;16N")
 _ALPHA_MODES = ("RGBA", "LA", "PA")
 _PREMULTIPLIED = {"La": "LA", "RGBa": "RGBA"}
@@ -340,12 +338,10 @@ def _url_hint(text: str) -> str:
 def _check_byte_count(size: int, label: str) -> None:
     """Refuse empty and oversized inputs (sizes in MiB, the size rounded up)."""
     if size == 0:
-        raise InputError(f"image is empty (0 bytes): {label}")
+        raise InputError(key="refusal-empty", label=label)
     if size > MAX_FILE_BYTES:
         shown = math.ceil(size / 2**20 * 10) / 10
-        raise InputError(
-            f"{label} is {shown:.1f} MB, more than the limit of {MAX_FILE_BYTES / 2**20:g} MB"
-        )
+        raise InputError(key="refusal-too-large", label=label, size=f"{shown:.1f}", limit=f"{MAX_FILE_BYTES / 2**20:g}")
 
 
 def _open_header(data: bytes, label: str) -> tuple[Image.Image, tuple[int, int]]:
@@ -359,11 +355,11 @@ def _open_header(data: bytes, label: str) -> tuple[Image.Image, tuple[int, int]]
     try:
         img = Image.open(io.BytesIO(data), formats=OPEN_FORMATS)
     except UnidentifiedImageError:
-        raise InputError(_unopened_message(label, data)) from None
+        raise _unopened(label, data) from None
     except Image.DecompressionBombError as err:
-        raise InputError(_bomb_message_from_pillow(str(err))) from None
+        raise _bomb_from_pillow(str(err)) from None
     except Exception as err:  # noqa: BLE001 - any decoder failure is a bad file
-        raise InputError(_corrupt_message(label, err)) from None
+        raise _corrupt(label, err) from None
     size = img.size
     try:
         _check_pixel_count(*size)
@@ -381,25 +377,26 @@ def _load(img: Image.Image, label: str) -> None:
     try:
         img.load()
     except Image.DecompressionBombError as err:
-        raise InputError(_bomb_message_from_pillow(str(err))) from None
+        raise _bomb_from_pillow(str(err)) from None
     except Exception as err:  # noqa: BLE001 - truncated or corrupt data
-        raise InputError(_corrupt_message(label, err)) from None
+        raise _corrupt(label, err) from None
 
 
-def _unopened_message(label: str, data: bytes) -> str:
-    """Not one of our formats: named where Pillow knows it, else the hints of :func:`_not_an_image_message`."""
+def _unopened(label: str, data: bytes) -> InputError:
+    """Not one of our formats: named where Pillow knows it, else the hints of :func:`_not_an_image`."""
     hint = _guess_non_image(data[:64])
     other = None if hint else sniff_format(data)
     if other is None:
-        return _not_an_image_message(label, data[:64])
-    return f"could not use {label}: {format_name(other)} files are not supported, {_USE_INSTEAD}"
+        return _not_an_image(label, data[:64])
+    return InputError(key="refusal-format", label=label, fmt=format_name(other))
 
 
-def _not_an_image_message(label: str, head: bytes) -> str:
-    """The message for bytes Pillow does not recognise, with a hint where we can guess."""
+def _not_an_image(label: str, head: bytes) -> InputError:
+    """The refusal of bytes Pillow does not recognise, with a hint where we can guess."""
     hint = _guess_non_image(head)
-    found = f"; it looks like {hint}" if hint else ""
-    return f"could not read {label} as an image ({_FORMATS}){found}"
+    if hint:
+        return InputError(key="refusal-not-image-like", label=label, what=hint)
+    return InputError(key="refusal-not-image", label=label)
 
 
 def _guess_non_image(head: bytes) -> str | None:
@@ -418,10 +415,10 @@ def _guess_non_image(head: bytes) -> str | None:
     return None
 
 
-def _corrupt_message(label: str, err: BaseException) -> str:
-    """The message for a file Pillow recognised but could not decode."""
+def _corrupt(label: str, err: BaseException) -> InputError:
+    """The refusal of a file Pillow recognised but could not decode."""
     reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-    return f"could not decode {label}: the file is truncated or corrupt ({reason})"
+    return InputError(key="refusal-corrupt", label=label, reason=reason)
 
 
 # --------------------------------------------------------------------------- limits
@@ -431,20 +428,14 @@ def _check_pixel_count(width: int, height: int) -> None:
     """Refuse images larger than ``MAX_PIXELS`` before their pixels are decoded."""
     pixels = width * height
     if pixels > MAX_PIXELS:
-        raise InputError(
-            f"image is {width} x {height} = {pixels:,} pixels, more than the limit of "
-            f"{MAX_PIXELS:,} pixels"
-        )
+        raise InputError(key="refusal-pixels", w=width, h=height, pixels=f"{pixels:,}", limit=f"{MAX_PIXELS:,}")
 
 
-def _bomb_message_from_pillow(pillow_message: str) -> str:
+def _bomb_from_pillow(pillow_message: str) -> InputError:
     """Pillow refused first (its own limit); it reports the pixel count but not W x H."""
     found = re.search(r"(\d+) pixels", pillow_message)
     size = f"{int(found.group(1)):,} pixels" if found else "too many pixels"
-    return (
-        f"image is {size}, more than the limit of {MAX_PIXELS:,} pixels "
-        "(refused as a possible decompression bomb)"
-    )
+    return InputError(key="refusal-bomb", size=size, limit=f"{MAX_PIXELS:,}")
 
 
 # --------------------------------------------------------------------------- formats we do not open
@@ -552,21 +543,16 @@ def _check_decoded_pixels(cost: DecodeCost, label: str) -> None:
     """Refuse, from the header, a decode that would produce more than ``MAX_DECODED_PIXELS``: it takes seconds."""
     w, h = cost.decoded_size
     if w * h > MAX_DECODED_PIXELS:
-        raise InputError(
-            f"{label} ({w} x {h} pixels, {format_name(cost.format)}) is decoded at full size, which takes seconds "
-            f"above {MAX_DECODED_PIXELS:,} pixels: send it as a JPEG, or at most {MAX_DECODED_PIXELS:,} pixels"
-        )
+        raise InputError(key="refusal-decoded-pixels", label=label, w=w, h=h, fmt=format_name(cost.format),
+                         limit=f"{MAX_DECODED_PIXELS:,}", most=f"{MAX_DECODED_PIXELS:,}")
 
 
 def _check_decode_bytes(cost: DecodeCost, label: str) -> None:
     """Refuse, from the header, a decode that would hold more than ``MAX_DECODE_BYTES``."""
     if cost.peak_bytes > MAX_DECODE_BYTES:
         w, h = cost.size
-        raise InputError(
-            f"decoding {label} ({w} x {h} pixels, {format_name(cost.format)}) would take about "
-            f"{cost.peak_bytes / 1e9:.1f} GB of memory, more than the limit of {MAX_DECODE_BYTES / 1e9:.1f} GB "
-            "for one image: send a smaller image or a JPEG"
-        )
+        raise InputError(key="refusal-decode-memory", label=label, w=w, h=h, fmt=format_name(cost.format),
+                         need=f"{cost.peak_bytes / 1e9:.1f}", limit=f"{MAX_DECODE_BYTES / 1e9:.1f}")
 
 
 def _check_scan_count(data: bytes, size: tuple[int, int], label: str) -> None:
@@ -576,11 +562,9 @@ def _check_scan_count(data: bytes, size: tuple[int, int], label: str) -> None:
     allowed = max(1, min(MAX_JPEG_SCANS, MAX_SCAN_PIXELS // max(1, w * h)))
     if count_jpeg_scans(data, allowed) <= allowed:
         return
-    of_size = "" if allowed == MAX_JPEG_SCANS else f" of {w} x {h} pixels"
-    raise InputError(
-        f"{label} is a progressive JPEG{of_size} with more than {allowed} scans (a normal one has about 10), "
-        "which would take minutes to decode: save it again as a normal JPEG"
-    )
+    if allowed == MAX_JPEG_SCANS:
+        raise InputError(key="refusal-scans", label=label, allowed=allowed)
+    raise InputError(key="refusal-scans-size", label=label, w=w, h=h, allowed=allowed)
 
 
 # --------------------------------------------------------------------------- the cost of a decode
@@ -791,7 +775,7 @@ def _from_pil(img: Image.Image) -> Image.Image:
     try:
         img.load()
     except Exception as err:  # noqa: BLE001 - a lazily opened, truncated file
-        raise InputError(_corrupt_message("the image", err)) from None
+        raise _corrupt("the image", err) from None
     return _apply_orientation(to_rgb(img), _orientation(img))
 
 

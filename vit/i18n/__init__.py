@@ -16,11 +16,8 @@ Pure and torch-free: the CLI's ``--help`` and the app's first screen load it.
 
 from __future__ import annotations
 
-import functools
-import re
 import string
 
-from vit.errors import InputError
 from vit.i18n import alt, explain, inside, lesson, page, predict, progress, refusals, server, views, whatif
 
 LANGUAGES = ("en", "zh")
@@ -43,48 +40,10 @@ def language(value: object) -> str:
     return base if base in LANGUAGES else DEFAULT
 
 
-def checked(value: object, name: str = "lang") -> str:
-    """A language asked for by name (the CLI's and the export's ``lang``): en or zh (zh-CN, zh-Hans... too).
-
-    Raises:
-        InputError: anything else, naming what was expected and what was got.
-    """
-    if isinstance(value, str) and value.strip().replace("_", "-").lower().split("-")[0] in LANGUAGES:
-        return language(value)
-    allowed = ", ".join(repr(c) for c in LANGUAGES)
-    raise InputError(f"{name} must be one of {allowed}, got {value!r}")
-
-
 def text(key: str, lang: str = DEFAULT, **fields) -> str:
     """The message ``key`` in ``lang`` (any tag :func:`language` reads), its ``{fields}`` filled in."""
     message = MESSAGES[key]
     return message[language(lang)].format(**fields) if fields else message[language(lang)]
-
-
-@functools.cache
-def _pattern(key: str) -> re.Pattern:
-    """A refusal's English template as a pattern: each ``{field}`` matches what was written there."""
-    parts = re.split(r"\{(\w+)\}", MESSAGES[key]["en"])
-    fields = {"n": r"\d+", "suffix": "st|nd|rd|th"}  # a number and its English ordinal ending
-    return re.compile("".join(re.escape(p) if i % 2 == 0 else f"(?P<{p}>{fields.get(p, '.+?')})"
-                              for i, p in enumerate(parts)), re.DOTALL)
-
-
-def reread(message: str, lang: str = DEFAULT, part=None) -> str:
-    """Words the server wrote in English, in ``lang``, through the English templates of ``part`` (a module of
-    this package: :mod:`vit.i18n.refusals` by default); as they are where no template matches (or in English)."""
-    if language(lang) == DEFAULT or not isinstance(message, str):
-        return message
-    for key in (part or refusals).MESSAGES:
-        found = _pattern(key).fullmatch(message.strip())
-        if found:
-            return text(key, lang, **found.groupdict()) if found.groupdict() else text(key, lang)
-    return message
-
-
-def refusal(message: str, lang: str = DEFAULT) -> str:
-    """A refusal the server wrote in English (:mod:`vit.i18n.refusals`), in ``lang``."""
-    return reread(message, lang, refusals)
 
 
 def fields_of(message: str) -> set[str]:

@@ -1,8 +1,7 @@
 """The progress bar's words in both languages, while the model waits, loads and runs (:mod:`vit.ui.runs`).
 
-As the refusals (:mod:`vit.i18n.refusals`): written in English where they are made, read back through these
-templates into the page's language (:class:`vit.ui.lang.Progress`). ``{n}`` is a number, ``{suffix}`` its
-English ordinal ending.
+Named where a run reports (``progress(0.4, "progress-running", model=..., seconds=...)``) and written in the page's
+language by :class:`vit.ui.lang.Progress`. ``{n}`` is a number, ``{suffix}`` its English ordinal ending.
 """
 
 from __future__ import annotations
@@ -21,6 +20,10 @@ MESSAGES: dict[str, dict[str, str]] = {
                                                                                         " {seconds} 秒"},
     "progress-in-line-soon": {"en": "waiting: {n}{suffix} in line, less than a second",
                               "zh": "排队中：第 {n} 位，不到一秒"},
+    "progress-paused": {"en": "paused after layer {n} of {total} for a quicker analysis; {waiting}",
+                        "zh": "第 {n} 层（共 {total} 层）后暂停，让更快的分析先运行；{waiting}"},
+    "progress-importance-waiting": {"en": "Head importance: waiting for the model (one run at a time)",
+                                    "zh": "head 重要性：等待模型（一次运行一个）"},
     "progress-method-waiting": {"en": "{what}: waiting for the model (one run at a time)",
                                 "zh": "{what}：等待模型（一次运行一个）"},
     "progress-explaining-testing": {"en": "{what}: explaining and testing (~{seconds} s)",

@@ -1,8 +1,8 @@
 """What the server refuses, in both languages: the toasts a page can show (issue 25 part 2).
 
-The raisers (``vit.images``, ``vit.serve``, ``vit.ui``) write English, which the API and the CLI keep; on a
-Chinese page :func:`vit.i18n.refusal` reads a refusal back through its English template (each ``{field}``
-matches what was written there) and writes it again in Chinese. A refusal with no template here stays English.
+A raiser names the message and its fields (``InputError(key="refusal-too-large", label=..., size=..., limit=...)``,
+:class:`vit.errors.InputError`; the middleware's ``Refused(status, key)``); it is written in English for the API, the
+CLI and the log, and in the page's language where a page shows it (``error.words(lang)``).
 """
 
 from __future__ import annotations
@@ -69,6 +69,9 @@ MESSAGES: dict[str, dict[str, str]] = {
     "refusal-too-many-jobs": {"en": "Too many requests from your address are waiting: wait for them to finish, then "
                                     "try again.",
                               "zh": "来自你的地址的等待中的请求太多：请等它们完成后再试。"},
+    "refusal-bad-hash": {"en": "session_hash must be up to 64 letters, digits, '-' or '_'.",
+                         "zh": "session_hash 最多 64 个字母、数字、“-”或“_”。"},
+    "refusal-not-found": {"en": "Not Found", "zh": "没有找到"},
     "refusal-upload-full": {"en": "The server's upload space is full: try again in a minute.",
                             "zh": "服务器的上传空间已满：请一分钟后再试。"},
 }

@@ -14,6 +14,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from vit import i18n
+from vit.errors import InputError
 
 LANGUAGES = i18n.LANGUAGES  # the lesson's text, from the one catalogue (vit.i18n.lesson)
 LESSON_VIEWS = ("patch-grid", "stage-table", "block-view", "block-code", "matrix-view", "rollout-view",
@@ -113,9 +114,17 @@ def _detail(step: LessonStep, a, n: dict, lang: str = "en") -> str:
     return i18n.text(f"detail-{view}", lang, **fields)
 
 
-def language(lang: str) -> str:
-    """The lesson's language, checked: one of :data:`LANGUAGES` (:func:`vit.i18n.checked`)."""
-    return i18n.checked(lang)
+def language(value: object, name: str = "lang") -> str:
+    """The lesson's language asked for by name (the CLI's and the export's ``lang``): en or zh (zh-CN, zh-Hans...
+    too).
+
+    Raises:
+        InputError: anything else, naming what was expected and what was got.
+    """
+    if isinstance(value, str) and value.strip().replace("_", "-").lower().split("-")[0] in i18n.LANGUAGES:
+        return i18n.language(value)
+    allowed = ", ".join(repr(c) for c in i18n.LANGUAGES)
+    raise InputError(f"{name} must be one of {allowed}, got {value!r}")
 
 
 def lesson_text(step: LessonStep, a, lang: str = "en", display=None) -> str:

@@ -25,7 +25,7 @@ from pathlib import Path
 from vit.errors import InputError
 from vit.process import pid_alive
 
-UPLOAD_AGAIN = "This image could not be used: please upload the image again."
+UPLOAD_AGAIN = "refusal-upload-again"  # the one refusal of a path, whatever it names (vit.i18n.refusals)
 _URL = re.compile(r"^[a-z][a-z0-9+.-]*:", re.IGNORECASE)  # http:, https:, file:, data:, ftp: ...
 
 
@@ -45,7 +45,7 @@ def proven_file(candidate, roots: Iterable[str | os.PathLike]) -> Path:
             The same sentence every time, so a refusal tells nothing about the path.
     """
     if not isinstance(candidate, str) or not candidate or "\x00" in candidate or _URL.match(candidate):
-        raise InputError(UPLOAD_AGAIN)
+        raise InputError(key=UPLOAD_AGAIN)
     try:
         real = Path(os.path.realpath(candidate))
         allowed = any(real.is_relative_to(os.path.realpath(root)) for root in roots)
@@ -53,7 +53,7 @@ def proven_file(candidate, roots: Iterable[str | os.PathLike]) -> Path:
             return real
     except (OSError, ValueError):
         pass
-    raise InputError(UPLOAD_AGAIN)
+    raise InputError(key=UPLOAD_AGAIN)
 
 
 

@@ -34,7 +34,7 @@ from starlette.requests import ClientDisconnect  # gradio's server: starlette's 
 
 from vit import i18n
 from vit.serve.sessions import SessionLedger, valid_hash
-from vit.serve.uploads import FULL, UploadSpace
+from vit.serve.uploads import UploadSpace
 
 log = logging.getLogger("vit.app")
 
@@ -48,11 +48,13 @@ STREAM = re.compile(r"/gradio_api/(?:queue/data|call/(?:v2/)?[^/]+/(?P<event>[A-
 HEARTBEAT = re.compile(r"/gradio_api/heartbeat/(?P<hash>[^/]*)/?$")
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
 
-BAD_HASH = "session_hash must be up to 64 letters, digits, '-' or '_'."
-TOO_BIG = i18n.text("refusal-request-too-big")  # each refusal in English; in the page's language as sent
-ONE_FILE = i18n.text("refusal-one-file")
-FOREIGN = i18n.text("refusal-foreign")
-TOO_MANY_JOBS = i18n.text("refusal-too-many-jobs")
+# Each refusal's message key (vit.i18n.refusals): written in the language of the page that sent the request.
+BAD_HASH = "refusal-bad-hash"
+TOO_BIG = "refusal-request-too-big"
+ONE_FILE = "refusal-one-file"
+FOREIGN = "refusal-foreign"
+TOO_MANY_JOBS = "refusal-too-many-jobs"
+FULL = "refusal-upload-full"
 
 
 class LogQuota:
@@ -169,9 +171,11 @@ class Streams:
 
 
 class Refused(Exception):  # noqa: N818 - a reply, not a failure
-    def __init__(self, status: int, detail: str):
-        super().__init__(detail)
-        self.status, self.detail = status, detail
+    """A request answered at the door: its HTTP status and its message's key (vit.i18n.refusals)."""
+
+    def __init__(self, status: int, key: str):
+        super().__init__(key)
+        self.status, self.key = status, key
 
 
 class RequestLimits:
@@ -209,14 +213,14 @@ class RequestLimits:
         try:
             await self._handle(scope, receive, send)
         except Refused as refused:
-            await _reply(send, refused.status, i18n.refusal(refused.detail, _language(scope)))
+            await _reply(send, refused.status, i18n.text(refused.key, _language(scope)))
         except ClientDisconnect:  # an aborted upload: uvicorn would log starlette's whole traceback
             log.info("a client left before its request to %s was read", ascii(scope.get("path", "")[:80]))
 
     async def _handle(self, scope, receive, send):
         path = scope.get("path", "")
         if UNUSED.search(path):
-            raise Refused(404, "Not Found")
+            raise Refused(404, "refusal-not-found")
         self._check_host(scope)
         session = self._query_hash(scope, path)
         length = _header(scope, b"content-length")

@@ -27,9 +27,7 @@ class Withdrawn(Exception):  # noqa: N818 - a state, as Busy and Replaced are
     """The request was no longer wanted while it waited (its page is gone, or it sent a newer one)."""
 
 
-BUSY = ("Your previous analysis is still running: this one was not started. "
-        "Wait for the pictures, then change the setting again.")
-REPLACED = "Replaced by a newer request from the same tab."
+BUSY, REPLACED = "refusal-busy", "refusal-replaced"  # the refusals' message keys (vit.i18n.refusals)
 RETRY_S = 0.05  # how often take_turn looks again while the session's previous run is finishing
 REPORT_S = 1.0  # how often a waiting request's place and estimate are reported again
 MAX_PAUSED = 2  # runs paused at once: each keeps its partial trace in memory while a quicker one runs
@@ -123,7 +121,7 @@ class FairQueue:
             if any(t.session == session for t in self._running) or any(
                     t.session == session and t.paused for t in self._waiting):
                 self._cond.notify_all()  # its paused run, if no longer wanted, hears it now
-                raise Busy(BUSY)
+                raise Busy(key=BUSY)
             for old in [t for t in self._waiting if t.session == session]:
                 old.replaced = True
                 self._waiting.remove(old)
@@ -138,7 +136,7 @@ class FairQueue:
         said = None
         while not self._my_turn(ticket):
             if ticket.replaced:
-                raise Replaced(REPLACED)
+                raise Replaced(key=REPLACED)
             if wanted is not None and not wanted():
                 raise Withdrawn
             if report is not None:

@@ -22,7 +22,6 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from vit import i18n
 from vit.serve.files import PICTURE_PREFIX, remove_stale_folders
 
 UPLOAD_ENV = "VIT_UPLOAD_GB"
@@ -31,7 +30,6 @@ PARTIAL_AGE_S = 120.0  # a partial upload untouched for 2 minutes was aborted (a
 KEEP_AGE_S = 60.0  # a file younger than this may be about to be analysed: never removed to make room
 WALK_EVERY_S = 5.0  # the folder's total is measured this often (gradio writes results there too) ...
 MIN_WALK_S = 1.0  # ... and at most this often when an upload would not fit
-FULL = i18n.text("refusal-upload-full")
 
 
 def upload_bytes(environ: Mapping[str, str] = os.environ) -> int:

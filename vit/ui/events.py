@@ -148,7 +148,7 @@ def handler(fn: Callable) -> Callable:
         except InputError as exc:
             refused(_request(args, kwargs), "%s refused: %s", fn.__name__, exc)  # in full, paths included: the log's
             lang = _language(args, kwargs)
-            raise gr.Error(i18n.refusal(getattr(exc, "public", str(exc)), lang), title=i18n.text("check-title", lang),
+            raise gr.Error(exc.words(lang), title=i18n.text("check-title", lang),
                            print_exception=False) from None
         except Exception:
             log.exception("%s failed", fn.__name__)
@@ -238,7 +238,7 @@ def analyze(image: object, model: str, patch_size: Number = None, depth: Number 
     display = Display(inputs.query_fraction(query), layer, validate.head(head, native.num_heads),
                       validate.opacity(opacity), inputs.colormap_name(colormap))
     a, run_s = runs.run(source, filename, setting, top_k, head_fusion, discard_ratio, progress, session_of(request))
-    progress(PROGRESS_DRAWING, desc="drawing")
+    progress_in(progress, "en")(PROGRESS_DRAWING, "progress-drawing")  # the API's words: English
     t2 = time.perf_counter()
     out = {"banner": meter.banner_html(a), "stage-table": pictures.stage_table(a), "predictions": views.top_k(a, top_k),
            "depth-plot": registry.draw(a, "depth-plot").image}

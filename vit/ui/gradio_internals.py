@@ -34,6 +34,7 @@ from gradio.components import State
 from gradio.exceptions import Error, InvalidPathError
 from pydantic import ValidationError
 
+from vit import i18n
 from vit.serve.files import UPLOAD_AGAIN
 from vit.serve.limits import Streams, client_address
 
@@ -201,7 +202,7 @@ def refuse_quietly(demo) -> None:
             reason = " ".join(str(exc).split())
             log.info("%s refused by gradio: %s: %s", getattr(block_fn, "api_name", None) or "an event",
                      type(exc).__name__, ascii(reason[:LOGGED_CHARS]) + ("..." if len(reason) > LOGGED_CHARS else ""))
-            sentence = UPLOAD_AGAIN if isinstance(exc, (InvalidPathError, OSError)) else MISFIT
+            sentence = i18n.text(UPLOAD_AGAIN) if isinstance(exc, (InvalidPathError, OSError)) else MISFIT
             raise Error(sentence, title="Please check", print_exception=False) from None
 
     demo.preprocess_data = preprocess_data

@@ -25,7 +25,6 @@ from vit.views.registry import CENTRE, SCREENS, screen_frame
 # What a request sends: checked (clamped for the page, validated for the API) before anything uses it.
 Number = float | int | str | None  # a control's number
 Query = tuple[float, float] | list | None  # the query patch, fractions (x, y) of the picture
-NO_IMAGE = "No image yet: upload a photo, take one with the webcam, paste one, or click an example."
 
 
 def _number(value: Number) -> float | None:
@@ -139,7 +138,7 @@ def image_source(image: object):
         (what ``vit.images.load_image`` reads, the name the student knows the file by).
     """
     if image is None or image == "" or image == {}:
-        raise InputError(NO_IMAGE)
+        raise InputError(key="refusal-no-image")
     if isinstance(image, dict):
         path, name = image.get("path"), image.get("orig_name")
     elif isinstance(image, str):
@@ -177,7 +176,11 @@ def load_image(source: object, name: str | None, reader: gradio_internals.Reader
     except InputError as exc:
         if name is None:
             raise
-        raise InputError(str(exc).replace(str(source), shown_name(name))) from None
+        path, shown = str(source), shown_name(name)
+        if exc.key is None:
+            raise InputError(str(exc).replace(path, shown)) from None
+        fields = {k: v.replace(path, shown) if isinstance(v, str) else v for k, v in exc.fields.items()}
+        raise InputError(key=exc.key, **fields) from None
 
 
 def image_id(image) -> str:

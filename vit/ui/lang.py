@@ -50,16 +50,19 @@ def of(request: gr.Request | None) -> str:
 
 
 class Progress:
-    """gradio's progress bar with its words in ``lang`` (:mod:`vit.i18n.progress`): the runs write English."""
+    """gradio's progress bar, told a message's key and fields (:mod:`vit.i18n.progress`) and writing it in
+    ``lang``: ``progress(0.4, "progress-running", model="ViT-B/16", seconds=3)``."""
 
     def __init__(self, progress, lang: str):
         self.progress, self.lang = progress, lang
 
-    def __call__(self, value, desc: str | None = None, *args, **kwargs):
-        return self.progress(value, *args, desc=i18n.reread(desc, self.lang, i18n.progress), **kwargs)
+    def __call__(self, value, key: str, *, unit: str = "steps", **fields):
+        return self.progress(value, desc=i18n.text(key, self.lang, **fields), unit=unit)
 
 
-def progress_in(progress, request: gr.Request | None):
-    """``progress`` writing in the language of the page that sent ``request`` (itself for English)."""
-    lang = of(request)
-    return progress if lang == i18n.DEFAULT or progress is None else Progress(progress, lang)
+def progress_in(progress, request_or_lang: gr.Request | str | None):
+    """``progress`` (gradio's) told keys and writing in the page's language (of the request, or the one given)."""
+    if isinstance(progress, Progress):
+        return progress
+    lang = request_or_lang if isinstance(request_or_lang, str) else of(request_or_lang)
+    return Progress(progress or (lambda *args, **kwargs: None), lang)

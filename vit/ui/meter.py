@@ -203,7 +203,8 @@ def ordinal(n: int) -> str:
     return f"{n}{suffix}"
 
 
-def waiting_words(place: int, seconds: float) -> str:
+def waiting_words(place: int, seconds: float, lang: str = "en") -> str:
     """"waiting: 2nd in line, about 12 s": a waiting request's place (1 = next) and the estimated wait."""
-    wait = "less than a second" if seconds < 1 else f"about {seconds:.0f} s"
-    return f"waiting: {ordinal(place)} in line, {wait}"
+    n = ordinal(place)
+    fields = {"n": n[:-2], "suffix": n[-2:], "seconds": f"{seconds:.0f}"}
+    return i18n.text("progress-in-line-soon" if seconds < 1 else "progress-in-line", lang, **fields)

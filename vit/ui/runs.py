@@ -22,6 +22,7 @@ from vit.errors import InputError
 from vit.serve.queue import Busy, Turn, Withdrawn, take_turn
 from vit.ui import gpu, gradio_internals, meter, startup
 from vit.ui.inputs import Number, load_image
+from vit.ui.lang import progress_in
 from vit.ui.state import RUNS, fair_queue, kept, model_cache
 from vit.validate import Setting
 
@@ -35,9 +36,9 @@ PROGRESS_LOADING, PROGRESS_WAITING, PROGRESS_RUNNING, PROGRESS_LAYERS, PROGRESS_
 def _progress_reporter(progress, label: str) -> Callable[[int, int], None]:
     def report(done: int, total: int) -> None:
         if total:
-            progress((done // 1_000_000, total // 1_000_000), desc=f"downloading the {label} weights", unit="MB")
+            progress((done // 1_000_000, total // 1_000_000), "progress-downloading", model=label, unit="MB")
         else:
-            progress(None, desc=f"downloading the {label} weights: {done / 1e6:.0f} MB")
+            progress(None, "progress-downloading-mb", model=label, mb=f"{done / 1e6:.0f}")
 
     return report
 
@@ -53,6 +54,7 @@ def run(source, filename: str | None, setting: Setting, top_k: int, head_fusion:
     c = costs.estimate(setting)
     costs.check_budget(c)  # before any download or model run
     check_duration(meter.estimated_seconds(c), i18n.text("what-analysis", lang, setting=setting.display_name), lang)
+    progress = progress_in(progress, lang)  # told keys, written in the page's language
     reader = gradio_internals.reader()  # a job nobody reads runs for nobody: not decoded, not run
     if not reader.arrives():
         return _gone(still_wanted)
@@ -62,17 +64,17 @@ def run(source, filename: str | None, setting: Setting, top_k: int, head_fusion:
         return reader.there() and (still_wanted is None or still_wanted())
 
     # The weights before the model's turn: a download (or, offline, its failure) never holds the model from others.
-    progress(PROGRESS_LOADING, desc=f"loading {setting.display_name}")
+    progress(PROGRESS_LOADING, "progress-loading", model=setting.display_name)
     startup.fetch_weights(setting.name, _progress_reporter(progress, setting.display_name))
     seconds = turn_seconds(setting, c)
-    progress(PROGRESS_WAITING, desc="waiting for the model (one analysis at a time, the quickest first)")
-    in_line = _waiting_progress(progress, PROGRESS_WAITING, "")
+    progress(PROGRESS_WAITING, "progress-waiting")
+    in_line = _waiting_progress(progress, PROGRESS_WAITING)
     try:
         with take_turn(fair_queue(), session, seconds, give_up=lambda: still_wanted is None or not wanted(),
                        resource=setting, wanted=wanted, report=in_line) as turn:
             if not wanted():
                 return _gone(still_wanted)
-            progress(PROGRESS_RUNNING, desc=f"running {setting.display_name} on your image (~{seconds:.0f} s)")
+            progress(PROGRESS_RUNNING, "progress-running", model=setting.display_name, seconds=f"{seconds:.0f}")
             t1 = time.perf_counter()
             # ZeroGPU runs run_model in another process: no callbacks cross.
             on_layer = None if gpu.spaces is not None else _layer_progress(progress, setting.display_name, wanted,
@@ -154,11 +156,16 @@ class Superseded(Exception):
     """A newer request of the same session arrived, or its page is gone: this run stops at the next layer."""
 
 
-def _waiting_progress(progress, where: float, before: str) -> Callable[[int, float], None]:
-    """The progress text while a request waits in line: its place and the estimated wait."""
+def _waiting_progress(progress, where: float, paused_at: tuple[int, int] | None = None) -> Callable[[int, float], None]:
+    """The progress text while a request waits in line (paused after a layer ``paused_at = (n, total)``, or before
+    it began): its place and the estimated wait."""
 
     def report(place: int, seconds: float) -> None:
-        progress(where, desc=before + meter.waiting_words(place, seconds))
+        waiting = meter.waiting_words(place, seconds, progress.lang)
+        if paused_at is None:
+            progress.progress(where, desc=waiting)
+        else:
+            progress(where, "progress-paused", n=paused_at[0], total=paused_at[1], waiting=waiting)
 
     return report
 
@@ -171,11 +178,9 @@ def _layer_progress(progress, display: str, wanted: Callable[[], bool], turn: Tu
         if not wanted():
             raise Superseded
         where = PROGRESS_RUNNING + PROGRESS_LAYERS * done / total
-        progress(where, desc=f"running {display}: layer {done} of {total}")
-        if done < total:
-            paused = f"paused after layer {done} of {total} for a quicker analysis; "
-            if turn.give_way(wanted, _waiting_progress(progress, where, paused)):
-                progress(where, desc=f"running {display}: layer {done} of {total}")
+        progress(where, "progress-layer", model=display, n=done, total=total)
+        if done < total and turn.give_way(wanted, _waiting_progress(progress, where, (done, total))):
+            progress(where, "progress-layer", model=display, n=done, total=total)
 
     return on_layer
 

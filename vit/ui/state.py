@@ -133,8 +133,7 @@ def kept(key):
     """The analysis a session's key stands for; a clear message if it was dropped to make room."""
     analysis = analysis_store().get(key)
     if analysis is None:
-        raise InputError("This picture's analysis was dropped to make room for other users' analyses: "
-                         "press Analyze to run it again.")
+        raise InputError(key="refusal-dropped")
     return analysis
 
 

@@ -27,12 +27,8 @@ def outputs(c: dict, names) -> list:
     return [c[n] for n in names]
 
 
-PRIVATE: set[str] = set()  # the names of the page's own events (app.PrivateEventGuard refuses them by name)
-
-
 def private(name: str) -> dict:
     """An event of the page only: named, but not part of the API (app.PrivateEventGuard refuses it by name)."""
-    PRIVATE.add(name)
     return dict(api_name=name, api_visibility="private")
 
 

@@ -81,10 +81,10 @@ def _in_turn(image: object, key: str, what: str, factor: float, work, request, p
     setting = meter.analysis_setting(a)
     seconds = meter.estimated_seconds(costs.estimate(setting)) * factor
     runs.check_duration(seconds, i18n.text("what-action", language_of(request)), language_of(request))
-    progress(0.05, desc=f"{what}: waiting for the model (one run at a time)")
+    progress(0.05, "progress-method-waiting", what=what)
     deadline = time.monotonic() + PATIENCE_S
     with take_turn(fair_queue(), session_of(request), seconds, give_up=lambda: time.monotonic() > deadline):
-        progress(0.3, desc=f"{what} (~{max(seconds, 0.1):.1f} s)")
+        progress(0.3, "progress-method-running", what=what, seconds=f"{max(seconds, 0.1):.1f}")
         result = work(setting, pil)
         RUNS["whatif"] += 1
     return result
@@ -289,9 +289,9 @@ def _importance_by_head(image, key: str, target: int, ablation: str, per_head_s:
                          give_up=lambda: time.monotonic() > deadline, wanted=lambda: not session.ended)
 
     def on_layer(done: int, total: int) -> None:
-        progress(0.3 + 0.7 * done / total, desc=f"Head importance: layer {done} of {total}")
+        progress(0.3 + 0.7 * done / total, "progress-importance", n=done, total=total)
 
-    progress(0.05, desc="Head importance: waiting for the model (one run at a time)")
+    progress(0.05, "progress-importance-waiting")
     try:
         drops = gpu.run_head_importance(meter.analysis_setting(a), pil, target, ablation, on_layer=on_layer,
                                         turn=turn)

@@ -182,12 +182,13 @@ def _explained(image: object, key: str, method: str, target: Number, baseline: s
     setting = meter.analysis_setting(a)
     seconds = meter.estimated_seconds(costs.estimate(setting)) * (
         gpu.EXPLAIN_FACTOR + (gpu.CURVES_FACTOR if baseline else 0))
-    what = METHODS[asked.method].title + (": explaining and testing" if baseline else "")
+    what = METHODS[asked.method].title
     runs.check_duration(seconds, i18n.text("what-explanation", language_of(request)), language_of(request))
-    progress(PROGRESS_WAITING, desc=f"{what}: waiting for the model (one run at a time)")
+    progress(PROGRESS_WAITING, "progress-method-waiting", what=what)
     deadline = time.monotonic() + PATIENCE_S
     with take_turn(fair_queue(), session_of(request), seconds, give_up=lambda: time.monotonic() > deadline):
-        progress(PROGRESS_EXPLAINING, desc=f"{what} (~{seconds:.0f} s)")
+        progress(PROGRESS_EXPLAINING, "progress-explaining-testing" if baseline else "progress-method-running",
+                 what=what, seconds=f"{seconds:.0f}")
         result = gpu.run_explanation(setting, pil, asked.method, asked.target, curves=baseline is not None,
                                      baseline=baseline or "mean", layer=asked.layer)
         RUNS["explain"] += 1
@@ -249,7 +250,7 @@ def compare_page(image: object, key: str | None, target: Number, baseline: str |
     baseline = validate.choice("baseline", baseline, BASELINES)
     results, shown = [], progress_in(progress, request)
     for i, method in enumerate(METHODS):
-        shown(i / len(METHODS), desc=f"{METHODS[method].title} ({i + 1} of {len(METHODS)})")
+        shown(i / len(METHODS), "progress-method-of", what=METHODS[method].title, n=i + 1, total=len(METHODS))
         results.append(_explained(image, key, method, target, baseline, request, gr.Progress(), layer))
     return {"why-table": comparison_html(results, baseline, language_of(request))}
 
