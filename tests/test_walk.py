@@ -112,6 +112,7 @@ def numbers_after_token(text: str) -> set[int]:
 @pytest.mark.parametrize(("screen", "projector", "lang"), WALKS)
 def test_every_click_names_the_patch_clicked(browser, url, screen, projector, lang):
     page = walk_page(browser, url, screen, projector, lang)
+    assert_banner_reads(page)
     for r, c in CLICKS:
         click_patch(page, "#patch-grid", r, c)
         expect(page.locator("#grid-geometry")).to_have_attribute("data-token", str(token(r, c)))  # the server's
@@ -129,6 +130,23 @@ def test_every_click_names_the_patch_clicked(browser, url, screen, projector, la
     _lesson_click(page, lang)
     no_error_badges(page)
     page.context.close()
+
+
+def assert_banner_reads(page: Page) -> None:
+    """The banner shows whole lines in its own room: none cut through (nothing of a third line shows), nothing over
+    the controls under it (the rest of a long sentence shows on hover: the mouse leaves it first)."""
+    page.mouse.move(1, 1)
+    seen = page.evaluate("""() => {
+        const room = document.querySelector('#banner').getBoundingClientRect();
+        const b = document.querySelector('#banner .banner'), box = b.getBoundingClientRect();
+        const style = getComputedStyle(b), clip = box.bottom - parseFloat(style.borderBottomWidth);
+        const glyph = 0.7 * parseFloat(style.fontSize);
+        const range = document.createRange(); range.selectNodeContents(b);
+        const cut = [...range.getClientRects()].filter((r) => r.top < clip && r.top + glyph > clip);
+        return {room: room.bottom, bottom: box.bottom, cut: cut.map((r) => [r.top, r.bottom, clip])};
+    }""")
+    assert seen["bottom"] <= seen["room"] + 1, seen
+    assert seen["cut"] == [], seen  # a line shows whole or not at all
 
 
 def _tab(page: Page, name: str) -> None:
