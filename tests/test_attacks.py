@@ -26,6 +26,8 @@ from conftest import ROOT, running_app
 from gradio.utils import get_upload_folder
 from PIL import Image
 
+from vit import i18n
+from vit.serve import limits
 from vit.serve import uploads as upload_space
 from vit.ui import state
 
@@ -289,7 +291,7 @@ def test_the_upload_folder_stays_under_its_cap(server):
     assert most <= 0.05e9 + 8.1e6, most  # the cap, and the last upload being moved into place
     assert 507 in codes and codes[0] == 200
     assert http.post("/gradio_api/upload", files={"files": ("x.png", blob, "image/png")}).json()["detail"] == \
-        upload_space.FULL
+        i18n.text(limits.FULL)
     for path in _files_under(get_upload_folder()):  # the next tests upload again
         if path.stat().st_size == len(blob):
             path.unlink()
@@ -530,7 +532,6 @@ def test_a_refused_payload_is_one_log_line_not_a_traceback(server, capfd, caplog
     """The review: gradio logged a full traceback for every FileData it refused (the 7,392-request matrix wrote
     9.4 MB of log, 5,052 tracebacks), and aborted uploads one each (starlette's ClientDisconnect). Here 6 payloads
     gradio refuses and 3 aborted uploads: one short line each, no traceback, one sentence to the sender."""
-    from vit import i18n
     from vit.serve.files import UPLOAD_AGAIN
     from vit.ui.gradio_internals import MISFIT
 

@@ -415,3 +415,14 @@ def test_the_cli_analyzes_a_hub_model_and_download_offline_says_why(hub_cache, t
     err = capsys.readouterr().err
     assert "could not be downloaded" in err and "Traceback" not in err
     assert main(["download", TIMM["vit"][0]]) == 0  # cached already: found offline
+
+
+def test_the_defaults_never_fail_on_a_classifier_with_three_classes(hub_cache, tmp_path):
+    """top_k's default is 5 or every class where there are fewer: the API and the CLI, analysis and What if?."""
+    model = timm.create_model("vit_tiny_patch16_224", pretrained=False, img_size=32, depth=1, num_classes=3).eval()
+    save_for_hf(model, str(tmp_path), safe_serialization=True)
+    loaded = vit.load_model(str(tmp_path), device="cpu")
+    assert len(vit.analyze(loaded, _image()).topk) == 3
+    assert len(vit.intervene(loaded, _image(), remove=[0]).topk) == 3
+    with pytest.raises(vit.InputError, match="top_k must be an integer from 1 to 3, got 4"):
+        vit.analyze(loaded, _image(), top_k=4)  # what a caller asks for is still checked

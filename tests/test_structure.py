@@ -4,6 +4,7 @@ boundary is where the layout says it is, and docs/layout.md names every subpacka
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -105,7 +106,14 @@ def test_the_torch_free_edge_imports_no_torch():
     assert out.stdout.strip() == "False", f"one of {edge} imports torch"
 
 
-def test_the_layout_page_names_every_subpackage():
-    section = (ROOT / "docs" / "layout.md").read_text()
-    for package in sorted({p.parent for p in MODULES.values()}):
-        assert f"{package.name}/ " in section, f"docs/layout.md does not describe {package.name}/"
+def test_the_layout_page_names_every_module():
+    """docs/layout.md names every subpackage and, in its subpackage's paragraph, every module (page.js and page.css
+    too)."""
+    text = (ROOT / "docs" / "layout.md").read_text()
+    layout = text[text.index("```"):text.rindex("```")]
+    paragraphs = dict(re.findall(r"^ {0,2}(\w+/) +(.*?)(?=^ {0,2}\w+/ |\Z)", layout, re.S | re.M))
+    for path in [*MODULES.values(), PACKAGE / "ui" / "page.js", PACKAGE / "ui" / "page.css"]:
+        package = path.parent.name + "/"
+        assert package in paragraphs, f"docs/layout.md does not describe {package}"
+        if path.stem != "__init__":
+            assert re.search(rf"\b{re.escape(path.stem)}\b", paragraphs[package]), f"docs/layout.md misses {path}"

@@ -54,7 +54,7 @@ def _parser() -> argparse.ArgumentParser:
     a = sub.add_parser("analyze", help="analyse one image")
     a.add_argument("image", help="path of a JPEG/PNG/WebP/GIF/BMP/TIFF image")
     _model_options(a)
-    a.add_argument("--top-k", default=5, help="how many predictions (1-20, default 5)")
+    a.add_argument("--top-k", default=None, help="how many predictions (1-20; default 5, or every class if fewer)")
     a.add_argument("--head-fusion", default="mean", help="mean, max or min (rollout)")
     a.add_argument("--discard-ratio", default=0.0, help="rollout discard ratio, 0 to 0.99")
     a.add_argument("--json", action="store_true", help="print one JSON object")
@@ -117,7 +117,7 @@ def _intervene_parser(sub) -> None:
     w.add_argument("--head-importance", action="store_true",
                    help="also each head switched off alone: the drop in the top-1 probability, an L x h table")
     w.add_argument("--target", default=None, help="the class followed: an index or a name (default: top-1)")
-    w.add_argument("--top-k", default=5, help="how many predictions (1-20, default 5)")
+    w.add_argument("--top-k", default=None, help="how many predictions (1-20; default 5, or every class if fewer)")
     w.add_argument("--json", action="store_true", help="print one JSON object")
     w.add_argument("--out", default=None, help="folder for whatif.png (and heads.png with --head-importance)")
 

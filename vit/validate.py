@@ -43,6 +43,7 @@ from vit.errors import InputError
 
 HEAD_FUSIONS = ("mean", "max", "min")  # how attention rollout and the fused maps combine the heads
 MAX_TOP_K = 20
+DEFAULT_TOP_K = 5  # top_k when none is given (every class of a model with fewer)
 MAX_CURVE_STEPS = 100  # perturbation curves: fractions 0, 1/steps, ..., 1
 MAX_DISCARD_RATIO = 0.99
 _SHOWN_CHARS = 60  # longer values are cut in messages
@@ -279,7 +280,8 @@ def top_k(value: Any, num_classes: int = 1000) -> int:
     """Validate how many predictions to show: 1 to ``min(20, num_classes)``.
 
     Args:
-        value: an int, an integral float or a numeric string.
+        value: an int, an integral float or a numeric string; None: the default, 5 (or every class of a model
+            with fewer: a default never fails).
         num_classes: how many classes the model has.
 
     Returns:
@@ -288,6 +290,8 @@ def top_k(value: Any, num_classes: int = 1000) -> int:
     Raises:
         InputError: outside the range.
     """
+    if value is None:
+        return max(1, min(DEFAULT_TOP_K, num_classes))
     return _integer("top_k", value, 1, min(MAX_TOP_K, num_classes))
 
 

@@ -25,7 +25,7 @@ from vit.model.loaded import LoadedModel, ModelInput
 def analyze(
     loaded: LoadedModel,
     image,
-    top_k: int = 5,
+    top_k: int | None = None,
     head_fusion: str = "mean",
     discard_ratio: float = 0.0,
     on_layer: Callable[[int, int], None] | None = None,
@@ -36,7 +36,7 @@ def analyze(
         loaded: from :func:`load_model`.
         image: a path, bytes, a PIL image or an (H, W[, C]) array (see ``vit.images``), or the
             :class:`~vit.model.loaded.ModelInput` of ``loaded.input(image)``.
-        top_k: how many predictions to list (1-20).
+        top_k: how many predictions to list (1-20; by default 5, or every class where there are fewer).
         head_fusion: "mean", "max" or "min", for rollout and the fused maps. All three are kept, so
             another later is a lookup (``Analysis.with_options``), not a model run.
         discard_ratio: fraction of each row's weakest patch links dropped in rollout, [0, 0.99].

@@ -179,8 +179,8 @@ def _on_grid(row: Tensor, kept: list[int], grid: tuple[int, int]) -> np.ndarray:
 
 
 @torch.inference_mode()
-def intervene(loaded: LoadedModel, image, keep=None, remove=None, ablate=(), ablation: str = "zero", top_k: int = 5,
-              target=None, grey: bool = False) -> Intervention:
+def intervene(loaded: LoadedModel, image, keep=None, remove=None, ablate=(), ablation: str = "zero",
+              top_k: int | None = None, target=None, grey: bool = False) -> Intervention:
     """Run the model on some of its patches, with some heads switched off, and compare with the unchanged model.
 
     Args:
@@ -190,7 +190,7 @@ def intervene(loaded: LoadedModel, image, keep=None, remove=None, ablate=(), abl
         remove: patch indices it does not see; at most one of the two; neither: every patch.
         ablate: (layer, head) pairs to switch off, 1-based (or ``"9:5,10:2"``).
         ablation: "zero" (the head's output is 0) or "mean" (its mean over the tokens).
-        top_k: how many predictions to list, before and after.
+        top_k: how many predictions to list, before and after (by default 5, or every class where there are fewer).
         target: the class followed (index or name); None: the unchanged model's top-1.
         grey: also run the grey-fill way (the deletion test's baseline): the removed patches set to the
             normalisation mean in the pixels, every token kept, the same heads off.
