@@ -130,6 +130,7 @@ def launch(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, share: bo
         max_jobs = positive_int(os.environ, JOBS_ENV, JOBS_PER_CLIENT)
         picture_budgets()  # VIT_PICTURES_*_MB: checked at start (the picture folder reads them when first used)
         max_run_s()  # VIT_MAX_RUN_S
+        state.dtype_setting()  # VIT_DTYPE
     except ValueError as exc:
         raise LimitError(str(exc)) from None
     gradio_internals.check()  # before anything listens: what the server's protections use is there
@@ -174,8 +175,12 @@ def _prewarm() -> None:
         import vit.model.load  # noqa: PLC0415
         import vit.serve.cache  # noqa: PLC0415
         import vit.views.draw  # noqa: F401, PLC0415
+        from vit.model import precision  # noqa: PLC0415
         from vit.model.checkpoints import remove_stale_partials  # noqa: PLC0415
 
+        chosen = state.dtype_setting()
+        log.info("models run in %s (%s)", precision.name(precision.resolve(chosen, vit.model.load.default_device())),
+                 "auto: measured here" if chosen == "auto" else "as asked")
         for path in remove_stale_partials():
             log.info("removed the partial download %s, left by a process that is gone", path.name)
     except Exception:  # the first request will report it
@@ -215,7 +220,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--models", default=None, metavar="ID[,ID...]",
                         help="Hugging Face Hub ViTs (repository ids or local folders) to add to the model menu "
                              "(default $VIT_MODELS); visitors pick from the menu, they never name a repository")
+    parser.add_argument("--dtype", default=None, choices=("auto", "float32", "bfloat16"),
+                        help="the models' precision: float32 (default, or $VIT_DTYPE; the reference), bfloat16, "
+                             "or auto (bfloat16 where this machine computes it faster, else float32)")
     args = parser.parse_args(argv)
+    if args.dtype is not None:
+        os.environ[state.DTYPE_ENV] = args.dtype  # the model cache reads it (and a ZeroGPU worker, its copy)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     # SIGTERM (systemd, docker stop, kill) ends the server as Ctrl-C does: gradio closes and
     # deletes its cache, and atexit removes the picture folder.

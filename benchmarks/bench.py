@@ -64,7 +64,8 @@ from vit.config import PRESETS
 from vit.views import registry as pictures
 
 IMAGE = ROOT / "assets" / "cat.jpg"
-METHODS = ("bare", "analyze", "app", "page", "display", "fusion", "discard", "peer")
+METHODS = ("bare", "analyze", "app", "page", "display", "fusion", "discard", "peer", "bare_bf16", "analyze_bf16",
+           "page_bf16")  # *_bf16: the model in bfloat16 (load_model(..., dtype="bfloat16")), against float32's bare
 DISPLAY_METHODS = ("display", "fusion", "discard")  # display-only changes: no model call
 CONFIGS: dict[str, tuple[str, int]] = {  # name -> (family, patch size)
     "b16-p16": ("vit_b_16", 16),
@@ -79,6 +80,10 @@ TARGETS = {  # what issue 23 asks, checked at the end: (config, method, most x b
     "analyze_x_bare_p8": ("b16-p8", "analyze", 1.3),
     "analyze_x_bare_p4": ("b16-p4", "analyze", 1.3),
     "page_x_bare_p16": ("b16-p16", "page", 1.3),  # the app's response: analysis + the tab on screen
+    # issue 39: bfloat16 against torch's float32 forward of the same model
+    "analyze_bf16_x_bare_p16": ("b16-p16", "analyze_bf16", 0.5),
+    "analyze_bf16_x_bare_p4": ("b16-p4", "analyze_bf16", 0.8),
+    "page_bf16_x_bare_p16": ("b16-p16", "page_bf16", 0.7),
 }
 # Issue 23: every display-only change (layer/head/opacity/click, head fusion, discard ratio), pictures encoded, in ms.
 DISPLAY_TARGETS_MS = {"b16-p16": 30.0, "b16-p4": 300.0}
@@ -296,6 +301,8 @@ def interleaved(name: str, family: str, patch_size: int, depth: int | None, repe
     from vit.images import load_image  # noqa: PLC0415
 
     model = vit.load_model(family, weights="random", patch_size=patch_size, depth=depth, device=device())
+    narrow = vit.load_model(family, weights="random", patch_size=patch_size, depth=depth, device=device(),
+                            dtype="bfloat16")
     cfg = model.config
     image = load_image(IMAGE)
     x = model.preprocess(image).to(device())  # (1, C, H, W)
@@ -312,7 +319,11 @@ def interleaved(name: str, family: str, patch_size: int, depth: int | None, repe
                                       *(f"{m}_{p}" for m in ("app", "page") for p in ("analyze", "render", "encode")),
                                       *(f"{m}_{p}" for m in DISPLAY_METHODS for p in ("render", "encode")))}
 
-    def response(draw):
+    def bare_bf16():
+        with torch.inference_mode():
+            return narrow(x)
+
+    def response(draw, model=model):
         def run():
             t0 = time.perf_counter()
             a = vit.analyze(model, image)
@@ -347,6 +358,9 @@ def interleaved(name: str, family: str, patch_size: int, depth: int | None, repe
         "fusion": redraw(fusion_change, lambda: fresh[0]),
         "discard": redraw(discard_change, lambda: fresh[0]),
         "peer": lambda: run_peer(peer, kept, x),
+        "bare_bf16": bare_bf16,
+        "analyze_bf16": lambda: vit.analyze(narrow, image),
+        "page_bf16": response(page_views, narrow),
     }
     for fn in calls.values():  # warm-up: kernels, allocator, matplotlib, fonts
         fresh[0] = cached.untried()
@@ -363,7 +377,7 @@ def interleaved(name: str, family: str, patch_size: int, depth: int | None, repe
             if method == "analyze":
                 for k in ("preprocess", "forward_traced", "explain"):
                     parts[k].append(out.timings_ms[k])
-            elif method in ("app", "page"):
+            elif method in ("app", "page"):  # (page_bf16's parts are not kept: its total is what is compared)
                 for k, s in zip((f"{method}_analyze", f"{method}_render", f"{method}_encode"), out[1]):
                     parts[k].append(s * 1e3)
             elif method in DISPLAY_METHODS:
@@ -603,8 +617,9 @@ def gb(record) -> str:
 def table(results: dict) -> str:
     lines = [
         "| config | bare ms | analyze ms (× bare) | app ms (× bare) | page ms (× bare) | display ms | fusion ms "
-        "| discard ms | peer ms (× bare) | peak RSS bare/analyze/peer GB | kept GB |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| discard ms | peer ms (× bare) | bfloat16: bare / analyze / page ms (× float32 bare) "
+        "| peak RSS bare/analyze/peer GB | kept GB |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for name, r in results["configs"].items():
         m, x = r["median_ms"], r["median_ratio"]
@@ -615,7 +630,9 @@ def table(results: dict) -> str:
             f"| {label} | {m['bare']:.0f} | {m['analyze']:.0f} ({x['analyze']:.2f}×) | {m['app']:.0f} "
             f"({x['app']:.2f}×) | {m['page']:.0f} ({x['page']:.2f}×) | {m['display']:.0f} | {m['fusion']:.0f} "
             f"| {m['discard']:.0f} "
-            f"| {m['peer']:.0f} ({x['peer']:.2f}×) | {mem} | {r['kept_gb']:.3f} |"
+            f"| {m['peer']:.0f} ({x['peer']:.2f}×) | {m['bare_bf16']:.0f} ({x['bare_bf16']:.2f}×) / "
+            f"{m['analyze_bf16']:.0f} ({x['analyze_bf16']:.2f}×) / {m['page_bf16']:.0f} ({x['page_bf16']:.2f}×) "
+            f"| {mem} | {r['kept_gb']:.3f} |"
         )
     lines += ["", "Where the time goes (medians, ms): analyze = preprocess + traced forward + explain; "
               "app, page = analyze + render + encode; display, fusion, discard = render + encode", ""]

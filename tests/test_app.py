@@ -386,7 +386,8 @@ def test_the_page_runs_what_its_controls_show(typed, shown):
 def analysis_like(weights: str, status: str, patch_size: int = 16, depth: int = 12):
     from types import SimpleNamespace
 
-    return SimpleNamespace(model="vit_b_16", weights=weights, status=status, patch_size=patch_size, depth=depth)
+    return SimpleNamespace(model="vit_b_16", weights=weights, status=status, patch_size=patch_size, depth=depth,
+                           dtype="float32")
 
 
 def test_banner_says_which_weights_run():
@@ -748,11 +749,12 @@ def test_a_redraw_keeps_the_runs_own_timing_line_in_the_pages_language(b32_analy
     the run: the line is Chinese, not the English it was first written in)."""
     key = state.analysis_store().put(b32_analysis)
     session = state.SESSIONS.get("session:timing-test")
-    session.key, session.timing = key, {"run": 1234, "traced": 1200, "drawing": 30, "total": 1300}
+    session.key, session.timing = key, {"dtype": "bfloat16", "run": 1234, "traced": 1200, "drawing": 30, "total": 1300}
     out = events.page_redraw(key, (0.5, 0.5), 2, 1, 0.6, "cividis", "mean", 0.0, False, "patches",
                              request=Request("timing-test"))
     first, second = out["timing"].split("\n")
-    assert first.rstrip() == "Time: model run 1234 ms (traced forward 1200 ms) · drawing 30 ms · total 1300 ms"
+    assert first.rstrip() == ("Time (bfloat16): model run 1234 ms (traced forward 1200 ms) · drawing 30 ms · total "
+                              "1300 ms")
     assert second.startswith("Last redrawn in ")
     session.drawn.clear()
     zh = events.page_redraw(key, (0.5, 0.5), 2, 1, 0.6, "cividis", "mean", 0.0, False, "patches",

@@ -22,7 +22,7 @@ def fake_model(name: str, mb: int) -> LoadedModel:
 def test_model_cache_is_lru_and_evicts_big_models_first(monkeypatch):
     loads = []
 
-    def load(name, weights, patch_size, depth, progress=None):
+    def load(name, weights, patch_size, depth, progress=None, dtype="float32"):
         loads.append((name, patch_size))
         return fake_model(name, 40 if name.startswith("vit_l") else 10)
 

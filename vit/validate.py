@@ -305,6 +305,19 @@ def steps(value: Any) -> int:
     return _integer("steps", value, 1, MAX_CURVE_STEPS)
 
 
+DTYPES = ("auto", "float32", "bfloat16")  # the precisions a model runs in (vit.model.precision)
+
+
+def dtype(value: Any) -> str:
+    """Validate a model's precision: ``"auto"``, ``"float32"`` or ``"bfloat16"`` (any case), or ``torch.float32``
+    / ``torch.bfloat16`` themselves; returns the name."""
+    if type(value).__module__ == "torch" and type(value).__name__ == "dtype":  # torch.float32, without importing torch
+        value = str(value).removeprefix("torch.")
+        if value not in DTYPES:
+            raise InputError(f"dtype must be one of {', '.join(repr(c) for c in DTYPES)}, got torch.{value}")
+    return choice("dtype", value, DTYPES)
+
+
 def head_fusion(value: Any) -> str:
     """Validate how attention rollout fuses heads: ``"mean"``, ``"max"`` or ``"min"``.
 

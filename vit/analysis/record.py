@@ -98,6 +98,7 @@ class Analysis:
     # The tokens before the patches, by name: ("class",), or ("class", "distillation"), ("class", "register 1", ...).
     prefix_token_names: tuple[str, ...] = ("class",)
     has_classifier: bool = True  # False for a backbone: topk and layer_predictions are empty
+    dtype: str = "float32"  # the precision the model ran in ("bfloat16": its numbers here are float32 all the same)
 
     # --- sizes ---------------------------------------------------------------
     @property
@@ -300,6 +301,7 @@ class Analysis:
             "rollout": _unfused_rollout(self).tolist(),
             "residual": [vars(r) for r in self.residual()],
             "mean_attention_distance": self.mean_attention_distance().tolist(),  # depth x h, pixels
+            "dtype": self.dtype,
             "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
         }
 

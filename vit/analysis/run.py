@@ -96,6 +96,7 @@ def _analysis(loaded: LoadedModel, inp: ModelInput, record: TraceRecord, top_k: 
         display_name=display_name(loaded.name),
         weights=loaded.weights,
         status=loaded.status,
+        dtype=str(loaded.dtype).removeprefix("torch."),
         patch_size=cfg.patch_size,
         depth=cfg.num_layers,
         num_heads=cfg.num_heads,

@@ -156,6 +156,12 @@ def counted_params(stages: list[Stage]) -> list[int]:
     return out
 
 
+def wide(t: Tensor) -> Tensor:
+    """A tensor the record keeps, in float32 where the model runs in a narrower precision (bfloat16): every
+    number an analysis holds, shows or sums is float32 (float64 stays float64)."""
+    return t if t.dtype in (torch.float32, torch.float64) or not t.is_floating_point() else t.float()
+
+
 @dataclass
 class TraceRecord:
     stages: list[Stage] = field(default_factory=list)
@@ -225,7 +231,7 @@ class Tracer:
     def _attention_rows(self, index: int, start: int, weights: Tensor) -> None:
         """One block of a layer's weights, rows start..start+R-1 of (B, h, N+1, N+1), into the record's summaries
         (an ``attention_streamed`` watch): the class token's row, every fusion's rows, the distances' sums."""
-        weights = weights.detach()  # (B, h, R, T)
+        weights = wide(weights.detach())  # (B, h, R, T), float32 from a bfloat16 model: fused and summed in float32
         stop = start + weights.shape[-2]
         if start == 0:
             self.record.cls_attention.append(weights[:, :, 0, :].clone())  # (B, h, N+1)
@@ -295,7 +301,7 @@ class Tracer:
 
     def _keep(self, store: list):
         def hook(_module, _inputs, output):
-            store.append(output.detach())
+            store.append(wide(output.detach()))
 
         return hook
 
@@ -304,9 +310,9 @@ class Tracer:
 
         def hook(_module, inputs, output):
             stage(_module, inputs, output)
-            self.record.cls_tokens.append(output[:, 0].detach().clone())  # (B, D)
+            self.record.cls_tokens.append(wide(output[:, 0].detach()).clone())  # (B, D)
             # Early exit through the family's own head (DeiT: both heads; DINOv2: with the patch mean), hook-free.
-            self.record.layer_logits.append(self.model.early_exit(output.detach()))  # (B, T, D) -> (B, K)
+            self.record.layer_logits.append(wide(self.model.early_exit(output.detach())))  # (B, T, D) -> (B, K)
             norms = self._residual(layer, 3, output)  # Y: (B, N+1)
             if self.record.token_norms is None:
                 self.record.token_norms = norms.new_empty(self._depth, *norms.shape)
@@ -349,7 +355,7 @@ class Tracer:
 
         def hook(_module, inputs, output):
             stage(_module, inputs, output)
-            self.record.logits = output.detach()
+            self.record.logits = wide(output.detach())
 
         return hook
 

@@ -44,7 +44,7 @@ from torch import Tensor, nn
 
 from vit import cost, validate
 from vit.analysis import rollout
-from vit.analysis.trace import attention_kept
+from vit.analysis.trace import attention_kept, wide
 from vit.config import display_name
 from vit.errors import InputError
 from vit.explanations.methods import METHODS, default_gradcam_layer
@@ -80,8 +80,9 @@ class Explanation:
 
 
 def attention_contribution(weights: Tensor, grads: Tensor) -> Tensor:
-    """Chefer's per-layer term mean_h[(dA * A)^+]: (..., h, T, T) twice -> (..., T, T)."""
-    return (grads * weights).clamp(min=0).mean(dim=-3)
+    """Chefer's per-layer term mean_h[(dA * A)^+]: (..., h, T, T) twice -> (..., T, T), in float32 from a bfloat16
+    model (the relevance row multiplies L of them)."""
+    return (wide(grads) * wide(weights)).clamp(min=0).mean(dim=-3)
 
 
 def relevance_step(row: Tensor, contribution: Tensor) -> Tensor:
@@ -150,7 +151,7 @@ def _rollout(model: nn.Module, x: Tensor, target: int | None) -> tuple[Tensor, T
         tokens = model.embedding(x)
         for i, layer in enumerate(layers):
             tokens = layer(tokens)
-            fused.append(rollout.fuse_heads(kept.pop(i)[0], "mean"))  # (h, T, T) -> (T, T); the weights go
+            fused.append(rollout.fuse_heads(wide(kept.pop(i)[0]), "mean"))  # (h, T, T) -> (T, T); the weights go
         logits = model.classify(tokens)  # (B, N+1, D) -> (B, K)
     return logits, rollout.rollout_row_from_fused(fused), _top1(logits, target)
 
@@ -160,7 +161,7 @@ def _attention(model: nn.Module, x: Tensor, target: int | None) -> tuple[Tensor,
     last = model.encoder.layers[-1]
     with torch.no_grad(), attention_kept([last]) as kept:
         logits = model(x)
-    return logits, kept[0][0, :, 0].mean(dim=0), _top1(logits, target)  # (h, T) -> (T,)
+    return logits, wide(kept[0][0, :, 0]).mean(dim=0), _top1(logits, target)  # (h, T) -> (T,)
 
 
 def _grad_rollout(model: nn.Module, x: Tensor, target: int | None,
@@ -188,7 +189,7 @@ def _grad_rollout(model: nn.Module, x: Tensor, target: int | None,
         logits = model.classify(tokens)  # (B, N+1, D) -> (B, K)
         target = _top1(logits, target)
         (grad,) = torch.autograd.grad(logits[0, target], tokens)  # d logit / d Y_L: (B, N+1, D)
-    row = torch.zeros(tokens.shape[1], dtype=tokens.dtype, device=tokens.device)
+    row = torch.zeros(tokens.shape[1], dtype=wide(tokens).dtype, device=tokens.device)
     row[0] = 1.0
     for i in range(len(layers) - 1, -1, -1):  # layer L first: the row is taken from the left
         block_in = inputs[i].requires_grad_()
@@ -218,7 +219,7 @@ def _gradcam(model: nn.Module, x: Tensor, target: int | None, layer: int) -> tup
         target = _top1(logits, target)
         (grads,) = torch.autograd.grad(logits[0, target], kept[0])
     prefix = model.config.num_prefix_tokens
-    cam = gradcam_map(kept[0][0].detach(), grads[0], prefix)  # (N,)
+    cam = gradcam_map(wide(kept[0][0].detach()), wide(grads[0]), prefix)  # (N,)
     return logits.detach(), torch.cat([cam.new_zeros(prefix), cam]), target  # (N+1,): the layout of the other rows
 
 

@@ -85,10 +85,10 @@ MESSAGES: dict[str, dict[str, str]] = {
     "reason-weights": {"en": "needs its ~{mb} MB of weights first", "zh": "需要先下载约 {mb} MB 的权重"},
     "reason-checkpoint": {"en": "needs its {mb} MB checkpoint first", "zh": "需要先下载 {mb} MB 的 checkpoint"},
     # the run's time (vit.ui.runs, vit.ui.pictures)
-    "timing": {"en": "Time: model run {run:.0f} ms (traced forward {traced:.0f} ms) · drawing {drawing:.0f} ms · "
-                     "total {total:.0f} ms",
-               "zh": "时间：模型运行 {run:.0f} 毫秒（带追踪的前向传播 {traced:.0f} 毫秒）· 绘图 {drawing:.0f} 毫秒 · "
-                     "总计 {total:.0f} 毫秒"},
+    "timing": {"en": "Time ({dtype}): model run {run:.0f} ms (traced forward {traced:.0f} ms) · drawing "
+                     "{drawing:.0f} ms · total {total:.0f} ms",
+               "zh": "时间（{dtype}）：模型运行 {run:.0f} 毫秒（带追踪的前向传播 {traced:.0f} 毫秒）· "
+                     "绘图 {drawing:.0f} 毫秒 · 总计 {total:.0f} 毫秒"},
     "redrawn": {"en": "redrawn in {ms:.0f} ms, without running the model", "zh": "重新绘制用了 {ms:.0f} 毫秒，没有"
                                                                                  "运行模型"},
     "redrawn-alone": {"en": "Time: {took}", "zh": "时间：{took}"},

@@ -24,7 +24,7 @@ import torch
 from vit import validate
 from vit.config import DISPLAY_NAMES, HUB_MODELS, PRESETS, TRAINED_HERE, ViTConfig, native_config
 from vit.errors import InputError, WeightsError
-from vit.model import families, hubconfig
+from vit.model import families, hubconfig, precision
 from vit.model.checkpoints import (
     CHECKPOINTS,
     check_shapes,
@@ -114,6 +114,7 @@ def load_model(
     depth: int | None = None,
     device: str | torch.device | None = None,
     progress: Progress | None = None,
+    dtype: str | torch.dtype = "float32",
 ) -> LoadedModel:
     """Build one of the six ViT families (five torchvision checkpoints, one trained here) under the chapter's names.
 
@@ -133,6 +134,9 @@ def load_model(
         depth: keep the first ``depth`` encoder layers (1..L), then the final norm and head.
         device: where to run; default CUDA if available, else CPU.
         progress: ``progress(bytes_done, bytes_total)`` while downloading.
+        dtype: the precision the module runs in: "float32" (the reference, as torch, timm and transformers
+            default), "bfloat16", or "auto" (bfloat16 where this machine computes it faster:
+            :mod:`vit.model.precision`); ``torch.float32`` and ``torch.bfloat16`` are taken too.
 
     Returns:
         A :class:`~vit.model.loaded.LoadedModel`: the module in eval mode (``.module``) and beside it
@@ -141,6 +145,7 @@ def load_model(
         them, for the CLI and logs), ``weights`` (what was actually loaded: "imagenet", "trained",
         "random" or the path) and ``name``.
     """
+    validate.dtype(dtype)  # before anything is read or downloaded
     if isinstance(name, validate.Setting):
         if patch_size is not None or depth is not None:
             raise TypeError("load_model takes a Setting or a name with patch_size and depth, not both "
@@ -159,6 +164,7 @@ def load_model(
     check_shapes(native_shapes, state, f"weights for {setting.display_name} ({Path(weights_used).name})")
     state, notes = _resampled(state, setting)
     model = _built(setting.config, state, f"weights for {setting.display_name} ({weights_used})", device)
+    model = model.to(precision.resolve(dtype, next(model.parameters()).device))
     return LoadedModel(
         module=model,
         config=setting.config,

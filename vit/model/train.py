@@ -373,7 +373,7 @@ def accuracy(loaded, images, labels, batch_size: int = 250) -> float:
     for start in range(0, len(images), batch_size):
         x = torch.cat([loaded.preprocess(im) for im in images[start:start + batch_size]]).to(device)
         y = torch.as_tensor(labels[start:start + batch_size], device=device)
-        correct += int((loaded.module(x).argmax(-1) == y).sum())
+        correct += int((loaded(x).argmax(-1) == y).sum())
     return correct / max(1, len(images))
 
 

@@ -51,7 +51,8 @@ def build_cost(weights_bytes: int, bytes_per_s: float) -> Build:
 
 
 class ModelCache:
-    def __init__(self, max_bytes: int = MAX_CACHE_BYTES, max_models: int = MAX_CACHE_MODELS):
+    def __init__(self, max_bytes: int = MAX_CACHE_BYTES, max_models: int = MAX_CACHE_MODELS, dtype: str = "float32"):
+        self.dtype = dtype  # every model's precision: "float32", "bfloat16" or "auto" (vit.model.precision)
         self.max_bytes = max_bytes
         self.max_models = max_models
         self._models: OrderedDict[tuple, LoadedModel] = OrderedDict()
@@ -86,7 +87,7 @@ class ModelCache:
                 if key in self._models:
                     return self._models[key]
             started = time.perf_counter()
-            loaded = load_model(*key, progress=progress)
+            loaded = load_model(*key, progress=progress, dtype=self.dtype)
             rate = _full_weights_bytes(key[0]) / max(time.perf_counter() - started, 1e-3)
             with self._lock:
                 self.loads += 1

@@ -124,7 +124,9 @@ def banner_html(analysis=None, lang: str = "en") -> str:
             kind, head = "warn", i18n.text("banner-modified", lang, head=pretrained)
         else:
             kind, head = "ok", pretrained
-        head = i18n.text("banner-showing", lang, head=head, setting=setting_words(analysis_setting(analysis)))
+        setting = setting_words(analysis_setting(analysis))
+        setting += "" if analysis.dtype == "float32" else f", {analysis.dtype}"  # where not the reference
+        head = i18n.text("banner-showing", lang, head=head, setting=setting)
     body = re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text.replace("->", "→")))
     if kind == "bad":  # why a download failed is for the teacher: in smaller print
         body = re.sub(r" \([^()]{40,}\)", lambda m: f'<span class="detail">{m.group(0)}</span>', body)

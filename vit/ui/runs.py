@@ -191,7 +191,7 @@ def timing(a, run_s: float, t0: float, t2: float, lang: str = "en") -> str:
 
 def timing_fields(a, run_s: float, t0: float, t2: float) -> dict:
     """A run's timing line's numbers (ms), kept so that the line is written again in another language."""
-    return dict(run=1e3 * run_s, traced=a.timings_ms.get("forward_traced", 0),
+    return dict(dtype=a.dtype, run=1e3 * run_s, traced=a.timings_ms.get("forward_traced", 0),
                 drawing=1e3 * (time.perf_counter() - t2), total=1e3 * (time.perf_counter() - t0))
 
 

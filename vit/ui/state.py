@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
+from vit import validate
 from vit.bounded import BoundedDict
 from vit.errors import InputError
 from vit.serve import sessions as serve_sessions
@@ -61,10 +62,23 @@ class Lazy(Generic[T]):
             self._value = None
 
 
+DTYPE_ENV = "VIT_DTYPE"  # the models' precision: float32 (the default), bfloat16 or auto; app.py --dtype sets it
+# float32 by default until bfloat16 meets issue 39's agreement on the shapes model (docs/performance.md has the figures)
+DEFAULT_DTYPE = "float32"
+
+
+def dtype_setting(environ=os.environ) -> str:
+    """The precision this server runs its models in: ``$VIT_DTYPE``, else :data:`DEFAULT_DTYPE`."""
+    try:
+        return validate.dtype(environ.get(DTYPE_ENV, DEFAULT_DTYPE))
+    except InputError as exc:
+        raise ValueError(f"{DTYPE_ENV}: {exc}") from None
+
+
 def _model_cache():
     from vit.serve.cache import ModelCache  # noqa: PLC0415 - imports torch
 
-    return ModelCache()
+    return ModelCache(dtype=dtype_setting())
 
 
 def _analysis_store():
