@@ -113,6 +113,7 @@ def numbers_after_token(text: str) -> set[int]:
 def test_every_click_names_the_patch_clicked(browser, url, screen, projector, lang):
     page = walk_page(browser, url, screen, projector, lang)
     assert_banner_reads(page)
+    assert_value_whole(page, "#model input")
     for r, c in CLICKS:
         click_patch(page, "#patch-grid", r, c)
         expect(page.locator("#grid-geometry")).to_have_attribute("data-token", str(token(r, c)))  # the server's
@@ -149,6 +150,12 @@ def assert_banner_reads(page: Page) -> None:
     assert seen["cut"] == [], seen  # a line shows whole or not at all
 
 
+def assert_value_whole(page: Page, selector: str) -> None:
+    """A dropdown's value shows whole (nothing of it under the caret)."""
+    seen = page.locator(selector).evaluate("(i) => [i.value, i.scrollWidth, i.clientWidth]")
+    assert seen[1] <= seen[2], seen
+
+
 def _tab(page: Page, name: str) -> None:
     page.locator(f"#tab-{name}-button").click()
 
@@ -158,6 +165,7 @@ def _what_if_clicks(page: Page, lang: str) -> None:
     heads say exactly those."""
     _tab(page, "whatif")
     shown(page, "#whatif-map")
+    assert_value_whole(page, "#whatif-order input")
     removed = set()
     for r, c in ((0, 0), (7, 3), (4, 4)):
         before = page.locator("#whatif-map img").first.get_attribute("src")

@@ -98,7 +98,7 @@ PAGE: dict[str, dict[str, str]] = {
     "whatif-ablation": {"en": "A head switched off: replace its output by", "zh": "关闭一个 head：把它的输出替换为"},
     "zero-output": {"en": "zero its output", "zh": "输出置零"},
     "mean-output": {"en": "its mean over the tokens", "zh": "它在各 token 上的均值"},
-    "order-rollout": {"en": "the rollout (free: from the analysis)", "zh": "rollout（免费：来自分析结果）"},
+    "order-rollout": {"en": "rollout (no run)", "zh": "rollout（无需运行）"},
     "order-model-run": {"en": "(a model run)", "zh": "（需运行一次模型）"},
     "order-random": {"en": "random (seeded)", "zh": "随机（固定种子）"},
     "whatif-importance": {"en": "Head importance: each head off alone", "zh": "head 重要性：逐个单独关闭"},

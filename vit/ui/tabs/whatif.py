@@ -50,7 +50,7 @@ KEPT = 256  # interventions and head importances remembered (each ~0.2 MB at P =
 SHOW_OUTPUTS = ("whatif-map", "whatif-map-caption", "whatif-result", "whatif-heads", "whatif-heads-caption",
                 "whatif-cost")
 STATE = ("whatif-removed", "whatif-ablated")
-ORDERS = (("the rollout (free: from the analysis)", "rollout"),
+ORDERS = (("rollout (no run)", "rollout"),
           *((f"{m.title} (a model run)", m.name) for m in METHODS.values() if m.name != "rollout"),
           ("random (seeded)", "random"))
 
