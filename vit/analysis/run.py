@@ -18,6 +18,7 @@ from vit.analysis.record import Analysis, LayerPrediction, Prediction
 from vit.analysis.trace import Tracer, TraceRecord
 from vit.config import display_name
 from vit.cost import check_budget, estimate, fused_itemsize
+from vit.model import precision
 from vit.model.loaded import LoadedModel, ModelInput
 
 
@@ -96,7 +97,7 @@ def _analysis(loaded: LoadedModel, inp: ModelInput, record: TraceRecord, top_k: 
         display_name=display_name(loaded.name),
         weights=loaded.weights,
         status=loaded.status,
-        dtype=str(loaded.dtype).removeprefix("torch."),
+        dtype=precision.name(loaded.dtype),
         patch_size=cfg.patch_size,
         depth=cfg.num_layers,
         num_heads=cfg.num_heads,

@@ -205,8 +205,14 @@ def ordinal(n: int) -> str:
     return f"{n}{suffix}"
 
 
-def waiting_words(place: int, seconds: float, lang: str = "en") -> str:
-    """"waiting: 2nd in line, about 12 s": a waiting request's place (1 = next) and the estimated wait."""
+def waiting_message(place: int, seconds: float) -> tuple[str, dict]:
+    """The progress message of a waiting request, (key, fields): its place (1 = next) and the estimated wait."""
     n = ordinal(place)
     fields = {"n": n[:-2], "suffix": n[-2:], "seconds": f"{seconds:.0f}"}
-    return i18n.text("progress-in-line-soon" if seconds < 1 else "progress-in-line", lang, **fields)
+    return ("progress-in-line-soon" if seconds < 1 else "progress-in-line"), fields
+
+
+def waiting_words(place: int, seconds: float, lang: str = "en") -> str:
+    """"waiting: 2nd in line, about 12 s": :func:`waiting_message` written in ``lang``."""
+    key, fields = waiting_message(place, seconds)
+    return i18n.text(key, lang, **fields)

@@ -161,11 +161,12 @@ def _waiting_progress(progress, where: float, paused_at: tuple[int, int] | None 
     it began): its place and the estimated wait."""
 
     def report(place: int, seconds: float) -> None:
-        waiting = meter.waiting_words(place, seconds, progress.lang)
         if paused_at is None:
-            progress.progress(where, desc=waiting)
+            key, fields = meter.waiting_message(place, seconds)
+            progress(where, key, **fields)
         else:
-            progress(where, "progress-paused", n=paused_at[0], total=paused_at[1], waiting=waiting)
+            progress(where, "progress-paused", n=paused_at[0], total=paused_at[1],
+                     waiting=meter.waiting_words(place, seconds, progress.lang))
 
     return report
 

@@ -50,9 +50,7 @@ KEPT = 256  # interventions and head importances remembered (each ~0.2 MB at P =
 SHOW_OUTPUTS = ("whatif-map", "whatif-map-caption", "whatif-result", "whatif-heads", "whatif-heads-caption",
                 "whatif-cost")
 STATE = ("whatif-removed", "whatif-ablated")
-ORDERS = (("rollout (no run)", "rollout"),
-          *((f"{m.title} (a model run)", m.name) for m in METHODS.values() if m.name != "rollout"),
-          ("random (seeded)", "random"))
+ORDERS = ("rollout", *(m.name for m in METHODS.values() if m.name != "rollout"), "random")  # their words: i18n
 
 
 def order_choices() -> list[tuple]:
@@ -221,7 +219,7 @@ def by_fraction(image: object, key: str | None, fraction: Number, order: str, wh
 
     a = kept(key)
     fraction = inputs.clamp(fraction, 5, 95, 30) / 100
-    order = validate.choice("order", order, tuple(o for _, o in ORDERS))
+    order = validate.choice("order", order, ORDERS)
     n = a.grid[0] * a.grid[1]
     if which == "random" or order == "random":
         chosen = ranked(torch.zeros(a.grid), fraction, "random", seed=0)
