@@ -327,11 +327,12 @@ def test_an_aborted_upload_leaves_nothing_after_the_sweep(server, monkeypatch):
     before = set(_files_under(get_upload_folder()))
     for _ in range(3):
         _abort_upload(server, 2_000_000)
-    time.sleep(1.0)
-    left = set(_files_under(get_upload_folder())) - before
+    deadline = time.monotonic() + 30
+    while not (left := set(_files_under(get_upload_folder())) - before) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert left, "the aborted uploads left no partial file to sweep: this test would prove nothing"
     monkeypatch.setattr(upload_space, "PARTIAL_AGE_S", 0.0)
     upload_space.UploadSpace(get_upload_folder()).sweep()
-    print(f"aborted uploads: {len(left)} partial files, {len(set(_files_under(get_upload_folder())) & left)} after")
     assert not set(_files_under(get_upload_folder())) & left
 
 

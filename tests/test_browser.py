@@ -266,9 +266,12 @@ def test_enter_runs_once_and_analyze_does_not_run_it_again(browser, url):
     type_number(page, "patch-size", "32")
     wait_for_text(page, "#banner", "P = 32")
     assert state.RUNS["model"] == runs + 1
+    page.evaluate("""() => { window.__busy = 0;  // each time the button turns "Analyzing…" (disabled)
+        new MutationObserver(() => { window.__busy += document.querySelector('#analyze-btn').disabled; })
+            .observe(document.body, {subtree: true, attributes: true, attributeFilter: ['disabled']}); }""")
     page.locator("#analyze-btn").click()  # the same setting: already shown
-    time.sleep(2)
-    expect(page.locator("#analyze-btn")).to_be_enabled()
+    page.wait_for_function("window.__busy > 0", timeout=TIMEOUT_MS)  # the click's chain started ...
+    expect(page.locator("#analyze-btn")).to_be_enabled(timeout=TIMEOUT_MS)  # ... and ended
     assert state.RUNS["model"] == runs + 1
     no_error_badges(page)
     page.close()
@@ -286,7 +289,8 @@ def test_a_result_that_arrives_after_a_newer_request_is_dropped(browser, url):
     expect(page.locator("#analyze-btn")).to_be_disabled()
     type_number(page, "patch-size", "32", wait=False)  # ... and a newer, quick request comes while it runs
     wait_for_text(page, "#banner", "P = 32")
-    time.sleep(3)  # the P = 8 run has finished by now: its result must not replace the newer one
+    # The button comes back only when no chain of the page is under way: the P = 8 run's has ended too.
+    expect(page.locator("#analyze-btn")).to_be_enabled(timeout=TIMEOUT_MS)
     assert "P = 32" in text_of(page, "#banner")
     assert not any("P = 8" in banner for banner in page.evaluate("window.__banners"))
     wait_for_text(page, "#patch-grid-caption", "7×7")

@@ -107,12 +107,12 @@ def test_attention_from_qk_matches_softmax():
 
 
 @pytest.mark.parametrize("fusion", rollout.HEAD_FUSIONS)
-def test_rollout_row_from_fused_equals_the_full_product(fusion):
+def test_the_last_depths_row_alone_equals_the_full_product(fusion):
     w = random_attention(L=5, T=13)
     fused = rollout.fuse_heads(w.double(), fusion)
     for upto in range(1, 6):
         for query in (0, 7):
-            torch.testing.assert_close(rollout.rollout_row_from_fused(fused, query, upto),
+            torch.testing.assert_close(rollout.rollout_rows(fused[:upto], query, every_depth=False)[0],
                                        rollout.attention_rollout(fused[:upto])[query])
 
 
@@ -161,19 +161,24 @@ def test_discard_with_ties_shares_the_drop_alike():
 
 
 @pytest.mark.parametrize("ratio", [0.0, 0.5, 0.9])
-def test_an_accelerators_whole_layer_in_torch_equals_the_cpus_chunks_in_numpy(ratio):
-    """On a GPU the rows go through each layer in torch (torch.kthvalue for the discard), the whole map at once;
-    on the CPU in chunks, the discard in numpy: the same numbers, float32 and float16 maps, ties included."""
+def test_the_threshold_on_the_cpu_is_torchs_kthvalue(ratio):
+    """The one discard finds each row's threshold with numpy on the CPU (on a float16 map's bits) and with
+    torch.kthvalue elsewhere: the same thresholds, float32 and float16 maps, ties included, so the same discard."""
     w = random_attention(L=3, h=4, T=29, seed=3)
-    rows = torch.rand(5, 29, generator=torch.Generator().manual_seed(4))
     quantised = ((w.mean(1) * 64).round() / 64).float()  # many ties in every row
+    count = max(1, int(ratio * (29 - 2)))
     for maps in (rollout.fuse_heads(w, "max"), rollout.fuse_heads(w, "mean").half(), quantised):
-        count = int(ratio * (29 - 2))
         for layer in maps:
-            torch.testing.assert_close(rollout.times_whole_layer(rows, layer, count, num_prefix=2),
-                                       rollout.times_layer(rows, layer, count, num_prefix=2))
-        if ratio:
-            out = rollout.discard_lowest_on_device(maps[0].float(), count, num_prefix=2)
-            expected = maps[0].float().numpy().copy()
-            rollout._discard_lowest_(expected, count, num_prefix=2)
-            torch.testing.assert_close(out, torch.from_numpy(expected))
+            patches = layer[:, 2:]
+            torch.testing.assert_close(rollout._kth_smallest(patches, count),
+                                       patches.kthvalue(count, dim=-1, keepdim=True).values, atol=0, rtol=0)
+
+
+def test_a_layer_in_chunks_equals_the_whole_map_at_once(monkeypatch):
+    """times_layer's chunks and thread pool give the product of the rows with the whole discarded map."""
+    w = random_attention(L=2, h=4, T=29, seed=5)
+    rows = torch.rand(5, 29, generator=torch.Generator().manual_seed(6))
+    monkeypatch.setattr(rollout, "DISCARD_CHUNK", 4)
+    for layer in rollout.fuse_heads(w, "max"):
+        a = rollout.rollout_factors(layer, 0.5, num_prefix=2)  # rownorm(discard(F) + I), the whole map
+        torch.testing.assert_close(rollout.times_layer(rows, layer, int(0.5 * 27), num_prefix=2), rows @ a)

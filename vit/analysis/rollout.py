@@ -44,70 +44,59 @@ def discard_lowest(attention: Tensor, ratio: float, num_prefix: int = 1) -> Tens
     """Zero the lowest ``ratio`` of each row's patch columns; column 0 (class token) is never dropped.
 
     Nor are the other prefix tokens' columns (``num_prefix``: DeiT's distillation token, registers).
-
-    The ``int(ratio * (T - 1))`` smallest patch entries of every row are zeroed; where several
-    entries equal the largest one dropped, they share its drop alike (see :func:`_discard_lowest_`).
+    The ``int(ratio * (T - prefix))`` smallest patch entries of every row go (:func:`discard_`).
 
     Args:
         attention: (..., T, T) head-fused attention.
-        ratio: fraction in [0, 1) of the T-1 patch columns to drop per row.
+        ratio: fraction in [0, 1) of the T - prefix patch columns to drop per row.
 
     Returns:
-        A new tensor of the same shape.
+        A new tensor of the same shape and dtype.
     """
-    count = int(ratio * (attention.shape[-1] - num_prefix))
+    T = attention.shape[-1]
+    count = int(ratio * (T - num_prefix))
     if count <= 0:
         return attention.clone()
-    dtype = attention.dtype if attention.dtype in (torch.float32, torch.float64) else torch.float32
-    out = attention.detach().to("cpu", dtype).numpy().copy()  # (..., T, T), discarded in numpy (one thread)
-    _discard_lowest_(out.reshape(-1, out.shape[-1]), count, num_prefix)  # every row of every map: (..., T) rows
-    return torch.from_numpy(out).to(attention.device, attention.dtype)
+    rows = attention.detach().reshape(-1, T).to(_computed(attention.dtype), copy=True)  # (R, T)
+    return discard_(rows, count, num_prefix).reshape(attention.shape).to(attention.dtype)
 
 
-def _discard_lowest_(rows: np.ndarray, count: int, num_prefix: int = 1, order: np.ndarray | None = None) -> None:
-    """:func:`discard_lowest` in place on (R, T) float rows of attention, ``count`` patch entries per row.
+def discard_(rows: Tensor, count: int, num_prefix: int = 1, kept: Tensor | None = None) -> Tensor:
+    """The discard, in place on (R, T) rows of attention: ``count`` patch entries of each row go. Returns ``rows``.
 
     The row's count-th smallest patch entry is the threshold t: entries below it are zeroed,
     and the n entries equal to it share what is still to drop, m: each becomes t (1 - m / n).
     Without ties (n = 1, m = 1) that zeroes exactly the count-th; with ties the result does not
     depend on the order of the columns, and it changes little when rounding (float16 maps) makes
-    near-equal entries equal. numpy's introselect takes ~20 ms for a (3,137, 3,136) map on one
-    core, where ``torch.kthvalue`` takes ~120 ms and ``topk`` ~200 ms on two; the rest is a few
-    passes of comparisons and masked arithmetic (assigning through a boolean mask, or finding the
-    ties' positions, is ~5-10x slower).
-
-    ``order``: the same rows as float16 maps kept them, viewed as int16 (for values >= 0 the bit patterns
-    sort as the values do): the threshold and the comparisons are made on these, half the bytes (an
-    int16 introselect takes ~8 ms for that map).
+    near-equal entries equal. ``kept``: the same rows as a float16 map kept them, where the threshold is found.
     """
     patches = rows[:, num_prefix:]  # (R, N), a view: writes land in ``rows``
-    keys = patches if order is None else order[:, num_prefix:]
-    at = np.partition(keys, count - 1, axis=-1)[:, count - 1 : count]  # (R, 1): the threshold, as a key
-    below = keys < at
-    tied = keys == at  # a few per row, the threshold among them
-    still = count - np.count_nonzero(below, axis=-1)[:, None]  # (R, 1) >= 1: what the ties drop
-    threshold = at if order is None else at.view(np.float16).astype(rows.dtype)
-    each = (threshold * (still / np.count_nonzero(tied, axis=-1)[:, None])).astype(rows.dtype)  # (R, 1)
-    np.logical_not(below, out=below)  # now: kept
-    np.multiply(patches, below, out=patches)
-    np.subtract(patches, each, out=patches, where=tied)
+    threshold = _kth_smallest(patches if kept is None else kept[:, num_prefix:], count).to(rows.dtype)  # (R, 1)
+    below, tied = patches < threshold, patches == threshold  # the threshold is among the tied
+    still = count - torch.count_nonzero(below, dim=-1).unsqueeze(-1)  # (R, 1) >= 1: what the ties drop
+    each = threshold * (still / torch.count_nonzero(tied, dim=-1).unsqueeze(-1))  # (R, 1)
+    patches.mul_(below.logical_not_())  # below: now the kept
+    patches.sub_(tied * each)
+    return rows
 
 
-def discard_lowest_on_device(rows: Tensor, count: int, num_prefix: int = 1) -> Tensor:
-    """:func:`_discard_lowest_` in torch, for maps on an accelerator: (R, T) rows -> a new (R, T) tensor.
+def _kth_smallest(rows: Tensor, k: int) -> Tensor:
+    """Each row's k-th smallest entry: (R, N) -> (R, 1), in the rows' dtype.
 
-    The same rule (the count-th smallest patch entry of a row is the threshold; those below it are zeroed, the
-    ties share what is still to drop), with ``torch.kthvalue``, which a GPU takes in one kernel where the CPU
-    prefers numpy's introselect (~6x faster there).
+    On the CPU numpy's introselect, ~6x faster there than ``torch.kthvalue`` (~20 ms for a float32
+    (3,137, 3,136) map on one core); a float16 map's on its bits viewed as int16 (for values >= 0 they
+    sort as the values do: half the bytes, ~8 ms). Elsewhere ``torch.kthvalue``, one kernel on a GPU.
     """
-    patches = rows[:, num_prefix:]  # (R, N)
-    threshold = patches.kthvalue(count, dim=-1, keepdim=True).values  # (R, 1)
-    below, tied = patches < threshold, patches == threshold
-    still = count - below.sum(dim=-1, keepdim=True)  # (R, 1) >= 1: what the ties drop
-    each = threshold * still / tied.sum(dim=-1, keepdim=True)  # (R, 1)
-    out = rows.clone()
-    out[:, num_prefix:] = torch.where(below, 0.0, torch.where(tied, patches - each, patches))
-    return out
+    if rows.device.type != "cpu":
+        return rows.kthvalue(k, dim=-1, keepdim=True).values
+    keys = rows.view(torch.int16) if rows.dtype == torch.float16 else rows
+    at = np.partition(keys.numpy(), k - 1, axis=-1)[:, k - 1 : k]
+    return torch.from_numpy(at).view(rows.dtype)
+
+
+def _computed(dtype: torch.dtype) -> torch.dtype:
+    """What rollout computes a map in: float64 maps in float64, every other (float16, bfloat16, float32) in float32."""
+    return torch.float64 if dtype == torch.float64 else torch.float32
 
 
 def rollout_factors(fused: Tensor, discard_ratio: float = 0.0, num_prefix: int = 1) -> Tensor:
@@ -120,9 +109,8 @@ def rollout_factors(fused: Tensor, discard_ratio: float = 0.0, num_prefix: int =
 def attention_rollout(fused: Sequence[Tensor] | Tensor, discard_ratio: float = 0.0, num_prefix: int = 1) -> Tensor:
     """The full rollout matrix R_L = A_L ... A_1 from L head-fused maps (each (T, T)) -> (T, T).
 
-    O(L T^3), every (T, T) product built: the plain reference that the row functions the app
-    uses (:func:`rollout_rows` for the views, :func:`rollout_row_from_fused` for explanations)
-    are tested against, and handy for small T.
+    O(L T^3), every (T, T) product built: the plain reference that :func:`rollout_rows`, the rollout the
+    app uses, is tested against, and handy for small T.
     """
     result = None
     for layer_map in fused:
@@ -131,100 +119,72 @@ def attention_rollout(fused: Sequence[Tensor] | Tensor, discard_ratio: float = 0
     return result
 
 
-def rollout_row_from_fused(fused: Sequence[Tensor] | Tensor, query: int = 0, upto: int | None = None) -> Tensor:
-    """Row ``query`` of the rollout after ``upto`` layers, e_q^T A_upto ... A_1, without discarding: (T,).
-
-    Straight from the head-fused maps F_l (L, T, T): with A_l = diag(1/s_l) (F_l + I) and
-    s_l = rowsum(F_l) + 1, a row times A_l is (row / s_l) F_l + row / s_l: one vector-matrix
-    product per layer, and no (T, T) matrix is built (at patch size 4 each would be 39 MB).
-    """
-    upto = len(fused) if upto is None else upto
-    if not 1 <= upto <= len(fused):
-        raise ValueError(f"upto must be from 1 to {len(fused)}, got {upto}")
-    row = torch.zeros(fused[0].shape[-1], dtype=fused[0].dtype, device=fused[0].device)
-    row[query] = 1.0
-    for layer in range(upto - 1, -1, -1):
-        f = fused[layer]
-        scaled = row / (f.sum(dim=-1) + 1.0)
-        row = scaled @ f + scaled
-    return row
-
-
 DISCARD_CHUNK = 256  # rows of a layer's map made float32, discarded and multiplied at once (3.2 MB at T = 3,137)
-_chunk_threads: list = []  # two threads that take a layer's chunks side by side (numpy and torch free the GIL)
-
-
-def _chunk_pool() -> ThreadPoolExecutor:
-    if not _chunk_threads:
-        _chunk_threads.append(ThreadPoolExecutor(max_workers=2, thread_name_prefix="rollout"))
-    return _chunk_threads[0]
 
 
 def rollout_rows(fused: Sequence[Tensor] | Tensor, query: int = 0, discard_ratio: float = 0.0,
-                 num_prefix: int = 1) -> Tensor:
+                 num_prefix: int = 1, every_depth: bool = True) -> Tensor:
     """Row ``query`` of the rollout after every depth, in one pass down the layers: (L, T).
 
     Row u-1 is e_q^T A_u ... A_1 (u = 1..L), A_l = rownorm(discard(F_l) + I): row ``query`` of
     :func:`attention_rollout` over the first u layers, in O(L T^2). Going down from layer L to 1, the rows of
-    every depth u >= l are multiplied by A_l together (:func:`times_layer`). Only rows of the kept maps are ever
-    made float32 (maps kept in float16), a chunk at a time, never a whole (T, T) map.
+    every depth u >= l are multiplied by A_l together (:func:`times_layer`); no (T, T) product is built, and
+    only :data:`DISCARD_CHUNK` rows of a map are made float32 at a time (maps may be kept in float16).
 
     Args:
         fused: head-fused maps F_l, (L, T, T), any float dtype (float16 is computed in float32).
         query: the token whose row is wanted (0: the class token).
         discard_ratio: as :func:`discard_lowest`, per layer.
         num_prefix: the prefix tokens (class, distillation, registers), whose columns are never discarded.
+        every_depth: False: the row after all L layers only, (1, T) (L times fewer products).
 
     Returns:
-        (L, T) float32 (float64 for float64 maps), computed on the maps' device and copied to the CPU (what the views
-        draw); each row non-negative, summing to 1.
+        (L, T), or (1, T), float32 (float64 for float64 maps), computed on the maps' device and copied to the CPU
+        (what the views draw); each row non-negative, summing to 1.
     """
     L, T = len(fused), fused[0].shape[-1]
-    dtype = torch.float64 if fused[0].dtype == torch.float64 else torch.float32
-    rows = torch.zeros(L, T, dtype=dtype, device=fused[0].device)  # on the maps' device; to the CPU at the end
+    rows = torch.zeros(L if every_depth else 1, T, dtype=_computed(fused[0].dtype), device=fused[0].device)
     rows[:, query] = 1.0
     count = int(discard_ratio * (T - num_prefix))
     for layer in range(L - 1, -1, -1):
-        rows[layer:] = times_layer(rows[layer:], fused[layer], count, num_prefix)  # the depths layer+1..L
+        live = rows[layer:] if every_depth else rows  # the depths layer+1..L
+        live[:] = times_layer(live, fused[layer], count, num_prefix)
     return rows.cpu()
 
 
 def times_layer(rows: Tensor, kept: Tensor, count: int = 0, num_prefix: int = 1) -> Tensor:
     """(R, T) rows times A = rownorm(discard(F) + I), for a layer's head-fused map F = ``kept`` (T, T): (R, T).
 
-    r A = (r / s) D + r / s with D the discarded map (``count`` patch entries of each row: :func:`discard_lowest`)
-    and s = rowsum(D) + 1, so D is needed a few rows at a time: :data:`DISCARD_CHUNK` rows of it are made float32,
-    discarded and multiplied while in the cache, two chunks side by side, and their products summed. A float16
-    map's threshold is found on its bits. On the CPU: the discard in numpy (an introselect per row), the rest in
-    torch (MKL takes the products ~4x faster than numpy's OpenBLAS).
+    r A = (r / s) D + r / s with D the discarded map (``count`` patch entries of each row: :func:`discard_`) and
+    s = rowsum(D) + 1, so D is needed a few rows at a time: :data:`DISCARD_CHUNK` rows of it are made float32 (or
+    float64), discarded and multiplied while in the cache, on the CPU two chunks side by side (numpy and torch
+    free the GIL), and their products summed.
     """
     kept = kept.detach()
-    if kept.device.type != "cpu":  # on an accelerator: in torch, on its device
-        return times_whole_layer(rows, kept, count, num_prefix)
-    T = kept.shape[-1]
-    order = kept.view(torch.int16).numpy() if count > 0 and kept.dtype == torch.float16 else None
 
     def chunk(start: int) -> tuple[Tensor, Tensor]:
-        d = kept[start : start + DISCARD_CHUNK].to(rows.dtype, copy=True)  # (c, T): D's rows, float32
+        k = kept[start : start + DISCARD_CHUNK]  # (c, T), as kept
+        d = k.to(rows.dtype, copy=True)  # D's rows
         if count > 0:
-            _discard_lowest_(d.numpy(), count, num_prefix, None if order is None else order[start : start + len(d)])
-        scaled = rows[:, start : start + len(d)] / (d.sum(dim=-1) + 1.0)  # (R, c)
-        return scaled, scaled @ d  # (R, c), (R, T)
+            discard_(d, count, num_prefix, k if k.dtype == torch.float16 else None)
+        scaled = rows[:, start : start + len(d)] / (d.sum(dim=-1) + 1.0)  # (R, c): r / s
+        return scaled, scaled @ d  # and (R, T): (r / s) D over these rows
 
-    parts = list(_chunk_pool().map(chunk, range(0, T, DISCARD_CHUNK)))
+    starts = range(0, kept.shape[-1], DISCARD_CHUNK)
+    parts = list(_chunk_pool().map(chunk, starts) if kept.device.type == "cpu" else map(chunk, starts))
     out = torch.cat([scaled for scaled, _ in parts], dim=-1)  # r / s: the identity, the residual path
     for _, product in parts:
         out += product
     return out
 
 
-def times_whole_layer(rows: Tensor, kept: Tensor, count: int = 0, num_prefix: int = 1) -> Tensor:
-    """:func:`times_layer` as an accelerator takes it: the whole map at once, in torch, on the map's device."""
-    d = kept.detach().to(rows.dtype)  # (T, T)
-    if count > 0:
-        d = discard_lowest_on_device(d, count, num_prefix)
-    scaled = rows.to(d.device) / (d.sum(dim=-1) + 1.0)  # (R, T)
-    return scaled @ d + scaled
+_chunk_threads: list[ThreadPoolExecutor] = []  # made at the first rollout on the CPU
+
+
+def _chunk_pool() -> ThreadPoolExecutor:
+    if not _chunk_threads:
+        _chunk_threads.append(ThreadPoolExecutor(max_workers=2, thread_name_prefix="rollout"))
+    return _chunk_threads[0]
 
 
 def attention_from_qk(

@@ -153,7 +153,7 @@ def _rollout(model: nn.Module, x: Tensor, target: int | None) -> tuple[Tensor, T
             tokens = layer(tokens)
             fused.append(rollout.fuse_heads(wide(kept.pop(i)[0]), "mean"))  # (h, T, T) -> (T, T); the weights go
         logits = model.classify(tokens)  # (B, N+1, D) -> (B, K)
-    return logits, rollout.rollout_row_from_fused(fused), _top1(logits, target)
+    return logits, rollout.rollout_rows(fused, every_depth=False)[0], _top1(logits, target)
 
 
 def _attention(model: nn.Module, x: Tensor, target: int | None) -> tuple[Tensor, Tensor, int]:

@@ -23,7 +23,7 @@ from torch import Tensor
 
 from vit import validate
 from vit.analysis.record import Prediction
-from vit.analysis.rollout import rollout_row_from_fused
+from vit.analysis.rollout import rollout_rows
 from vit.config import display_name
 from vit.cost import check_budget, estimate, fused_itemsize
 from vit.errors import InputError
@@ -233,7 +233,7 @@ def intervene(loaded: LoadedModel, image, keep=None, remove=None, ablate=(), abl
             greyed = compose(x, torch.zeros_like(x), mask, grid, cfg.patch_size)  # (1, C, H, W)
             out, _ = forward.encode(model, model.embedding(greyed), on, ablation)
             grey_probs = model.classify(out)[0].float().softmax(-1).cpu()
-    row = rollout_row_from_fused([f.float() for f in fused], 0)[cfg.num_prefix_tokens:]  # (n,): the kept patches
+    row = rollout_rows(fused, every_depth=False)[0, cfg.num_prefix_tokens:]  # (n,): the kept patches
     target = int(before.argmax()) if target is None else target
     names = loaded.class_names
     return Intervention(
