@@ -30,6 +30,7 @@ from vit import config as vit_config  # noqa: E402
 from vit.analysis.trace import attention_kept  # noqa: E402
 from vit.errors import InputError  # noqa: E402
 from vit.model import hub, hubconfig  # noqa: E402
+from vit.model.train import embed_at_patch_size  # noqa: E402
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 TINY = dict(embed_dim=48, depth=2, num_heads=2)
@@ -252,7 +253,8 @@ def test_a_patch_size_change_keeps_the_prefix_tokens(hub_cache, repo_id):
     x = torch.randn(1, 3, cfg.image_size, cfg.image_size)
     tokens = loaded.module.embedding(x)
     assert tokens.shape[1] == cfg.num_patches + cfg.num_prefix_tokens
-    torch.testing.assert_close(native.module.embedding.forward_at_patch_size(x, 4), tokens, atol=1e-5, rtol=0)
+    at_4 = embed_at_patch_size(native.module.embedding, x, 4)  # from the native weights, inside the graph
+    torch.testing.assert_close(at_4, tokens, atol=1e-5, rtol=0)
 
 
 def test_validate_and_cost_know_a_registered_hub_model(hub_cache):

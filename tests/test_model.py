@@ -9,6 +9,7 @@ from conftest import random_torchvision_vit
 from vit.analysis import rollout
 from vit.analysis.trace import Tracer, attention_kept
 from vit.config import PRESETS, ViTConfig
+from vit.interventions.forward import class_token_block
 from vit.model.load import load_model
 from vit.model.modules import MultiheadAttention, ViTForImageClassification
 
@@ -135,7 +136,7 @@ def test_the_class_token_block_is_the_full_blocks_class_token():
     model = small_model(2)
     tokens = torch.randn(3, 17, 64, generator=torch.Generator().manual_seed(3))
     for layer in model.encoder.layers:
-        cls = layer.forward_class_token(tokens)
+        cls = class_token_block(layer, tokens)
         assert cls.shape == (3, 1, 64)
         torch.testing.assert_close(cls, layer(tokens)[:, :1], atol=1e-6, rtol=1e-6)
         tokens = layer(tokens)

@@ -127,7 +127,7 @@ POS_EMBED_PREFIXES = ("all", "class", "none")
 ACTIVATIONS = ("gelu", "quick_gelu")
 HEADS = ("token", "token_distill_mean", "token_and_patch_mean", "none")
 # A traced forward computes each layer's attention this many bytes of softmax rows at a time, (B, h, R, T)
-# in float32 (vit.model.modules.attention_by_row_blocks): small enough to stay in a CPU's cache.
+# in float32 (vit.analysis.trace.attention_by_row_blocks): small enough to stay in a CPU's cache.
 ROW_BLOCK_BYTES = 16 * 2**20
 
 

@@ -69,7 +69,7 @@ def estimate(setting: validate.Setting | str, patch_size=None, depth=None) -> Co
         native_patch_size=native.patch_size, depth=depth, heads=h, dim=D, grid=grid, input_size=grid * patch_size,
         tokens=T, attention_per_head=T * T, attention_total=depth * h * T * T,
         gflops=2 * depth * macs_per_layer / 1e9, kept_bytes=kept,
-        peak_bytes=kept + 2 * min(4 * h * T * T, ROW_BLOCK_BYTES),  # the scores and weights of a block of rows
+        peak_bytes=kept + 2 * min(4 * h * T * T, ROW_BLOCK_BYTES),  # a block's weights, their float32 copy (bfloat16)
         weights_bytes=4 * params,
     )
 

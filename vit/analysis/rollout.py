@@ -17,7 +17,6 @@ Token 0 is the class token; tokens 1..N are the patches in row-major order.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
@@ -25,7 +24,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from vit.model.modules import split_heads
+from vit.model.modules import attention_weights, split_heads
 from vit.validate import HEAD_FUSIONS
 
 
@@ -190,7 +189,8 @@ def _chunk_pool() -> ThreadPoolExecutor:
 def attention_from_qk(
     queries: Tensor, keys: Tensor, num_heads: int, query: int | None = None, head: int | None = None
 ) -> Tensor:
-    """softmax(q k^T / sqrt(d)) per head from a layer's projected queries and keys.
+    """softmax(q k^T / sqrt(d)) per head from a layer's projected queries and keys (the model's own
+    :func:`~vit.model.modules.attention_weights`).
 
     Args:
         queries, keys: (T, D) outputs of ``q_proj`` and ``k_proj`` for one image.
@@ -210,8 +210,7 @@ def attention_from_qk(
         q, k = q[head : head + 1], k[head : head + 1]  # (1, T, D/h)
     if query is not None:
         q = q[:, query : query + 1]  # (h, 1, D/h)
-    scores = (q @ k.transpose(-2, -1)) / math.sqrt(q.shape[-1])  # (h, T or 1, T)
-    weights = scores.softmax(dim=-1)
+    weights = attention_weights(q, k)  # (h, T or 1, T)
     weights = weights[:, 0] if query is not None else weights
     return weights[0] if head is not None else weights
 

@@ -28,9 +28,11 @@ need while it is in the cache, then used for the layer's output and dropped:
 * ``attention_distance``: each head's mean attention distance in pixels, (L, B, h)
   (Dosovitskiy et al. 2021, Fig. 7 right), reduced from the weights as they stream by.
 
-The model's code knows nothing of this: the attention module is asked to show its
-weights block by block (:func:`attention_streamed`), or whole (:func:`attention_kept`,
-what the explanations use: they need the weights in the autograd graph).
+The model's code knows nothing of this: each attention's parameter-free ``attend`` is swapped for
+the row blocks while the tracer is open (:func:`attention_streamed`), or the attention is asked by a
+hook for its weights whole (:func:`attention_kept`, what the explanations use: they need the weights
+in the autograd graph). The early exits and the lens run the model's final norm and head from inside a
+block's hook; the tracer's own hooks on those modules ignore them.
 """
 
 from __future__ import annotations
@@ -43,7 +45,8 @@ import torch
 from torch import Tensor, nn
 
 from vit.analysis.rollout import fuse_heads, patch_distances
-from vit.model.modules import ViTForImageClassification
+from vit.config import ROW_BLOCK_BYTES
+from vit.model.modules import ViTForImageClassification, attention_weights
 from vit.validate import HEAD_FUSIONS
 
 Watch = Callable[[int, Tensor, Tensor], None]  # (layer index, 0-based; attention output (B, N+1, D); weights)
@@ -96,28 +99,78 @@ def attention_kept(layers: Sequence[nn.Module], watch: Watch | None = None) -> I
 RowsWatch = Callable[[int, int, Tensor], None]  # (layer index, 0-based; first row of the block; weights (B, h, R, T))
 
 
+def attention_by_row_blocks(q: Tensor, k: Tensor, v: Tensor, watch: Callable[[int, Tensor], None]) -> Tensor:
+    """softmax(q kᵀ / √d) v, a block of R query rows at a time, each block's weights shown to ``watch`` first.
+
+    The weights of a layer are never whole (at patch size 4, ViT-B's are 12 x 3,137² floats, 472 MB): each
+    block of rows, (B, h, R, T) and about :data:`~vit.config.ROW_BLOCK_BYTES`, is made in one buffer by
+    :func:`~vit.model.modules.attention_weights`, handed to ``watch(start, weights)`` (rows start..start+R-1;
+    it may read the block, not keep or change it: the next block overwrites it) and multiplied by v while it
+    is still in the cache. The output equals ``scaled_dot_product_attention(q, k, v)`` to float32 rounding.
+
+    Args:
+        q: (B, h, Tq, D/h) queries; k, v: (B, h, T, D/h) keys and values.
+        watch: ``watch(start, weights)`` for each block of rows, in order.
+
+    Returns:
+        (B, h, Tq, D/h), every head's output, as the attention's ``attend`` returns it.
+    """
+    B, h, rows, d = q.shape
+    tokens = k.shape[-2]
+    blocks = -(-rows // max(1, ROW_BLOCK_BYTES // (4 * B * h * tokens)))
+    block = -(-rows // blocks)  # rows per block, as even as can be
+    q, k, v = (t.flatten(0, 1) for t in (q, k, v))  # (Bh, T, d): each made contiguous once per layer, not per block
+    buffer = q.new_empty(B * h * block * tokens)  # every block's weights in turn
+    out = q.new_empty(B, rows, h, d)  # (B, Tq, h, D/h): the attention joins the heads without a copy
+    for start in range(0, rows, block):
+        r = min(block, rows - start)
+        w = attention_weights(q[:, start : start + r], k, out=buffer[: B * h * r * tokens].view(B * h, r, tokens))
+        watch(start, w.unflatten(0, (B, h)))  # (B, h, R, T)
+        out[:, start : start + r] = (w @ v).unflatten(0, (B, h)).transpose(1, 2)  # (B, h, R, D/h) -> (B, R, h, D/h)
+    return out.transpose(1, 2)  # (B, h, Tq, D/h)
+
+
+class RowBlocks(nn.Module):
+    """What an attention's ``attend`` is while :func:`attention_streamed` is open: the row blocks, for one layer.
+
+    Once closed it passes every call on to the module it replaced, so that it computes the plain attention
+    even if a trace on another thread had left it in place (one traced run at a time, ``LoadedModel.lock``).
+    """
+
+    def __init__(self, replaced: nn.Module, watch: Callable[[int, Tensor], None]):
+        super().__init__()
+        self.replaced, self.watch, self.closed = replaced, watch, False
+
+    def forward(self, q: Tensor, k: Tensor, v: Tensor, need_weights: bool = False) -> tuple[Tensor, None]:
+        if self.closed:
+            return self.replaced(q, k, v, need_weights)
+        return attention_by_row_blocks(q, k, v, self.watch), None  # no dropout: for looking inside, not training
+
+
 @contextmanager
 def attention_streamed(layers: Sequence[nn.Module], watch: RowsWatch) -> Iterator[None]:
     """While open, every block's attention is computed a block of query rows at a time, and each block of
     weights is shown to ``watch(index, start, weights)`` while it is in the cache (``index``: 0-based in
-    ``layers``; see :func:`vit.model.modules.attention_by_row_blocks`). No layer's weights are ever whole, and
-    none are kept: the watch reduces each block to what it needs. Every hook is removed on exit.
+    ``layers``; see :func:`attention_by_row_blocks`). No layer's weights are ever whole, and none are kept:
+    the watch reduces each block to what it needs.
+
+    Each attention's parameter-free ``attend`` is swapped for a :class:`RowBlocks` while the context is
+    open and put back on exit, also after an exception: module state, as hooks are, so one traced run at
+    a time per model (every caller holds ``LoadedModel.lock``). The state dict does not change.
     """
-    def ask(index: int):
-        def hook(_module, args, kwargs):
-            kwargs["watch_rows"] = lambda start, weights: watch(index, start, weights)
-            return args, kwargs
-
-        return hook
-
-    handles = []
+    swapped = []
     try:
         for i, layer in enumerate(layers):
-            handles.append(layer.attn.register_forward_pre_hook(ask(i), with_kwargs=True))
+            attn = layer.attn
+            rows = RowBlocks(attn.attend, lambda start, weights, i=i: watch(i, start, weights))
+            attn.attend = rows
+            swapped.append((attn, rows))
         yield
     finally:
-        for handle in handles:
-            handle.remove()
+        for attn, rows in reversed(swapped):
+            rows.closed = True
+            while isinstance(attn.attend, RowBlocks) and attn.attend.closed:  # ours, and any closed before it
+                attn.attend = attn.attend.replaced
 
 
 @dataclass(frozen=True)
@@ -219,10 +272,23 @@ class Tracer:
         self._names: dict[nn.Module, str] = {}
         self._grid: tuple[int, int] | None = None  # (rows, cols), from the patch conv's output
         self._distances: Tensor | None = None  # (N, N) pixels between patches, built at the first layer
+        self._aside = False  # True while the tracer runs the norm and head itself: an early exit, the lens
+
+    @contextmanager
+    def _computing_aside(self) -> Iterator[None]:
+        """While open, the hooks on the final norm and the head ignore what runs through them: an early exit
+        or the lens, which the tracer computes from inside a block's hook, is not a step of the forward pass."""
+        self._aside = True
+        try:
+            yield
+        finally:
+            self._aside = False
 
     # --- hooks -----------------------------------------------------------------
     def _stage(self, name: str, module_name: str, notation: str, module: nn.Module, layer: int | None = None):
         def hook(_module, _inputs, output):
+            if self._aside:
+                return
             self.record.stages.append(
                 Stage(name, module_name, notation, tuple(output.shape), _params(module), layer))
 
@@ -311,8 +377,9 @@ class Tracer:
         def hook(_module, inputs, output):
             stage(_module, inputs, output)
             self.record.cls_tokens.append(wide(output[:, 0].detach()).clone())  # (B, D)
-            # Early exit through the family's own head (DeiT: both heads; DINOv2: with the patch mean), hook-free.
-            self.record.layer_logits.append(wide(self.model.early_exit(output.detach())))  # (B, T, D) -> (B, K)
+            # Early exit through the family's own head (DeiT: both heads; DINOv2: with the patch mean).
+            with self._computing_aside():
+                self.record.layer_logits.append(wide(self.model.classify(output.detach())))  # (B, T, D) -> (B, K)
             norms = self._residual(layer, 3, output)  # Y: (B, N+1)
             if self.record.token_norms is None:
                 self.record.token_norms = norms.new_empty(self._depth, *norms.shape)
@@ -327,9 +394,9 @@ class Tracer:
 
         One layer at a time: the (B, N, K) logits are a temporary (12 MB at P = 4, K = 1000).
         """
-        # classify_tokens calls the norm's and the head's forward: their own hooks (stages, logits) do not fire.
         patches = output[:, self.model.config.num_prefix_tokens:].detach()  # (B, T, D) -> (B, N, D)
-        logits = self.model.classify_tokens(patches)  # (B, N, D) -> (B, N, K)
+        with self._computing_aside():  # the norm's and the head's stages are the forward pass's, not the lens'
+            logits = self.model.classify_tokens(patches)  # (B, N, D) -> (B, N, K)
         if logits.shape[-1]:
             prob, index = logits.float().softmax(dim=-1).max(dim=-1)  # (B, N) each
         else:  # a backbone: no class to exit to
@@ -346,7 +413,8 @@ class Tracer:
 
     def _class_token(self, module_name: str):
         def hook(_module, args):
-            self.record.stages.append(Stage("class token", module_name, "(B, D)", tuple(args[0].shape), 0))
+            if not self._aside:
+                self.record.stages.append(Stage("class token", module_name, "(B, D)", tuple(args[0].shape), 0))
 
         return hook
 
@@ -354,8 +422,9 @@ class Tracer:
         stage = self._stage("logits", module_name, "(B, K)", module)
 
         def hook(_module, inputs, output):
-            stage(_module, inputs, output)
-            self.record.logits = wide(output.detach())
+            if not self._aside:
+                stage(_module, inputs, output)
+                self.record.logits = wide(output.detach())
 
         return hook
 

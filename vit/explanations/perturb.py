@@ -37,6 +37,7 @@ from torch import Tensor
 from vit import validate
 from vit.errors import InputError
 from vit.explanations.maps import Explanation, require_classifier, target_index
+from vit.interventions.forward import class_token_block
 from vit.model.loaded import LoadedModel, ModelInput
 
 MODES = ("deletion", "insertion")
@@ -136,13 +137,13 @@ def trapezoid(fractions: list[float], probs: list[float]) -> float:
 def class_logits(model, x: Tensor) -> Tensor:
     """The model's logits, computing in the last block only what reaches the class token: (B, C, H, W) -> (B, K).
 
-    Equal to ``model(x)``; the last block runs :meth:`~vit.model.ViTEncoderLayer.forward_class_token`.
+    Equal to ``model(x)``; the last block runs :func:`~vit.interventions.forward.class_token_block`.
     """
     *layers, last = model.encoder.layers
     tokens = model.embedding(x)  # (B, C, H, W) -> (B, N+1, D)
     for layer in layers:
         tokens = layer(tokens)
-    return model.classify(last.forward_class_token(tokens, model.head.tokens_read))  # -> (B, 1, D) -> (B, K)
+    return model.classify(class_token_block(last, tokens, model.head.tokens_read))  # -> (B, 1, D) -> (B, K)
 
 
 @torch.inference_mode()

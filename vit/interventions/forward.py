@@ -7,20 +7,19 @@ and attention simply has fewer keys. No grey fill, no new pixels (the insight be
 A head switched off has its slice of the attention output, softmax(QKᵀ/√d) V (B, h, T, D/h), set to zero
 ("zero") or to its mean over the tokens ("mean") before the output projection: with the block's names,
 
-    H = X + W_o concat_i( m_i head_i(LN(X)) ),   m_i = 0 for a head switched off.
+    H = X + W_o concat_i( m_i head_i(LN(X)) ),   m_i = 0 for a head switched off,
 
-Every function takes the chapter's modules (``vit.model.modules``) and leaves them untouched.
+the attention module's own ``head_mask``. The last block can also run for the class token alone (a subset of
+the queries, every key): :func:`class_token_block`. Every function takes the chapter's modules
+(``vit.model.modules``) and leaves them untouched.
 """
 
 from __future__ import annotations
 
-import math
-
 import torch
-import torch.nn.functional as F
 from torch import Tensor
 
-from vit.model.modules import ViTEncoderLayer, ViTForImageClassification, split_heads
+from vit.model.modules import ViTEncoderLayer, ViTForImageClassification
 
 ABLATIONS = ("zero", "mean")
 
@@ -42,9 +41,12 @@ def heads_on(ablate, num_layers: int, num_heads: int) -> Tensor:
     return on
 
 
-def attention(layer: ViTEncoderLayer, x: Tensor, on: Tensor | None = None, ablation: str = "zero",
-              need_weights: bool = False) -> tuple[Tensor, Tensor | None]:
-    """The block's attention branch, MSA(LN(X)), with some heads' outputs switched off.
+def block(layer: ViTEncoderLayer, x: Tensor, on: Tensor | None = None, ablation: str = "zero",
+          need_weights: bool = False) -> tuple[Tensor, Tensor | None]:
+    """One pre-norm block with some heads off: H = X + MSA'(LN(X)); Y = H + MLP(LN(H)). (B, T, D) -> (B, T, D).
+
+    The block's own modules in the block's order, its attention given the head mask; with every head
+    on it is ``layer(x)`` (eval mode: no dropout).
 
     Args:
         layer: one encoder block.
@@ -54,36 +56,32 @@ def attention(layer: ViTEncoderLayer, x: Tensor, on: Tensor | None = None, ablat
         need_weights: also return the softmax weights (B, h, T, T).
 
     Returns:
-        (branch (B, T, D), weights or None); the branch before the block's LayerScale and residual add.
+        (the block's output (B, T, D), the weights or None).
     """
-    mha = layer.attn
-    a = layer.norm1(x)  # (B, T, D)
-    q = split_heads(mha.q_proj(a), mha.num_heads)  # (B, T, D) -> (B, h, T, D/h)
-    k = split_heads(mha.k_proj(a), mha.num_heads)
-    v = split_heads(mha.v_proj(a), mha.num_heads)
-    weights = None
-    if need_weights:
-        weights = (q @ k.transpose(-2, -1) / math.sqrt(mha.head_dim)).softmax(dim=-1)  # (B, h, T, T)
-        out = weights @ v  # (B, h, T, D/h)
-    else:
-        out = F.scaled_dot_product_attention(q, k, v)  # (B, h, T, D/h)
-    if on is not None:
-        m = on.to(out.dtype).reshape(-1, mha.num_heads, 1, 1)  # (B or 1, h, 1, 1)
-        off = out.mean(dim=-2, keepdim=True) if ablation == "mean" else torch.zeros_like(out[..., :1, :])
-        out = m * out + (1 - m) * off  # the heads switched off: 0, or their mean over the tokens
-    out = out.transpose(1, 2).reshape(x.shape[0], -1, mha.embed_dim)  # (B, h, T, D/h) -> (B, T, D)
-    return mha.out_proj(out), weights
+    attn_input = layer.norm1(x)  # (B, T, D)
+    attn_output, weights = layer.attn(attn_input, attn_input, attn_input, need_weights=need_weights,
+                                      head_mask=on, ablation=ablation)
+    x = x + layer.dropout1(layer.scale1(attn_output))  # (B, T, D)
+    x = x + layer.scale2(layer.mlp(layer.norm2(x)))  # (B, T, D)
+    return x, weights
 
 
-def block(layer: ViTEncoderLayer, x: Tensor, on: Tensor | None = None, ablation: str = "zero",
-          need_weights: bool = False) -> tuple[Tensor, Tensor | None]:
-    """One pre-norm block with some heads off: H = X + MSA'(LN(X)); Y = H + MLP(LN(H)). (B, T, D) -> (B, T, D).
+def class_token_block(layer: ViTEncoderLayer, x: Tensor, num_tokens: int | None = 1) -> Tensor:
+    """The block's output for the class token alone: (B, N+1, D) -> (B, 1, D), equal to ``layer(x)[:, :1]``.
 
-    With every head on it is ``layer(x)`` (eval mode: no dropout).
+    As nanoGPT applies its head to the last position only: a head that reads the class token
+    needs, in the last block, only its query, its row of attention, its output projection and
+    its MLP (the keys and values still come from every token). ~83 % of the block's work is
+    skipped: 7 % of ViT-B's forward pass, 21 % of the 4-layer shapes model's. ``num_tokens``
+    leading tokens instead (DeiT's head reads 2: ``model.head.tokens_read``); None: all.
     """
-    branch, weights = attention(layer, x, on, ablation, need_weights)
-    h = x + layer._scaled(1, branch)  # (B, T, D)
-    return h + layer._scaled(2, layer.mlp(layer.norm2(h))), weights  # (B, T, D)
+    if num_tokens is None:
+        return layer(x)
+    attn_input = layer.norm1(x)  # (B, N+1, D)
+    query = attn_input[:, :num_tokens]  # (B, 1, D): one query, N+1 keys
+    attn_output, _ = layer.attn(query, attn_input, attn_input)  # (B, 1, D)
+    cls = x[:, :num_tokens] + layer.dropout1(layer.scale1(attn_output))  # (B, 1, D)
+    return cls + layer.scale2(layer.mlp(layer.norm2(cls)))  # (B, 1, D)
 
 
 def encode(model: ViTForImageClassification, tokens: Tensor, on: Tensor | None = None, ablation: str = "zero",

@@ -295,7 +295,7 @@ def head_importance(loaded: LoadedModel, image, target=None, ablation: str = "ze
                 if l < L - 1:
                     for later in layers[l + 1:-1]:
                         t = later(t)
-                    t = layers[-1].forward_class_token(t, model.head.tokens_read)  # (b, 1, D) or (b, T, D)
+                    t = forward.class_token_block(layers[-1], t, model.head.tokens_read)  # (b, 1, D) or (b, T, D)
                 after.append(model.classify(t).float().softmax(-1)[:, target])
         drops[l] = probs[target] - torch.cat(after).cpu()
         if on_layer is not None:

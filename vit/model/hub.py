@@ -145,7 +145,7 @@ def fit_state(config: ViTConfig, state: State, antialias: bool = True) -> State:
 
     ``antialias`` as the library does it at every forward (transformers' DINOv2 without registers: False).
 
-    A backbone's missing head needs nothing (:class:`~vit.model.modules.NoClassifier` has no parameters).
+    A backbone's missing head needs nothing (:class:`~vit.model.hubmodules.NoClassifier` has no parameters).
     """
     key = "embedding.pos_embed.weight"
     pos, covered = state[key], config.num_pos_prefix_tokens

@@ -51,7 +51,7 @@ def pi_resize_patch_embed(weight: Tensor, new_size: tuple[int, int]) -> Tensor:
 def pi_resize_kernel(weight: Tensor, new_size: tuple[int, int]) -> Tensor:
     """:func:`pi_resize_patch_embed` inside the autograd graph, in ``weight``'s dtype: (D, C, P, P) -> (D, C, p, p).
 
-    What training at random patch sizes applies (``ViTEmbedding.forward_at_patch_size``), so a
+    What training at random patch sizes applies (``vit.model.train.embed_at_patch_size``), so a
     kernel trained at P and resized by ``load_model`` is the one the training saw.
     """
     pinv = pi_resize_matrix(tuple(weight.shape[-2:]), tuple(new_size)).to(weight.device, weight.dtype)  # (p*p, P*P)

@@ -14,7 +14,7 @@ Random patch sizes (Beyer et al. 2023, "FlexiViT", section 3): after the first
 size drawn from ``TrainSettings.patch_sizes``, with the patch-embedding
 kernel PI-resized from the native P and the position embedding resampled from
 the native grid, inside the graph, by the functions ``load_model`` applies at
-another P (``ViTEmbedding.forward_at_patch_size``, over ``vit.model.resample``).
+another P (:func:`embed_at_patch_size`, over ``vit.model.resample``).
 The image is resized to grid x P first, as the preprocessing at that P does.
 So the weights are trained for exactly what the patch-size knob does to them.
 """
@@ -34,11 +34,13 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import Tensor
+from torch.func import functional_call
 
 from vit import shapes
 from vit.config import DISPLAY_NAMES, PRESETS, ViTConfig, grid_for_patch_size, patch_size_range
 from vit.model import families
-from vit.model.modules import ViTForImageClassification
+from vit.model.modules import ViTEmbedding, ViTForImageClassification
+from vit.model.resample import pi_resize_kernel, resample_pos_embed
 
 NAME = "vit_tiny_shapes"
 EVAL_SEED_OFFSET = 10_000  # the accuracy tables are measured on seed + this: drawings never trained on
@@ -130,12 +132,42 @@ def recolour(x: Tensor, generator: torch.Generator, invert: float = 0.15, grey: 
 # --------------------------------------------------------------------------- the forward at any patch size
 
 
+def embed_at_patch_size(embedding: ViTEmbedding, x: Tensor, patch_size: int) -> Tensor:
+    """The embedding at another patch size p, from its weights, inside the autograd graph (FlexiViT).
+
+    As timm's ``PatchEmbed.set_input_size``, with the pure functions of ``vit.model.resample``: the
+    kernel is PI-resized P -> p and the position embedding resampled from the embedding's grid to
+    (H/p, W/p), what ``load_model(..., patch_size=p)`` does to the weights, here without copying
+    them, so training at random patch sizes trains what that knob uses. At p = P it is ``embedding(x)``.
+
+    Args:
+        embedding: the model's :class:`~vit.model.ViTEmbedding`.
+        x: (B, C, H, W), H and W multiples of p.
+        patch_size: p.
+
+    Returns:
+        (B, N+1, D) with N = (H/p) (W/p).
+    """
+    if patch_size == embedding.patch_embed.patch_size:
+        return embedding(x)
+    proj, grid = embedding.patch_embed.proj, embedding.grid
+    kernel = pi_resize_kernel(proj.weight, (patch_size, patch_size))  # (D, C, P, P) -> (D, C, p, p)
+    tokens = F.conv2d(x, kernel, proj.bias, stride=patch_size)  # (B, C, H, W) -> (B, D, H/p, W/p)
+    new_grid = tuple(tokens.shape[-2:])
+    tokens = embedding.add_cls_token(tokens.flatten(2).transpose(1, 2))  # -> (B, N, D) -> (B, N+1, D)
+    weight = embedding.pos_embed.weight  # (1, covered + N, D): its prefix rows are kept as they are
+    pos = resample_pos_embed(weight, grid, new_grid, weight.shape[1] - grid[0] * grid[1])  # at the new grid
+    # The position embedding's own forward with the resampled weight (torch.func swaps it in for the call).
+    tokens = functional_call(embedding.pos_embed, {"weight": pos}, (tokens,))  # (B, N+1, D)
+    return embedding.norm_pre(embedding.dropout(tokens))
+
+
 def flexi_tokens(model: ViTForImageClassification, x: Tensor, patch_size: int, keep: Tensor | None = None) -> Tensor:
     """The model at patch size P up to its last block, from its native weights, differentiably (FlexiViT).
 
     (B, C, S, S) -> the last block's output (B, N+1, D), before the final norm (``model.classify``
     takes it from there). At another P the image is resized to grid x P, as the preprocessing at
-    that P does, and embedded by :meth:`~vit.model.ViTEmbedding.forward_at_patch_size`: what
+    that P does, and embedded by :func:`embed_at_patch_size`: what
     ``load_model(..., patch_size=P)`` does, here inside the autograd graph.
 
     Args:
@@ -146,7 +178,7 @@ def flexi_tokens(model: ViTForImageClassification, x: Tensor, patch_size: int, k
         side = grid_for_patch_size(model.config.image_size, patch_size) * patch_size
         if side != x.shape[-1]:
             x = F.interpolate(x, size=(side, side), mode="bilinear", align_corners=False, antialias=True)
-    tokens = model.embedding.forward_at_patch_size(x, patch_size)  # (B, C, H, W) -> (B, N+1, D)
+    tokens = embed_at_patch_size(model.embedding, x, patch_size)  # (B, C, H, W) -> (B, N+1, D)
     if keep is not None:  # positions are already added: a kept token stays where it was
         patches = torch.gather(tokens[:, 1:], 1, keep.unsqueeze(-1).expand(-1, -1, tokens.shape[-1]))  # (B, M, D)
         tokens = torch.cat([tokens[:, :1], patches], dim=1)  # (B, M+1, D)
