@@ -12,6 +12,7 @@ skip, saying so, except where ``CI`` is set: there a missing browser fails (.ci/
 from __future__ import annotations
 
 import io
+import math
 import os
 import re
 import tempfile
@@ -659,6 +660,59 @@ def test_what_if_removing_the_shape_by_clicking_changes_the_prediction(browser, 
     wait_for_text(page, "#whatif-result", "1 head off")
     page.locator("#whatif-all-back").click()
     wait_for_text(page, "#whatif-result", "% (1 head off (")  # only the head is off now
+    no_error_badges(page)
+    page.close()
+
+
+def stroke(page: Page, points: list[tuple[float, float]]) -> None:
+    """One stroke on the Draw canvas with the mouse (down, moves, up), through points given as fractions of it."""
+    box = page.locator("#draw-canvas").bounding_box()
+    at = [(box["x"] + fx * box["width"], box["y"] + fy * box["height"]) for fx, fy in points]
+    page.mouse.move(*at[0])
+    page.mouse.down()
+    for x, y in at[1:]:
+        page.mouse.move(x, y, steps=4)
+    page.mouse.up()
+
+
+def the_analysis_of_a_new_drawing(page: Page, before: str) -> str:
+    """Waits until the patch grid shows a new picture and the button is back; returns the predictions' text."""
+    page.wait_for_function("before => { const img = document.querySelector('#patch-grid img');"
+                           " return img && img.src !== before && img.complete && img.naturalWidth > 0; }", arg=before)
+    expect(page.locator("#analyze-btn")).to_be_enabled(timeout=TIMEOUT_MS)
+    return text_of(page, "#predictions")
+
+
+def test_draw_it_yourself_each_stroke_is_analysed(browser, url):
+    """Issue 40: Draw puts a canvas in the upload box's place; on the shapes model each stroke drawn with the mouse
+    runs the analysis, the pictures and the prediction change; Undo goes back to the earlier drawing's answer; one
+    dot and a canvas filled black get a prediction, never an error."""
+    page = open_app(browser, url)
+    on_the_shapes_model(page, "shapes-star.png")
+    page.locator("#draw input").check()
+    expect(page.locator("#draw-canvas")).to_be_visible()
+    expect(page.locator("#input-image")).to_be_hidden()
+    circle = [(0.3 + 0.17 * math.cos(a * math.pi / 10), 0.32 + 0.17 * math.sin(a * math.pi / 10)) for a in range(21)]
+    stroke(page, circle)
+    one = the_analysis_of_a_new_drawing(page, picture_src(page, "#patch-grid"))
+    stroke(page, [(0.6, 0.85), (0.75, 0.55), (0.9, 0.85), (0.6, 0.85)])  # a triangle beside it
+    two = the_analysis_of_a_new_drawing(page, picture_src(page, "#patch-grid"))
+    assert two != one and "triangle" in two, two
+    page.evaluate("window.scrollTo(0, 0)")
+    save_screenshot(page, DOCS / "screenshot-draw.png", full_page=False)  # a drawing being analysed
+    page.locator("#draw-undo").click()
+    assert the_analysis_of_a_new_drawing(page, picture_src(page, "#patch-grid")) == one  # the same pixels again
+    page.locator("#draw-clear").click()
+    stroke(page, [(0.5, 0.5)])  # one dot
+    dot = the_analysis_of_a_new_drawing(page, picture_src(page, "#patch-grid"))
+    assert dot.splitlines()[1].strip() in shapes.CLASSES, dot
+    page.locator("#pen label").filter(has_text="16").click()
+    page.locator("#draw-clear").click()
+    stroke(page, [(x, y / 20) for y in range(21) for x in ((0, 1) if y % 2 == 0 else (1, 0))])  # the whole canvas
+    filled = the_analysis_of_a_new_drawing(page, picture_src(page, "#patch-grid"))
+    assert filled.splitlines()[1].strip() in shapes.CLASSES, filled
+    page.locator("#draw input").uncheck()  # the upload box is back, showing the last drawing
+    expect(page.locator("#input-image img")).to_be_visible()
     no_error_badges(page)
     page.close()
 

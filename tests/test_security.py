@@ -13,6 +13,7 @@ client is analysed, so the harness can tell success from refusal.
 from __future__ import annotations
 
 import base64
+import io
 import json
 import os
 import shutil
@@ -20,10 +21,14 @@ import uuid
 from pathlib import Path
 
 import httpx
+import numpy as np
 import pytest
 from conftest import ROOT, running_app
 from gradio.utils import get_upload_folder
-from PIL import Image
+from PIL import Image, ImageDraw
+
+from vit.errors import InputError
+from vit.ui import inputs
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:gradio.queueing")
 
@@ -275,3 +280,54 @@ def test_an_uploads_own_name_is_escaped_and_cut_in_messages(tmp_path):
     message = str(err.value)
     assert "<img" not in message and "&lt;img" in message
     assert len(message) < 400 and str(tmp_path) not in message
+
+
+def data_url(image: Image.Image, fmt: str = "PNG") -> str:
+    buffer = io.BytesIO()
+    image.save(buffer, fmt)
+    return f"data:image/{fmt.lower()};base64," + base64.b64encode(buffer.getvalue()).decode()
+
+
+def a_drawing(size: int = inputs.DRAWING_PX) -> Image.Image:
+    image = Image.new("RGB", (size, size), "white")
+    ImageDraw.Draw(image).ellipse((60, 60, 190, 190), outline="black", width=8)
+    return image
+
+
+def test_the_canvas_is_a_drawing_or_a_clear_refusal():
+    """Issue 40: the page's canvas comes as a data: URL; only a PNG or JPEG of the canvas's size is decoded (its
+    size read from the header first), a blank one is 'empty', and nothing else is read as a drawing."""
+    drawn = a_drawing()
+    assert np.array_equal(np.asarray(inputs.drawing(data_url(drawn))), np.asarray(drawn))
+    assert inputs.drawing(data_url(drawn, "JPEG")).size == drawn.size
+    for empty in ("", None, data_url(Image.new("RGB", drawn.size, "white")),
+                  data_url(Image.new("RGB", drawn.size, "white"), "JPEG")):
+        with pytest.raises(InputError) as refused:
+            inputs.drawing(empty)
+        assert refused.value.key == "refusal-empty-canvas"
+    huge = []
+    for side in (5_000, 16_000):  # under the pixel limits (the size stops it), over it (a bomb): neither decoded
+        bomb = io.BytesIO()
+        Image.new("1", (side, side)).save(bomb, "PNG")
+        huge.append("data:image/png;base64," + base64.b64encode(bomb.getvalue()).decode())
+        assert len(huge[-1]) < inputs.MAX_DRAWING_CHARS
+    for crafted in (data_url(a_drawing(255)), *huge, data_url(drawn).replace("image/png", "image/svg+xml"),
+                    "data:image/png;base64,not base64!", "data:image/png;base64," + "A" * inputs.MAX_DRAWING_CHARS,
+                    str(ROOT / "assets" / "cat.jpg"), {"path": str(ROOT / "assets" / "cat.jpg")}, 12):
+        with pytest.raises(InputError) as refused:
+            inputs.drawing(crafted)
+        assert refused.value.key in ("refusal-not-a-drawing", "refusal-bomb"), (str(crafted)[:40], refused.value)
+
+
+def test_the_drawn_event_as_the_page_calls_it_returns_the_drawing_and_refuses_paths(server, secrets):
+    """The page's drawn event by number: a drawing comes back as the image; a path, in any spelling, never opens."""
+    _, private = events(server)
+    success, output, _ = join(server, private["drawn"], [data_url(a_drawing())])
+    assert success and len(files_in(output)) == 1, output  # the control: the drawing, as the image's new file
+    results = {}
+    for target in TARGETS:
+        for crafted in payloads(secrets[target], secrets["links"])[:7]:
+            success, output, _ = join(server, private["drawn"], [crafted])
+            assert not success and not files_in(output), (crafted, output)
+            results.setdefault(target, ("error", output["error"]))
+    assert_refused_alike(results, secrets)

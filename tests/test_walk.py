@@ -12,12 +12,14 @@ right in every mode.
 * Full screen on every picture of every tab: the picture fills the screen, its caption under it; a click there too.
 * No empty frame after an analysis, on any tab or lesson step.
 * axe-core on every tab after an analysis, in both languages: no critical or serious violation.
+* Draw in every mode: the canvas whole on screen, a mouse's strokes (a finger's on the phone) analysed.
 
 Nothing here waits on a clock: every wait is for a state of the page (tests/test_walk.py runs beside two CPU burners).
 """
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from pathlib import Path
@@ -355,5 +357,54 @@ def test_axe_finds_nothing_serious_on_any_tab_and_no_frame_is_empty(browser, url
         if violations:
             found[tab] = violations
     assert found == {}
+    no_error_badges(page)
+    page.context.close()
+
+
+# --------------------------------------------------------------------------- Draw, in every mode (issue 40)
+
+
+def _finger(page: Page, points: list[tuple[float, float]]) -> None:
+    """One stroke with a finger: touch start, moves, end (the browser's own touch events, through its devtools)."""
+    cdp = page.context.new_cdp_session(page)
+    kinds = ["touchStart"] + ["touchMove"] * (len(points) - 2) + ["touchEnd"]
+    for kind, (x, y) in zip(kinds, points):
+        cdp.send("Input.dispatchTouchEvent", {"type": kind, "touchPoints": [] if kind == "touchEnd" else
+                                              [{"x": x, "y": y, "id": 1}]})
+    cdp.detach()
+
+
+@pytest.mark.parametrize(("screen", "projector", "lang"), WALKS)
+def test_draw_works_in_every_mode_with_a_mouse_or_a_finger(browser, url, screen, projector, lang):
+    """The Draw switch in its language; the canvas whole on screen with its pen widths, Undo and Clear; a heart
+    and a circle drawn (with a finger on the phone, a mouse elsewhere) analysed, the upload box back after."""
+    page = walk_page(browser, url, screen, projector, lang)
+    switch = page.locator("#draw")
+    expect(switch).to_contain_text("画" if lang == "zh" else "Draw")
+    switch.locator("input").check()
+    canvas = page.locator("#draw-canvas")
+    canvas.scroll_into_view_if_needed()
+    box, width = canvas.bounding_box(), page.viewport_size["width"]
+    assert box["width"] >= 200 and box["x"] >= 0 and box["x"] + box["width"] <= width, (screen, box)
+    for tool in ("#pen", "#draw-undo", "#draw-clear"):
+        expect(page.locator(tool)).to_be_visible()
+    before = page.locator("#patch-grid img").first.get_attribute("src")
+    heart = [(0.5, 0.45), (0.35, 0.25), (0.15, 0.4), (0.5, 0.8), (0.85, 0.4), (0.65, 0.25), (0.5, 0.45)]
+    circle = [(0.5 + 0.12 * math.cos(a * math.pi / 8), 0.5 + 0.12 * math.sin(a * math.pi / 8)) for a in range(17)]
+    for shape in (heart, circle):
+        points = [(box["x"] + fx * box["width"], box["y"] + fy * box["height"]) for fx, fy in shape]
+        if screen == "phone":
+            _finger(page, points)
+        else:
+            test_browser.stroke(page, shape)
+    page.wait_for_function("before => { const img = document.querySelector('#patch-grid img');"
+                           " return img && img.src !== before && img.complete && img.naturalWidth > 0; }", arg=before)
+    expect(page.locator("#analyze-btn")).to_be_enabled()
+    page.add_script_tag(path=AXE)  # the canvas and its tools: nothing serious for axe-core either
+    violations = page.evaluate("""async () => (await axe.run('#sidebar', {resultTypes: ['violations']})).violations
+        .filter((v) => v.impact === 'critical' || v.impact === 'serious').map((v) => v.id)""")
+    assert violations == [], (screen, lang, violations)
+    switch.locator("input").uncheck()
+    expect(page.locator("#input-image img")).to_be_visible()
     no_error_badges(page)
     page.context.close()

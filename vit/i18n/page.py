@@ -15,6 +15,11 @@ PAGE: dict[str, dict[str, str]] = {
     "your-image": {"en": "Your image", "zh": "你的图像"},
     # The upload box's words: gradio's own name for the box, word for word, so a screen reader says what is shown.
     "upload-here": {"en": "Drop an image file here to upload", "zh": "将图像文件拖放到此处以上传"},
+    # Draw: a canvas in the upload box's place (vit/ui/page.js draws on it; each finished stroke is the image).
+    "draw": {"en": "Draw", "zh": "画"},
+    "pen": {"en": "Pen (px)", "zh": "笔宽（像素）"},
+    "undo": {"en": "Undo", "zh": "撤销"},
+    "clear-drawing": {"en": "Clear", "zh": "清空"},
     "model": {"en": "Model", "zh": "模型"},
     "patch-size": {"en": "Patch size P (px)", "zh": "patch size P（像素）"},
     "depth": {"en": "Depth", "zh": "深度（encoder block 数）"},
@@ -59,9 +64,10 @@ PAGE: dict[str, dict[str, str]] = {
     # the lesson
     "lesson-prev": {"en": "← Previous", "zh": "← 上一步"},
     "lesson-next": {"en": "Next →", "zh": "下一步 →"},
-    "lesson-start": {"en": "Analyse an image, then walk through 11.4.1 → 11.4.7 with its numbers. Next/Previous, "
-                           "or the arrow keys (a presenter's clicker).",
-                     "zh": "先分析一张图像，再带着它的数字从 11.4.1 走到 11.4.8（中文版的小节编号）。"
+    "lesson-start": {"en": "Analyse an image (or draw one: Draw), then walk through 11.4.1 → 11.4.7 with its numbers. "
+                           "Next/Previous, or the arrow keys (a presenter's clicker).",
+                     "zh": "先分析一张图像（或画一张：勾选“画”），再带着它的数字从 11.4.1 走到 11.4.8"
+                           "（中文版的小节编号）。"
                            "用“下一步/上一步”，或方向键（演示翻页器）。"},
     "lesson-guess": {"en": "Your guess", "zh": "你的猜测"},
     "quiz-me": {"en": "Quiz me: a question first, then this tab's answer",

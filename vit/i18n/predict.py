@@ -40,9 +40,11 @@ MESSAGES: dict[str, dict[str, str]] = {
               "**“{label}” 从哪一层开始第一次成为 top-1？** 输入 1 到 {L} 之间的数字。"},
     "ask-patch": {
         "en": "The grid has N = {N} patches. **Click the patch the class token draws most from at the last layer** "
-              "(attention rollout through all {L} layers).",
+              "(attention rollout through all {L} layers). Your own drawing works too: with Draw, on the shapes "
+              "model, draw a heart and a circle; which one does the class token read?",
         "zh": "网格有 N = {N} 个 patch。**点击 class token 在最后一层从中取得最多信息的那个 patch**"
-              "（经过全部 {L} 层的 attention rollout）。"},
+              "（经过全部 {L} 层的 attention rollout）。也可以用你自己的画：勾选“画”，在 shapes 模型上画一颗心和一个"
+              "圆；class token 读的是哪一个？"},
     "ask-runner_up": {
         "en": "{at}: this is attention rollout for **{label}**, through layers 1 to {layer}. **Will this map change "
               "if we ask about the runner-up class, {second}?** Yes or no.",

@@ -8,9 +8,13 @@ CLI and the log, and in the page's language where a page shows it (``error.words
 from __future__ import annotations
 
 MESSAGES: dict[str, dict[str, str]] = {
-    "refusal-no-image": {"en": "No image yet: upload a photo, take one with the webcam, paste one, or click an "
-                               "example.",
-                         "zh": "还没有图像：上传一张照片、用摄像头拍一张、粘贴一张，或点击一个示例。"},
+    "refusal-no-image": {"en": "No image yet: upload a photo, take one with the webcam, paste one, draw one (Draw), "
+                               "or click an example.",
+                         "zh": "还没有图像：上传一张照片、用摄像头拍一张、粘贴一张、画一张（画），或点击一个示例。"},
+    "refusal-empty-canvas": {"en": "The canvas is empty: draw a shape on it with the mouse, a finger or a pen.",
+                             "zh": "画布是空的：用鼠标、手指或笔在上面画一个形状。"},
+    "refusal-not-a-drawing": {"en": "This is not a drawing from the page's canvas: draw on the canvas again.",
+                              "zh": "这不是页面画布上的画：请在画布上重新画。"},
     "refusal-upload-again": {"en": "This image could not be used: please upload the image again.",
                              "zh": "这张图像无法使用：请重新上传。"},
     "refusal-dropped": {"en": "This picture's analysis was dropped to make room for other users' analyses: press "

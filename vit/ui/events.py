@@ -625,6 +625,13 @@ def settings_changed(model: str, patch_size: Number, depth: Number, request: gr.
 
 
 @handler
+def drawn(data: str, request: gr.Request = None):
+    """A finished stroke, or an undo: the page's canvas (``inputs.drawing``) becomes the image, and the image's own
+    chain analyses it as it does an upload: at once where the setting is quick (the shapes model), else on Analyze."""
+    return inputs.drawing(data)
+
+
+@handler
 def model_settings(model: str, head: Number, request: gr.Request = None) -> dict:
     """A new model: its own patch size and depth, the sliders' ranges, and the cost meter."""
     native = validate.setting(model)  # the family at its own patch size and depth

@@ -6,6 +6,8 @@ slider and shows 64); the API's values are validated strictly by ``vit.validate`
 
 from __future__ import annotations
 
+import base64
+import binascii
 import html
 import json
 import math
@@ -13,6 +15,7 @@ import math
 from vit import validate
 from vit.config import native_config, patch_size_range
 from vit.errors import InputError
+from vit.images import decode_cost
 from vit.model.families import ASSETS
 from vit.serve.decode import load_image_bounded
 from vit.serve.files import proven_file
@@ -149,6 +152,40 @@ def image_source(image: object):
         return image, None  # a PIL image or an array, from Python: nothing on disk
     real = proven_file(path, upload_roots())
     return real, (name if isinstance(name, str) and name else real.name)
+
+
+DRAWING_PX = 256  # the page's canvas, square (vit/ui/page.js): 4 x the shapes model's 64 px drawings
+# A drawing comes as a data: URL inside the event's body, within the middleware's 64 KiB (vit.serve.limits.MAX_BODY):
+# a PNG of strokes is a few kB; where one is larger the page sends a JPEG.
+MAX_DRAWING_CHARS = 60_000
+DRAWING_TYPES = ("data:image/png;base64,", "data:image/jpeg;base64,")
+
+
+def drawing(value: object):
+    """The page's canvas as an RGB image: a ``data:`` URL of a PNG or JPEG, DRAWING_PX square, not blank.
+
+    Its size is read from the header first; then it is decoded as an upload is (:func:`load_image`, within the
+    decode budget). Nothing touches the disk.
+
+    Raises:
+        InputError: an empty or blank canvas (``refusal-empty-canvas``); anything else that is not the
+            canvas's picture: another type, too long, not base64, another size (``refusal-not-a-drawing``).
+    """
+    if value is None or value == "":
+        raise InputError(key="refusal-empty-canvas")
+    kind = next((k for k in DRAWING_TYPES if isinstance(value, str) and value.startswith(k)), None)
+    if kind is None or len(value) > MAX_DRAWING_CHARS:
+        raise InputError(key="refusal-not-a-drawing")
+    try:
+        data = base64.b64decode(value[len(kind):], validate=True)
+    except (binascii.Error, ValueError):
+        raise InputError(key="refusal-not-a-drawing") from None
+    if decode_cost(data).size != (DRAWING_PX, DRAWING_PX):  # from the header: nothing else is decoded
+        raise InputError(key="refusal-not-a-drawing")
+    image = load_image(data, None)
+    if image.convert("L").getextrema()[0] >= 250:  # white, or all but white after a JPEG's rounding
+        raise InputError(key="refusal-empty-canvas")
+    return image
 
 
 def upload_roots() -> tuple[str, ...]:

@@ -189,6 +189,73 @@
   document.addEventListener("load", (event) => { if (event.target.tagName === "IMG") follow(); }, true);
   document.addEventListener("fullscreenchange", () => follow());
 
+  // Draw (vit/ui/tabs/controls.py): a canvas in the upload box's place, for a mouse, a finger or a pen. The strokes
+  // are kept here, so an undo redraws the others; a finished stroke (and an undo) presses the hidden "drawn" button,
+  // whose event asks drawing() for the canvas: a PNG, or a JPEG where the PNG would not fit in a request
+  // (vit.ui.inputs.drawing checks and decodes it). Clear wipes the canvas and sends nothing.
+  const DRAWING_CHARS = /*MAX_DRAWING_CHARS*/60000;
+  const strokes = [];
+  let stroke = null;
+  const board = () => document.getElementById("draw-canvas");
+  const paint = (ctx, s) => {
+    ctx.strokeStyle = ctx.fillStyle = "#000";
+    ctx.lineWidth = s.width;
+    ctx.lineCap = ctx.lineJoin = "round";
+    const [x0, y0] = s.points[0];
+    ctx.beginPath();
+    if (s.points.length === 1) {  // a tap: a dot as wide as the pen
+      ctx.arc(x0, y0, s.width / 2, 0, 2 * Math.PI);
+      ctx.fill();
+      return;
+    }
+    ctx.moveTo(x0, y0);
+    for (const [x, y] of s.points.slice(1)) ctx.lineTo(x, y);
+    ctx.stroke();
+  };
+  const repaint = () => {
+    const cv = board();
+    if (!cv) return;
+    const ctx = cv.getContext("2d");
+    ctx.fillStyle = "#fff";
+    ctx.fillRect(0, 0, cv.width, cv.height);
+    for (const s of strokes) paint(ctx, s);
+    cv.dataset.painted = "1";
+  };
+  const onBoard = (cv, event) => {
+    const box = cv.getBoundingClientRect();
+    return [(event.clientX - box.left) * cv.width / box.width, (event.clientY - box.top) * cv.height / box.height];
+  };
+  const sendDrawing = () => { const b = document.getElementById("drawn"); if (b) b.click(); };
+  document.addEventListener("pointerdown", (event) => {
+    const cv = event.target;
+    if (cv.id !== "draw-canvas" || event.button > 0) return;
+    event.preventDefault();
+    if (!cv.dataset.painted) repaint();
+    cv.setPointerCapture(event.pointerId);
+    const width = Number((document.querySelector("#pen input:checked") || {}).value) || 8;
+    stroke = {width, points: [onBoard(cv, event)]};
+    strokes.push(stroke);
+    paint(cv.getContext("2d"), stroke);
+  });
+  document.addEventListener("pointermove", (event) => {
+    const cv = event.target;
+    if (!stroke || cv.id !== "draw-canvas") return;
+    const moves = event.getCoalescedEvents ? event.getCoalescedEvents() : [event];
+    const ctx = cv.getContext("2d");
+    for (const move of moves.length ? moves : [event]) {
+      const from = stroke.points[stroke.points.length - 1], to = onBoard(cv, move);
+      stroke.points.push(to);
+      paint(ctx, {width: stroke.width, points: [from, to]});
+    }
+  });
+  const strokeEnds = () => {
+    if (!stroke) return;
+    stroke = null;
+    sendDrawing();
+  };
+  document.addEventListener("pointerup", strokeEnds);
+  document.addEventListener("pointercancel", strokeEnds);
+
   let lastSaved = null;
   // The page's language (vit/ui/lang.py): ?lang=zh|en in the address, else the switch's last choice in this
   // browser, else the browser's own (gradio picks it from navigator.language). The choice goes to gradio's
@@ -228,6 +295,36 @@
 
   window.vitAnatomy = {
     language,
+    // The Draw switch: the canvas in the upload box's place (the class "drawing" on <body>, vit/ui/page.css).
+    drawMode(on) {
+      document.body.classList.toggle("drawing", on === true);
+      const cv = board();
+      if (on !== true || !cv) return;
+      cv.setAttribute("role", "img");
+      cv.setAttribute("aria-label", zh() ? "画布：用鼠标、手指或笔在上面画" : "Canvas: draw on it with a mouse, a finger or a pen");
+      repaint();
+    },
+    canvas(action) {
+      if (action === "undo" && strokes.length) {
+        strokes.pop();
+        repaint();
+        if (strokes.length) sendDrawing();
+      } else if (action === "clear") {
+        strokes.length = 0;
+        repaint();
+      }
+    },
+    // The drawn event's input: the canvas as a data: URL, or "" with nothing drawn.
+    drawing() {
+      const cv = board();
+      if (!cv || !strokes.length) return [""];
+      let url = cv.toDataURL("image/png");
+      for (const quality of [0.9, 0.7, 0.5]) {
+        if (url.length <= DRAWING_CHARS) break;
+        url = cv.toDataURL("image/jpeg", quality);
+      }
+      return [url];
+    },
     // A click on picture ``name``: the event's last input becomes the cell the pointer was pressed on ("[r, c]"),
     // or "" off its cells (vit.ui.tabs.parts.clicked_js); the server checks it against the grid it drew.
     clicked(name, args) {

@@ -14,7 +14,7 @@ import gradio as gr
 from vit import validate
 from vit.config import DISPLAY_NAMES, MAX_PATCH_SIZE, MIN_PATCH_SIZE, PRESETS
 from vit.model.families import ASSETS
-from vit.ui import events, meter, models, startup
+from vit.ui import events, inputs, meter, models, startup
 from vit.ui.lang import t
 from vit.ui.tabs.parts import DISPLAY, MODEL_WAITERS, REDRAW_CONCURRENCY, on, outputs, private, redraw
 from vit.validate import HEAD_FUSIONS, MAX_DISCARD_RATIO, MAX_TOP_K
@@ -26,6 +26,7 @@ DEFAULT = next(k for k, v in DISPLAY_NAMES.items() if v == startup.DEFAULT_MODEL
 DIRECTIONS = ("up", "down", "left", "right")  # the arrow keys' hidden buttons (vit/ui/page.js clicks them)
 STARTUP_TICK_S = 1.0  # how often a Space's page asks how far the startup download is
 SIDEBAR_WIDTH, MAIN_WIDTH = 300, 320  # px, the columns' narrowest
+PEN_WIDTHS = [4, 8, 16]  # px on the 256 px canvas: 1, 2 and 4 px in the shapes model's 64 px drawings
 LANGUAGE_CHOICES = [("English", "en"), ("中文", "zh")]  # each in its own language, as a switch should be
 
 
@@ -58,6 +59,19 @@ def build_sidebar(c: dict) -> None:
                          elem_id="lang", min_width=120)
     c["image"] = gr.Image(type="pil", sources=["upload", "webcam", "clipboard"], label=t("your-image"), height=120,
                           placeholder=t("upload-here"), elem_id="input-image")
+    # Draw: a canvas in the upload box's place, for a mouse, a finger or a pen. The page draws on it (vit/ui/page.js);
+    # each finished stroke, and an undo, sends it through the hidden "drawn" button, and it becomes the image.
+    c["draw"] = gr.Checkbox(False, label=t("draw"), elem_id="draw", container=False)
+    with gr.Group(elem_id="draw-box"):
+        gr.HTML(f'<canvas id="draw-canvas" width="{inputs.DRAWING_PX}" height="{inputs.DRAWING_PX}"></canvas>',
+                elem_id="draw-area", padding=False)
+        c["pen"] = gr.Radio(PEN_WIDTHS, value=PEN_WIDTHS[1], label=t("pen"), elem_id="pen",
+                            interactive=True)  # no event of its own: the page reads it at each stroke
+        with gr.Row(elem_id="draw-tools"):
+            c["undo"] = gr.Button(t("undo"), size="sm", elem_id="draw-undo", min_width=80)
+            c["clear-drawing"] = gr.Button(t("clear-drawing"), size="sm", elem_id="draw-clear", min_width=80)
+    c["drawing"] = gr.Textbox("", visible=False, max_length=inputs.MAX_DRAWING_CHARS, elem_id="drawing")
+    c["drawn"] = gr.Button("drawn", elem_id="drawn", elem_classes="hidden-helper")
     c["model"] = gr.Dropdown(models.menu(), value=startup.DEFAULT_MODEL, label=t("model"),
                              elem_id="model")
     c["patch-size"] = gr.Slider(MIN_PATCH_SIZE, MAX_PATCH_SIZE, value=native.patch_size, step=1,
@@ -173,6 +187,12 @@ def _wire_analyses(c: dict) -> None:
             events.named(ended, events.BUTTON_OUTPUTS), outputs(c, ["model", "patch-size", "depth"]), **button,
             **private(f"idle_{name}"))
 
+    page = "window.vitAnatomy && window.vitAnatomy"
+    c["draw"].change(None, c["draw"], None, js=f"(on) => {{ {page}.drawMode(on); return []; }}", **private("draw"))
+    c["undo"].click(None, js=f"() => {{ {page}.canvas('undo'); return []; }}", **private("undo"))
+    c["clear-drawing"].click(None, js=f"() => {{ {page}.canvas('clear'); return []; }}", **private("clear_drawing"))
+    c["drawn"].click(events.drawn, c["drawing"], c["image"], js=f"(d) => ({page}.drawing()) || [d]",
+                     queue=False, show_progress="hidden", **private("drawn"))
     analysis(c["analyze"].click, now, "now")
     analysis(c["image"].change, auto, "new_image")
     analysis(c["patch-size"].release, auto, "new_patch_size")
