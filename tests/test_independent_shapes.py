@@ -27,6 +27,7 @@ def test_it_calls_nothing_of_the_training_generator(monkeypatch):
     result = ind.evaluate(per_class=1, sizes=(64,))
     assert [r["n"] for r in result["rows"]] == [8, 8, 8]
     assert set(result["by_class"]) == set(ind.CLASSES) and 0.0 <= result["accuracy"] <= 1.0
+    assert set(result["by_style"]) <= {"filled", "hand", "mouse"} and "mouse" in result["by_style"]
 
 
 def test_drawings_follow_their_own_rules():
@@ -37,3 +38,8 @@ def test_drawings_follow_their_own_rules():
         assert d.style in ("filled", "hand")
     big = ind.draw(np.random.default_rng(1), 0, 1024)
     assert big.image.size == (1024, 1024)
+    for label in range(len(ind.CLASSES)):  # issue 40's mouse strokes: a line on a light canvas, ink where it went
+        d = ind.draw_mouse(rng, label, 256)
+        x = np.asarray(d.image, dtype=np.float32)
+        assert d.image.size == (256, 256) and d.style == "mouse" and d.label == label
+        assert x[:3, :3].mean() > 190 and 0.005 < (np.abs(x - x[:3, :3].mean((0, 1))).max(-1) > 60).mean() < 0.5

@@ -107,6 +107,30 @@ def test_the_varied_style_is_seeded_and_its_masks_are_the_shapes():
         assert x != y and mx.any() and my.any() and (mx & my).sum() <= 2  # two halves; the shrinking may touch
 
 
+def test_the_sketch_style_is_seeded_inked_and_its_masks_are_the_shapes():
+    """Issue 40: shapes drawn with a pen. Seeded like the others; each shape leaves ink where its mask is (the mask's
+    pixels differ from the image's corners more than the rest do), two shapes stay two."""
+    a, la, ma = shapes.sample(60, seed=31, style="sketch")
+    b, lb, _ = shapes.sample(20, seed=31, style="sketch")
+    assert [np.asarray(x).tobytes() for x in a[:20]] == [np.asarray(x).tobytes() for x in b] and la[:20] == lb
+    varied, _, _ = shapes.sample(60, seed=31, style="varied")
+    assert all(np.asarray(x).tobytes() != np.asarray(y).tobytes() for x, y in zip(a, varied))
+    assert set(la) == set(range(len(shapes.CLASSES)))
+    inked = 0
+    for image, mask in zip(a, ma):
+        assert image.size == (64, 64) and mask.shape == (64, 64) and mask.dtype == bool
+        assert mask.sum() >= 8 and not mask.all()
+        x = np.asarray(image, dtype=np.float32)
+        corners = np.concatenate([x[:3, :3], x[:3, -3:], x[-3:, :3], x[-3:, -3:]]).reshape(-1, 3).mean(0)
+        far = np.linalg.norm(x - corners, axis=-1)
+        inked += far[mask].max() > far[~mask].mean() + 30  # the pen's colour is somewhere under the mask
+    assert inked >= 54, inked  # clutter or a corner inside the shape may hide it in a few
+    two, pairs, masks = shapes.sample(30, seed=32, two=True, style="sketch")
+    for (x, y), (mx, my) in zip(pairs, masks):
+        assert x != y and mx.any() and my.any() and (mx & my).sum() <= 2
+    assert shapes.sketch_outlines("ring", np.random.default_rng(0))[1] is not None  # a ring: two circles traced
+
+
 def test_the_training_set_mixes_one_and_two_shapes_and_draws_in_pieces():
     images, labels, masks = shapes.training_set(240, seed=3, size=32)
     assert images.shape == (240, 32, 32, 3) and images.dtype == np.uint8
@@ -119,6 +143,13 @@ def test_the_training_set_mixes_one_and_two_shapes_and_draws_in_pieces():
     part = shapes.training_set(40, seed=3, size=32, start=200)  # image i depends on (seed, i) only
     for whole, piece in zip((images, labels, masks), part):
         assert (whole[200:] == piece).all()
+    assert all((x == y).all() for x, y in zip(shapes.training_set(240, seed=3, size=32, sketch_share=0.0),
+                                              (images, labels, masks)))  # no sketches: the same draws as before
+    sketched = shapes.training_set(40, seed=3, size=32, sketch_share=1.0)  # every one sketched, by draw(.., "sketch")
+    pick = np.random.default_rng([3, 0, 1])
+    two_first = bool(pick.random() < 0.25)
+    first, _, _ = shapes.draw(np.random.default_rng([3, 0]), 32, two_first, "sketch")
+    assert (sketched[0][0] == np.asarray(first)).all()
     one = shapes.training_set(240, seed=3, size=32, two_share=0.0, varied_share=0.0)
     assert (one[1][:, 1] == -1).all()
     plain, plain_labels, _ = shapes.sample(5, seed=3, size=32)  # all plain, all one shape: vit.shapes.sample's images
@@ -133,7 +164,7 @@ def test_sample_refuses_bad_arguments():
         shapes.sample(1, 0, size=8)
     with pytest.raises(ValueError, match="shape must be one of circle"):
         shapes.shape_alpha("hexagon", 64, (32, 32), 10, 0.0)
-    with pytest.raises(ValueError, match="style must be one of plain, varied, got 'sketchy'"):
+    with pytest.raises(ValueError, match="style must be one of plain, varied, sketch, got .sketchy."):
         shapes.sample(1, 0, style="sketchy")
 
 
@@ -421,6 +452,7 @@ def test_the_example_drawings_are_what_they_say():
 def test_the_default_recipe_is_the_shipped_files_and_plain_is_the_one_before():
     """`train-shapes` with no recipe retrains the shipped file's recipe (its JSON's settings), on its data."""
     shipped = json.loads(families.meta_path(train.NAME).read_text())["settings"]
+    shipped.setdefault("sketch_share", 0.0)  # a field added after the file was trained: 0 draws what it was trained on
     recipe = asdict(train.RECIPES[train.SHIPPED])
     assert {k: (list(v) if isinstance(v, tuple) else v) for k, v in recipe.items()} == shipped
     from vit.__main__ import _parser  # noqa: PLC0415
@@ -432,6 +464,11 @@ def test_the_default_recipe_is_the_shipped_files_and_plain_is_the_one_before():
     assert labels.shape == (40, 2) and masks.shape == (40, 2, 32, 32)
     plain = train.RECIPES["plain"]  # the file shipped before issue 22: one plain shape per drawing
     assert plain == train.TrainSettings() and plain.two_share == plain.varied_share == 0 and not plain.recolour
+    sketch = train.RECIPES["sketch"]  # issue 40's: a third sketched with a pen; drawn as the others, in pieces
+    assert sketch.sketch_share > 0 and sketch.two_share > 0 and sketch.max_seconds is None
+    tiny = train.TrainSettings(**{**asdict(sketch), "train_images": 1100})
+    whole, parts = train.draw_training_set(tiny, 32), train.draw_training_set(tiny, 32, workers=2)
+    assert all((x == y).all() for x, y in zip(whole, parts)) and (whole[1][:, 1] >= 0).any()
     small = train.TrainSettings(train_images=40)
     for got, want in zip(train.draw_training_set(small, 32), shapes.sample_arrays(40, 0, 32)):
         np.testing.assert_array_equal(got, want)

@@ -209,12 +209,13 @@ def _train_parser(sub) -> None:
     t = sub.add_parser("train-shapes", help="train vit_tiny_shapes from scratch on drawn shapes (minutes, no download)")
     t.add_argument("--out", default=None, help="the .pth to write, the .json goes beside it "
                                                "(default assets/vit_tiny_shapes.pth)")
-    t.add_argument("--recipe", default="mixed", choices=("mixed", "plain"),  # train.SHIPPED, train.RECIPES
+    t.add_argument("--recipe", default="mixed", choices=("mixed", "plain", "sketch"),  # train.SHIPPED, train.RECIPES
                    help="mixed: the shipped file's (one- and two-shape, plain and varied drawings, fixed steps, so "
                         "repeatable step for step); plain: the file shipped before issue 22 (one plain shape per "
-                        "drawing, a 15-minute budget) (default mixed)")
+                        "drawing, a 15-minute budget); sketch: issue 40's, a third of the drawings sketched with a "
+                        "pen, about an hour on an idle 2-core machine, not yet shipped (default mixed)")
     t.add_argument("--epochs", default=None, help="passes over the drawn training set (default: the recipe's, "
-                                                  "18 mixed, 40 plain)")
+                                                  "18 mixed, 40 plain, 30 sketch)")
     t.add_argument("--seed", default=0, help="seeds the drawings, the init and the order (default 0)")
     t.add_argument("--device", default=None, help="cpu or cuda (default: cuda if available)")
     t.add_argument("--minutes", default=None, help="an optional time budget of the training loop in minutes: the "

@@ -66,7 +66,15 @@ rules, for training only (issue 22: a model that knows one drawing style fails o
   then, each independently, a Gaussian blur (sigma 0.3-1.3 px), noise (sigma 2-12), a global
   contrast / brightness / gamma change, and JPEG (quality 20-90).
 
-``training_set`` mixes plain and varied drawings with one and two shapes: what ``vit.model.train``
+``style="sketch"`` draws them as people draw with a pen (issue 40), for training only: the outline traced
+by a round pen 1-8 px wide (at 64 px) from any point once round, past its start or short of it, with a
+gap now and then and a mouse's jitter, half the time with a hand's wobble (the ring as two circles, the
+heart as its curve); a fifth hatched inside, a fifth filled with another colour first; 2r is 15-80 % of
+the side; on a white canvas, paper or the varied backgrounds (clutter on a fifth); drawn at 1, 2 or 4 x
+the side (4: the page's 256 px canvas) and shrunk; half of them through the camera's and the file's part
+above. The mask is the shape's inside and its ink.
+
+``training_set`` mixes plain, varied and sketched drawings with one and two shapes: what ``vit.model.train``
 trains on.
 """
 
@@ -78,7 +86,7 @@ import math
 import numpy as np
 from PIL import Image, ImageDraw, ImageFilter
 
-STYLES = ("plain", "varied")
+STYLES = ("plain", "varied", "sketch")
 CLASSES: tuple[str, ...] = ("circle", "square", "triangle", "star", "cross", "ring", "diamond", "heart")
 
 MIN_FRACTION, MAX_FRACTION = 0.22, 0.45  # the diameter 2r as a fraction of the image side
@@ -208,6 +216,8 @@ def draw(rng: np.random.Generator, size: int, two: bool,
     """One image by the rules of the module docstring: (PIL RGB, labels, bool masks (S, S))."""
     if style == "varied":
         return draw_varied(rng, size, two)
+    if style == "sketch":
+        return draw_sketch(rng, size, two)
     img = background(rng, size)
     if two:
         labels = [int(x) for x in rng.choice(len(CLASSES), size=2, replace=False)]
@@ -491,12 +501,125 @@ def draw_varied(rng: np.random.Generator, size: int, two: bool) -> tuple[Image.I
     return _post(rng, image), labels, masks
 
 
+def _pen_path(outline: np.ndarray, rng: np.random.Generator) -> list[np.ndarray]:
+    """A closed outline as a hand traces it: from any point once round, past its start or short of it, with a
+    gap now and then, each point a little off (a mouse's jitter). Pieces of (M, 2) points, r = 1."""
+    p = _densify(outline, 120)
+    p = np.roll(p, -int(rng.integers(len(p))), axis=0)
+    p = np.concatenate([p, p[:1]])  # once round
+    end = rng.random()
+    if end < 0.45:  # overshoot: on past the start
+        p = np.concatenate([p, p[1:1 + int(len(p) * rng.uniform(0.03, 0.2))]])
+    elif end < 0.65:  # short of it
+        p = p[: len(p) - int(len(p) * rng.uniform(0.02, 0.08))]
+    p = p + rng.normal(0, rng.uniform(0.0, 0.015), p.shape)
+    pieces = [p]
+    for _ in range(int(rng.random() < 0.3) * int(rng.integers(1, 3))):  # gaps, 3-10 % of the way round
+        longest = max(range(len(pieces)), key=lambda i: len(pieces[i]))
+        q = pieces.pop(longest)
+        gap = max(2, int(len(q) * rng.uniform(0.03, 0.1)))
+        at = int(rng.integers(1, max(2, len(q) - gap - 1)))
+        pieces += [piece for piece in (q[:at], q[at + gap:]) if len(piece) >= 2]
+    return pieces
+
+
+def sketch_outlines(name: str, rng: np.random.Generator) -> tuple[list[np.ndarray], np.ndarray | None]:
+    """The outlines a pen traces for a class, r = 1: the varied style's proportions, one closed curve each
+    (the heart as its curve; the ring as two circles); and the hole, if any."""
+    if name == "heart":
+        pts = OUTLINES["heart"] * (rng.uniform(0.85, 1.15), 1.0)
+        return [pts / np.abs(pts).max()], None
+    polygons, hole = varied_outline(name, rng)
+    return polygons[:1] + ([hole] if hole is not None else []), hole
+
+
+def draw_sketch(rng: np.random.Generator, size: int, two: bool) -> tuple[Image.Image, list[int], list[np.ndarray]]:
+    """One image by the sketch style's rules (module docstring): shapes drawn with a pen, (PIL RGB, labels, masks)."""
+    up = int(rng.choice([1, 2, 4, 4]))  # 4: the page's 256 px canvas, shrunk to the model's side
+    side, k = size * up, SUPERSAMPLE // up if up < SUPERSAMPLE else 1
+    if rng.random() < 0.4:  # a canvas or a sheet of paper
+        img = np.full((side, side, 3), 255.0, np.float32) if rng.random() < 0.5 else varied_background(rng, side)
+    else:
+        img = varied_background(rng, side)
+    if rng.random() < 0.2:
+        img = _clutter(rng, img)
+    if two:
+        labels = [int(x) for x in rng.choice(len(CLASSES), size=2, replace=False)]
+        half = side / 2
+        boxes = [(0, 0, half, side), (half, 0, side, side)] if rng.integers(2) else \
+            [(0, 0, side, half), (0, half, side, side)]
+        lo, hi = 0.15 * side, min(0.8 * side, 0.9 * half)
+    else:
+        labels = [int(rng.integers(len(CLASSES)))]
+        boxes = [(0, 0, side, side)]
+        lo, hi = 0.15 * side, 0.8 * side
+    masks = []
+    for label, box in zip(labels, boxes):
+        radius = rng.uniform(lo, hi) / 2
+        centre = _place(rng, box, radius)
+        traced, hole = sketch_outlines(CLASSES[label], rng)
+        if rng.random() < 0.6:
+            traced = [_wobble(p, rng) for p in traced]
+        angle = rng.uniform(0, 2 * math.pi)
+        c, s = math.cos(angle), math.sin(angle)
+        turn = np.array([[c, s], [-s, c]]) @ np.diag([1 + (e := rng.uniform(-0.12, 0.12)), 1 - e])
+
+        def canvas_xy(points: np.ndarray) -> list[tuple[float, float]]:
+            xy = points @ turn.T * radius + np.asarray(centre)  # noqa: B023 - used at once
+            return [(float(x * k), float(y * k)) for x, y in xy]
+
+        fill = Image.new("L", (side * k, side * k), 0)
+        ImageDraw.Draw(fill).polygon(canvas_xy(traced[0]), fill=255)
+        if hole is not None:
+            ImageDraw.Draw(fill).polygon(canvas_xy(traced[-1]), fill=0)
+        a_fill = np.asarray(fill.resize((side, side), Image.BOX), dtype=np.float32) / 255.0
+        ink = Image.new("L", (side * k, side * k), 0)
+        pen = ImageDraw.Draw(ink)
+        width = rng.uniform(1, 8) * size / 64 * up * k  # 1-8 px at 64 px
+        for outline in traced:
+            for piece in _pen_path(outline, rng):
+                xy = canvas_xy(piece)
+                pen.line(xy, fill=255, width=max(1, int(round(width))), joint="curve")
+                for x, y in (xy[0], xy[-1]):  # round ends
+                    pen.ellipse([x - width / 2, y - width / 2, x + width / 2, y + width / 2], fill=255)
+        mode = rng.random()
+        a_paint = np.zeros_like(a_fill)
+        if mode < 0.2:  # hatched: parallel lines inside
+            hatch = Image.new("L", (side * k, side * k), 0)
+            lines = ImageDraw.Draw(hatch)
+            step, theta = rng.uniform(2.5, 6) * size / 64 * up * k, rng.uniform(0, math.pi)
+            u, n = np.array([math.cos(theta), math.sin(theta)]), np.array([-math.sin(theta), math.cos(theta)])
+            middle, reach = np.array(centre) * k, 2 * radius * k
+            for offset in np.arange(-reach, reach, step):
+                a, b = middle + offset * n - reach * u, middle + offset * n + reach * u
+                lines.line([tuple(a), tuple(b)], fill=255, width=max(1, int(round(width / 2))))
+            a_paint = np.asarray(hatch.resize((side, side), Image.BOX), dtype=np.float32) / 255.0 * a_fill
+        elif mode < 0.4:  # filled, then outlined
+            a_paint = a_fill
+        a_ink = np.asarray(ink.resize((side, side), Image.BOX), dtype=np.float32) / 255.0
+        inside = a_fill >= 0.5
+        under = float(_luma(img[inside | (a_ink >= 0.5)]).mean()) if (inside | (a_ink >= 0.5)).any() else 0.5
+        colour = shape_colour(rng, under) if rng.random() < 0.7 else np.full(3, 0.0 if under > 0.5 else 255.0)
+        paint = colour if mode < 0.2 else rng.uniform(0, 255, 3)
+        img = a_paint[..., None] * paint + (1 - a_paint[..., None]) * img
+        img = a_ink[..., None] * colour + (1 - a_ink[..., None]) * img
+        masks.append(inside | (a_ink >= 0.5))
+    image = Image.fromarray(np.clip(np.rint(img), 0, 255).astype(np.uint8), mode="RGB")
+    if up > 1:
+        image = image.resize((size, size), Image.BILINEAR)
+        masks = [np.asarray(Image.fromarray(m.astype(np.uint8) * 255).resize((size, size), Image.BILINEAR)) >= 128
+                 for m in masks]
+    return (_post(rng, image) if rng.random() < 0.5 else image), labels, masks
+
+
 def training_set(n: int, seed: int, size: int = 64, two_share: float = 0.25, varied_share: float = 0.6,
-                 start: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The training data: plain and varied drawings, one or two shapes each (images start .. start + n - 1).
+                 start: int = 0, sketch_share: float = 0.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The training data: plain, varied and sketched drawings, one or two shapes each (images start .. start + n - 1).
 
     Image i depends only on (seed, i), so the set can be drawn in pieces: whether it has two shapes
     and which style come from ``default_rng([seed, i, 1])``, the drawing from ``default_rng([seed, i])``.
+    ``sketch_share`` of the images are sketched, the others plain or varied as before (with 0, the
+    draws are those of a set without sketches).
 
     Returns:
         images (n, S, S, 3) uint8; labels (n, 2) int64, the second -1 for a one-shape image;
@@ -510,6 +633,8 @@ def training_set(n: int, seed: int, size: int = 64, two_share: float = 0.25, var
         pick = np.random.default_rng([seed, i, 1])
         two = bool(pick.random() < two_share)
         style = "varied" if pick.random() < varied_share else "plain"
+        if sketch_share and pick.random() < sketch_share:
+            style = "sketch"
         image, label, mask = draw(np.random.default_rng([seed, i]), size, two, style)
         images[row] = np.asarray(image)
         labels[row, :len(label)] = label
