@@ -115,7 +115,9 @@ def redraw(c: dict) -> dict:
     return dict(fn=events.page_event(events.page_redraw, events.REDRAW_OUTPUTS),
                 inputs=outputs(c, [*DISPLAY, "screen", "tab-on-screen"]), outputs=outputs(c, events.REDRAW_OUTPUTS),
                 preprocess=False, trigger_mode="always_last", concurrency_limit=REDRAW_CONCURRENCY,
-                show_progress="minimal")  # a fusion recompute at P = 4 takes seconds
+                # A fusion recompute at P = 4 takes seconds: the progress shows on the pictures, not on the words
+                # (gradio's light grey timer in the timing line or a caption fails colour contrast).
+                show_progress="minimal", show_progress_on=[c[n] for n in events.REDRAW_OUTPUTS if n in PICTURES])
 
 
 def show_tab(c: dict, tab: str):
