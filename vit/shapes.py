@@ -425,6 +425,29 @@ def _post(rng: np.random.Generator, image: Image.Image) -> Image.Image:
     return image
 
 
+def _layout(rng: np.random.Generator, side: int, two: bool, smallest: float,
+            largest: float) -> tuple[list[int], list[tuple[float, float, float, float]], tuple[float, float]]:
+    """The classes, the boxes they go in (the whole image, or two halves side by side or stacked) and the range of
+    the diameter 2r in pixels (``smallest`` to ``largest`` x the side; with two shapes at most 0.9 x a half)."""
+    if not two:
+        return [int(rng.integers(len(CLASSES)))], [(0, 0, side, side)], (smallest * side, largest * side)
+    labels = [int(x) for x in rng.choice(len(CLASSES), size=2, replace=False)]
+    half = side / 2
+    boxes = [(0, 0, half, side), (half, 0, side, side)] if rng.integers(2) else \
+        [(0, 0, side, half), (0, half, side, side)]
+    return labels, boxes, (smallest * side, min(largest * side, 0.9 * half))
+
+
+def _shrunk(img: np.ndarray, masks: list[np.ndarray], size: int) -> tuple[Image.Image, list[np.ndarray]]:
+    """A drawing made at a multiple of ``size`` and its masks, shrunk to ``size`` as the preprocessing does."""
+    image = Image.fromarray(np.clip(np.rint(img), 0, 255).astype(np.uint8), mode="RGB")
+    if image.width == size:
+        return image, masks
+    masks = [np.asarray(Image.fromarray(m.astype(np.uint8) * 255).resize((size, size), Image.BILINEAR)) >= 128
+             for m in masks]
+    return image.resize((size, size), Image.BILINEAR), masks
+
+
 def draw_varied(rng: np.random.Generator, size: int, two: bool) -> tuple[Image.Image, list[int], list[np.ndarray]]:
     """One image by the varied style's rules (module docstring): (PIL RGB, labels, bool masks (S, S))."""
     up = int(rng.choice([1, 1, 1, 1, 2, 4]))  # drawn at up x S, then shrunk as the preprocessing does
@@ -434,16 +457,7 @@ def draw_varied(rng: np.random.Generator, size: int, two: bool) -> tuple[Image.I
         img = _clutter(rng, img)
     corners = np.array([(0, 0), (side, 0), (side, side), (0, side)], dtype=float)
     warp = _homography(corners, corners + rng.uniform(-0.07, 0.07, (4, 2)) * side)
-    if two:
-        labels = [int(x) for x in rng.choice(len(CLASSES), size=2, replace=False)]
-        half = side / 2
-        boxes = [(0, 0, half, side), (half, 0, side, side)] if rng.integers(2) else \
-            [(0, 0, side, half), (0, half, side, side)]
-        lo, hi = 0.18 * side, min(0.66 * side, 0.9 * half)
-    else:
-        labels = [int(rng.integers(len(CLASSES)))]
-        boxes = [(0, 0, side, side)]
-        lo, hi = 0.12 * side, 0.66 * side
+    labels, boxes, (lo, hi) = _layout(rng, side, two, 0.18 if two else 0.12, 0.66)
     masks = []
     for label, box in zip(labels, boxes):
         radius = rng.uniform(lo, hi) / 2
@@ -493,11 +507,7 @@ def draw_varied(rng: np.random.Generator, size: int, two: bool) -> tuple[Image.I
         line_colour = colour * rng.uniform(0.2, 0.6) if rng.random() < 0.6 else rng.uniform(0, 255, 3)
         img = a_fill[..., None] * paint + a_line[..., None] * line_colour + (1 - a_fill - a_line)[..., None] * img
         masks.append(inside)
-    image = Image.fromarray(np.clip(np.rint(img), 0, 255).astype(np.uint8), mode="RGB")
-    if up > 1:
-        image = image.resize((size, size), Image.BILINEAR)
-        masks = [np.asarray(Image.fromarray(m.astype(np.uint8) * 255).resize((size, size), Image.BILINEAR)) >= 128
-                 for m in masks]
+    image, masks = _shrunk(img, masks, size)
     return _post(rng, image), labels, masks
 
 
@@ -543,16 +553,7 @@ def draw_sketch(rng: np.random.Generator, size: int, two: bool) -> tuple[Image.I
         img = varied_background(rng, side)
     if rng.random() < 0.2:
         img = _clutter(rng, img)
-    if two:
-        labels = [int(x) for x in rng.choice(len(CLASSES), size=2, replace=False)]
-        half = side / 2
-        boxes = [(0, 0, half, side), (half, 0, side, side)] if rng.integers(2) else \
-            [(0, 0, side, half), (0, half, side, side)]
-        lo, hi = 0.15 * side, min(0.8 * side, 0.9 * half)
-    else:
-        labels = [int(rng.integers(len(CLASSES)))]
-        boxes = [(0, 0, side, side)]
-        lo, hi = 0.15 * side, 0.8 * side
+    labels, boxes, (lo, hi) = _layout(rng, side, two, 0.15, 0.8)
     masks = []
     for label, box in zip(labels, boxes):
         radius = rng.uniform(lo, hi) / 2
@@ -604,11 +605,7 @@ def draw_sketch(rng: np.random.Generator, size: int, two: bool) -> tuple[Image.I
         img = a_paint[..., None] * paint + (1 - a_paint[..., None]) * img
         img = a_ink[..., None] * colour + (1 - a_ink[..., None]) * img
         masks.append(inside | (a_ink >= 0.5))
-    image = Image.fromarray(np.clip(np.rint(img), 0, 255).astype(np.uint8), mode="RGB")
-    if up > 1:
-        image = image.resize((size, size), Image.BILINEAR)
-        masks = [np.asarray(Image.fromarray(m.astype(np.uint8) * 255).resize((size, size), Image.BILINEAR)) >= 128
-                 for m in masks]
+    image, masks = _shrunk(img, masks, size)
     return (_post(rng, image) if rng.random() < 0.5 else image), labels, masks
 
 
