@@ -35,11 +35,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import vit  # after the path is set
+from vit.explanations import faithfulness
 
 CLASSES = ("circle", "square", "triangle", "star", "cross", "ring", "diamond", "heart")  # the model's order
 SIZES = (64, 128, 256, 512, 1024)
 CONDITIONS = ("clean", "jpeg", "blur")
 SEED = 31_337  # drawings of this file only; the model trained on vit.shapes' seed 0
+POINTERS = {"grad_rollout": "gradient-weighted rollout", "rollout": "rollout (class-agnostic)"}
 
 
 @dataclass(frozen=True)
@@ -159,6 +161,13 @@ def background(rng: np.random.Generator, side: int) -> np.ndarray:
     return np.clip(img, 0, 1)
 
 
+def _under(bg: np.ndarray, centre) -> float:
+    """The background's luma around a point (x, y) in [0, 1]² (imshow's row 0 is the top, y = 1)."""
+    side = bg.shape[0]
+    iy, ix = int((1 - centre[1]) * (side - 1)), int(centre[0] * (side - 1))
+    return float(_luma(bg[max(iy - 2, 0):iy + 3, max(ix - 2, 0):ix + 3]).mean())
+
+
 def ink(rng: np.random.Generator, under: float) -> np.ndarray:
     """A shape colour whose luma differs from the background's under it by at least 0.3."""
     for _ in range(200):
@@ -185,28 +194,45 @@ def draw(rng: np.random.Generator, label: int, side: int) -> Drawing:
         points = _jitter(points, rng, 0.04)
     xy = points @ rot.T * radius + (cx, cy)
     bg = background(rng, side)
-    iy, ix = int((1 - cy) * (side - 1)), int(cx * (side - 1))  # imshow's row 0 is the top (y = 1)
-    under = float(_luma(bg[max(iy - 2, 0):iy + 3, max(ix - 2, 0):ix + 3]).mean())
-    colour = ink(rng, under)
+    colour = ink(rng, _under(bg, (cx, cy)))
 
+    canvas, ax = _axes(side)
+    ax.imshow(bg, extent=(0, 1, 0, 1), interpolation="bilinear", origin="upper")
+    _fill(ax, xy, hole, (cx, cy), colour, style, side)
+    return Drawing(_pixels(canvas), label, style)
+
+
+def _axes(side: int, paper=None):
+    """A ``side`` px figure whose axes span it, (0, 0) bottom left to (1, 1) top right, nothing drawn."""
     fig = Figure(figsize=(side / 100, side / 100), dpi=100)
     canvas = FigureCanvasAgg(fig)
-    ax = fig.add_axes((0, 0, 1, 1))
+    ax = fig.add_axes((0, 0, 1, 1), **({} if paper is None else {"facecolor": tuple(paper)}))
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
     ax.axis("off")
-    ax.imshow(bg, extent=(0, 1, 0, 1), interpolation="bilinear", origin="upper")
+    if paper is not None:
+        fig.set_facecolor(tuple(paper))
+    return canvas, ax
+
+
+def _pixels(canvas) -> Image.Image:
+    canvas.draw()
+    return Image.fromarray(np.asarray(canvas.buffer_rgba())[..., :3].copy())
+
+
+def _fill(ax, xy: np.ndarray, hole: float | None, centre, colour: np.ndarray, style: str, side: int) -> None:
+    """A filled outline (a hand-drawn one stroked in a darker ink); a ring with its hole cut out."""
     stroke = dict(edgecolor=tuple(colour * 0.45), linewidth=max(1.0, side / 90) * 72 / 100) if style == "hand" \
         else dict(edgecolor="none")
     if hole is None:
         ax.add_patch(Polygon(xy, closed=True, facecolor=tuple(colour), antialiased=True, **stroke))
     else:  # a ring: the outline with the hole cut out (a compound path), so the background shows through
-        inner = (xy - (cx, cy)) * hole + (cx, cy)
-        path = Outline.make_compound_path(Outline(xy, closed=True), Outline(inner[::-1], closed=True))
-        ax.add_patch(PathPatch(path, facecolor=tuple(colour), antialiased=True, **stroke))
-    canvas.draw()
-    rgb = np.asarray(canvas.buffer_rgba())[..., :3].copy()
-    return Drawing(Image.fromarray(rgb), label, style)
+        ax.add_patch(PathPatch(_ring(xy, hole, centre), facecolor=tuple(colour), antialiased=True, **stroke))
+
+
+def _ring(xy: np.ndarray, hole: float, centre) -> Outline:
+    inner = (xy - centre) * hole + centre
+    return Outline.make_compound_path(Outline(xy, closed=True), Outline(inner[::-1], closed=True))
 
 
 def draw_mouse(rng: np.random.Generator, label: int, side: int) -> Drawing:
@@ -221,24 +247,77 @@ def draw_mouse(rng: np.random.Generator, label: int, side: int) -> Drawing:
     loops = [points] + ([points * hole] if hole is not None else [])
     paper = np.ones(3) if rng.uniform() < 0.7 else rng.uniform(0.8, 1.0, 3)
     colour = np.zeros(3) if rng.uniform() < 0.6 else ink(rng, float(_luma(paper)))
-    fig = Figure(figsize=(side / 100, side / 100), dpi=100)
-    canvas = FigureCanvasAgg(fig)
-    ax = fig.add_axes((0, 0, 1, 1), facecolor=tuple(paper))
-    ax.set_xlim(0, 1)
-    ax.set_ylim(0, 1)
-    ax.axis("off")
-    fig.set_facecolor(tuple(paper))
+    canvas, ax = _axes(side, paper)
+    _trace(ax, rng, loops, rot, radius, (cx, cy), colour, side)
+    return Drawing(_pixels(canvas), label, "mouse")
+
+
+def _trace(ax, rng: np.random.Generator, loops, rot: np.ndarray, radius: float, centre, colour, side: int) -> None:
+    """Each loop traced once with a round pen, as a mouse reports it: sparse jittered points, closed or past the
+    start."""
     width = rng.uniform(0.012, 0.06) * side * 72 / 100  # points
     for loop in loops:
         p = _densify(loop, int(rng.integers(24, 60)))  # a mouse reports a point every few pixels
         p = np.concatenate([p, p[: 1 + int(len(p) * rng.uniform(0, 0.15))]])  # closed, or on past the start
         p = p + rng.normal(0, rng.uniform(0.005, 0.03), p.shape)
-        xy = p @ rot.T * radius + (cx, cy)
+        xy = p @ rot.T * radius + centre
         ax.plot(xy[:, 0], xy[:, 1], color=tuple(colour), linewidth=width, solid_capstyle="round",
                 solid_joinstyle="round", antialiased=True)
-    canvas.draw()
-    rgb = np.asarray(canvas.buffer_rgba())[..., :3].copy()
-    return Drawing(Image.fromarray(rgb), label, "mouse")
+
+
+def _mask(xy: np.ndarray, hole: float | None, centre, side: int) -> np.ndarray:
+    """Where a shape lies, (side, side) bool, row 0 at the top: the pixel centres inside its outline (not in a
+    ring's hole)."""
+    t = (np.arange(side) + 0.5) / side
+    x, y = np.meshgrid(t, 1 - t)
+    pixels = np.stack([x.ravel(), y.ravel()], 1)
+
+    def inside(outline: np.ndarray) -> np.ndarray:  # closed=True drops the last vertex: repeat the first
+        return Outline(np.concatenate([outline, outline[:1]]), closed=True).contains_points(pixels)
+
+    holed = np.zeros(len(pixels), bool) if hole is None else inside((xy - centre) * hole + centre)
+    return (inside(xy) & ~holed).reshape(side, side)
+
+
+@dataclass(frozen=True)
+class Pair:
+    image: Image.Image
+    labels: tuple[int, int]
+    masks: tuple[np.ndarray, np.ndarray]  # (side, side) bool: where each shape is
+    style: str  # "filled" or "hand" on a background, or "mouse" on a light canvas
+
+
+def draw_pair(rng: np.random.Generator, side: int) -> Pair:
+    """Two shapes of different classes, apart, each 15-45 % of the side at any place and rotation: both filled
+    or both hand-drawn on one background, or both traced with a mouse on a light canvas (issue 40)."""
+    labels = tuple(int(k) for k in rng.choice(len(CLASSES), 2, replace=False))
+    style = ("filled", "hand", "mouse")[int(rng.integers(3))]
+    for _ in range(1000):  # two discs that do not touch
+        radii = rng.uniform(0.15, 0.45, 2) / 2
+        centres = [rng.uniform(r, 1 - r, 2) for r in radii]
+        if np.hypot(*(centres[0] - centres[1])) > radii.sum() + 0.03:
+            break
+    if style == "mouse":
+        paper = np.ones(3) if rng.uniform() < 0.7 else rng.uniform(0.8, 1.0, 3)
+        canvas, ax = _axes(side, paper)
+    else:
+        bg = background(rng, side)
+        canvas, ax = _axes(side)
+        ax.imshow(bg, extent=(0, 1, 0, 1), interpolation="bilinear", origin="upper")
+    masks = []
+    for label, radius, centre in zip(labels, radii, centres):
+        angle = rng.uniform(0, 2 * np.pi)
+        rot = np.array([[math.cos(angle), -math.sin(angle)], [math.sin(angle), math.cos(angle)]])
+        points, hole = outline(CLASSES[label], rng)
+        if style == "mouse":
+            colour = np.zeros(3) if rng.uniform() < 0.6 else ink(rng, float(_luma(paper)))
+            _trace(ax, rng, [points] + ([points * hole] if hole is not None else []), rot, radius, centre, colour,
+                   side)
+        else:
+            drawn = _jitter(points, rng, 0.04) if style == "hand" else points
+            _fill(ax, drawn @ rot.T * radius + centre, hole, centre, ink(rng, _under(bg, centre)), style, side)
+        masks.append(_mask(points @ rot.T * radius + centre, hole, centre, side))
+    return Pair(_pixels(canvas), labels, tuple(masks), style)
 
 
 def corrupt(image: Image.Image, condition: str, rng: np.random.Generator) -> Image.Image:
@@ -288,6 +367,32 @@ def evaluate(per_class: int = 40, seed: int = SEED, patch_size: int | None = Non
             "confusion": confusion.tolist()}
 
 
+def evaluate_pairs(n: int = 200, seed: int = SEED, patch_size: int | None = None, weights: str = "trained") -> dict:
+    """On ``n`` two-shape drawings (64, 128 or 256 px): are both shapes the model's top two, and where do the
+    explanation maps point when each class is asked about in turn? (The pointing game: is a map's brightest patch
+    on the asked shape; a class-agnostic map, the same for both questions, can be right on at most one of them.)"""
+    loaded = vit.load_model("vit_tiny_shapes", weights=weights, patch_size=patch_size, device="cpu")
+    rows = cols = loaded.config.grid_size
+    rng = np.random.default_rng([seed, 2])  # a stream of its own: the one-shape drawings stay as they were
+    top_two: dict[str, list[bool]] = {"filled": [], "hand": [], "mouse": []}
+    pointing: dict[str, list[bool]] = {method: [] for method in POINTERS}
+    for _ in range(n):
+        pair = draw_pair(rng, int(rng.choice((64, 128, 256))))
+        inp = loaded.input(pair.image)
+        with torch.inference_mode():
+            ranked = loaded.module(inp.x)[0].argsort(descending=True).tolist()
+        top_two[pair.style].append(set(ranked[:2]) == set(pair.labels))
+        for label, mask in zip(pair.labels, pair.masks):
+            coverage = faithfulness.patch_coverage(mask, mask.shape[0] // rows)  # (rows, cols)
+            assert coverage.shape == (rows, cols), coverage.shape
+            for method in POINTERS:
+                pointing[method].append(faithfulness.pointing_hit(vit.explain(loaded, inp, method, label).map,
+                                                                  coverage))
+    return {"n": n, "seed": seed, "top_two": float(np.mean(sum(top_two.values(), []))),
+            "top_two_by_style": {k: float(np.mean(v)) for k, v in top_two.items() if v},
+            "pointing": {k: float(np.mean(v)) for k, v in pointing.items()}}
+
+
 def markdown(result: dict) -> str:
     head = "| size | " + " | ".join(CONDITIONS) + " |\n|---:|" + "---:|" * len(CONDITIONS)
     lines = [head]
@@ -297,8 +402,15 @@ def markdown(result: dict) -> str:
     classes = ", ".join(f"{k} {v:.0%}" for k, v in result["by_class"].items())
     styles = ", ".join(f"{k} {v:.1%}" for k, v in result["by_style"].items())
     n = sum(r["n"] for r in result["rows"])
-    return (f"Independent drawings ({n} images, seed {result['seed']}, P = {result['patch_size']}): "
+    text = (f"Independent drawings ({n} images, seed {result['seed']}, P = {result['patch_size']}): "
             f"**{result['accuracy']:.1%}**\n\n" + "\n".join(lines) + f"\n\nBy class: {classes}. By style: {styles}.")
+    if "two_shapes" in result:
+        two = result["two_shapes"]
+        styles = ", ".join(f"{k} {v:.1%}" for k, v in two["top_two_by_style"].items())
+        pointing = ", ".join(f"{POINTERS[k]} {v:.1%}" for k, v in two["pointing"].items())
+        text += (f"\n\nTwo-shape drawings ({two['n']}): both shapes the top two **{two['top_two']:.1%}** "
+                 f"({styles}); the map's brightest patch on the shape asked about: {pointing}.")
+    return text
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -307,6 +419,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=SEED)
     p.add_argument("--patch-size", type=int, default=None)
     p.add_argument("--weights", default="trained", help="'trained' (assets/) or a .pth written by train-shapes")
+    p.add_argument("--pairs", type=int, default=200, help="two-shape drawings (top two, pointing game)")
     p.add_argument("--json", type=Path, default=None, help="also write the result here")
     p.add_argument("--save", type=Path, default=None, help="write a sheet of example drawings (PNG) here")
     p.add_argument("--record", action="store_true",
@@ -320,6 +433,8 @@ def main(argv: list[str] | None = None) -> int:
             sheet.paste(drawn.image, (132 * (i % 8) + 2, 132 * (i // 8) + 2))
         sheet.save(args.save)
     result = evaluate(args.per_class, args.seed, args.patch_size, args.weights)
+    if args.pairs:
+        result["two_shapes"] = evaluate_pairs(args.pairs, args.seed, args.patch_size, args.weights)
     print(markdown(result))
     if args.json:
         args.json.write_text(json.dumps(result, indent=1))

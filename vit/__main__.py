@@ -209,19 +209,19 @@ def _train_parser(sub) -> None:
     t = sub.add_parser("train-shapes", help="train vit_tiny_shapes from scratch on drawn shapes (minutes, no download)")
     t.add_argument("--out", default=None, help="the .pth to write, the .json goes beside it "
                                                "(default assets/vit_tiny_shapes.pth)")
-    t.add_argument("--recipe", default="mixed", choices=("mixed", "plain", "sketch"),  # train.SHIPPED, train.RECIPES
-                   help="mixed: the shipped file's (one- and two-shape, plain and varied drawings, fixed steps, so "
-                        "repeatable step for step); plain: the file shipped before issue 22 (one plain shape per "
-                        "drawing, a 15-minute budget); sketch: issue 40's, a third of the drawings sketched with a "
-                        "pen, about an hour on an idle 2-core machine, not yet shipped (default mixed)")
+    t.add_argument("--recipe", default="sketch", choices=("sketch", "mixed", "plain"),  # train.SHIPPED, .RECIPES
+                   help="sketch: the shipped file's (one- and two-shape drawings, plain, varied and sketched with a "
+                        "pen; fixed steps, so repeatable step for step; about 70 minutes on a 2-core CPU); mixed: "
+                        "the file shipped before it (no sketches, 15 minutes); plain: one plain shape per drawing, "
+                        "a 15-minute budget (default sketch)")
     t.add_argument("--epochs", default=None, help="passes over the drawn training set (default: the recipe's, "
-                                                  "18 mixed, 40 plain, 30 sketch)")
+                                                  "30 sketch, 18 mixed, 40 plain)")
     t.add_argument("--seed", default=0, help="seeds the drawings, the init and the order (default 0)")
     t.add_argument("--device", default=None, help="cpu or cuda (default: cuda if available)")
     t.add_argument("--minutes", default=None, help="an optional time budget of the training loop in minutes: the "
                                                    "schedule is compressed to fit, and the result then depends on "
-                                                   "the machine (default: the recipe's: none mixed, the steps are "
-                                                   "fixed; 15 plain)")
+                                                   "the machine (default: the recipe's: none for sketch and mixed, "
+                                                   "the steps are fixed; 15 plain)")
 
 
 def _train_shapes(args) -> int:

@@ -187,11 +187,6 @@ def register(name: str, config: ViTConfig, display_name: str) -> None:
     HUB_DISPLAY_NAMES[name] = display_name
 
 
-def is_known(name: str) -> bool:
-    """A preset's key or a registered Hub model's id."""
-    return name in PRESETS or name in HUB_MODELS
-
-
 def native_config(name: str) -> ViTConfig:
     """The config of a preset or a registered Hub model, as its checkpoint was trained."""
     return PRESETS[name] if name in PRESETS else HUB_MODELS[name]

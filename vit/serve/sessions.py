@@ -85,11 +85,6 @@ class SessionLedger:
         with self._lock:
             return session in self._all
 
-    def client_of(self, session: str) -> str | None:
-        with self._lock:
-            entry = self._all.get(session)
-            return entry.client if entry is not None else None
-
     def count(self, client: str) -> int:
         """Sessions ``client`` holds now."""
         with self._lock:

@@ -673,12 +673,6 @@ def swatch_legend(width: int, entries: Sequence[tuple[tuple[int, int, int], str]
     return strip
 
 
-def heat_image(heat: np.ndarray, size: tuple[int, int], cmap: str = "cividis",
-               scale: tuple[float, float] | None = None) -> Image.Image:
-    """A (rows, cols) map alone, as colours drawn (width, height) px (no photo under it)."""
-    return Image.fromarray(heat_rgb(heat, size, cmap, scale))
-
-
 def panels(pictures: Sequence[Image.Image], titles: Sequence[str], gap: int = 12,
            short_titles: Sequence[str] | None = None, column: int = 0) -> Image.Image:
     """Pictures side by side, each centred in a column ``column`` px wide at least, with a bold title above it

@@ -116,10 +116,6 @@ def _overlaps(a, b, pad: float = 2) -> bool:
     return a[0] < b[2] + pad and b[0] < a[2] + pad and a[1] < b[3] + pad and b[1] < a[3] + pad
 
 
-def _inside(box, size, margin: float = 2) -> bool:
-    return box[0] >= margin and box[1] >= margin and box[2] <= size[0] - margin and box[3] <= size[1] - margin
-
-
 def depth_texts(layers: Sequence[int], top1_probs: Sequence[float], top1_labels: Sequence[str],
                 final_probs: Sequence[float], final_label: str, size: tuple[int, int] = (720, 360)) -> list[PlotText]:
     """Every text of the depth plot, laid out so that none overlaps another or leaves the picture.
