@@ -113,6 +113,10 @@ def outline(name: str, rng: np.random.Generator) -> tuple[np.ndarray, float | No
     return _heart(rng), None
 
 
+def _rotation(angle: float) -> np.ndarray:
+    return np.array([[math.cos(angle), -math.sin(angle)], [math.sin(angle), math.cos(angle)]])
+
+
 def _densify(points: np.ndarray, n: int = 160) -> np.ndarray:
     closed = np.concatenate([points, points[:1]])
     seg = np.linalg.norm(np.diff(closed, axis=0), axis=1)
@@ -186,8 +190,7 @@ def draw(rng: np.random.Generator, label: int, side: int) -> Drawing:
     extent = rng.uniform(0.15, 0.60)  # the shape's diameter, as a share of the side
     radius = extent / 2
     cx, cy = rng.uniform(radius, 1 - radius, 2)
-    angle = rng.uniform(0, 2 * np.pi)
-    rot = np.array([[math.cos(angle), -math.sin(angle)], [math.sin(angle), math.cos(angle)]])
+    rot = _rotation(rng.uniform(0, 2 * np.pi))
     points, hole = outline(name, rng)
     style = "hand" if rng.uniform() < 0.3 else "filled"
     if style == "hand":
@@ -230,9 +233,13 @@ def _fill(ax, xy: np.ndarray, hole: float | None, centre, colour: np.ndarray, st
         ax.add_patch(PathPatch(_ring(xy, hole, centre), facecolor=tuple(colour), antialiased=True, **stroke))
 
 
+def _hole(xy: np.ndarray, hole: float, centre) -> np.ndarray:
+    """A ring's inner outline: its outer one shrunk about the centre."""
+    return (xy - centre) * hole + centre
+
+
 def _ring(xy: np.ndarray, hole: float, centre) -> Outline:
-    inner = (xy - centre) * hole + centre
-    return Outline.make_compound_path(Outline(xy, closed=True), Outline(inner[::-1], closed=True))
+    return Outline.make_compound_path(Outline(xy, closed=True), Outline(_hole(xy, hole, centre)[::-1], closed=True))
 
 
 def draw_mouse(rng: np.random.Generator, label: int, side: int) -> Drawing:
@@ -241,8 +248,7 @@ def draw_mouse(rng: np.random.Generator, label: int, side: int) -> Drawing:
     name = CLASSES[label]
     radius = rng.uniform(0.2, 0.7) / 2
     cx, cy = rng.uniform(radius, 1 - radius, 2)
-    angle = rng.uniform(0, 2 * np.pi)
-    rot = np.array([[math.cos(angle), -math.sin(angle)], [math.sin(angle), math.cos(angle)]])
+    rot = _rotation(rng.uniform(0, 2 * np.pi))
     points, hole = outline(name, rng)
     loops = [points] + ([points * hole] if hole is not None else [])
     paper = np.ones(3) if rng.uniform() < 0.7 else rng.uniform(0.8, 1.0, 3)
@@ -275,7 +281,7 @@ def _mask(xy: np.ndarray, hole: float | None, centre, side: int) -> np.ndarray:
     def inside(outline: np.ndarray) -> np.ndarray:  # closed=True drops the last vertex: repeat the first
         return Outline(np.concatenate([outline, outline[:1]]), closed=True).contains_points(pixels)
 
-    holed = np.zeros(len(pixels), bool) if hole is None else inside((xy - centre) * hole + centre)
+    holed = np.zeros(len(pixels), bool) if hole is None else inside(_hole(xy, hole, centre))
     return (inside(xy) & ~holed).reshape(side, side)
 
 
@@ -306,8 +312,7 @@ def draw_pair(rng: np.random.Generator, side: int) -> Pair:
         ax.imshow(bg, extent=(0, 1, 0, 1), interpolation="bilinear", origin="upper")
     masks = []
     for label, radius, centre in zip(labels, radii, centres):
-        angle = rng.uniform(0, 2 * np.pi)
-        rot = np.array([[math.cos(angle), -math.sin(angle)], [math.sin(angle), math.cos(angle)]])
+        rot = _rotation(rng.uniform(0, 2 * np.pi))
         points, hole = outline(CLASSES[label], rng)
         if style == "mouse":
             colour = np.zeros(3) if rng.uniform() < 0.6 else ink(rng, float(_luma(paper)))
