@@ -154,11 +154,19 @@ def assert_banner_reads(page: Page) -> None:
 
 
 def assert_value_whole(page: Page, selector: str, projector: bool = False) -> None:
-    """A dropdown's value shows whole, nothing of it under the caret; in projector mode on a laptop, whose text is
-    larger in the same sidebar, a value too long for it ends in an ellipsis."""
-    seen = page.locator(selector).evaluate(
-        "(i) => [i.value, i.scrollWidth, i.clientWidth, getComputedStyle(i).textOverflow]")
+    """A dropdown's value shows whole, nothing of it under the caret (the caret: the icon in the input's right
+    half, level with it); in projector mode on a laptop, whose text is larger in the same sidebar, a value too long
+    for it ends in an ellipsis."""
+    seen = page.locator(selector).evaluate("""(i) => {
+        const r = i.getBoundingClientRect(), box = i.closest('.block') || i.parentElement;
+        const carets = [...box.querySelectorAll('svg')].map((s) => s.getBoundingClientRect())
+            .filter((s) => s.width > 0 && s.top < r.bottom && s.bottom > r.top && s.left >= r.left + r.width / 2);
+        return [i.value, i.scrollWidth, i.clientWidth, getComputedStyle(i).textOverflow,
+                r.right - parseFloat(getComputedStyle(i).paddingRight),
+                carets.length ? Math.min(...carets.map((s) => s.left)) : null];
+    }""")
     assert seen[1] <= seen[2] or (projector and seen[3] == "ellipsis"), seen
+    assert seen[5] is not None and seen[4] <= seen[5] + 0.5, seen  # the text's room ends where the caret begins
 
 
 def _tab(page: Page, name: str) -> None:
