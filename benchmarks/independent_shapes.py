@@ -250,12 +250,26 @@ def draw_mouse(rng: np.random.Generator, label: int, side: int) -> Drawing:
     cx, cy = rng.uniform(radius, 1 - radius, 2)
     rot = _rotation(rng.uniform(0, 2 * np.pi))
     points, hole = outline(name, rng)
-    loops = [points] + ([points * hole] if hole is not None else [])
-    paper = np.ones(3) if rng.uniform() < 0.7 else rng.uniform(0.8, 1.0, 3)
-    colour = np.zeros(3) if rng.uniform() < 0.6 else ink(rng, float(_luma(paper)))
+    paper = _paper(rng)
+    colour = _pen(rng, paper)
     canvas, ax = _axes(side, paper)
-    _trace(ax, rng, loops, rot, radius, (cx, cy), colour, side)
+    _trace(ax, rng, _loops(points, hole), rot, radius, (cx, cy), colour, side)
     return Drawing(_pixels(canvas), label, "mouse")
+
+
+def _paper(rng: np.random.Generator) -> np.ndarray:
+    """The light canvas a mouse draws on: white, or nearly."""
+    return np.ones(3) if rng.uniform() < 0.7 else rng.uniform(0.8, 1.0, 3)
+
+
+def _pen(rng: np.random.Generator, paper: np.ndarray) -> np.ndarray:
+    """A mouse's ink on that canvas: black, or a colour that stands out from it."""
+    return np.zeros(3) if rng.uniform() < 0.6 else ink(rng, float(_luma(paper)))
+
+
+def _loops(points: np.ndarray, hole: float | None) -> list[np.ndarray]:
+    """The loops a pen traces for an outline: the outline, and a ring's hole."""
+    return [points] + ([points * hole] if hole is not None else [])
 
 
 def _trace(ax, rng: np.random.Generator, loops, rot: np.ndarray, radius: float, centre, colour, side: int) -> None:
@@ -304,7 +318,7 @@ def draw_pair(rng: np.random.Generator, side: int) -> Pair:
         if np.hypot(*(centres[0] - centres[1])) > radii.sum() + 0.03:
             break
     if style == "mouse":
-        paper = np.ones(3) if rng.uniform() < 0.7 else rng.uniform(0.8, 1.0, 3)
+        paper = _paper(rng)
         canvas, ax = _axes(side, paper)
     else:
         bg = background(rng, side)
@@ -315,9 +329,7 @@ def draw_pair(rng: np.random.Generator, side: int) -> Pair:
         rot = _rotation(rng.uniform(0, 2 * np.pi))
         points, hole = outline(CLASSES[label], rng)
         if style == "mouse":
-            colour = np.zeros(3) if rng.uniform() < 0.6 else ink(rng, float(_luma(paper)))
-            _trace(ax, rng, [points] + ([points * hole] if hole is not None else []), rot, radius, centre, colour,
-                   side)
+            _trace(ax, rng, _loops(points, hole), rot, radius, centre, _pen(rng, paper), side)
         else:
             drawn = _jitter(points, rng, 0.04) if style == "hand" else points
             _fill(ax, drawn @ rot.T * radius + centre, hole, centre, ink(rng, _under(bg, centre)), style, side)
