@@ -11,7 +11,7 @@ import pytest
 
 from vit import i18n
 from vit.errors import InputError
-from vit.serve.files import UPLOAD_AGAIN, PictureFolder, proven_file, remove_stale_folders
+from vit.serve.files import UPLOAD_AGAIN, PictureFolder, picture_budgets, proven_file, remove_stale_folders
 from vit.serve.memory import rss_bytes, trim_memory
 from vit.serve.queue import Busy, FairQueue, Replaced
 
@@ -184,6 +184,24 @@ def test_picture_folder_is_pruned_in_the_background_and_removed(tmp_path):
     wait_for(lambda: not path.exists(), timeout=5)  # no request needed: the thread removed it
     folder.remove()
     assert not folder.path.exists()
+
+
+def test_the_next_server_reads_its_own_picture_budgets(tmp_path, monkeypatch):
+    """The picture folder is the server's: a server started with small budgets (the attack tests' 2 MB an address)
+    leaves them behind at its end, and the next one reads the environment again. Left behind, they evicted a class's
+    pictures before its 16 clients fetched them (a 403 on a loaded machine)."""
+    from vit.ui import state  # noqa: PLC0415 - the app's state, made on first use
+
+    monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path))
+    monkeypatch.setenv("VIT_PICTURES_ADDRESS_MB", "2")
+    state.reset()
+    small = state.picture_folder()
+    assert small.budgets["address"] == 2_000_000
+    monkeypatch.delenv("VIT_PICTURES_ADDRESS_MB")
+    state.reset()
+    assert not small.path.exists()  # its files went with it
+    assert state.picture_folder().budgets == picture_budgets({})
+    state.reset()
 
 
 def test_folders_of_dead_servers_are_removed_at_start(tmp_path):

@@ -105,9 +105,14 @@ picture_folder = Lazy(_picture_folder)  # vit.serve.files.PictureFolder: pruned 
 
 
 def reset() -> None:
-    """Forget the model cache and the kept analyses (tests point the server at another TORCH_HOME)."""
+    """Forget the model cache, the kept analyses and the picture folder (its files go): the next server reads
+    TORCH_HOME, GRADIO_TEMP_DIR and the picture budgets again (tests start servers with other ones)."""
     model_cache.forget()
     analysis_store.forget()
+    folder = picture_folder.made
+    picture_folder.forget()
+    if folder is not None:
+        folder.remove()
     SESSIONS.clear()
 
 
