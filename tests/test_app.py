@@ -217,12 +217,28 @@ def test_display_only_before_any_analysis_asks_for_one(client, model_calls):
 
 
 def test_model_settings_follow_the_model(client):
-    patch, depth, cost_md = client.predict(model="ViT-L/16", head=14, api_name="/model_settings")
+    patch, depth, cost_md, *_ = client.predict(model="ViT-L/16", head=14, api_name="/model_settings")
     assert patch["value"] == 16 and "checkpoint's own: 16" in patch["info"]
     assert depth["maximum"] == 24 and depth["value"] == 24
     assert "N+1 = **197 tokens**" in cost_md
-    _, depth, _ = client.predict(model="ViT-B/32", head=14, api_name="/model_settings")
+    _, depth, *_ = client.predict(model="ViT-B/32", head=14, api_name="/model_settings")
     assert depth["maximum"] == 12
+
+
+def test_layer_and_head_follow_a_new_model_until_something_is_shown():
+    """With nothing analysed on the page, the Layer and Head sliders take the new model's ranges at once (they kept the
+    last model's 1-12 until the first analysis); with an analysis shown they stay its own until the new one comes."""
+    request, session = Request("new-model-test"), state.SESSIONS.get("session:new-model-test")
+    session.shown = None
+    out = events.model_settings(SHAPES_MODEL, 12, request=request)
+    heads, layers = app_config().num_heads, app_config().num_layers
+    assert out["head"]["maximum"] == heads and out["head"]["value"] == heads  # 12 no longer fits: clamped
+    assert out["layer"]["maximum"] == layers and out["layer"]["value"] == layers
+    out = events.model_settings("ViT-L/16", 14, request=request)
+    assert out["head"] == {"__type__": "update", "maximum": 16} and out["layer"]["maximum"] == 24
+    session.shown = state.Shown("img", Setting("vit_b_16", 16, 12))
+    assert "layer" not in events.model_settings(SHAPES_MODEL, 12, request=request)
+    assert "head" not in events.model_settings(SHAPES_MODEL, 12, request=request)
 
 
 # --------------------------------------------------------------------------- errors
@@ -511,7 +527,7 @@ SHAPES_MODEL = "ViT-Tiny shapes, trained here"
 
 
 def test_model_settings_for_the_model_trained_here(client):
-    patch, depth, cost_md = client.predict(model=SHAPES_MODEL, head=12, api_name="/model_settings")
+    patch, depth, cost_md, *_ = client.predict(model=SHAPES_MODEL, head=12, api_name="/model_settings")
     assert patch["value"] == 8 and patch["maximum"] == 32 and "checkpoint's own: 8" in patch["info"]
     assert depth["maximum"] == depth["value"] == app_config().num_layers
     assert "N+1 = **65 tokens**" in cost_md

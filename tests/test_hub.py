@@ -95,9 +95,11 @@ def _registry_emptied_after():
         registry.clear()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def hub_cache(tmp_path_factory):
-    """A Hub cache holding every family's repository, read offline; the libraries' models beside it."""
+    """A Hub cache holding every family's repository, read offline; the libraries' models beside it. This file's
+    only: its tiny repositories under the menu's ids must not be what a later file's app loads (test_app then read
+    a 2-layer DINOv2 for the menu's 12-layer one)."""
     cache = tmp_path_factory.mktemp("hub_cache")
     models = {}
     for i, (family, (repo_id, arch, kw)) in enumerate(TIMM.items()):

@@ -42,22 +42,41 @@ def test_the_precision_is_asked_by_name_or_as_a_torch_dtype():
 
 
 def test_the_shapes_model_in_bfloat16_predicts_as_in_float32(shapes_pair):
-    """1,000 of its own drawings: top-1 the same on at least 99.5 % (measured: 100 % of 2,000; the issue asks
-    99.9 %), probabilities within 2 points (measured 1.7; the issue asks 1)."""
+    """2,000 of its own drawings: top-1 the same on at least 99.9 %, probabilities within 1 point (the issue's;
+    measured: 100 % and 0.78 points; with the whole model in bfloat16 before, 1.70 points)."""
     f, b = shapes_pair
     assert (f.dtype, b.dtype) == (torch.float32, torch.bfloat16)
-    images, _, _ = shapes.sample(1000, seed=2026)
-    x = torch.cat([f.preprocess(image) for image in images])  # float32: the model takes it to its precision
+    images, _, _ = shapes.sample(2000, seed=2026)
+    x = torch.cat([f.preprocess(image) for image in images])
     with torch.no_grad():
         pf, pb = f(x).float().softmax(-1), b(x).float().softmax(-1)
-    assert float((pf.argmax(-1) == pb.argmax(-1)).float().mean()) >= 0.995
-    assert float((pf - pb).abs().max()) <= 0.02
+    assert float((pf.argmax(-1) == pb.argmax(-1)).float().mean()) >= 0.999
+    assert float((pf - pb).abs().max()) <= 0.01
+
+
+def test_bfloat16_is_the_linear_layers_and_the_rest_stays_float32(shapes_pair):
+    """vit.model.precision: the matmuls of the linear layers in bfloat16; the patch embedding, the norms and the
+    residual stream between the blocks in float32."""
+    _, b = shapes_pair
+    m = b.module
+    assert {p.dtype for layer in m.modules() if isinstance(layer, torch.nn.Linear) for p in layer.parameters()} == {
+        torch.bfloat16}
+    assert m.embedding.patch_embed.proj.weight.dtype == m.encoder.norm.weight.dtype == torch.float32
+    seen = []
+    handle = m.encoder.layers[1].register_forward_hook(lambda _m, _i, out: seen.append(out.dtype))
+    try:
+        with torch.no_grad():
+            b(b.input(DRAWING).x)
+    finally:
+        handle.remove()
+    assert seen == [torch.float32]
 
 
 def test_an_analysis_in_bfloat16_keeps_its_numbers_in_float32_near_the_reference(shapes_pair):
-    """Every number an analysis holds is float32 whatever the model ran in; rollout within 2 % of its maximum,
-    every fused attention map and every head's class-token row within 6 % (measured 2.7 % and 2.8 % over 20
-    drawings: the queries and keys are bfloat16, and a softmax magnifies their rounding)."""
+    """Every number an analysis holds is float32 whatever the model ran in; rollout, the mean and max fusions and every
+    head's class-token row within 2 % of their maximum (measured over 60 drawings: 0.4, 1.6, 1.5 and 1.8 %; before,
+    with the whole model in bfloat16: 0.6, 2.7, 2.8, 2.8 %). The min fusion within 4 %: 2.7 % over 60 drawings, one
+    last-layer map whose maximum is 0.13 (the issue's 2 % is not met there)."""
     f, b = shapes_pair
     images, _, _ = shapes.sample(12, seed=7, two=True)
     for image in images:
@@ -67,8 +86,9 @@ def test_an_analysis_in_bfloat16_keeps_its_numbers_in_float32_near_the_reference
         assert ab.fusions["mean"].dtype == af.fusions["mean"].dtype
         assert off(af.rollout(), ab.rollout()) <= 0.02
         for fusion in af.fusions:
-            assert off(af.fusions[fusion], ab.fusions[fusion], dims=(-1, -2)) <= 0.06, fusion
-        assert off(af.cls_attention, ab.cls_attention, dims=-1) <= 0.06
+            limit = 0.04 if fusion == "min" else 0.02
+            assert off(af.fusions[fusion], ab.fusions[fusion], dims=(-1, -2)) <= limit, fusion
+        assert off(af.cls_attention, ab.cls_attention, dims=-1) <= 0.02
         assert off(af.residual_means, ab.residual_means) <= 0.02
 
 
@@ -85,7 +105,7 @@ def test_vit_b16_in_bfloat16_keeps_every_attention_map_and_rollout_within_2_perc
 @pytest.mark.parametrize("method", ["rollout", "attention", "grad_rollout", "gradcam"])
 def test_explanations_in_bfloat16_point_where_float32_points(shapes_pair, method):
     """Gradients in bfloat16, relevance accumulated in float32: each map within 10 % of its maximum (measured with
-    the shipped file: rollout 0.6 %, attention 2.6 %, gradient-weighted rollout 6.4 %, Grad-CAM 6.3-7.3 %), its
+    the shipped file: rollout 0.4 %, attention 0.7 %, gradient-weighted rollout 2.9 %, Grad-CAM 6.9 %), its
     brightest patch the same (Grad-CAM's, whose near-ties flip: among float32's three brightest)."""
     f, b = shapes_pair
     images, _, _ = shapes.sample(4, seed=11, two=True)

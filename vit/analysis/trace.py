@@ -119,14 +119,15 @@ def attention_by_row_blocks(q: Tensor, k: Tensor, v: Tensor, watch: Callable[[in
     tokens = k.shape[-2]
     blocks = -(-rows // max(1, ROW_BLOCK_BYTES // (4 * B * h * tokens)))
     block = -(-rows // blocks)  # rows per block, as even as can be
-    q, k, v = (t.flatten(0, 1) for t in (q, k, v))  # (Bh, T, d): each made contiguous once per layer, not per block
+    # (Bh, T, d): each made contiguous once per layer, not per block; q and k in float32 once, as their weights are
+    q, k, v = q.float().flatten(0, 1), k.float().flatten(0, 1), v.flatten(0, 1)
     buffer = q.new_empty(B * h * block * tokens)  # every block's weights in turn
-    out = q.new_empty(B, rows, h, d)  # (B, Tq, h, D/h): the attention joins the heads without a copy
+    out = v.new_empty(B, rows, h, d)  # (B, Tq, h, D/h): the attention joins the heads without a copy
     for start in range(0, rows, block):
         r = min(block, rows - start)
         w = attention_weights(q[:, start : start + r], k, out=buffer[: B * h * r * tokens].view(B * h, r, tokens))
         watch(start, w.unflatten(0, (B, h)))  # (B, h, R, T)
-        out[:, start : start + r] = (w @ v).unflatten(0, (B, h)).transpose(1, 2)  # (B, h, R, D/h) -> (B, R, h, D/h)
+        out[:, start : start + r] = (w.to(v.dtype) @ v).unflatten(0, (B, h)).transpose(1, 2)  # -> (B, R, h, D/h)
     return out.transpose(1, 2)  # (B, h, Tq, D/h)
 
 

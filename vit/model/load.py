@@ -164,7 +164,7 @@ def load_model(
     check_shapes(native_shapes, state, f"weights for {setting.display_name} ({Path(weights_used).name})")
     state, notes = _resampled(state, setting)
     model = _built(setting.config, state, f"weights for {setting.display_name} ({weights_used})", device)
-    model = model.to(precision.resolve(dtype, next(model.parameters()).device))
+    model = precision.to(model, precision.resolve(dtype, next(model.parameters()).device))
     return LoadedModel(
         module=model,
         config=setting.config,

@@ -60,7 +60,7 @@ class LoadedModel:
 
     def __call__(self, x: Tensor) -> Tensor:
         """The module's forward: (B, C, H, W) -> (B, K) logits, in the module's precision."""
-        return self.module(x.to(self.dtype))
+        return self.module(x.float())  # the pixels stay float32 (vit.model.precision)
 
     def input(self, image) -> ModelInput:
         """The model's input for an image: decoded (``vit.images.load_image``), preprocessed, on the device.
@@ -78,14 +78,12 @@ class LoadedModel:
             if tuple(image.x.shape[-2:]) != (size, size):
                 raise ValueError(f"expected a model input of {size}x{size} pixels for this model, "
                                  f"got {image.x.shape[-2]}x{image.x.shape[-1]}")
-            if image.x.dtype != self.dtype:  # made for this model in another precision
-                return ModelInput(x=image.x.to(self.dtype), view=image.view, source_size=image.source_size)
             return image
         from vit.model.preprocess import as_array  # noqa: PLC0415 - imports torch, as the preprocess held here does
 
         pil = load_image(image)
         view = self.preprocess.view(pil)  # (S, S) PIL: resized, centre-cropped
-        x = self.preprocess.to_tensor(view).to(self.device, self.dtype)  # (1, C, S, S), in the module's precision
+        x = self.preprocess.to_tensor(view).to(self.device)  # (1, C, S, S), float32 in either precision
         return ModelInput(x=x, view=as_array(view), source_size=pil.size)
 
     def parameters(self) -> Iterator[nn.Parameter]:
@@ -98,8 +96,11 @@ class LoadedModel:
 
     @property
     def dtype(self) -> torch.dtype:
-        """The module's precision: torch.float32, or torch.bfloat16 (``load_model(..., dtype=...)``)."""
-        return next(self.module.parameters()).dtype
+        """The module's precision: torch.float32, or torch.bfloat16 (``load_model(..., dtype=...)``: its linear
+        layers, :func:`vit.model.precision.to`)."""
+        from vit.model import precision  # noqa: PLC0415 - imports torch
+
+        return precision.of(self.module)
 
     @property
     def nbytes(self) -> int:

@@ -3,10 +3,13 @@
 bfloat16 keeps float32's range with an 8-bit mantissa; processors with native bfloat16 matrix units (AVX512_BF16
 and AMX on x86, Apple's M2 and later, every recent GPU) run its matmuls 2-4x faster, and the matmuls are nearly
 all of a ViT's time. ``"auto"`` asks the machine once: on CUDA whether the device supports bfloat16, on a CPU a
-short matmul timed in both precisions (bfloat16 where it is at least :data:`FASTER` times quicker). What needs
-float32 to stay right (softmax sums, rollout's products over the layers, the norms shown to the class, the
-explanations' relevance rows) is accumulated in float32 by the code that reads the model (``vit.analysis``,
-``vit.explanations``), whatever the model's precision.
+short matmul timed in both precisions (bfloat16 where it is at least :data:`FASTER` times quicker).
+
+A model "in bfloat16" (:func:`to`) has its linear layers in bfloat16, where the matmuls are; the rest stays
+float32: the patch embedding (the pixels rounded to bfloat16 moved every attention map by ~1 % of its maximum),
+the residual stream and the norms (the sums that carry each layer's rounding into the next). What needs float32
+downstream (softmax sums, rollout's products over the layers, the norms shown to the class, the explanations'
+relevance rows) is accumulated in float32 by the code that reads the model (``vit.analysis``, ``vit.explanations``).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import functools
 import time
 
 import torch
+from torch import nn
 
 from vit import validate
 
@@ -50,6 +54,26 @@ def _matmul_seconds(dtype: torch.dtype, repeats: int = 5) -> float:
         a @ a
         best = min(best, time.perf_counter() - start)
     return best
+
+
+def to(module: nn.Module, dtype: torch.dtype) -> nn.Module:
+    """``module`` in ``dtype``, in place: float32 whole; otherwise its linear layers in ``dtype`` (each casts what comes
+    in, a forward pre-hook, and gives ``dtype`` out) and everything else in float32 (the module docstring says why)."""
+    module.float()
+    if dtype != torch.float32:
+        for layer in module.modules():
+            if isinstance(layer, nn.Linear):
+                layer.to(dtype).register_forward_pre_hook(_cast_input)
+    return module
+
+
+def _cast_input(layer: nn.Linear, args: tuple) -> tuple:
+    return tuple(a.to(layer.weight.dtype) if torch.is_tensor(a) else a for a in args)
+
+
+def of(module: nn.Module) -> torch.dtype:
+    """The precision ``module`` runs in (:func:`to`): its linear layers'."""
+    return next((m.weight.dtype for m in module.modules() if isinstance(m, nn.Linear)), torch.float32)
 
 
 def name(dtype: torch.dtype) -> str:

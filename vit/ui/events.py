@@ -85,7 +85,7 @@ ANALYZE_INPUTS = ("image", "model", "api-patch-size", "api-depth", "top-k", "hea
                   "api-layer", "head", "opacity", "colormap", "query")
 PAGE_ANALYZE_INPUTS = ("image", "model", "patch-size", "depth", "top-k", "head-fusion", "discard-ratio", "layer",
                        "head")
-MODEL_SETTINGS_OUTPUTS = ("patch-size", "depth", "cost-meter")
+MODEL_SETTINGS_OUTPUTS = ("patch-size", "depth", "cost-meter", "layer", "head")
 METER_OUTPUTS = ("cost-meter", "notice")
 BUTTON_OUTPUTS = ("analyze", "notice")
 BUSY = dict(interactive=False, value="Analyzing…")  # the Analyze button while any of the page's runs goes on
@@ -633,16 +633,21 @@ def drawn(data: str, request: gr.Request = None):
 
 @handler
 def model_settings(model: str, head: Number, request: gr.Request = None) -> dict:
-    """A new model: its own patch size and depth, the sliders' ranges, and the cost meter."""
-    native = validate.setting(model)  # the family at its own patch size and depth
-    P, L = native.patch_size, native.depth
-    lo, hi = patch_size_range(native.name)
+    """A new model: its own patch size and depth, the sliders' ranges, and the cost meter. With no analysis on the
+    page, the Layer and Head sliders take the new model's ranges too (else they stay the shown analysis's until the
+    new one comes: :func:`_analysed`)."""
+    own = validate.setting(model)  # the family at its own patch size and depth
+    P, L = own.patch_size, own.depth
+    lo, hi = patch_size_range(own.name)
     lang = language_of(request)
-    return {
+    out = {
         "patch-size": gr.update(value=P, minimum=lo, maximum=hi, info=i18n.text("patch-size-info", lang, P=P)),
         "depth": gr.update(maximum=L, value=L, info=i18n.text("depth-info", lang, L=L)),
-        "cost-meter": meter.cost_meter(native, lang=lang),
+        "cost-meter": meter.cost_meter(own, lang=lang),
     }
+    if SESSIONS.get(session_of(request)).shown is None:
+        out.update({"layer": _slider(None, L, reset=True), "head": _head(head, own.native.num_heads)})
+    return out
 
 
 def offer_button(banner: str) -> dict:
