@@ -263,6 +263,21 @@ def test_the_page_s_text_uses_the_layer_and_head_controls(a, key):
     assert f"Layer 1 of {a.depth}" in block and f"‖X‖ {a.residual()[0].stream:.1f}" in block
 
 
+def test_no_patch_is_outlined_in_the_lessons_patch_grid(a, key):
+    """The walk at 1280x720: a student clicked the corner patch 64, and the lesson's grid outlined patch 37, the
+    middle one (the grid's default), as if it were the clicked one. A lesson's picture is nobody's click: none."""
+    import numpy as np
+    from PIL import Image
+
+    out = turn(key, [s.view for s in predict.walk(False)].index("patch-grid"), 0)
+    shown = np.asarray(Image.open(out["lesson-picture"]["value"]).convert("RGB"), dtype=float)
+    drawn = {marks: np.asarray(pictures.draw(a, "patch-grid", Display(layer=2, head=2, marks=marks)).image.convert(
+        "RGB"), dtype=float) for marks in (True, False)}
+    assert "token 37" in pictures.draw(a, "patch-grid", Display(layer=2, head=2)).caption  # marked: the middle one
+    assert shown.shape == drawn[False].shape and np.abs(shown - drawn[False]).max() <= 8  # PNG, as drawn
+    assert np.abs(shown - drawn[True]).max() > 100  # the outline is not there
+
+
 @pytest.mark.parametrize("predict_on", [False, True])
 def test_previous_is_off_on_step_one_and_next_on_the_last(key, predict_on):
     last = len(predict.walk(predict_on)) - 1

@@ -50,11 +50,13 @@ SAVE_JS = "() => window.vitAnatomy && window.vitAnatomy.saveDownload()"
 def frame_display(a, layer: Number, head: Number, opacity: Number, colormap: str, screen, tab: str = TAB,
                   picture: str = "lesson-picture", lang: str = "en", request: gr.Request = None) -> Display:
     """How a question's or a step's picture is drawn: the page's controls, clamped, and ``picture``'s frame on
-    ``tab`` (the lesson's, or a tab's "Quiz me": :mod:`vit.ui.tabs.quiz`), as the page's newest measure has it."""
+    ``tab`` (the lesson's, or a tab's "Quiz me": :mod:`vit.ui.tabs.quiz`), as the page's newest measure has it.
+    No patch is outlined in the patch grid: these pictures are not the clicked patch's (the grid outlined the
+    middle patch, 37 of 64, whichever one the student had clicked)."""
     projector, frame = inputs.screen(screen, tab, picture)
     return Display(layer=inputs.clamp(layer, 1, a.depth, a.depth), head=inputs.clamp(head, 1, a.num_heads, 1),
                    opacity=inputs.opacity(opacity, DEFAULTS.opacity), cmap=inputs.colormap_name(colormap),
-                   projector=projector, frame=frame, lang=lang)
+                   projector=projector, frame=frame, lang=lang, marks=False)
 
 
 def _asking(q: PredictStep | None, moved: bool) -> dict:
@@ -253,7 +255,8 @@ def download_lesson(key: str | None, layer: Number, head: Number, opacity: Numbe
         raise InputError(i18n.text("lesson-no-analysis", lang))
     a = kept(key)
     display = Display(layer=inputs.clamp(layer, 1, a.depth, a.depth), head=inputs.clamp(head, 1, a.num_heads, 1),
-                      opacity=inputs.opacity(opacity, DEFAULTS.opacity), cmap=inputs.colormap_name(colormap))
+                      opacity=inputs.opacity(opacity, DEFAULTS.opacity), cmap=inputs.colormap_name(colormap),
+                      marks=False)  # no patch outlined: the lesson is not the clicked patch's (frame_display)
     try:
         with EXPORTS.turn(session_of(request), EXPORT_S):
             path = picture_folder().write(lambda p: lesson_export.write_pdf(a, p, display, lang=lang), ".pdf",
