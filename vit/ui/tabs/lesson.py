@@ -254,9 +254,7 @@ def download_lesson(key: str | None, layer: Number, head: Number, opacity: Numbe
     if key is None:
         raise InputError(i18n.text("lesson-no-analysis", lang))
     a = kept(key)
-    display = Display(layer=inputs.clamp(layer, 1, a.depth, a.depth), head=inputs.clamp(head, 1, a.num_heads, 1),
-                      opacity=inputs.opacity(opacity, DEFAULTS.opacity), cmap=inputs.colormap_name(colormap),
-                      marks=False)  # no patch outlined: the lesson is not the clicked patch's (frame_display)
+    display = frame_display(a, layer, head, opacity, colormap, None)  # the PDF's fixed sizes, no frame
     try:
         with EXPORTS.turn(session_of(request), EXPORT_S):
             path = picture_folder().write(lambda p: lesson_export.write_pdf(a, p, display, lang=lang), ".pdf",
