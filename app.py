@@ -178,9 +178,12 @@ def _prewarm() -> None:
         from vit.model import precision  # noqa: PLC0415
         from vit.model.checkpoints import remove_stale_partials  # noqa: PLC0415
 
-        chosen = state.dtype_setting()
-        log.info("models run in %s (%s)", precision.name(precision.resolve(chosen, vit.model.load.default_device())),
-                 "auto: measured here" if chosen == "auto" else "as asked")
+        chosen, device = state.dtype_setting(), vit.model.load.default_device()
+        if chosen == "auto" and device.type == "cuda":  # asking the GPU starts CUDA: not here on a ZeroGPU Space
+            log.info("models run in auto: bfloat16 where the GPU supports it (asked at the first run)")
+        else:
+            log.info("models run in %s (%s)", precision.name(precision.resolve(chosen, device)),
+                     "auto: measured here" if chosen == "auto" else "as asked")
         for path in remove_stale_partials():
             log.info("removed the partial download %s, left by a process that is gone", path.name)
     except Exception:  # the first request will report it
@@ -221,8 +224,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="Hugging Face Hub ViTs (repository ids or local folders) to add to the model menu "
                              "(default $VIT_MODELS); visitors pick from the menu, they never name a repository")
     parser.add_argument("--dtype", default=None, choices=("auto", "float32", "bfloat16"),
-                        help="the models' precision: float32 (default, or $VIT_DTYPE; the reference), bfloat16, "
-                             "or auto (bfloat16 where this machine computes it faster, else float32)")
+                        help="the models' precision: auto (default, or $VIT_DTYPE: bfloat16 where this machine "
+                             "computes it faster, else float32), float32 (the reference) or bfloat16")
     args = parser.parse_args(argv)
     if args.dtype is not None:
         os.environ[state.DTYPE_ENV] = args.dtype  # the model cache reads it (and a ZeroGPU worker, its copy)

@@ -701,7 +701,10 @@ def test_draw_it_yourself_each_stroke_is_analysed(browser, url):
     page.evaluate("window.scrollTo(0, 0)")
     save_screenshot(page, DOCS / "screenshot-draw.png", full_page=False)  # a drawing being analysed
     page.locator("#draw-undo").click()
-    assert the_analysis_of_a_new_drawing(page, picture_src(page, "#patch-grid")) == one  # the same pixels again
+    # The circle again, repainted whole (its edges' anti-aliasing may differ from the stroke drawn point by point):
+    # the same answer and probability, the same classes listed (the 1 % ones may swap places).
+    again = the_analysis_of_a_new_drawing(page, picture_src(page, "#patch-grid"))
+    assert again.splitlines()[:4] == one.splitlines()[:4] and sorted(again.splitlines()) == sorted(one.splitlines())
     page.locator("#draw-clear").click()
     stroke(page, [(0.5, 0.5)])  # one dot
     dot = the_analysis_of_a_new_drawing(page, picture_src(page, "#patch-grid"))

@@ -43,7 +43,7 @@ def test_the_precision_is_asked_by_name_or_as_a_torch_dtype():
 
 def test_the_shapes_model_in_bfloat16_predicts_as_in_float32(shapes_pair):
     """2,000 of its own drawings: top-1 the same on at least 99.9 %, probabilities within 1 point (the issue's;
-    measured: 100 % and 0.78 points; with the whole model in bfloat16 before, 1.70 points)."""
+    measured: 100 % and 0.81 points; with the whole model in bfloat16 before, 1.70 points)."""
     f, b = shapes_pair
     assert (f.dtype, b.dtype) == (torch.float32, torch.bfloat16)
     images, _, _ = shapes.sample(2000, seed=2026)
@@ -54,16 +54,20 @@ def test_the_shapes_model_in_bfloat16_predicts_as_in_float32(shapes_pair):
     assert float((pf - pb).abs().max()) <= 0.01
 
 
-def test_bfloat16_is_the_linear_layers_and_the_rest_stays_float32(shapes_pair):
-    """vit.model.precision: the matmuls of the linear layers in bfloat16; the patch embedding, the norms and the
-    residual stream between the blocks in float32."""
+def test_bfloat16_is_the_linear_layers_after_the_first_two_blocks_and_the_rest_stays_float32(shapes_pair):
+    """vit.model.precision: the matmuls of the linear layers in bfloat16 but the first two encoder blocks'; the patch
+    embedding, the norms and the residual stream between the blocks in float32."""
     _, b = shapes_pair
     m = b.module
-    assert {p.dtype for layer in m.modules() if isinstance(layer, torch.nn.Linear) for p in layer.parameters()} == {
-        torch.bfloat16}
+
+    def dtypes(modules):
+        return {p.dtype for layer in modules if isinstance(layer, torch.nn.Linear) for p in layer.parameters()}
+
+    assert dtypes(m.encoder.layers[:2].modules()) == {torch.float32}
+    assert dtypes(m.encoder.layers[2:].modules()) == dtypes(m.head.modules()) == {torch.bfloat16}
     assert m.embedding.patch_embed.proj.weight.dtype == m.encoder.norm.weight.dtype == torch.float32
     seen = []
-    handle = m.encoder.layers[1].register_forward_hook(lambda _m, _i, out: seen.append(out.dtype))
+    handle = m.encoder.layers[2].register_forward_hook(lambda _m, _i, out: seen.append(out.dtype))
     try:
         with torch.no_grad():
             b(b.input(DRAWING).x)
@@ -73,10 +77,9 @@ def test_bfloat16_is_the_linear_layers_and_the_rest_stays_float32(shapes_pair):
 
 
 def test_an_analysis_in_bfloat16_keeps_its_numbers_in_float32_near_the_reference(shapes_pair):
-    """Every number an analysis holds is float32 whatever the model ran in; rollout, the mean and max fusions and every
-    head's class-token row within 2 % of their maximum (measured over 60 drawings: 0.4, 1.6, 1.5 and 1.8 %; before,
-    with the whole model in bfloat16: 0.6, 2.7, 2.8, 2.8 %). The min fusion within 4 %: 2.7 % over 60 drawings, one
-    last-layer map whose maximum is 0.13 (the issue's 2 % is not met there)."""
+    """Every number an analysis holds is float32 whatever the model ran in; rollout, the three fusions and every head's
+    class-token row within 2 % of their maximum (the issue's; measured over 300 drawings: 0.25, 1.19 mean, 1.15 max,
+    1.98 min, 1.14 %; with every block's linear layers in bfloat16: 0.4, 1.7, 2.0, 2.9, 1.8 %)."""
     f, b = shapes_pair
     images, _, _ = shapes.sample(12, seed=7, two=True)
     for image in images:
@@ -86,8 +89,7 @@ def test_an_analysis_in_bfloat16_keeps_its_numbers_in_float32_near_the_reference
         assert ab.fusions["mean"].dtype == af.fusions["mean"].dtype
         assert off(af.rollout(), ab.rollout()) <= 0.02
         for fusion in af.fusions:
-            limit = 0.04 if fusion == "min" else 0.02
-            assert off(af.fusions[fusion], ab.fusions[fusion], dims=(-1, -2)) <= limit, fusion
+            assert off(af.fusions[fusion], ab.fusions[fusion], dims=(-1, -2)) <= 0.02, fusion
         assert off(af.cls_attention, ab.cls_attention, dims=-1) <= 0.02
         assert off(af.residual_means, ab.residual_means) <= 0.02
 
@@ -104,13 +106,15 @@ def test_vit_b16_in_bfloat16_keeps_every_attention_map_and_rollout_within_2_perc
 
 @pytest.mark.parametrize("method", ["rollout", "attention", "grad_rollout", "gradcam"])
 def test_explanations_in_bfloat16_point_where_float32_points(shapes_pair, method):
-    """Gradients in bfloat16, relevance accumulated in float32: each map within 10 % of its maximum (measured with
-    the shipped file: rollout 0.4 %, attention 0.7 %, gradient-weighted rollout 2.9 %, Grad-CAM 6.9 %), its
-    brightest patch the same (Grad-CAM's, whose near-ties flip: among float32's three brightest)."""
+    """Gradients in bfloat16, relevance accumulated in float32: for the same class, each map within 10 % of its
+    maximum (measured over 60 two-shape drawings: rollout 0.2 %, attention 0.9 %, gradient-weighted rollout 3.2 %,
+    Grad-CAM 3.8 %), its brightest patch the same (on 60, 60, 58 and 59 of them; Grad-CAM's near-ties flip: among
+    float32's three brightest)."""
     f, b = shapes_pair
     images, _, _ = shapes.sample(4, seed=11, two=True)
     for image in images:
-        ef, eb = vit.explain(f, image, method=method), vit.explain(b, image, method=method)
+        ef = vit.explain(f, image, method=method)  # the same class for both: two shapes' top two can swap
+        eb = vit.explain(b, image, method=method, target=ef.target)
         assert eb.map.dtype == torch.float32
         assert off(ef.map, eb.map) <= 0.10
         brightest = ef.map.flatten().topk(3 if method == "gradcam" else 1).indices.tolist()
@@ -129,7 +133,7 @@ def test_the_app_runs_its_models_in_the_precision_asked_and_says_so(monkeypatch)
     from vit.serve.cache import ModelCache
     from vit.ui import meter, runs, state
 
-    assert state.dtype_setting({}) == "float32"  # the app's default, for now (docs/performance.md says why)
+    assert state.dtype_setting({}) == "auto"  # the app's default; the Python API's and the CLI's stay float32
     assert state.dtype_setting({"VIT_DTYPE": "BFLOAT16"}) == "bfloat16"
     with pytest.raises(ValueError, match="VIT_DTYPE"):
         state.dtype_setting({"VIT_DTYPE": "fp8"})

@@ -230,11 +230,12 @@ def _lesson_click(page: Page, lang: str) -> None:
 
 @pytest.fixture(scope="module")
 def record():
-    """The analysis the page shows, made again here (the same model, image and setting: the same numbers)."""
+    """The analysis the page shows, made again here (the same model, precision, image and setting: the same numbers)."""
     import vit
     from vit.images import load_image
+    from vit.ui import state
 
-    return vit.analyze(vit.load_model("vit_tiny_shapes"), load_image(DRAWING))
+    return vit.analyze(vit.load_model("vit_tiny_shapes", dtype=state.dtype_setting()), load_image(DRAWING))
 
 
 def _set_layer(page: Page, layer: int) -> None:

@@ -34,7 +34,7 @@ def shown():
     """A tab showing the star analysed on the model trained here: (key, image as the page sends it, request)."""
     state.reset()
     image = {"path": str(STAR), "orig_name": "star.png"}
-    a = vit.analyze(vit.load_model("vit_tiny_shapes"), STAR)
+    a = vit.analyze(vit.load_model("vit_tiny_shapes", dtype=state.dtype_setting()), STAR)  # as the app's
     key = state.analysis_store().put(a)
     request = Request("why-tab-test")
     session = state.SESSIONS.get("session:why-tab-test")
@@ -105,7 +105,8 @@ def test_gradcam_reads_the_block_chosen_and_says_which(shown):
     rollout = explain(image, key, 3, "grad_rollout", 0.6, "cividis", False, why.TAB, 2, Progress(), request)[1]
     assert "block" not in rollout.split("**")[1]  # ... kept once; the other methods take no block
     assert state.RUNS["explain"] == before + 3
-    e = vit.explain(vit.load_model("vit_tiny_shapes"), STAR, method="gradcam", target=3, layer=2)
+    e = vit.explain(vit.load_model("vit_tiny_shapes", dtype=state.dtype_setting()), STAR, method="gradcam", target=3,
+                    layer=2)
     kept = why._recall(why.Asked(key, "gradcam", 3, None, 2))[0]
     torch.testing.assert_close(kept.map, e.map)  # the tab's map is the API's at that block
 

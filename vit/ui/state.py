@@ -62,9 +62,8 @@ class Lazy(Generic[T]):
             self._value = None
 
 
-DTYPE_ENV = "VIT_DTYPE"  # the models' precision: float32 (the default), bfloat16 or auto; app.py --dtype sets it
-# float32 by default until bfloat16 meets issue 39's agreement on the shapes model (docs/performance.md has the figures)
-DEFAULT_DTYPE = "float32"
+DTYPE_ENV = "VIT_DTYPE"  # the models' precision: auto (the default), float32 or bfloat16; app.py --dtype sets it
+DEFAULT_DTYPE = "auto"  # bfloat16 where this machine computes it faster (vit.model.precision), else float32
 
 
 def dtype_setting(environ=os.environ) -> str:
