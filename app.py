@@ -248,8 +248,11 @@ def main(argv: list[str] | None = None) -> None:
         launch(demo, args.host, args.port, args.share, prevent_thread_lock=True)
     except (LimitError, gradio_internals.GradioInternalsMissing) as exc:  # a limit's variable, another gradio
         parser.error(str(exc))
-    threading.Thread(target=_prewarm, name="prewarm", daemon=True).start()
-    demo.block_thread()
+    try:
+        threading.Thread(target=_prewarm, name="prewarm", daemon=True).start()
+        demo.block_thread()  # closes the server at Ctrl-C or SIGTERM
+    except KeyboardInterrupt:  # one that came before block_thread (seen beside two CPU burners)
+        demo.close()
 
 
 if __name__ == "__main__":
