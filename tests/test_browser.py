@@ -54,6 +54,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs" if os.environ.get("VIT_SCREENSHOTS") == "docs" else Path(tempfile.gettempdir()) / "vit-screenshots"
 CAT = ROOT / "assets" / "cat.jpg"
 TIMEOUT_MS = 90_000  # an analysis on a busy 2-core machine, plus loading torch the first time
+expect.set_options(timeout=TIMEOUT_MS)  # every expect too (its own default is 5 s): a page on a busy machine
 SCREENS = {"projector": (1920, 1080), "laptop": (1280, 720), "phone": (390, 844)}
 
 # Records every error badge gradio puts over a component (not the toasts, which say what went wrong).

@@ -122,18 +122,25 @@ def test_every_click_names_the_patch_clicked(browser, url, screen, projector, la
         expect(page.locator("#grid-geometry")).to_have_attribute("data-token", str(token(r, c)))  # the server's
         wait_for_text(page, "#query-view-caption", f"token {token(r, c)}")  # the query view's
         expect(page.locator("#query-view img").first).to_have_attribute("alt", re.compile(f"token {token(r, c)}"))
-        inside = page.evaluate("""([r, c, n]) => {  // the outline's centre in the clicked patch, as shown
-            const img = document.querySelector('#patch-grid img').getBoundingClientRect();
-            const m = document.querySelector('#grid-mark .mark-cell').getBoundingClientRect();
-            const x = (m.left + m.width / 2 - img.left) / img.width * n;
-            const y = (m.top + m.height / 2 - img.top) / img.height * n;
-            return [Math.floor(y), Math.floor(x)]; }""", [r, c, GRID])
+        try:  # the outline follows the server's answer a frame or more later on a busy machine
+            page.wait_for_function(f"([r, c]) => {{ const at = ({OUTLINE_AT})({GRID});"
+                                   " return at[0] === r && at[1] === c; }", arg=[r, c])
+        except PlaywrightTimeout:
+            pass  # the assertion below says where it is
+        inside = page.evaluate(OUTLINE_AT, GRID)
         assert inside == [r, c], (screen, projector, lang, (r, c), inside)
     _what_if_clicks(page, lang, projector)
     _quiz_click(page, lang)
     _lesson_click(page, lang)
     no_error_badges(page)
     page.context.close()
+
+
+OUTLINE_AT = """(n) => {  // the patch (row, column) the outline's centre is in, as shown
+    const img = document.querySelector('#patch-grid img').getBoundingClientRect();
+    const m = document.querySelector('#grid-mark .mark-cell').getBoundingClientRect();
+    return [Math.floor((m.top + m.height / 2 - img.top) / img.height * n),
+            Math.floor((m.left + m.width / 2 - img.left) / img.width * n)]; }"""
 
 
 def assert_banner_reads(page: Page) -> None:
