@@ -6,25 +6,9 @@
 
 Upload a photo and follow it through the model in the chapter's notation:
 (B, C, H, W) -> (B, N, D) -> (B, N+1, D) -> L encoder blocks -> h_cls -> (B, K).
-This file only starts the server. The page is ``vit/ui``:
-
-    layout.py     composes the page: shared states, then each section's build(c) and wire(c)
-    tabs/         one module per section, its components, events and own handlers: controls (sidebar,
-                  view controls, the API's events), patches, attention, depth, why, inside, figure7, lesson;
-                  parts.py: a picture with its buttons, the pinned copy, the redraw event
-    events.py     the handlers several sections share (analyze, redraw, click, move, download, settings),
-                  outputs by name
-    runs.py       a model run: its turn in the fair queue, the weights, progress layer by layer
-    gpu.py        ZeroGPU's spaces.GPU around the model work
-    startup.py    a Space's startup download and its banner
-    inputs.py     the controls as the page shows them, and the one gate for images
-    meter.py      cost meter, banners, out-of-date notice
-    pictures.py   captions, the grid's geometry, the stage table, Figure 7's weights
-    state.py      model cache, kept analyses, the model's queue, picture folder, sessions
-
-The pictures themselves are ``vit.views`` and their registry ``vit.views.registry``, shared with
-the CLI and the benchmark. Nothing heavy happens at import: torch and the models load on the
-first request.
+This file only starts the server. The page is ``vit/ui`` (``vit/ui/layout.py`` composes it; every module is named
+in docs/layout.md); its pictures are ``vit.views``, shared with the CLI and the benchmark. Nothing heavy happens at
+import: torch and the models load on the first request.
 """
 
 from __future__ import annotations

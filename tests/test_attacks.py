@@ -759,9 +759,10 @@ def test_lesson_pdfs_take_turns_one_per_session(server):
 
 def test_a_flood_of_picture_clicks_counts_against_the_clients_jobs(server, monkeypatch):
     """The review: picture clicks ran unqueued (790 in 30 s, +334 MB, a student's redraw 0.04 -> 2.3 s). Now they are
-    queued events: one client has VIT_JOBS_PER_CLIENT (3 here) places, and the rest of its flood is refused. Each
-    click's redraw is held 1 s here, so that how many are refused does not depend on how fast this machine draws
-    (on a quiet machine the redraws finished while the flood was still arriving: 18 refused of 40)."""
+    queued events: one client has VIT_JOBS_PER_CLIENT (3 here) places, and the rest of its flood is refused, the joins
+    still on their way into gradio's queue counted too (counted only once queued, 22 of the 40 got a place: each
+    passed the check before the others were queued). Each click's redraw is held 1 s here, so that no place comes
+    free while the flood arrives, however fast this machine draws."""
     from concurrent.futures import ThreadPoolExecutor
 
     from vit.ui import events
@@ -782,7 +783,7 @@ def test_a_flood_of_picture_clicks_counts_against_the_clients_jobs(server, monke
 
     with ThreadPoolExecutor(40) as pool:
         codes = list(pool.map(click, range(40)))
-    assert codes.count(429) >= 20 and codes.count(200) + codes.count(429) == 40, codes
+    assert codes.count(200) <= 3 and codes.count(200) + codes.count(429) == 40, codes
     direct = attacker.http.post("/gradio_api/run/predict", json={
         "data": [], "fn_index": attacker.events["click_patch_grid"]["id"], "session_hash": attacker.session})
     assert direct.status_code != 200 or "error" in direct.text.lower(), direct.text  # no way around the queue

@@ -79,3 +79,15 @@ def test_no_other_module_of_the_package_names_a_private_object_of_gradio():
             if isinstance(node, ast.Attribute) and node.attr in ("_queue", "fns", "__self__", "server_app"):
                 found.append(f"{path.relative_to(ROOT)}:{node.lineno} .{node.attr}")
     assert found == [], found
+
+
+def test_the_page_script_reaches_gradio_only_through_the_checked_module():
+    """vit/ui/page.js names nothing of gradio's page bundle; the language switch's call into it is
+    gradio_internals.LOCALE_JS, checked at start with the rest, and the page the server sends carries it."""
+    from vit.ui import layout
+
+    page = (ROOT / "vit" / "ui" / "page.js").read_text()
+    assert "changeLocale" not in page and "core-" not in page
+    assert "changeLocale" in gradio_internals.LOCALE_JS
+    assert gradio_internals.LOCALE_JS in layout.SCRIPT and "/*GRADIO_LOCALE*/" not in layout.SCRIPT
+

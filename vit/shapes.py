@@ -103,13 +103,14 @@ def _regular(k: int, phase: float = math.pi / 2) -> np.ndarray:
     return np.stack([np.cos(angles), -np.sin(angles)], axis=1)  # y down, first corner on top
 
 
-def _star() -> np.ndarray:
-    outer, inner = _regular(5), 0.45 * _regular(5, math.pi / 2 + math.pi / 5)
-    return np.stack([outer, inner], axis=1).reshape(-1, 2)
+def _with_inner(inner: float) -> np.ndarray:
+    """A five-pointed star whose inner corners are at ``inner`` (the outer ones at r = 1)."""
+    outer, inside = _regular(5), inner * _regular(5, math.pi / 2 + math.pi / 5)
+    return np.stack([outer, inside], axis=1).reshape(-1, 2)
 
 
-def _cross() -> np.ndarray:
-    w = 0.35  # half the bar width, r = 1
+def _bars(w: float) -> np.ndarray:
+    """A cross of two bars of half-width ``w`` (r = 1)."""
     return np.array([(-w, -1), (w, -1), (w, -w), (1, -w), (1, w), (w, w), (w, 1), (-w, 1), (-w, w), (-1, w),
                      (-1, -w), (-w, -w)], dtype=float)
 
@@ -127,8 +128,8 @@ OUTLINES: dict[str, np.ndarray] = {
     "circle": _regular(_ROUND_POINTS),
     "square": _regular(4, math.pi / 4),
     "triangle": _regular(3),
-    "star": _star(),
-    "cross": _cross(),
+    "star": _with_inner(0.45),
+    "cross": _bars(0.35),
     "ring": _regular(_ROUND_POINTS),
     "diamond": np.array([(0, -1), (0.55, 0), (0, 1), (-0.55, 0)], dtype=float),
     "heart": _heart(),
@@ -219,19 +220,10 @@ def draw(rng: np.random.Generator, size: int, two: bool,
     if style == "sketch":
         return draw_sketch(rng, size, two)
     img = background(rng, size)
-    if two:
-        labels = [int(x) for x in rng.choice(len(CLASSES), size=2, replace=False)]
-        half = size / 2
-        boxes = [(0, 0, half, size), (half, 0, size, size)] if rng.integers(2) else \
-            [(0, 0, size, half), (0, half, size, size)]
-        max_diameter = min(MAX_FRACTION * size, 0.9 * half)
-    else:
-        labels = [int(rng.integers(len(CLASSES)))]
-        boxes = [(0, 0, size, size)]
-        max_diameter = MAX_FRACTION * size
+    labels, boxes, (smallest, largest) = _layout(rng, size, two, MIN_FRACTION, MAX_FRACTION)
     masks = []
     for label, box in zip(labels, boxes):
-        radius = rng.uniform(MIN_FRACTION * size, max_diameter) / 2
+        radius = rng.uniform(smallest, largest) / 2
         centre = _place(rng, box, radius)
         alpha = shape_alpha(CLASSES[label], size, centre, radius, rng.uniform(0, 2 * math.pi))
         inside = alpha >= 0.5
@@ -285,16 +277,6 @@ def sample_arrays(n: int, seed: int, size: int = 64) -> tuple[np.ndarray, np.nda
 
 
 # --------------------------------------------------------------------------- the varied style (training only)
-
-
-def _with_inner(inner: float) -> np.ndarray:
-    outer, inside = _regular(5), inner * _regular(5, math.pi / 2 + math.pi / 5)
-    return np.stack([outer, inside], axis=1).reshape(-1, 2)
-
-
-def _bars(w: float) -> np.ndarray:
-    return np.array([(-w, -1), (w, -1), (w, -w), (1, -w), (1, w), (w, w), (w, 1), (-w, 1), (-w, w), (-1, w),
-                     (-1, -w), (-w, -w)], dtype=float)
 
 
 def _lobed_heart(rng: np.random.Generator) -> list[np.ndarray]:

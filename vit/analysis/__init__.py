@@ -2,10 +2,3 @@
 (``trace``), rollout and the other maps computed from attention (``rollout``), the record an analysis
 returns (``record``: ``Analysis``) and the ViT paper's Figure 7 weight maps (``figure7``).
 """
-
-from vit import exports
-
-_EXPORTS = {"Analysis": "record", "LayerPrediction": "record", "Prediction": "record", "analyze": "run"}
-__all__ = sorted(_EXPORTS)
-
-__getattr__ = exports(__name__, _EXPORTS)

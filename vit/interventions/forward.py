@@ -84,25 +84,6 @@ def class_token_block(layer: ViTEncoderLayer, x: Tensor, num_tokens: int | None 
     return cls + layer.scale2(layer.mlp(layer.norm2(cls)))  # (B, 1, D)
 
 
-def encode(model: ViTForImageClassification, tokens: Tensor, on: Tensor | None = None, ablation: str = "zero",
-           need_weights: bool = False, start: int = 0) -> tuple[Tensor, list[Tensor]]:
-    """Blocks ``start``..L-1 on a token sequence, heads switched off where ``on`` says: (B, T, D) -> (B, T, D).
-
-    Args:
-        on: (L, h) for every image, or (L, B, h) per image; None: every head on.
-        start: the first block run (0-based): ``tokens`` are that block's input.
-
-    Returns:
-        (the last block's output (B, T, D), each block's weights (B, h, T, T) if ``need_weights``).
-    """
-    weights = []
-    for l in range(start, len(model.encoder.layers)):
-        tokens, w = block(model.encoder.layers[l], tokens, None if on is None else on[l], ablation, need_weights)
-        if need_weights:
-            weights.append(w)
-    return tokens, weights
-
-
 def embed(model: ViTForImageClassification, x: Tensor, kept_patches: Tensor | None = None) -> Tensor:
     """The encoder's input tokens for the kept patches only: (B, C, H, W) -> (B, P + n, D).
 

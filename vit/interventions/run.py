@@ -28,6 +28,7 @@ from vit.config import display_name
 from vit.cost import check_budget, estimate, fused_itemsize
 from vit.errors import InputError
 from vit.explanations.maps import require_classifier, target_index
+from vit.explanations.perturb import compose, patch_ranking
 from vit.interventions import forward
 from vit.model.loaded import LoadedModel
 
@@ -155,12 +156,8 @@ def ranked(saliency: Tensor, fraction, order: str = "explanation", seed: int = 0
     """
     fraction = validate._number("fraction", fraction, 0.0, 1.0)
     order = validate.choice("order", order, ("explanation", "random"))
-    n = saliency.numel()
-    if order == "random":
-        ranking = torch.randperm(n, generator=torch.Generator().manual_seed(seed))
-    else:
-        ranking = torch.sort(saliency.flatten().float().cpu(), descending=True, stable=True).indices
-    return sorted(int(i) for i in ranking[: round(fraction * n)])
+    ranking = patch_ranking(saliency, "saliency" if order == "explanation" else "random", seed)
+    return sorted(int(i) for i in ranking[: round(fraction * saliency.numel())])
 
 
 # --------------------------------------------------------------------------- the API
@@ -226,12 +223,12 @@ def intervene(loaded: LoadedModel, image, keep=None, remove=None, ablate=(), abl
         t2 = time.perf_counter()
         grey_probs = None
         if grey:
-            from vit.explanations.perturb import compose  # noqa: PLC0415
-
             mask = torch.zeros(1, cfg.num_patches, dtype=torch.bool)
             mask[0, kept] = True
             greyed = compose(x, torch.zeros_like(x), mask, grid, cfg.patch_size)  # (1, C, H, W)
-            out, _ = forward.encode(model, model.embedding(greyed), on, ablation)
+            out = model.embedding(greyed)  # (1, N+1, D): every token, the same heads off
+            for l, layer in enumerate(model.encoder.layers):
+                out, _ = forward.block(layer, out, None if on is None else on[l], ablation)
             grey_probs = model.classify(out)[0].float().softmax(-1).cpu()
     row = rollout_rows(fused, every_depth=False)[0, cfg.num_prefix_tokens:]  # (n,): the kept patches
     target = int(before.argmax()) if target is None else target

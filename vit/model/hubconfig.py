@@ -29,13 +29,13 @@ from vit.errors import InputError
 from vit.model import hubnames
 from vit.model.hubspec import HubSpec
 from vit.model.hubtimm import timm_spec
+from vit.model.hubtransformers import TYPES as TRANSFORMERS_TYPES
 from vit.model.hubtransformers import transformers_spec
 
 Progress = Callable[[int, int], None]
 # A weights file larger than this is refused before it is downloaded.
 MAX_WEIGHTS_BYTES = int(float(os.environ.get("VIT_MAX_WEIGHTS_GB", "4")) * 1e9)
 WEIGHTS_FILES = ("model.safetensors", "pytorch_model.bin")
-TRANSFORMERS_TYPES = ("vit", "deit", "dinov2", "dinov2_with_registers")
 SUPPORTED = ("timm's vit_*, deit_*, deit3_* and *_dinov2 ViTs with a class token, token pooling and learned "
              f"position embeddings, and transformers' model types {', '.join(TRANSFORMERS_TYPES)}")
 _REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")

@@ -121,3 +121,12 @@ def spec_from_name(name: str) -> HubSpec:
     return HubSpec(name=name, format=fmt, architecture=_parts(name)[0], config=config,
                    display_name=display_name(name, kw, source), class_names=None, crop_size=config.image_size,
                    resize_size=round(config.image_size / 0.875), read_from="the repository's name")
+
+
+def square(name: str, value) -> int:
+    """A side from a size in a repository's files: a number, or a list of equal ones (``name`` is named otherwise)."""
+    if isinstance(value, list | tuple):
+        if len(set(value)) != 1:
+            raise InputError(f"{name} has a non-square size {list(value)}; supported: square images and patches")
+        value = value[0]
+    return int(value)

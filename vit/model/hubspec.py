@@ -28,7 +28,3 @@ class HubSpec:
     folder: Path | None = field(default=None, repr=False)  # a local folder holding the files, else the Hub
     read_from: str = "config.json"  # or "the repository's name" when config.json could not be had
     why_not_read: str = ""  # why config.json could not be had (offline, not cached), or ""
-
-    @property
-    def repo_id(self) -> str:
-        return self.name

@@ -46,9 +46,9 @@ def _model_args(name: str, args: dict, kw: dict) -> dict:
             if value not in (default, None) or (key == "fc_norm" and value):
                 raise InputError(f"{name} is {what} ({key}={value!r}), not a plain ViT; supported: {hubnames_list()}")
         elif key == "img_size":
-            kw["image_size"] = _square(name, value)
+            kw["image_size"] = hubnames.square(name, value)
         elif key == "patch_size":
-            kw["patch_size"] = _square(name, value)
+            kw["patch_size"] = hubnames.square(name, value)
         elif key in ("embed_dim", "num_heads", "qkv_bias", "pre_norm"):
             kw[key] = value
             if key == "pre_norm":
@@ -77,13 +77,6 @@ def hubnames_list() -> str:
     return "plain ViTs (timm's vit_*, deit_*, deit3_*, *_dinov2 with token pooling)"
 
 
-def _square(name: str, value) -> int:
-    if isinstance(value, list | tuple):
-        if len(set(value)) != 1:
-            raise InputError(f"{name} has a non-square size {list(value)}; supported: square images and patches")
-        value = value[0]
-    return int(value)
-
 
 def timm_config(name: str, config_json: dict) -> ViTConfig:
     """Our config of a timm repository: its architecture's name, then its model_args, classes and pooling."""
@@ -91,7 +84,7 @@ def timm_config(name: str, config_json: dict) -> ViTConfig:
     kw = hubnames.config_kwargs(architecture)
     input_size = (config_json.get("pretrained_cfg") or {}).get("input_size")
     if input_size:  # older config.json without model_args: the size the weights were made for
-        kw["image_size"] = _square(name, input_size[1:])
+        kw["image_size"] = hubnames.square(name, input_size[1:])
     kw = _model_args(name, config_json.get("model_args") or {}, kw)
     pool = config_json.get("global_pool", (config_json.get("model_args") or {}).get("global_pool", "token"))
     if pool not in ("token", "", None):

@@ -19,15 +19,13 @@ _FAMILY = {"vit": "vit", "deit": "deit", "dinov2": "dinov2", "dinov2_with_regist
 _RESAMPLE = {0: "nearest", 2: "bilinear", 3: "bicubic", 1: "bicubic"}  # PIL's numbers; LANCZOS read as bicubic
 _DEFAULTS = {  # what each config class defaults to, where the file may leave it out
     "vit": dict(image_size=224, patch_size=16, layer_norm_eps=1e-12, qkv_bias=True, hidden_size=768,
-                num_hidden_layers=12, num_attention_heads=12, intermediate_size=3072),
-    "deit": dict(image_size=224, patch_size=16, layer_norm_eps=1e-12, qkv_bias=True, hidden_size=768,
-                 num_hidden_layers=12, num_attention_heads=12, intermediate_size=3072),
+                num_hidden_layers=12, num_attention_heads=12, intermediate_size=3072),  # DeiT's too
     "dinov2": dict(image_size=224, patch_size=14, layer_norm_eps=1e-6, qkv_bias=True, hidden_size=768,
                    num_hidden_layers=12, num_attention_heads=12, mlp_ratio=4),
 }
 
 
-def _head(model_type: str, architectures: list[str], num_labels: int) -> str:
+def _head(model_type: str, architectures: list[str]) -> str:
     classifier = any("ForImageClassification" in a for a in architectures)
     if not classifier:
         return "none"
@@ -43,7 +41,7 @@ def transformers_config(name: str, cfg: dict, image_size: int | None) -> ViTConf
     if model_type not in TYPES:
         raise InputError(f"{name} is a transformers {model_type!r} model, not a plain ViT; supported model types: "
                          f"{', '.join(TYPES)}")
-    c = {**_DEFAULTS[_FAMILY[model_type]], **cfg}
+    c = {**_DEFAULTS["dinov2" if model_type.startswith("dinov2") else "vit"], **cfg}
     act = c.get("hidden_act", "gelu")
     if act not in ("gelu", "quick_gelu"):
         raise InputError(f"{name} has the activation {act!r}; supported: 'gelu' and 'quick_gelu'")
@@ -52,10 +50,11 @@ def transformers_config(name: str, cfg: dict, image_size: int | None) -> ViTConf
     D = int(c["hidden_size"])
     hidden = int(c["intermediate_size"]) if "intermediate_size" in c else int(D * float(c["mlp_ratio"]))
     id2label = c.get("id2label") or {}
-    head = _head(model_type, list(c.get("architectures") or []), len(id2label))
+    head = _head(model_type, list(c.get("architectures") or []))
     registers = int(c.get("num_register_tokens", 0)) if model_type == "dinov2_with_registers" else 0
     return ViTConfig(
-        image_size=image_size or _side(name, c["image_size"]), patch_size=_side(name, c["patch_size"]),
+        image_size=image_size or hubnames.square(name, c["image_size"]),
+        patch_size=hubnames.square(name, c["patch_size"]),
         in_channels=int(c.get("num_channels", 3)), num_classes=0 if head == "none" else len(id2label),
         embed_dim=D, num_heads=int(c["num_attention_heads"]), num_layers=int(c["num_hidden_layers"]),
         hidden_dim=None if hidden == 4 * D else hidden, ln_eps=float(c["layer_norm_eps"]),
@@ -63,14 +62,6 @@ def transformers_config(name: str, cfg: dict, image_size: int | None) -> ViTConf
         pos_embed_prefix="class" if registers else "all", layer_scale=model_type.startswith("dinov2"),
         qkv_bias=bool(c["qkv_bias"]), activation=act, head=head,
     )
-
-
-def _side(name: str, value) -> int:
-    if isinstance(value, list | tuple):
-        if len(set(value)) != 1:
-            raise InputError(f"{name} has a non-square size {list(value)}; supported: square images and patches")
-        value = value[0]
-    return int(value)
 
 
 def preprocessing(name: str, pre: dict | None, cfg: dict) -> dict:
@@ -87,10 +78,10 @@ def preprocessing(name: str, pre: dict | None, cfg: dict) -> dict:
     if isinstance(size, int | float):
         size = {"shortest_edge": int(size)}
     squash = "shortest_edge" not in size
-    resize = int(size["shortest_edge"]) if not squash else _side(name, [size["height"], size["width"]])
+    resize = int(size["shortest_edge"]) if not squash else hubnames.square(name, [size["height"], size["width"]])
     crop = pre.get("crop_size") or {}
     crop = crop if isinstance(crop, dict) else {"height": crop, "width": crop}
-    crop_size = _side(name, [crop["height"], crop["width"]]) if pre.get("do_center_crop") and crop else resize
+    crop_size = hubnames.square(name, [crop["height"], crop["width"]]) if pre.get("do_center_crop") and crop else resize
     if pre.get("do_resize") is False:
         raise InputError(f"{name}'s preprocessor does not resize; supported: processors that resize and crop")
     return dict(mean=tuple(float(v) for v in pre.get("image_mean", (0.485, 0.456, 0.406))),
@@ -105,7 +96,7 @@ def transformers_spec(name: str, cfg: dict, pre: dict | None) -> HubSpec:
     config = transformers_config(name, cfg, prep["crop_size"])
     id2label = cfg.get("id2label") or {}
     labels = tuple(str(id2label.get(str(i), id2label.get(i, f"class {i}"))) for i in range(config.num_classes))
-    family = {"vit": "vit", "deit": "deit", "dinov2": "dinov2", "dinov2_with_registers": "dinov2"}[cfg["model_type"]]
+    family = _FAMILY[cfg["model_type"]]
     kw = {"embed_dim": config.embed_dim, "patch_size": config.patch_size, "distilled": config.head ==
           "token_distill_mean", "num_register_tokens": config.num_register_tokens, "head": config.head}
     display = hubnames.display_name(f"{family}_{name.rsplit('/', 1)[-1]}", kw, name.rsplit("/", 1)[-1])

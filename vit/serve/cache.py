@@ -130,10 +130,6 @@ class ModelCache:
             big = [k for k in victims if k[0].startswith(_BIG)]
             del self._models[(big or victims)[0]]  # oldest big one first, else the oldest
 
-    def clear(self) -> None:
-        with self._lock:
-            self._models.clear()
-
     def models(self) -> list[LoadedModel]:
         """The models held now (a snapshot)."""
         with self._lock:

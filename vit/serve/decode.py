@@ -13,7 +13,6 @@ event loop. Torch-free and gradio-free.
 
 from __future__ import annotations
 
-import math
 import os
 import threading
 import time
@@ -27,6 +26,7 @@ from PIL import Image
 
 from vit.errors import InputError
 from vit.images import ImageSource, PendingDecode, load_image, read_encoded
+from vit.serve.sessions import positive_number
 
 BUDGET_ENV = "VIT_DECODE_BUDGET_GB"
 DEFAULT_BUDGET_GB = 1.0
@@ -48,16 +48,7 @@ def budget_bytes(environ: Mapping[str, str] = os.environ) -> int:
     Raises:
         ValueError: the variable is set to something that is not a positive number.
     """
-    raw = environ.get(BUDGET_ENV, "").strip()
-    if not raw:
-        return int(DEFAULT_BUDGET_GB * 1e9)
-    try:
-        gb = float(raw)
-    except ValueError:
-        gb = math.nan
-    if not (math.isfinite(gb) and gb > 0):
-        raise ValueError(f"{BUDGET_ENV} must be a number of gigabytes greater than 0, got {raw!r}")
-    return int(gb * 1e9)
+    return int(positive_number(environ, BUDGET_ENV, DEFAULT_BUDGET_GB, "gigabytes") * 1e9)
 
 
 @dataclass(eq=False)

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from vit.errors import InputError
 from vit.process import pid_alive
+from vit.serve.sessions import positive_number
 
 UPLOAD_AGAIN = "refusal-upload-again"  # the one refusal of a path, whatever it names (vit.i18n.refusals)
 _URL = re.compile(r"^[a-z][a-z0-9+.-]*:", re.IGNORECASE)  # http:, https:, file:, data:, ftp: ...
@@ -74,17 +75,8 @@ def picture_budgets(environ=os.environ) -> dict[str, int]:
     Raises:
         ValueError: a variable set to something that is not a positive number (one sentence).
     """
-    budgets = {}
-    for kind, (name, default) in BUDGETS_MB.items():
-        raw = environ.get(name, "").strip()
-        try:
-            mb = float(raw) if raw else float(default)
-        except ValueError:
-            mb = float("nan")
-        if not (mb > 0 and mb < float("inf")):
-            raise ValueError(f"{name} must be a number of megabytes greater than 0, got {raw!r}")
-        budgets[kind] = int(mb * 1e6)
-    return budgets
+    return {kind: int(positive_number(environ, name, default, "megabytes") * 1e6)
+            for kind, (name, default) in BUDGETS_MB.items()}
 
 
 @contextlib.contextmanager

@@ -203,6 +203,7 @@ class RequestLimits:
         self.jobs_of, self.max_jobs, self.trust_forwarded = jobs_of, max_jobs, trust_forwarded
         self.streams = streams
         self._background, self._tasks = list(background), []
+        self._joining: dict[str, int] = {}  # a client's joins on their way into gradio's queue (not yet counted there)
 
     async def __call__(self, scope, receive, send):
         while self._background:  # on the server's own event loop, with its first request
@@ -239,9 +240,10 @@ class RequestLimits:
             session = self._body_hash(body) or session
             if session is not None:
                 self._seen(session, client)
-            if JOBS.search(path):
-                self._check_jobs(client)
             receive = _replay(body, receive)
+            if JOBS.search(path):
+                await self._join(client, scope, receive, send)
+                return
         elif session is not None:
             self._seen(session, client)
         stream = STREAM.search(path) if scope.get("method") == "GET" else None
@@ -301,9 +303,19 @@ class RequestLimits:
             if self.forget is not None:
                 self.forget(gone)
 
-    def _check_jobs(self, client: str) -> None:
-        if self.jobs_of is not None and self.jobs_of(client) >= self.max_jobs:
+    async def _join(self, client: str, scope, receive, send) -> None:
+        """A job joins gradio's queue if its client has fewer than ``max_jobs`` there or on their way: a burst of
+        joins is counted as it arrives, not only once gradio has queued them (the check and the count are one step
+        of the event loop)."""
+        if self.jobs_of is not None and self.jobs_of(client) + self._joining.get(client, 0) >= self.max_jobs:
             raise Refused(429, TOO_MANY_JOBS)
+        self._joining[client] = self._joining.get(client, 0) + 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self._joining[client] -= 1
+            if not self._joining[client]:
+                del self._joining[client]
 
     async def _upload(self, scope, receive, send, length: int | None) -> None:
         limit = self.max_upload + UPLOAD_SLACK

@@ -54,6 +54,22 @@ def positive_int(environ: Mapping[str, str], name: str, default: int) -> int:
     return int(number)
 
 
+def positive_number(environ: Mapping[str, str], name: str, default: float, unit: str) -> float:
+    """A finite number > 0 from ``environ[name]``, in ``unit`` (named in the refusal); ``default`` when unset.
+
+    Raises:
+        ValueError: set to something else (the operator's typo stops the start, in one sentence).
+    """
+    raw = environ.get(name, "").strip()
+    try:
+        number = float(raw) if raw else float(default)
+    except ValueError:
+        number = math.nan
+    if not (math.isfinite(number) and number > 0):
+        raise ValueError(f"{name} must be a number of {unit} greater than 0, got {raw!r}")
+    return number
+
+
 @dataclass
 class _Entry:
     client: str
@@ -85,11 +101,6 @@ class SessionLedger:
         with self._lock:
             return session in self._all
 
-    def count(self, client: str) -> int:
-        """Sessions ``client`` holds now."""
-        with self._lock:
-            return len(self._by_client.get(client, ()))
-
     def seen(self, session: str, client: str) -> list[str]:
         """``session`` was used now by ``client``; returns the sessions to forget (never ``session`` itself).
 
@@ -116,11 +127,6 @@ class SessionLedger:
             for s in oldest:
                 self._drop(s)
             return gone + oldest
-
-    def forget(self, session: str) -> None:
-        """``session`` ended (its page closed): no longer counted."""
-        with self._lock:
-            self._drop(session)
 
     def _drop(self, session: str) -> None:
         entry = self._all.pop(session, None)

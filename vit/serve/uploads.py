@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import math
 import os
-import shutil
 import tempfile
 import threading
 import time
@@ -23,6 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from vit.serve.files import PICTURE_PREFIX, remove_stale_folders
+from vit.serve.sessions import positive_number
 
 UPLOAD_ENV = "VIT_UPLOAD_GB"
 DEFAULT_UPLOAD_GB = 1.0
@@ -38,14 +38,7 @@ def upload_bytes(environ: Mapping[str, str] = os.environ) -> int:
     Raises:
         ValueError: set to something that is not a positive number.
     """
-    raw = environ.get(UPLOAD_ENV, "").strip()
-    try:
-        gb = float(raw) if raw else DEFAULT_UPLOAD_GB
-    except ValueError:
-        gb = math.nan
-    if not (math.isfinite(gb) and gb > 0):
-        raise ValueError(f"{UPLOAD_ENV} must be a number of gigabytes greater than 0, got {raw!r}")
-    return int(gb * 1e9)
+    return int(positive_number(environ, UPLOAD_ENV, DEFAULT_UPLOAD_GB, "gigabytes") * 1e9)
 
 
 def gradio_upload_folder() -> str:
@@ -172,7 +165,3 @@ class UploadSpace:
 
         threading.Thread(target=loop, name="sweep-uploads", daemon=True).start()
         return stop
-
-    def remove(self) -> None:
-        """The whole folder, at exit (only for a folder of this server's own: :func:`server_folder`)."""
-        shutil.rmtree(self.folder, ignore_errors=True)

@@ -1,1 +1,1 @@
-"""The page of the app (gradio): see app.py for its modules."""
+"""The page of the app (gradio): docs/layout.md names its modules."""

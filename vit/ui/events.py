@@ -59,7 +59,6 @@ log = logging.getLogger("vit.app")
 DEFAULTS = Display()  # the display before anyone changes it (vit.views.registry: defined there once)
 NO_CLASSIFIER = i18n.text("no-classifier")  # what the top-k box says then
 AUTO_DOWNLOAD_MB = 400  # larger checkpoints (ViT-L, ViT-H) download only when Analyze is pressed
-SERVER_ERROR = i18n.text("server-error")  # the toast's words in English (in the page's language: handler)
 
 # /analyze's outputs, in the order API clients receive them.
 ANALYZE_OUTPUTS = ("banner", "patch-grid", "patch-grid-caption", "stage-table", "rollout-view",

@@ -9,7 +9,8 @@ by a class need (issue 26's review); each is worth keeping, so each stays, here 
 * whether anyone reads a job's event stream: a run nobody reads is not started and stops once its client has gone
   (:func:`watch`, :func:`reader`), and waiting jobs nobody reads leave the queue (:func:`reap_unread`);
 * gradio's own refusals of a payload as one log line and one sentence, not a traceback (:func:`refuse_quietly`);
-* the page's language switch calls the ``changeLocale`` export of gradio's page bundle (vit/ui/page.js).
+* the page's language switch calls the ``changeLocale`` export of gradio's page bundle (:data:`LOCALE_JS`, which
+  vit/ui/layout.py puts into the page's script).
 
 :func:`check` runs before the server starts (app.launch) and after: where gradio lacks any of these, the app refuses to
 start with one sentence naming it (tests/test_gradio_internals.py takes each away). Nothing falls back silently.
@@ -84,6 +85,15 @@ def _page_exports(name: str) -> bool:
     if not any(name in f.read_text(errors="ignore") for f in assets.glob("core-*.js")):
         raise AttributeError(f"no {name} in {assets}/core-*.js")
     return True
+
+
+# The page's language switch (vit/ui/page.js calls it with gradio's locale): gradio reads the browser's language once,
+# when the page loads; only its page bundle's changeLocale changes it after that.
+LOCALE_JS = """async (locale) => {
+  const core = performance.getEntriesByType("resource").map((e) => e.name)
+    .find((name) => /\\/assets\\/core-[\\w-]+\\.js$/.test(name));
+  if (core) (await import(core)).changeLocale(locale);
+}"""
 
 
 def check(demo=None) -> None:

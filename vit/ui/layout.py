@@ -16,9 +16,10 @@ from pathlib import Path
 import gradio as gr
 
 from vit import i18n
-from vit.ui import events, inputs, models
+from vit.ui import events, gradio_internals, inputs, models
 from vit.ui.state import STATE_TTL_S, key_expired
-from vit.ui.tabs import attention, controls, depth, figure7, inside, lesson, patches, quiz, whatif, why
+from vit.ui.tabs import controls, inside, lesson, quiz, whatif, why
+from vit.ui.tabs.picture_tabs import attention, depth, figure7, patches
 from vit.views.registry import Display
 
 TABS = (patches, attention, depth, why, whatif, inside, figure7, lesson)  # in the page's order
@@ -29,7 +30,8 @@ CSS = (HERE / "page.css").read_text()
 # redraws only the selected tab's name), from the page's own messages (their keys are the tabs' elem ids).
 TAB_NAMES = {k: v for k, v in i18n.PAGE.items() if k.startswith(("tab-", "inside-"))}
 SCRIPT = ((HERE / "page.js").read_text().replace("/*TAB_NAMES*/{}", json.dumps(TAB_NAMES, ensure_ascii=False))
-          .replace("/*MAX_DRAWING_CHARS*/60000", str(inputs.MAX_DRAWING_CHARS)))
+          .replace("/*MAX_DRAWING_CHARS*/60000", str(inputs.MAX_DRAWING_CHARS))
+          .replace("/*GRADIO_LOCALE*/null", gradio_internals.LOCALE_JS))
 
 # Fonts the viewer's own machine has: nothing is fetched, so a classroom without internet looks the same.
 FONTS = ("system-ui", "-apple-system", "Segoe UI", "Roboto", "DejaVu Sans", "Helvetica Neue", "Arial", "sans-serif")

@@ -25,11 +25,11 @@ SLOW_S = 2.0  # above this a setting waits for the Analyze button, and the meter
 TRAINED_MODEL = DISPLAY_NAMES["vit_tiny_shapes"]  # offered when ImageNet weights cannot be had
 
 
-def hardware() -> tuple[str, float]:
-    """("a 2-core CPU", GFLOP/s) for the machine this server runs on; torch is not imported for it."""
+def hardware(lang: str = "en") -> tuple[str, float]:
+    """("a 2-core CPU", GFLOP/s) for the machine this server runs on, in ``lang``; torch is not imported for it."""
     if _cuda():
-        return i18n.text("hw-gpu"), GPU_GFLOPS
-    return i18n.text("hw-cpu", cores=_cores()), CPU_GFLOPS_PER_CORE * _cores()
+        return i18n.text("hw-gpu", lang), GPU_GFLOPS
+    return i18n.text("hw-cpu", lang, cores=_cores()), CPU_GFLOPS_PER_CORE * _cores()
 
 
 def _cuda() -> bool:
@@ -47,14 +47,6 @@ def _cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def hardware_words(lang: str = "en") -> str:
-    """:func:`hardware`'s words in ``lang``."""
-    where = hardware()[0]
-    if i18n.language(lang) == i18n.DEFAULT:
-        return where
-    return i18n.text("hw-gpu" if where == i18n.text("hw-gpu") else "hw-cpu", lang, cores=_cores())
-
-
 def estimated_seconds(c: costs.Cost) -> float:
     return c.gflops / hardware()[1]
 
@@ -68,8 +60,7 @@ def cost_markdown(c: costs.Cost, shown: bool = False, lang: str = "en") -> str:
 
     ``shown``: the pictures show this setting already, so a slow one no longer asks for Analyze.
     """
-    rate = hardware()[1]
-    where = hardware_words(lang)
+    where, rate = hardware(lang)
     seconds = c.gflops / rate
     lines = [
         i18n.text("meter-setting", lang, model=c.display_name, P=c.patch_size, native=c.native_patch_size, L=c.depth,

@@ -259,7 +259,7 @@
   let lastSaved = null;
   // The page's language (vit/ui/lang.py): ?lang=zh|en in the address, else the switch's last choice in this
   // browser, else the browser's own (gradio picks it from navigator.language). The choice goes to gradio's
-  // translations (its changeLocale) and to the vit_lang cookie, which every request carries to the server.
+  // translations and to the vit_lang cookie, which every request carries to the server.
   const LOCALES = {en: "en", zh: "zh-CN"};
   // gradio redraws only the selected tab's name in a new language: the others are named here (vit/ui/layout.py).
   const TAB_NAMES = /*TAB_NAMES*/{};
@@ -274,18 +274,15 @@
   const stored = () => { try { return window.localStorage.getItem(LANG_KEY); } catch (e) { return null; } };
   const browserLang = () => ((document.documentElement.lang || navigator.language || "en").toLowerCase()
     .startsWith("zh") ? "zh" : "en");
-  const gradioCore = () => performance.getEntriesByType("resource").map((e) => e.name)
-    .find((name) => /\/assets\/core-[\w-]+\.js$/.test(name));
+  // gradio's components in another language: the one use of gradio's internals in the page (vit/ui/gradio_internals.py).
+  const gradioLocale = /*GRADIO_LOCALE*/null;
   const language = async (lang, remember) => {
     lang = lang in LOCALES ? lang : "en";
     pageLang = lang;
     document.cookie = "vit_lang=" + lang + "; path=/; max-age=31536000; SameSite=Lax";
     if (remember) { try { window.localStorage.setItem(LANG_KEY, lang); } catch (e) { /* private mode */ } }
     if (browserLang() !== lang || !document.documentElement.lang) {
-      const core = gradioCore();
-      if (core) {
-        try { (await import(core)).changeLocale(LOCALES[lang]); } catch (e) { console.warn("language:", e); }
-      }
+      try { await gradioLocale(LOCALES[lang]); } catch (e) { console.warn("language:", e); }
       for (const wait of [0, 300, 1500]) setTimeout(() => nameTabs(lang), wait);
     }
   };

@@ -60,31 +60,17 @@ def drawn_files(a, displays: dict[str, Display], page: bool = True) -> dict[str,
 def model_weights(a) -> Weights:
     """Figure 7's weight pictures for the model the analysis ran: "filters" or "similarity" -> the array."""
 
-    def weights(kind: str):
-        if kind == "filters":
-            return _filters(a.model, a.weights, a.patch_size, a.depth)
-        return _similarity(a.model, a.weights, a.patch_size, a.depth)
-
-    return weights
+    return functools.partial(_weights, a.model, a.weights, a.patch_size, a.depth)
 
 
-@functools.lru_cache(maxsize=8)
-def _filters(name: str, weights: str, patch_size: int, depth: int):
-    """The principal patch filters of a model as loaded (an SVD: seconds on 2 cores, so kept per model)."""
+@functools.lru_cache(maxsize=16)
+def _weights(name: str, weights: str, patch_size: int, depth: int, kind: str):
+    """The principal patch filters ("filters": an SVD, seconds on 2 cores, so kept per model) or the position
+    embeddings' similarity ("similarity") of a model as loaded, at the setting an analysis ran."""
     import vit  # noqa: PLC0415 - torch
 
-    return vit.patch_filters(_loaded(name, patch_size, depth))
-
-
-@functools.lru_cache(maxsize=8)
-def _similarity(name: str, weights: str, patch_size: int, depth: int):
-    import vit  # noqa: PLC0415 - torch
-
-    return vit.position_similarity(_loaded(name, patch_size, depth))
-
-
-def _loaded(name: str, patch_size: int, depth: int):
-    return model_cache().get(Setting(name, patch_size, depth), "imagenet")  # the setting an analysis ran at
+    loaded = model_cache().get(Setting(name, patch_size, depth), "imagenet")
+    return (vit.patch_filters if kind == "filters" else vit.position_similarity)(loaded)
 
 
 def grid_info(a, cell: tuple[int, int]) -> str:

@@ -20,6 +20,7 @@ from vit import cost as costs
 from vit import i18n, validate
 from vit.errors import InputError
 from vit.serve.queue import Busy, Turn, Withdrawn, take_turn
+from vit.serve.sessions import positive_number
 from vit.ui import gpu, gradio_internals, meter, startup
 from vit.ui.inputs import Number, load_image
 from vit.ui.lang import progress_in
@@ -115,14 +116,7 @@ def max_run_s() -> float:
     Raises:
         ValueError: set to something that is not a positive number (the app checks it at start: one sentence).
     """
-    raw = os.environ.get(MAX_RUN_ENV, "").strip()
-    try:
-        value = float(raw) if raw else MAX_RUN_S
-    except ValueError:
-        value = float("nan")
-    if not (0 < value < float("inf")):
-        raise ValueError(f"{MAX_RUN_ENV} must be a number of seconds greater than 0, got {raw!r}")
-    return value
+    return positive_number(os.environ, MAX_RUN_ENV, MAX_RUN_S, "seconds")
 
 
 def check_duration(seconds: float, what: str, lang: str = "en") -> None:

@@ -24,13 +24,8 @@ The public names of the view modules are re-exported here: ``views.grid_view(...
 
 from vit.views.attention import heads_view, layers_view, rollout_view
 from vit.views.base import (
-    COLORBAR_ONE_LINE,
-    COLORBAR_RESERVE,
-    COLORBAR_WIDE,
     DEPTH_PLOT_SIZE,
     DISPLAY_SIZE,
-    HEAT_LABEL,
-    NO_CLASSIFIER,
     TILE_SIZE,
     View,
     captioned,
@@ -46,8 +41,6 @@ from vit.views.base import (
 from vit.views.depth import depth_view
 from vit.views.draw import language as drawing_language
 from vit.views.figure7 import (
-    FILTER_COLUMNS,
-    POSITION_TILES,
     distance_points,
     distance_view,
     filter_tiles,
@@ -56,9 +49,6 @@ from vit.views.figure7 import (
     position_view,
 )
 from vit.views.inside import (
-    BLOCK_SERIES,
-    LENS_CLASSES,
-    MATRIX_CMAP,
     block_code_view,
     block_view,
     lens_classes,
@@ -69,28 +59,16 @@ from vit.views.inside import (
     matrix_view,
     token_norm_view,
 )
-from vit.views.patches import STAGE_HEADERS, STAGE_NOTE, grid_view, query_view, stage_rows, top_k
+from vit.views.patches import STAGE_HEADERS, grid_view, query_view, stage_rows, top_k
 from vit.views.whatif import HeadGrid, head_grid_view, intervention_view
-from vit.views.why import (
-    COMPARISON_HEADERS,
-    CURVE_COLOURS,
-    auc_text,
-    comparison_rows,
-    curves_view,
-    explanation_view,
-)
+from vit.views.why import comparison_rows, curves_view, explanation_view
 
 __all__ = [
-    "BLOCK_SERIES", "COLORBAR_ONE_LINE", "COLORBAR_RESERVE", "COLORBAR_WIDE", "COMPARISON_HEADERS", "CURVE_COLOURS",
-    "DEPTH_PLOT_SIZE", "DISPLAY_SIZE", "FILTER_COLUMNS", "HEAT_LABEL", "LENS_CLASSES", "NO_CLASSIFIER",
-    "MATRIX_CMAP", "POSITION_TILES", "STAGE_HEADERS", "STAGE_NOTE", "TILE_SIZE",
-    "View", "auc_text", "block_code_view", "block_view", "captioned", "clicked_fraction", "comparison_rows",
-    "curves_view",
-    "depth_view", "display_size", "distance_points", "distance_view", "explanation_view", "filter_tiles",
-    "filters_view", "fit_note", "grid_view", "heads_view", "layers_view", "lens_classes", "lens_colours",
-    "lens_palette",
-    "lens_view", "matrix_factor", "matrix_view", "grid_size_for", "picture_box", "plain", "position_step",
-    "position_view",
-    "query_cell", "query_view", "rollout_view", "stage_rows", "token_index", "token_norm_view", "top_k",
-    "HeadGrid", "head_grid_view", "intervention_view", "drawing_language",
+    "DEPTH_PLOT_SIZE", "DISPLAY_SIZE", "HeadGrid", "STAGE_HEADERS", "TILE_SIZE", "View", "block_code_view",
+    "block_view", "captioned", "clicked_fraction", "comparison_rows", "curves_view", "depth_view", "display_size",
+    "distance_points", "distance_view", "drawing_language", "explanation_view", "filter_tiles", "filters_view",
+    "fit_note", "grid_size_for", "grid_view", "head_grid_view", "heads_view", "intervention_view", "layers_view",
+    "lens_classes", "lens_colours", "lens_palette", "lens_view", "matrix_factor", "matrix_view", "picture_box",
+    "plain", "position_step", "position_view", "query_cell", "query_view", "rollout_view", "stage_rows",
+    "token_index", "token_norm_view", "top_k",
 ]

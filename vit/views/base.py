@@ -20,9 +20,6 @@ from vit.views import draw
 DISPLAY_SIZE = draw.DISPLAY_SIZE  # px, main pictures: drawn at the size the page shows them
 TILE_SIZE = 200  # px, one small-multiples tile: 4 per row make a sheet ~830 px wide
 DEPTH_PLOT_SIZE = (800, 400)  # px (width, height) of the early-exit plot
-HEAT_LABEL = "brighter = more attention"
-COLORBAR_RESERVE = draw.COLORBAR_RESERVE  # px under a heat view for its colour bar (two lines at most)
-COLORBAR_ONE_LINE, COLORBAR_WIDE = draw.COLORBAR_ONE_LINE, draw.COLORBAR_WIDE
 
 
 @dataclass(frozen=True)
@@ -152,9 +149,6 @@ def fit_note(a, lang: str = "en") -> str:
 def bar_number(x: float) -> str:
     """A colour-bar number: 0 as "0", else three significant digits ("0.0312")."""
     return "0" if x == 0 else f"{x:.3g}"
-
-
-NO_CLASSIFIER = i18n.text("no-classifier-card")
 
 
 def no_classifier_view(a, title: str, size, lang: str = "en") -> View:

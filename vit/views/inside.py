@@ -15,9 +15,6 @@ from vit.model.families import class_names, is_trained_here
 from vit.views import base, draw, plots
 from vit.views.base import DEPTH_PLOT_SIZE, DISPLAY_SIZE, View, fit_note
 
-BLOCK_SERIES = tuple(i18n.text("block-series").split("|"))  # ("‖X‖ stream in", ... "‖Y‖ block out")
-
-
 MIN_CHART = 170  # px: the least height of the block view's chart under its diagram; lower, it goes beside
 MIN_DIAGRAM = 210  # px: the least width of the diagram beside the chart
 MAX_DIAGRAM = 560  # px: the diagram is drawn no wider (its boxes would stand far apart)

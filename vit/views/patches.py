@@ -14,7 +14,6 @@ from vit.views import base, draw
 from vit.views.base import DISPLAY_SIZE, Cells, View, display_size, fit_note, query_cell, token_index
 
 STAGE_HEADERS = i18n.text("stage-headers").split("|")  # ["stage", "module", "notation", "shape", "params"]
-STAGE_NOTE = i18n.text("stage-note")
 _STAGE_KEYS = {"image": "stage-image", "patch conv": "stage-patch-conv", "patch tokens": "stage-patch-tokens",
                "with class token": "stage-with-class-token", "with position": "stage-with-position",
                "final norm": "stage-final-norm", "class token": "stage-class-token", "logits": "stage-logits"}
@@ -89,7 +88,7 @@ def stage_rows(a, lang: str = "en") -> list[list[str]]:
     """The stage table under :data:`STAGE_HEADERS`, with a total; middle layers fold into one row when L > 3.
 
     Parameters follow :func:`vit.analysis.trace.counted_params`, so the column sums to the
-    model's parameter count (see :data:`STAGE_NOTE`).
+    model's parameter count (the "stage-note" message).
     """
     from vit.analysis.trace import counted_params  # noqa: PLC0415 - torch is loaded already: the analysis holds tensors
 

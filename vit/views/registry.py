@@ -16,6 +16,7 @@ from PIL import Image
 
 from vit import validate, views
 from vit.errors import InputError
+from vit.views.draw import COLORBAR_ONE_LINE, COLORBAR_RESERVE, COLORBAR_WIDE
 
 DISPLAY_SIZE = views.DISPLAY_SIZE  # px, a main picture as drawn without a screen (the CLI, the API)
 TILE_SIZE = views.TILE_SIZE  # px, one small-multiples tile
@@ -350,9 +351,9 @@ def frame_sizes(picture: Picture, source, display: Display) -> tuple:
         return size, (w, h)
     if picture.fit == "grid":
         return views.grid_size_for(source, w, h), tile
-    side = min(w, h - views.COLORBAR_RESERVE)  # a colour bar under it, on two lines when narrow
-    if min(w, h - views.COLORBAR_ONE_LINE) >= views.COLORBAR_WIDE:
-        side = min(w, h - views.COLORBAR_ONE_LINE)
+    side = min(w, h - COLORBAR_RESERVE)  # a colour bar under it, on two lines when narrow
+    if min(w, h - COLORBAR_ONE_LINE) >= COLORBAR_WIDE:
+        side = min(w, h - COLORBAR_ONE_LINE)
     return max(MIN_FRAME, side), tile
 
 

@@ -18,7 +18,6 @@ from vit.views.base import DISPLAY_SIZE, View
 
 HATCH = (235, 235, 235)  # a removed patch: pale diagonal stripes over a darkened patch
 OFF = (213, 94, 0)  # a head switched off: a vermilion cross (the palette's, visible to colour-blind viewers)
-ROLLOUT_LABEL = i18n.text("rollout-label")
 
 
 def _percent(p: float) -> str:

@@ -77,9 +77,6 @@ def curves_view(e, curves: dict, size: tuple[int, int] = DEPTH_PLOT_SIZE, lang: 
                 i18n.text("curves-title", lang, method=title, label=e.label))
 
 
-COMPARISON_HEADERS = i18n.text("comparison-headers").split("|")  # ["method", "depends on the class", ...]
-
-
 def comparison_headers(lang: str = "en") -> list[str]:
     return i18n.text("comparison-headers", lang).split("|")
 

@@ -6,8 +6,8 @@ uses; :mod:`vit.ui.layout` composes them, :mod:`vit.ui.events` has the handlers 
 
 * :mod:`~vit.ui.tabs.controls`: the sidebar (image, model, P, depth, Analyze, meter, top-k) and the
   view controls above the tabs (layer, head, opacity, colormap), with the API's events;
-* :mod:`~vit.ui.tabs.patches`, :mod:`~vit.ui.tabs.attention`, :mod:`~vit.ui.tabs.depth`,
-  :mod:`~vit.ui.tabs.inside`, :mod:`~vit.ui.tabs.figure7`: the pictures of an analysis;
+* :mod:`~vit.ui.tabs.picture_tabs` (Patches & shapes, Attention, Across depth, Figure 7) and
+  :mod:`~vit.ui.tabs.inside`: the pictures of an analysis;
 * :mod:`~vit.ui.tabs.why`: "Why this class?", its explanations and their test;
 * :mod:`~vit.ui.tabs.lesson`: the guided walk through 11.4.1 → 11.4.7.
 """

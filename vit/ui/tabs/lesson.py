@@ -42,8 +42,6 @@ ANSWER_OUTPUTS = ("lesson-answer", "lesson-tally", "lesson-score", "lesson-pictu
 ANSWER_INPUTS = ("image", "analysis-key", "lesson-step", "lesson-predict-on", "lesson-score", "layer", "head",
                  "opacity", "colormap", "screen")
 NAV_WIDTH = 140  # px, the Previous and Next buttons
-DOWNLOAD_LABEL = "⬇ Download the lesson (PDF)"
-NO_ANALYSIS = i18n.text("lesson-no-analysis")
 SAVE_JS = "() => window.vitAnatomy && window.vitAnatomy.saveDownload()"
 
 

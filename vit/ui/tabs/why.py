@@ -2,7 +2,7 @@
 and a live test of it.
 
 The class comes from the top-k (a click on a prediction opens this tab with it) or the list
-here; the method from :data:`vit.explanations.METHODS`, and for Grad-CAM the block whose
+here; the method from :data:`vit.explanations.methods.METHODS`, and for Grad-CAM the block whose
 ``norm1`` output it reads (the model's default, or any block). "Test it" draws the deletion and
 insertion curves of the map beside a random order; "Compare all methods" fills a table.
 Explanations and curves are kept per (analysis, method, class), so a new opacity or
