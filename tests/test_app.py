@@ -426,7 +426,7 @@ def test_banner_says_which_weights_run():
 
 
 def test_cost_meter_counts_tokens_attention_and_flops(monkeypatch):
-    monkeypatch.setattr(meter, "hardware", lambda: ("a 2-core CPU", 2 * meter.CPU_GFLOPS_PER_CORE))
+    monkeypatch.setattr(meter, "hardware", lambda lang="en": ("a 2-core CPU", 2 * meter.CPU_GFLOPS_PER_CORE))
     quick = meter.cost_meter("ViT-B/16", 16, 12)
     assert "grid 14×14 on 224×224 px" in quick and "N+1 = **197 tokens**" in quick
     assert "(N+1)² = **38,809**" in quick and "L·h·(N+1)² = **5,588,496**" in quick  # 12 * 12 * 197^2
@@ -437,7 +437,7 @@ def test_cost_meter_counts_tokens_attention_and_flops(monkeypatch):
 
 
 def test_cost_meter_warns_when_slow_or_too_big(monkeypatch):
-    monkeypatch.setattr(meter, "hardware", lambda: ("a 2-core CPU", 2 * meter.CPU_GFLOPS_PER_CORE))
+    monkeypatch.setattr(meter, "hardware", lambda lang="en": ("a 2-core CPU", 2 * meter.CPU_GFLOPS_PER_CORE))
     slow = meter.cost_meter("ViT-H/14", 14, 32)
     assert "Slow: ~4 s on a 2-core CPU" in slow and "press **Analyze**" in slow
     monkeypatch.setattr(vit.cost, "MEMORY_BUDGET_GB", 1.0)

@@ -223,6 +223,13 @@ def patch_distances(grid: tuple[int, int], patch_size: int, device=None) -> Tens
     return torch.cdist(centres, centres) * patch_size  # (N, N)
 
 
+def distance_sums(rows: Tensor, distances: Tensor) -> Tensor:
+    """sum_i (sum_j A_ij d_ij / sum_j A_ij) over query patches i: rows (..., R, N) of attention from R patches to the
+    N patches, ``distances`` (R, N) between them -> (...,). The tracer adds these up a block of rows at a time."""
+    weighted = torch.einsum("...rn,rn->...r", rows, distances)  # (..., R): no (R, N) temporary per head
+    return (weighted / rows.sum(dim=-1)).sum(dim=-1)
+
+
 def mean_attention_distance(weights: Tensor, distances: Tensor) -> Tensor:
     """Mean attention distance of every head (ViT paper, Fig. 7 right): (..., h, T, T) -> (..., h).
 
@@ -231,12 +238,9 @@ def mean_attention_distance(weights: Tensor, distances: Tensor) -> Tensor:
     attention is renormalised to sum to 1; a query patch i's distance is sum_j A_ij d_ij
     and a head's value is the mean over the N query patches.
 
-    One (N, N) map at a time (a head of an image), each row's sum_j A_ij d_ij as a batched
-    dot product (no (N, N) temporary), so the extra memory is the (N, N) distances alone
-    whatever h and the batch are: at patch size 4 on ViT-B, 39 MB beside a layer's 470 MB
-    of weights. Cost: 3 N^2 flops per head, against the 2 T^2 D/h the scores and the
-    weighted values each cost: 1/40 of the attention's for ViT-B (measured on 2 CPU cores
-    at patch size 4: ~0.2 s per layer against ~2 s for the layer).
+    One (N, N) map at a time (a head of an image), :func:`distance_sums` of its rows, so the extra memory is
+    the (N, N) distances alone whatever h and the batch are. Cost: 3 N^2 flops per head, against the 2 T^2 D/h the
+    scores and the weighted values each cost: 1/40 of the attention's for ViT-B.
 
     Args:
         weights: attention weights (..., h, T, T), T = N + prefix, rows summing to 1.
@@ -253,9 +257,7 @@ def mean_attention_distance(weights: Tensor, distances: Tensor) -> Tensor:
     distances = distances.to(device=weights.device, dtype=torch.float32)
     out = torch.empty(maps.shape[0], dtype=torch.float32, device=weights.device)
     for i, w in enumerate(maps):
-        patches = w[prefix:, prefix:].float()  # (N, N): patch rows, patch columns
-        weighted = (patches.unsqueeze(1) @ distances.unsqueeze(2)).flatten()  # (N, 1, N) @ (N, N, 1) -> (N,)
-        out[i] = (weighted / patches.sum(dim=-1)).mean()
+        out[i] = distance_sums(w[prefix:, prefix:].float(), distances) / N  # (N, N): patch rows, patch columns
     return out.reshape(weights.shape[:-2])
 
 

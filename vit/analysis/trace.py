@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor, nn
 
-from vit.analysis.rollout import fuse_heads, patch_distances
+from vit.analysis.rollout import distance_sums, fuse_heads, patch_distances
 from vit.config import ROW_BLOCK_BYTES
 from vit.model.modules import ViTForImageClassification, attention_weights
 from vit.validate import HEAD_FUSIONS
@@ -314,8 +314,8 @@ class Tracer:
         first = max(start, prefix)  # the block's patch rows: their distances among the patches
         if first < stop:
             rows = weights[:, :, first - start :, prefix:]  # (B, h, R', N): patch rows, patch columns
-            weighted = torch.einsum("bhrn,rn->bhr", rows, self._distances[first - prefix : stop - prefix])
-            self.record.attention_distance[index] += (weighted / rows.sum(dim=-1)).sum(dim=-1)  # (B, h)
+            distances = self._distances[first - prefix : stop - prefix]  # (R', N)
+            self.record.attention_distance[index] += distance_sums(rows, distances)  # (B, h)
 
     def _distances_for(self, weights: Tensor) -> Tensor:
         """d_ij between the patches of this run's grid, in pixels: (N, N), built once."""

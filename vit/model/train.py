@@ -218,7 +218,7 @@ def token_targets(masks: Tensor, patch_size: int, side: int, coverage: float) ->
     return covered.flatten(1) >= coverage  # (B, N)
 
 
-def token_labelling_loss(model: ViTForImageClassification, z: Tensor, under: Tensor, y: Tensor) -> Tensor:
+def token_labelling_loss(model: ViTForImageClassification, z: Tensor, targets: Tensor) -> Tensor:
     """Jiang et al. 2021, "All Tokens Matter" (token labelling), with the masks as the dense labels.
 
     The final norm and the head are applied to every patch token of the last block's output
@@ -226,11 +226,9 @@ def token_labelling_loss(model: ViTForImageClassification, z: Tensor, under: Ten
     that shows part of a shape gets a gradient, not only the class token.
 
     Args:
-        under: (B, N) bool, the tokens under the shape, with ``y`` (B,) the class of each image;
-            or (B, N) int64, each token's class (-1: background), with ``y`` None.
+        targets: (B, N) int64, each token's class (-1: background).
     """
     logits = model.classify_tokens(z[:, 1:])  # (B, N, D) -> (B, N, K)
-    targets = under if y is None else torch.where(under, y.view(-1, 1).expand_as(under), -1)  # (B, N)
     if not (targets >= 0).any():
         return logits.sum() * 0.0
     return F.cross_entropy(logits[targets >= 0], targets[targets >= 0])
@@ -312,7 +310,7 @@ def _step(model: ViTForImageClassification, optimizer: torch.optim.Optimizer, se
     loss = -(target * F.log_softmax(model.classify(z), dim=-1)).sum(-1).mean()
     total_loss = loss
     if classes is not None and settings.token_weight:
-        total_loss = loss + settings.token_weight * token_labelling_loss(model, z, classes, None)
+        total_loss = loss + settings.token_weight * token_labelling_loss(model, z, classes)
     optimizer.zero_grad(set_to_none=True)
     total_loss.backward()
     torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
