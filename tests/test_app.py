@@ -430,8 +430,12 @@ def test_cost_meter_counts_tokens_attention_and_flops(monkeypatch):
     quick = meter.cost_meter("ViT-B/16", 16, 12)
     assert "grid 14×14 on 224×224 px" in quick and "N+1 = **197 tokens**" in quick
     assert "(N+1)² = **38,809**" in quick and "L·h·(N+1)² = **5,588,496**" in quick  # 12 * 12 * 197^2
-    assert "≈ 34.9 GFLOPs" in quick and "on a 2-core CPU" in quick
+    assert "≈ 34.9 GFLOPs" in quick and "about 0.5 s on a 2-core CPU" in quick and "keeps 20 MB" in quick
     assert "Slow" not in quick and "Too big" not in quick
+    tiny = meter.cost_meter("vit_tiny_shapes", 8, 4)  # 0.1 GFLOPs: not "about 0.0 s", not "keeps 0 MB"
+    assert "under 0.1 s on a 2-core CPU" in tiny and re.search(r"keeps 0\.[1-9] MB", tiny), tiny
+    zh = meter.cost_meter("vit_tiny_shapes", 8, 4, lang="zh")
+    assert re.search(r"上不到 0\.1 秒；为这个页面保留 0\.[1-9] MB", zh), zh
     resized = meter.cost_meter("vit_b_32", 24, 12)
     assert "checkpoint's own: 32" in resized and "grid 9×9 on 216×216 px" in resized and "82 tokens" in resized
 

@@ -222,6 +222,8 @@ def _lesson_click(page: Page, lang: str) -> None:
     _tab(page, "lesson")
     page.locator("#lesson-predict-on input[type=checkbox]").check()
     wait_for_text(page, "#lesson-progress", "15")
+    box = page.locator("#lesson-progress").bounding_box()  # a line to read: on a phone it was one glyph wide
+    assert box["width"] >= 200 and box["height"] <= 160, box
     for n in range(2, 13):
         page.locator("#lesson-next").click()
         wait_for_text(page, "#lesson-progress", f"{n}")

@@ -32,10 +32,12 @@ MESSAGES: dict[str, dict[str, str]] = {
                            "L·h·(N+1)² = **{total}** in all",
                      "zh": "→ N+1 = **{tokens} 个 token**；attention (N+1)² = 每个 head **{per_head}** 个元素，"
                            "L·h·(N+1)² = 一共 **{total}** 个"},
-    "meter-flops": {"en": "→ **≈ {gflops} GFLOPs**, about {seconds:.1f} s on {where}; keeps {mb} MB of attention "
+    "meter-flops": {"en": "→ **≈ {gflops} GFLOPs**, {time} on {where}; keeps {mb} MB of attention "
                           "maps for this tab",
-                    "zh": "→ **≈ {gflops} GFLOPs**，在{where}上约 {seconds:.1f} 秒；为这个页面保留 {mb} MB 的 "
+                    "zh": "→ **≈ {gflops} GFLOPs**，在{where}上{time}；为这个页面保留 {mb} MB 的 "
                           "attention 图"},
+    "about-seconds": {"en": "about {seconds:.1f} s", "zh": "约 {seconds:.1f} 秒"},
+    "under-a-tenth": {"en": "under 0.1 s", "zh": "不到 0.1 秒"},  # the estimate is FLOPs only: no "about 3 ms"
     "meter-too-big": {"en": "⚠ **Too big for this server** ({gb:.1f} GB of attention; the limit is {limit:g} GB): "
                             "choose a larger patch size or fewer layers.",
                       "zh": "⚠ **对这台服务器来说太大了**（{gb:.1f} GB 的 attention；上限是 {limit:g} GB）：请选择"

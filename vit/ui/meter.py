@@ -67,8 +67,10 @@ def cost_markdown(c: costs.Cost, shown: bool = False, lang: str = "en") -> str:
                   grid=c.grid, size=c.input_size),
         i18n.text("meter-tokens", lang, tokens=f"{c.tokens:,}", per_head=f"{c.attention_per_head:,}",
                   total=f"{c.attention_total:,}"),
-        i18n.text("meter-flops", lang, gflops=f"{c.gflops:,.1f}", seconds=seconds, where=where,
-                  mb=f"{c.kept_bytes / 1e6:,.0f}"),
+        i18n.text("meter-flops", lang, gflops=f"{c.gflops:,.1f}", where=where,
+                  mb=f"{c.kept_bytes / 1e6:,.0f}" if c.kept_bytes >= 1e6 else f"{c.kept_bytes / 1e6:.1f}",
+                  time=i18n.text("about-seconds", lang, seconds=seconds) if seconds >= 0.05 else
+                  i18n.text("under-a-tenth", lang)),
     ]
     if over_budget(c):
         lines.append(i18n.text("meter-too-big", lang, gb=c.peak_bytes / 1e9, limit=costs.MEMORY_BUDGET_GB))
