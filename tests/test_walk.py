@@ -205,6 +205,10 @@ def _what_if_clicks(page: Page, lang: str, projector: bool = False) -> None:
     expect(page.locator("#whatif-heads img").first).not_to_have_attribute("src", before)
     head = "layer 2 head 3" if lang == "en" else "第 2 层 head 3"
     expect(page.locator("#whatif-heads img").first).to_have_attribute("alt", re.compile(head))
+    if projector:  # read from the back row: What if?'s before / after and the chapter's stage table (were 15-19 px)
+        for cell in ("#whatif-result td", "#stage-table td"):
+            size = page.locator(cell).first.evaluate("el => parseFloat(getComputedStyle(el).fontSize)")
+            assert size >= 20, (cell, size)
 
 
 def _quiz_click(page: Page, lang: str) -> None:
