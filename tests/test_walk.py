@@ -373,6 +373,8 @@ def test_axe_finds_nothing_serious_on_any_tab_and_no_frame_is_empty(browser, url
     for tab in TABS:
         _tab(page, tab)
         if tab == "why":
+            for choice in ("target", "method", "baseline", "layer"):  # "默认（第 4 个 bloc" ran under the caret
+                assert_value_whole(page, f"#why-{choice} input")
             page.locator("#why-test").click()
             shown(page, "#why-curves")
         else:

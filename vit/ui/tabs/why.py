@@ -293,10 +293,10 @@ def build(c: dict) -> None:
                 with gr.Row(equal_height=True):
                     c["why-baseline"] = gr.Dropdown([(t("grey-mean"), "mean"), (t("blurred"), "blur")], value="mean",
                                                     label=t("why-baseline"), elem_id="why-baseline",
-                                                    min_width=160, scale=1)
+                                                    min_width=240, scale=1)
                     c["why-layer"] = gr.Dropdown([(t("default"), DEFAULT_LAYER)], value=DEFAULT_LAYER,
                                                  label=t("why-layer"), elem_id="why-layer",
-                                                 info=t("why-layer-info"), min_width=170, scale=1)
+                                                 info=t("why-layer-info"), min_width=240, scale=1)
                     c["why-test"] = gr.Button(t("why-test"),
                                               variant="primary", elem_id="why-test", scale=2)
                 picture(c, "why-curves")
