@@ -215,8 +215,7 @@ def intervene(loaded: LoadedModel, image, keep=None, remove=None, ablate=(), abl
         t1 = time.perf_counter()
         fused = []  # L x (T', T'): each layer's attention fused over the heads still on
         probs = _probs(model, x, subset, on, ablation, fused, dtype)  # (K,)
-        # The unchanged model through the same blocks: in bfloat16 model(x)'s fused attention rounds otherwise, and
-        # "nothing taken away" moved p (60.2 % -> 60.3 %; the Analysis and Why? say 60.3 %).
+        # The unchanged model through the same blocks (model(x)'s fused attention rounds otherwise in bfloat16).
         before = probs if subset is None and on is None else _probs(model, x, None, None, ablation)
         t2 = time.perf_counter()
         grey_probs = None

@@ -62,15 +62,15 @@ def cost_markdown(c: costs.Cost, shown: bool = False, lang: str = "en") -> str:
     """
     where, rate = hardware(lang)
     seconds = c.gflops / rate
+    time = i18n.text("about-seconds", lang, seconds=seconds) if seconds >= 0.05 else i18n.text("under-a-tenth", lang)
+    mb = c.kept_bytes / 1e6
     lines = [
         i18n.text("meter-setting", lang, model=c.display_name, P=c.patch_size, native=c.native_patch_size, L=c.depth,
                   grid=c.grid, size=c.input_size),
         i18n.text("meter-tokens", lang, tokens=f"{c.tokens:,}", per_head=f"{c.attention_per_head:,}",
                   total=f"{c.attention_total:,}"),
-        i18n.text("meter-flops", lang, gflops=f"{c.gflops:,.1f}", where=where,
-                  mb=f"{c.kept_bytes / 1e6:,.0f}" if c.kept_bytes >= 1e6 else f"{c.kept_bytes / 1e6:.1f}",
-                  time=i18n.text("about-seconds", lang, seconds=seconds) if seconds >= 0.05 else
-                  i18n.text("under-a-tenth", lang)),
+        i18n.text("meter-flops", lang, gflops=f"{c.gflops:,.1f}", time=time, where=where,
+                  mb=f"{mb:,.0f}" if mb >= 1 else f"{mb:.1f}"),
     ]
     if over_budget(c):
         lines.append(i18n.text("meter-too-big", lang, gb=c.peak_bytes / 1e9, limit=costs.MEMORY_BUDGET_GB))
