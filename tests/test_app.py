@@ -801,6 +801,33 @@ def test_analyze_stays_disabled_until_the_last_analysis_chain_ends():
     assert session.busy == session.asked == 0
 
 
+def test_the_meter_says_running_once_analyze_is_pressed_before_its_run_starts():
+    """P typed and Analyze clicked: the box's change (the meter) may answer after Analyze's first step and before its
+    run claims the setting. It said "Out of date … Press Analyze" then (seen under load in test_browser)."""
+    request, session = Request("meter-test"), state.SESSIONS.get("session:meter-test")
+    session.shown, session.running, session.asked = state.Shown("img", Setting("vit_b_16", 16, 12)), None, 0
+    assert "Out of date" in events.settings_changed("ViT-B/16", 4, 12, request=request)["notice"]
+    events.analyze_started("ViT-B/16", 4, 12, request=request)
+    waiting = events.settings_changed("ViT-B/16", 4, 12, request=request)["notice"]
+    assert "Running…" in waiting and "Out of date" not in waiting
+    session.running = state.Shown("img", Setting("vit_b_16", 4, 12))  # the run started
+    assert "Running…" in events.settings_changed("ViT-B/16", 4, 12, request=request)["notice"]
+    moved = events.settings_changed("ViT-B/16", 5, 12, request=request)["notice"]  # moved again while it runs
+    assert "Out of date" in moved and "P = 5" in moved
+    session.running = None
+    events.analyze_ended("ViT-B/16", 5, 12, request=request)
+    assert session.asked == 0
+
+
+def test_the_examples_are_named_in_the_pages_language():
+    """gr.Examples' labels are not translated by gr.I18n: the page's language sets them (they were English on the
+    Chinese page). Every example in assets/ has a name in both languages."""
+    zh = events.page_language(None, "ViT-B/16", 16, 12, 5, "zh", request=Request("names-test"))
+    assert zh["examples"].sample_labels == zh["start-examples"].sample_labels == events.example_names("zh")
+    assert "画的心形和圆" in events.example_names("zh") and "drawn heart and circle" in events.example_names("en")
+    assert len(set(events.example_names("zh"))) == len(set(events.example_names("en"))) == len(events.EXAMPLES)
+
+
 def test_the_last_chain_to_end_restates_the_notice_from_the_session():
     """A "Running…" answered while a run went on (a replaced image's second chain) could land after the run's own ""
     and stay over pictures nothing was changing (seen in a browser test's screenshot): the last chain to end says

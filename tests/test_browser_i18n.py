@@ -38,10 +38,13 @@ def test_a_chinese_browser_sees_chinese_and_the_address_or_the_switch_change_it(
     expect(page.locator("#lang input[value='zh']")).to_be_checked()
     wait_for_text(page, "#banner", "还没有分析图像")  # the server's text too, in the page's language
     wait_for_text(page, "#cost-meter", "个 token")
+    for examples in ("#start-examples", "#examples"):  # their names too (gr.Examples' are not gr.I18n's)
+        expect(page.locator(examples)).to_contain_text("画的心形和圆")
     page.locator("#lang label").filter(has_text="English").click()
     expect(page.locator("#analyze-btn")).to_have_text("Analyze")
     wait_for_text(page, "#banner", "No image analysed yet")
     wait_for_text(page, "#cost-meter", "tokens")
+    expect(page.locator("#start-examples")).to_contain_text("drawn heart and circle")
     expect(page.get_by_role("tab", name="Lesson")).to_be_visible()
     page.reload()  # the switch's choice is kept in this browser
     expect(page.locator("#analyze-btn")).to_have_text("Analyze")
@@ -59,6 +62,9 @@ def test_a_chinese_browser_sees_chinese_and_the_address_or_the_switch_change_it(
     expect(page.locator("#analyze-btn")).to_have_text("分析")
     wait_for_text(page, "#banner", "还没有分析图像")
     assert "vit_lang=zh" in page.evaluate("document.cookie")
+    page.locator("#start-examples").get_by_text("画的星形", exact=True).click()  # renamed, it still gives its picture
+    expect(page.locator("#input-image img")).to_be_visible()
+    expect(page.locator("#banner")).not_to_contain_text("还没有分析图像", timeout=TIMEOUT_MS)
     page.context.close()
 
 

@@ -28,7 +28,7 @@ from vit import cost as costs
 from vit import i18n, validate, views
 from vit.config import patch_size_range
 from vit.errors import InputError
-from vit.model.families import is_trained_here
+from vit.model.families import ASSETS, is_trained_here
 from vit.serve.files import owned_by
 from vit.serve.limits import LogQuota
 from vit.ui import inputs, meter, models, pictures, runs, startup
@@ -614,7 +614,9 @@ def settings_changed(model: str, patch_size: Number, depth: Number, request: gr.
     lang = language_of(request)
     session = SESSIONS.get(session_of(request))
     shown = session.shown.setting if session.shown else None
-    if session.running is not None and session.running.setting == setting:  # what the controls say is running
+    running = session.running.setting if session.running is not None else None
+    # What the controls say is running, or Analyze was pressed and its run has not started yet (it runs them).
+    if running == setting or (running is None and session.asked):
         return {"cost-meter": meter.cost_meter(setting, lang=lang), "notice": meter.running(shown, setting, lang)}
     reason = _auto_reason(costs.estimate(setting), lang)
     # A setting that runs by itself runs once the control is let go (its run says "Running…" then): no "Out of date …
@@ -674,7 +676,14 @@ def download(key: str | None, which: str, query: Query, layer: Number, head: Num
                                       readable=f"{which}-{a.model}-P{a.patch_size}-L{layer}"))
 
 
-LANGUAGE_OUTPUTS = ("lang", "banner", "stage-table", "predictions", "cost-meter", "patch-size", "depth")
+LANGUAGE_OUTPUTS = ("lang", "banner", "stage-table", "predictions", "cost-meter", "patch-size", "depth", "examples",
+                    "start-examples")
+EXAMPLES = sorted(p for p in ASSETS.glob("*") if p.suffix.lower() in (".jpg", ".jpeg", ".png"))  # the examples row
+
+
+def example_names(lang: str = "en") -> list[str]:
+    """The examples' names under their pictures, in ``lang``."""
+    return [i18n.text(f"example-{p.stem}", lang) for p in EXAMPLES]
 
 
 def page_language(key: str | None, model: str, patch_size: Number, depth: Number, top_k: Number, shown: str = "",
@@ -693,6 +702,8 @@ def page_language(key: str | None, model: str, patch_size: Number, depth: Number
     out = {"lang": lang, "cost-meter": meter.cost_meter(setting, lang=lang),
            "patch-size": gr.update(info=i18n.text("patch-size-info", lang, P=native.patch_size)),
            "depth": gr.update(info=i18n.text("depth-info", lang, L=native.depth))}
+    for examples in ("examples", "start-examples"):  # gr.Examples' labels are not gr.I18n's to translate
+        out[examples] = gr.Dataset(sample_labels=example_names(lang))
     a = analysis_store().get(key) if key is not None else None
     if a is None:
         return {**out, "banner": startup.startup_banner(lang)}

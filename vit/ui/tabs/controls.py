@@ -7,21 +7,18 @@ redraws the view controls ask for, the arrow keys, and the API's strict ``/analy
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import gradio as gr
 
 from vit import validate
 from vit.config import DISPLAY_NAMES, MAX_PATCH_SIZE, MIN_PATCH_SIZE, PRESETS
-from vit.model.families import ASSETS
 from vit.ui import events, inputs, meter, models, startup
+from vit.ui.events import EXAMPLES
 from vit.ui.lang import t
 from vit.ui.tabs.parts import DISPLAY, MODEL_WAITERS, REDRAW_CONCURRENCY, on, outputs, private, redraw
 from vit.validate import HEAD_FUSIONS, MAX_DISCARD_RATIO, MAX_TOP_K
 from vit.views.draw import COLORMAPS
 from vit.views.registry import Display
 
-EXAMPLES = sorted(p for p in ASSETS.glob("*") if p.suffix.lower() in (".jpg", ".jpeg", ".png"))
 DEFAULT = next(k for k, v in DISPLAY_NAMES.items() if v == startup.DEFAULT_MODEL)  # the family shown first
 DIRECTIONS = ("up", "down", "left", "right")  # the arrow keys' hidden buttons (vit/ui/page.js clicks them)
 STARTUP_TICK_S = 1.0  # how often a Space's page asks how far the startup download is
@@ -45,8 +42,12 @@ PAGE_LANGUAGE_JS = ("((asked, kept) => asked === 'zh' || asked === 'en' ? asked 
 PROJECTOR_JS = f"(on) => {{ document.body.classList.toggle('projector', Boolean(on)); return [{_SCREEN}(on)]; }}"
 
 
-def _example_name(path: Path) -> str:
-    return path.stem.replace("shapes-", "drawn ").replace("_", " ")
+def _examples(c: dict, label: str, elem_id: str = "examples") -> gr.Dataset:
+    """The pictures in assets/, a click away; named in English until the page's language names them
+    (:func:`events.page_language`)."""
+    return gr.Examples(examples=[[str(p)] for p in EXAMPLES], inputs=[c["image"]], label=t(label),
+                       example_labels=events.example_names(), examples_per_page=max(1, len(EXAMPLES)),
+                       api_visibility="private", elem_id=elem_id).dataset
 
 
 def build_sidebar(c: dict) -> None:
@@ -96,9 +97,7 @@ def build_sidebar(c: dict) -> None:
     display = Display()
     c["opacity"] = gr.Slider(0.0, 1.0, value=display.opacity, step=0.05, label=t("opacity"), elem_id="opacity")
     c["colormap"] = gr.Dropdown(list(COLORMAPS), value=display.cmap, label=t("colormap"), elem_id="colormap")
-    gr.Examples(examples=[[str(p)] for p in EXAMPLES], inputs=[c["image"]], label=t("examples"),
-                example_labels=[_example_name(p) for p in EXAMPLES], examples_per_page=max(1, len(EXAMPLES)),
-                api_visibility="private", elem_id="examples")
+    c["examples"] = _examples(c, "examples")
     c["cost-meter"] = gr.Markdown(meter.cost_meter(validate.setting(DEFAULT)), elem_id="cost-meter")
     c["timing"] = gr.Markdown("", elem_id="timing")
     c["projector"] = gr.Checkbox(False, label=t("projector"), elem_id="projector")
@@ -114,9 +113,7 @@ def build_view_controls(c: dict) -> None:
     c["notice"] = gr.HTML("", elem_id="notice")
     # Before the first analysis, where the eye is: the examples again (the page's style hides them once the patch grid
     # has a picture; those of the sidebar stay).
-    gr.Examples(examples=[[str(p)] for p in EXAMPLES], inputs=[c["image"]], label=t("examples-start"),
-                example_labels=[_example_name(p) for p in EXAMPLES], examples_per_page=max(1, len(EXAMPLES)),
-                api_visibility="private", elem_id="start-examples")
+    c["start-examples"] = _examples(c, "examples-start", "start-examples")
     # One row over every tab: what the pictures are drawn from (opacity and colormap wait in the sidebar).
     with gr.Row(elem_id="view-controls", equal_height=True):
         c["layer"] = gr.Slider(1, native.num_layers, value=native.num_layers, step=1, label=t("layer"), elem_id="layer")
