@@ -432,6 +432,19 @@ def test_cli_download_says_it_ships():
     assert proc.returncode == 0 and "nothing to download" in proc.stdout
 
 
+def test_a_drawn_heart_has_two_lobes_a_notch_and_a_tip():
+    """Issue 40: the pen also draws a heart as people do (two round lobes, a notch between them, a tip below), not
+    only the curve: the model read a shallow-notched mouse heart as a circle (64 of 80 in the other program's)."""
+    depths = []
+    for seed in range(40):
+        pts = shapes._drawn_heart(np.random.default_rng(seed))  # (M, 2), y down
+        assert np.abs(pts).max() == pytest.approx(1) and np.allclose(np.sort(pts[:, 0]), np.sort(-pts[:, 0]))
+        on_axis = pts[np.abs(pts[:, 0]) < 1e-6, 1]  # the tip and the notch
+        assert len(on_axis) == 3 and on_axis.max() == pytest.approx(pts[:, 1].max())  # the tip: the lowest point
+        depths.append(on_axis.min() - pts[:, 1].min())  # the notch, under the lobes' tops
+    assert min(depths) > 0.01 and max(depths) > 0.15
+
+
 def test_the_example_drawings_are_what_they_say():
     """assets/shapes-*.png are images of shapes.sample(15, seed=7, size=256), as assets/CREDITS.md says; the
     two-shape example (shapes-heart_and_circle.png) is image 5 of shapes.sample(12, seed=7, size=256, two=True)."""

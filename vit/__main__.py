@@ -211,7 +211,7 @@ def _train_parser(sub) -> None:
                                                "(default assets/vit_tiny_shapes.pth)")
     t.add_argument("--recipe", default="sketch", choices=("sketch", "mixed", "plain"),  # train.SHIPPED, .RECIPES
                    help="sketch: the shipped file's (one- and two-shape drawings, plain, varied and sketched with a "
-                        "pen; fixed steps, so repeatable step for step; about 70 minutes on a 2-core CPU); mixed: "
+                        "pen; fixed steps, so repeatable step for step; about 40 minutes on a 2-core CPU); mixed: "
                         "the file shipped before it (no sketches, 15 minutes); plain: one plain shape per drawing, "
                         "a 15-minute budget (default sketch)")
     t.add_argument("--epochs", default=None, help="passes over the drawn training set (default: the recipe's, "

@@ -515,11 +515,26 @@ def _pen_path(outline: np.ndarray, rng: np.random.Generator) -> list[np.ndarray]
     return pieces
 
 
+def _drawn_heart(rng: np.random.Generator) -> np.ndarray:
+    """A heart as a hand draws one, r = 1 (y down): two round lobes of radius 1 centred at (+-a, 0), overlapping
+    in a notch 0-0.35 deep, and a straight side from each to a tip h below their centres."""
+    a, h = rng.uniform(0.3, 0.75), rng.uniform(1.3, 2.2)
+    notch = math.atan2(math.sqrt(1 - a * a), -a)  # where the right lobe meets the left one, from its centre
+    out = math.atan2(-h, -a) + math.acos(1 / math.hypot(a, h))  # where the right side leaves the right lobe
+    t = np.linspace(out, notch, 48)
+    right = np.stack([a + np.cos(t), np.sin(t)], axis=1)  # up from the side, over the top to the notch
+    pts = np.concatenate([[(0.0, -h)], right, (right * (-1, 1))[::-1]])  # the tip, the right lobe, the left
+    pts[:, 1] *= -1  # y down
+    pts -= (pts.max(0) + pts.min(0)) / 2
+    return pts / np.abs(pts).max()
+
+
 def sketch_outlines(name: str, rng: np.random.Generator) -> tuple[list[np.ndarray], np.ndarray | None]:
     """The outlines a pen traces for a class, r = 1: the varied style's proportions, one closed curve each
-    (the heart as its curve; the ring as two circles); and the hole, if any."""
+    (the heart as its curve or as two lobes and a tip, :func:`_drawn_heart`; the ring as two circles); and the
+    hole, if any."""
     if name == "heart":
-        pts = OUTLINES["heart"] * (rng.uniform(0.85, 1.15), 1.0)
+        pts = (OUTLINES["heart"] if rng.random() < 0.5 else _drawn_heart(rng)) * (rng.uniform(0.85, 1.15), 1.0)
         return [pts / np.abs(pts).max()], None
     polygons, hole = varied_outline(name, rng)
     return polygons[:1] + ([hole] if hole is not None else []), hole
