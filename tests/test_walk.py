@@ -195,11 +195,12 @@ def _what_if_clicks(page: Page, lang: str, projector: bool = False) -> None:
         alt = page.locator("#whatif-map img").first.get_attribute("alt")
         assert numbers_after_token(alt.split("p(")[0].split("概率")[0]) == removed, alt
     shown(page, "#whatif-heads")
-    point = page.evaluate("""() => {  // layer 2, head 3 of the 4 x 3 cells, where the picture says they are
-        const img = document.querySelector('#whatif-heads img'), b = img.getBoundingClientRect();
-        const s = b.width / img.naturalWidth, name = decodeURIComponent(img.src);
+    point = page.wait_for_function("""() => {  // layer 2, head 3 of the 4 x 3 cells, where the picture says they are
+        const img = document.querySelector('#whatif-heads img');
+        if (!img || !img.complete || !img.naturalWidth) return null;  // redrawn after the clicks: asked again
+        const b = img.getBoundingClientRect(), s = b.width / img.naturalWidth, name = decodeURIComponent(img.src);
         const [x0, y0, w, h] = /\\.cells-([\\d.]+)-([\\d.]+)-([\\d.]+)-([\\d.]+)-/.exec(name).slice(1).map(Number);
-        return {x: b.left + s * (x0 + 2.5 * w / 3), y: b.top + s * (y0 + 1.5 * h / 4)}; }""")
+        return {x: b.left + s * (x0 + 2.5 * w / 3), y: b.top + s * (y0 + 1.5 * h / 4)}; }""").json_value()
     before = page.locator("#whatif-heads img").first.get_attribute("src")
     page.mouse.click(point["x"], point["y"])
     expect(page.locator("#whatif-heads img").first).not_to_have_attribute("src", before)
