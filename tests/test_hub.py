@@ -252,11 +252,12 @@ def test_a_patch_size_change_keeps_the_prefix_tokens(hub_cache, repo_id):
     pos, native_pos = loaded.module.embedding.pos_embed.weight, native.module.embedding.pos_embed.weight
     assert pos.shape[1] == covered + cfg.num_patches
     torch.testing.assert_close(pos[:, :covered], native_pos[:, :covered], atol=0, rtol=0)
-    x = torch.randn(1, 3, cfg.image_size, cfg.image_size)
+    x = torch.randn(1, 3, cfg.image_size, cfg.image_size, generator=torch.Generator().manual_seed(3))
     tokens = loaded.module.embedding(x)
     assert tokens.shape[1] == cfg.num_patches + cfg.num_prefix_tokens
     at_4 = embed_at_patch_size(native.module.embedding, x, 4)  # from the native weights, inside the graph
-    torch.testing.assert_close(at_4, tokens, atol=1e-5, rtol=0)
+    # float32's rounding, relative to the token's size (an unseeded input once gave 1.24e-5 on a value of 13)
+    torch.testing.assert_close(at_4, tokens, atol=1e-5, rtol=1e-5)
 
 
 def test_validate_and_cost_know_a_registered_hub_model(hub_cache):
