@@ -279,6 +279,20 @@ def test_train_shapes_out_that_can_be_written_reaches_training(tmp_path, monkeyp
     assert asked == [tmp_path / "new" / "w.pth"] and list((tmp_path / "new").iterdir()) == []
 
 
+def test_train_shapes_help_states_each_recipes_epochs(capsys):
+    """The help's default epochs are the recipes' own (it said 30 for a recipe of 28)."""
+    import re
+
+    import vit.__main__ as cli
+    from vit.model.train import RECIPES
+
+    with pytest.raises(SystemExit):
+        cli.main(["train-shapes", "--help"])
+    epochs = re.search(r"--epochs EPOCHS (.*?)--seed", " ".join(capsys.readouterr().out.split())).group(1)
+    stated = {name: int(n) for n, name in re.findall(r"(\d+) (\w+)[,)]", epochs)}
+    assert stated == {name: recipe.epochs for name, recipe in RECIPES.items()}, stated
+
+
 ESCAPES = "esc\x1b[31mRED\x1b]0;pwned-title\x07.png"
 
 

@@ -186,6 +186,9 @@ def _what_if_clicks(page: Page, lang: str, projector: bool = False) -> None:
     _tab(page, "whatif")
     shown(page, "#whatif-map")
     assert_value_whole(page, "#whatif-order input", projector)
+    label = page.locator("#whatif-fraction").get_by_text(re.compile(r"^x")).first  # was 4 lines of 2-4 glyphs (zh)
+    height, size = label.evaluate("e => [e.getBoundingClientRect().height, parseFloat(getComputedStyle(e).fontSize)]")
+    assert height <= 3 * size, (lang, projector, height, size)  # two lines at most (a phone's)
     removed = set()
     for r, c in ((0, 0), (7, 3), (4, 4)):
         before = page.locator("#whatif-map img").first.get_attribute("src")

@@ -215,7 +215,7 @@ def _train_parser(sub) -> None:
                         "the file shipped before it (no sketches, 15 minutes); plain: one plain shape per drawing, "
                         "a 15-minute budget (default sketch)")
     t.add_argument("--epochs", default=None, help="passes over the drawn training set (default: the recipe's, "
-                                                  "30 sketch, 18 mixed, 40 plain)")
+                                                  "28 sketch, 18 mixed, 40 plain)")
     t.add_argument("--seed", default=0, help="seeds the drawings, the init and the order (default 0)")
     t.add_argument("--device", default=None, help="cpu or cuda (default: cuda if available)")
     t.add_argument("--minutes", default=None, help="an optional time budget of the training loop in minutes: the "

@@ -327,7 +327,7 @@ def build(c: dict) -> None:
                 c["whatif-result"] = gr.HTML("", elem_id="whatif-result")
                 with gr.Row(equal_height=True):
                     c["whatif-fraction"] = gr.Slider(5, 95, value=30, step=5, label=t("whatif-fraction"),
-                                                     elem_id="whatif-fraction", min_width=160)
+                                                     elem_id="whatif-fraction", min_width=240)
                     c["whatif-order"] = gr.Dropdown(order_choices(), value="rollout", label=t("whatif-order"),
                                                     elem_id="whatif-order", min_width=200)
                 with gr.Row(equal_height=True):
