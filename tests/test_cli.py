@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -281,8 +282,6 @@ def test_train_shapes_out_that_can_be_written_reaches_training(tmp_path, monkeyp
 
 def test_train_shapes_help_states_each_recipes_epochs(capsys):
     """The help's default epochs are the recipes' own (it said 30 for a recipe of 28)."""
-    import re
-
     import vit.__main__ as cli
     from vit.model.train import RECIPES
 
