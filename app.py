@@ -39,16 +39,23 @@ from vit.serve.files import picture_budgets, remove_stale_folders
 from vit.serve.limits import BY_NAME, LOOPBACK, RequestLimits, Streams, trusts_forwarded
 from vit.serve.pagecache import PageCache
 from vit.serve.sessions import SessionLedger, positive_int
-from vit.serve.uploads import UploadSpace, gradio_upload_folder, server_folder
+from vit.serve.uploads import server_folder
 from vit.ui import gradio_internals, lang, layout, models, startup, state
 from vit.ui.runs import max_run_s
 
 log = logging.getLogger("vit.app")
 
-QUEUE_SIZE = 64  # requests gradio's queue holds; vit.ui.tabs.parts.MODEL_WAITERS of them may wait for the model
+# Requests gradio's queue holds waiting (all addresses); vit.ui.tabs.parts.MODEL_WAITERS more may wait for the model.
+# One address's JOBS_PER_CLIENT leave 64 places (the whole queue before 2026-12-04) to every other address.
+QUEUE_SIZE = 256
 MAX_FILE = "20mb"  # one upload's file; a request carries one (vit.serve.limits)
 MAX_FILE_BYTES = 20 * 2**20
-JOBS_PER_CLIENT = 24  # jobs one address may have in gradio's queue: a page needs ~3, a class behind one NAT more
+# Jobs one address may have queued or running. A class of 30 behind one NAT opening the page and choosing a photo at
+# once: 6 each (5 joins as the page opens, then its analysis), 180; 24 refused 20 of 30 analyses (Medium 7 of the
+# review of 2026-12-04). One script at this limit: its model turns alternate with other addresses' (vit.serve.queue),
+# it holds at most vit.ui.state.MODEL_SHARE of the model's handlers while another address waits for one, and
+# QUEUE_SIZE - 192 places stay for the others.
+JOBS_PER_CLIENT = 192
 JOBS_ENV, HOSTS_ENV = "VIT_JOBS_PER_CLIENT", "VIT_ALLOWED_HOSTS"
 
 build_demo = layout.build_demo
@@ -110,7 +117,8 @@ def launch(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, share: bo
     """
     try:
         ledger = SessionLedger.from_environment()
-        uploads = UploadSpace(gradio_upload_folder())
+        state.upload_space.forget()  # this server's folder and shares (VIT_UPLOAD_GB, VIT_UPLOAD_ADDRESS_GB)
+        uploads = state.upload_space()  # the drawings' too; never a file a live page shows removed
         max_jobs = positive_int(os.environ, JOBS_ENV, JOBS_PER_CLIENT)
         picture_budgets()  # VIT_PICTURES_*_MB: checked at start (the picture folder reads them when first used)
         max_run_s()  # VIT_MAX_RUN_S
@@ -126,7 +134,8 @@ def launch(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, share: bo
                         private_hosts=private_hosts(host, share), uploads=uploads, max_upload=MAX_FILE_BYTES,
                         jobs_of=gradio_internals.jobs_of(demo, trust),
                         max_jobs=max_jobs, trust_forwarded=trust,
-                        streams=streams, background=[lambda: gradio_internals.reap_unread(demo, streams)])
+                        streams=streams, pending=gradio_internals.pending(demo),
+                        background=[lambda: gradio_internals.reap_unread(demo, streams)])
     guard = Middleware(PrivateEventGuard, private=private_events(demo))
     block = not kwargs.pop("prevent_thread_lock", False)
     launched = demo.launch(
@@ -140,6 +149,7 @@ def launch(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, share: bo
     gradio_internals.install(demo, ledger.max_sessions)
     gradio_internals.refuse_quietly(demo)  # a refused payload: one log line, not gradio's traceback
     gradio_internals.watch(demo, streams, trust)  # a job's handler asks whether anyone reads its stream
+    state.fair_queue().crowded = gradio_internals.waiting_elsewhere(demo, trust)  # an address's share of model handlers
     uploads.sweep_forever()
     if block:
         demo.block_thread()
@@ -167,7 +177,7 @@ def _prewarm() -> None:
             log.info("models run in auto: bfloat16 where the GPU supports it (asked at the first run)")
         else:
             log.info("models run in %s (%s)", precision.name(precision.resolve(chosen, device)),
-                     "auto: measured here" if chosen == "auto" else "as asked")
+                     "auto: this processor's bfloat16 support" if chosen == "auto" else "as asked")
         for path in remove_stale_partials():
             log.info("removed the partial download %s, left by a process that is gone", path.name)
     except Exception:  # the first request will report it
@@ -208,8 +218,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="Hugging Face Hub ViTs (repository ids or local folders) to add to the model menu "
                              "(default $VIT_MODELS); visitors pick from the menu, they never name a repository")
     parser.add_argument("--dtype", default=None, choices=("auto", "float32", "bfloat16"),
-                        help="the models' precision: auto (default, or $VIT_DTYPE: bfloat16 where this machine "
-                             "computes it faster, else float32), float32 (the reference) or bfloat16")
+                        help="the models' precision: auto (default, or $VIT_DTYPE: bfloat16 where the processor "
+                             "has bfloat16 matmuls, else float32), float32 (the reference) or bfloat16")
     args = parser.parse_args(argv)
     if args.dtype is not None:
         os.environ[state.DTYPE_ENV] = args.dtype  # the model cache reads it (and a ZeroGPU worker, its copy)

@@ -41,7 +41,9 @@ CLASSES = ("circle", "square", "triangle", "star", "cross", "ring", "diamond", "
 SIZES = (64, 128, 256, 512, 1024)
 CONDITIONS = ("clean", "jpeg", "blur")
 SEED = 31_337  # drawings of this file only; the model trained on vit.shapes' seed 0
-POINTERS = {"grad_rollout": "gradient-weighted rollout", "rollout": "rollout (class-agnostic)"}
+POINTERS = {"attnlrp": "AttnLRP, A rather than B (the Why tab's default)", "grad_rollout": "gradient-weighted rollout",
+            "rollout": "rollout (class-agnostic)"}
+RIVALS = {"attnlrp": "auto"}  # the maps asked "why A rather than B?"; the others the plain question
 
 
 @dataclass(frozen=True)
@@ -403,8 +405,8 @@ def evaluate_pairs(n: int = 200, seed: int = SEED, patch_size: int | None = None
             coverage = faithfulness.patch_coverage(mask, mask.shape[0] // rows)  # (rows, cols)
             assert coverage.shape == (rows, cols), coverage.shape
             for method in POINTERS:
-                pointing[method].append(faithfulness.pointing_hit(vit.explain(loaded, inp, method, label).map,
-                                                                  coverage))
+                e = vit.explain(loaded, inp, method, label, versus=RIVALS.get(method))
+                pointing[method].append(faithfulness.pointing_hit(e.map, coverage))
     return {"n": n, "seed": seed, "top_two": float(np.mean(sum(top_two.values(), []))),
             "top_two_by_style": {k: float(np.mean(v)) for k, v in top_two.items() if v},
             "pointing": {k: float(np.mean(v)) for k, v in pointing.items()}}

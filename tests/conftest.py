@@ -143,3 +143,13 @@ def serve_http(handler: type) -> tuple[http.server.ThreadingHTTPServer, str]:
     httpd.daemon_threads = True
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     return httpd, f"http://127.0.0.1:{httpd.server_address[1]}"
+
+
+@pytest.fixture(autouse=True)
+def _fixed_rate_meter():
+    """Each test starts with the cost meter's fixed rate: what an earlier test's analyses taught the meter
+    (vit.ui.meter.RECENT, learnt from this machine's runs) would make its estimates depend on the test order."""
+    meter = sys.modules.get("vit.ui.meter")
+    if meter is not None:
+        meter.RECENT.clear()
+    yield

@@ -449,6 +449,46 @@ def test_cost_meter_warns_when_slow_or_too_big(monkeypatch):
     assert meter.cost_meter("ViT-B/16", 3, 12).startswith("⚠ patch_size must be")
 
 
+def test_the_meters_estimate_learns_from_this_servers_recent_runs(monkeypatch):
+    """Classroom review 2026-12-04, defect 12: ViT-B/16 took 2.5-2.7x the meter's estimate on a loaded machine."""
+    monkeypatch.setattr(meter, "hardware", lambda lang="en": ("a 2-core CPU", 2 * meter.CPU_GFLOPS_PER_CORE))
+    monkeypatch.setattr(meter, "RECENT", meter.RunRecord())
+    c = vit.cost.estimate("ViT-B/16", 8, 12)
+    fixed = c.gflops / (2 * meter.CPU_GFLOPS_PER_CORE)
+    assert meter.estimated_seconds(c) == pytest.approx(fixed)  # before any run: the fixed rate
+    took = [2.5 * fixed, 2.6 * fixed, 2.7 * fixed, 2.6 * fixed]
+    for seconds in took:
+        meter.record_run(c, seconds)
+    estimate = meter.estimated_seconds(c)
+    assert 0.5 * 2.6 * fixed <= estimate <= 1.5 * 2.6 * fixed, (estimate, took)
+    assert f"about {estimate:.1f} s on a 2-core CPU" in meter.cost_meter("ViT-B/16", 8, 12)  # what the page says
+    other = vit.cost.estimate("ViT-B/16", 16, 12)  # another setting on the same machine: as much slower
+    assert meter.estimated_seconds(other) == pytest.approx(2.6 * other.gflops / (2 * meter.CPU_GFLOPS_PER_CORE))
+
+    meter.record_run(c, 1000 * fixed)  # a run held up by a burst of load moves a median little
+    assert meter.estimated_seconds(c) == pytest.approx(2.6 * fixed)
+    tiny = vit.cost.estimate("vit_tiny_shapes", 8, 4)  # 14 ms of overhead for 0.06 GFLOPs: not learnt from
+    for _ in range(50):
+        meter.record_run(tiny, 0.3)
+    assert meter.estimated_seconds(c) == pytest.approx(2.6 * fixed)
+
+
+def test_the_meters_record_is_bounded_and_so_is_its_factor(monkeypatch):
+    monkeypatch.setattr(meter, "hardware", lambda lang="en": ("a 2-core CPU", 2 * meter.CPU_GFLOPS_PER_CORE))
+    monkeypatch.setattr(meter, "RECENT", meter.RunRecord())
+    c = vit.cost.estimate("ViT-B/16", 16, 12)
+    fixed = c.gflops / (2 * meter.CPU_GFLOPS_PER_CORE)
+    for _ in range(meter.RECENT_RUNS):
+        meter.record_run(c, 3 * fixed)
+    for _ in range(meter.RECENT_RUNS):  # the machine got quicker: only the recent runs count
+        meter.record_run(c, fixed)
+    assert len(meter.RECENT) == meter.RECENT_RUNS
+    assert meter.estimated_seconds(c) == pytest.approx(fixed)
+    for _ in range(meter.RECENT_RUNS):
+        meter.record_run(c, 1e6 * fixed)
+    assert meter.estimated_seconds(c) == pytest.approx(meter.SLOWDOWN_BOUNDS[1] * fixed)
+
+
 def tensor_bytes(obj, seen=None, depth=0) -> int:
     """Bytes of every tensor an object holds (fields, lists, nested objects), each storage once."""
     import torch

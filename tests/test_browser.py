@@ -440,17 +440,18 @@ def test_why_this_class_and_its_test(browser, url):
     top.click()
     expect(page.get_by_role("tab", name="Why this class?")).to_have_attribute("aria-selected", "true")
     wait_for_picture(page, "#why-map")
-    wait_for_text(page, "#why-map-caption", f"Gradient-weighted rollout for “{name}”")
+    wait_for_text(page, "#why-map-caption", f"AttnLRP: why “{name}” rather than “")
+    wait_for_text(page, "#why-cost", "forward passes' worth")
     page.locator("#why-test").click()
     wait_for_picture(page, "#why-curves")
-    wait_for_text(page, "#why-curves-caption", f"Is the Gradient-weighted rollout map right for “{name}”?")
+    wait_for_text(page, "#why-curves-caption", f"Is the AttnLRP map right for “{name}”?")
     wait_for_text(page, "#why-curves-caption", "deletion AUC")
     alt = page.locator("#why-curves img").first.get_attribute("alt")  # the README's picture: a map worth believing
     assert alt.count("(better than random)") == 2, alt
     page.locator("#why-compare").click()
     wait_for_text(page, "#why-table", "random order (chance)")
     rows = page.locator("#why-table tbody tr")
-    expect(rows).to_have_count(5)
+    expect(rows).to_have_count(7)
     # nothing runs: no notice stays over the pictures (a late "Running…" once did, in this screenshot)
     page.wait_for_function("document.querySelector('#notice').innerText.trim() === ''")
     page.mouse.move(1, 1)
@@ -472,7 +473,8 @@ def test_why_this_class_and_its_test(browser, url):
 
 def test_why_this_class_on_two_shapes_one_class_then_the_other(browser, url):
     """Issue 22's picture: a two-shape drawing, both shapes among the model's top two, each class explained in turn
-    (docs/screenshot-why-two-shapes.png: the heart, then the circle, side by side)."""
+    by the default map, "why heart rather than circle?" then "why circle rather than heart?", each pointing at its own
+    shape (the heart on the left, the circle on the right; docs/screenshot-why-two-shapes.png, side by side)."""
     page = open_app(browser, url)
     on_the_shapes_model(page, "shapes-heart_and_circle.png")
     top_two = [b.locator("dt").inner_text().strip()
@@ -486,7 +488,11 @@ def test_why_this_class_on_two_shapes_one_class_then_the_other(browser, url):
             page.locator("#why-target input").click()
             page.get_by_role("option", name=re.compile(rf"^{name} \(")).click()  # "circle (41.3%)"
         wait_for_picture(page, "#why-map")
-        wait_for_text(page, "#why-map-caption", f"Gradient-weighted rollout for “{name}”")
+        other = "circle" if name == "heart" else "heart"
+        wait_for_text(page, "#why-map-caption", f"AttnLRP: why “{name}” rather than “{other}”?")
+        alt = page.locator("#why-map img").first.get_attribute("alt")
+        token = int(re.search(r"brightest patches (\d+)", alt)[1])  # token 1 + r * 8 + c
+        assert ((token - 1) % 8 < 4) == (name == "heart"), alt  # its column: the heart's half or the circle's
         page.wait_for_timeout(500)  # the picture of this class, decoded
         picture, caption = (Image.open(io.BytesIO(page.locator(part).screenshot())).convert("RGB")
                             for part in ("#why-map", "#why-map-caption"))

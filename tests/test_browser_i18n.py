@@ -68,6 +68,18 @@ def test_a_chinese_browser_sees_chinese_and_the_address_or_the_switch_change_it(
     page.context.close()
 
 
+def test_the_address_chooses_only_the_pages_own_languages(browser, url):
+    """The review (Low 10): ``?lang=constructor`` (``in`` took Object's inherited names for languages) named every tab
+    "function Object() { [native code] }" and set the cookie to it. Object's names choose no language: English."""
+    for name in ("constructor", "__proto__", "toString", "hasOwnProperty"):
+        page = open_in(browser, f"{url}?lang={name}", "en-US")
+        page.wait_for_timeout(2000)  # the page names its tabs up to 1.5 s after it chose a language
+        tabs = page.get_by_role("tab").all_inner_texts()
+        assert "Lesson" in tabs and not any("function" in t or "object" in t.lower() for t in tabs), (name, tabs)
+        assert "vit_lang=en" in page.evaluate("document.cookie"), (name, page.evaluate("document.cookie"))
+        page.context.close()
+
+
 def test_the_lesson_and_its_questions_in_chinese(browser, url):
     """A zh-CN browser: the lesson's steps quote the Chinese edition with this image's numbers; a question asks
     and answers in Chinese."""

@@ -204,7 +204,22 @@ def test_explain_text_names_the_class_and_its_patches():
     assert "deletion" not in proc.stdout  # no curves unless asked
 
 
+def test_explain_by_default_asks_attnlrp_why_the_top_1_rather_than_the_runner_up():
+    two = str(ROOT / "assets" / "shapes-heart_and_circle.png")
+    proc = run("explain", two, "--model", "vit_tiny_shapes", "--json")
+    assert proc.returncode == 0, proc.stderr
+    d = json.loads(proc.stdout)
+    assert (d["method"], d["label"], d["versus_label"]) == ("attnlrp", "heart", "circle")
+    proc = run("explain", two, "--model", "vit_tiny_shapes", "--target", "circle", "--versus", "none", "--json")
+    d = json.loads(proc.stdout)
+    assert (d["label"], d["versus"], d["versus_label"]) == ("circle", None, None)
+    text = run("explain", two, "--model", "vit_tiny_shapes", "--target", "circle", "--versus", "star").stdout
+    assert "AttnLRP for 'circle' (class 0, p = " in text and "rather than 'star' (class 3)" in text
+
+
 @pytest.mark.parametrize("args,words", [
+    (["--versus", "star", "--target", "star"], "versus must be another class than the one explained (star)"),
+    (["--versus", "tiger"], "versus must be a class index from 0 to 7 or one of the model's class names"),
     (["--method", "lime"], "method must be one of"),
     (["--target", "tiger"], "target must be a class index from 0 to 7 or one of the model's class names"),
     (["--target", "8"], "target must be an integer from 0 to 7"),

@@ -217,7 +217,8 @@ def test_the_explanation_names_its_brightest_patches(sources):
     heat = e.map.numpy().ravel()
     order = np.argsort(-heat, kind="stable")[:3]
     words = alt(e, "why-map")
-    assert words.startswith(f"Grad-CAM at block 3 for “{e.label}” ({e.prob:.1%}): brightest patches "
+    rival = f" rather than “{e.versus_label}”" if e.versus_label else ""
+    assert words.startswith(f"Grad-CAM at block 3, why “{e.label}”{rival}? ({e.label} {e.prob:.1%}): brightest patches "
                             + ", ".join(valued(i + 1, heat[i]) for i in order))
 
 

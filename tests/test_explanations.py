@@ -7,11 +7,19 @@ dA_l and the Grad-CAM activations' gradients (at any block) after one ``backward
 Then Chefer's R, the rollout and Grad-CAM are computed in float64 with full matrices, as the
 papers write them. At the native patch size 32 and at 24 (torchvision rebuilt at 216 px with our
 resampled embeddings), and for both of our gradient paths (whole graph and one block at a time).
+
+AttnLRP's reference is torchvision's forward written out with the rule functions of ``lxt`` (the AttnLRP
+authors' library, 2.1; ``.ci/run`` installs it without its dependencies, and its rules module is loaded on its
+own: the package's ``__init__`` imports transformers' models). Occlusion's runs torchvision's own encoder
+blocks on the tokens left, block by block.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import math
+import os
+from pathlib import Path
 
 import pytest
 import torch
@@ -26,6 +34,19 @@ from vit.explanations import maps as explanations
 from vit.model.load import load_model
 
 CAT = ROOT / "assets" / "cat.jpg"
+
+
+def lxt_rules():
+    """lxt's ``efficient/rules.py``, loaded by its path (it imports torch only), or a skip that says why."""
+    spec = importlib.util.find_spec("lxt")
+    path = Path(spec.submodule_search_locations[0]) / "efficient" / "rules.py" if spec else None
+    if path is None or not path.is_file():
+        if os.environ.get("CI"):
+            pytest.fail("lxt is not installed: .ci/run installs it (pip install --no-deps lxt==2.1)")
+        pytest.skip("AttnLRP's reference needs lxt: pip install --no-deps lxt==2.1")
+    module = importlib.util.module_from_spec(importlib.util.spec_from_file_location("lxt_rules", path))
+    module.__spec__.loader.exec_module(module)
+    return module
 
 
 def torchvision_explicit(tv, x: torch.Tensor):
@@ -57,8 +78,74 @@ def torchvision_explicit(tv, x: torch.Tensor):
     return logits, weights, ln_out
 
 
+def torchvision_lrp(tv, x: torch.Tensor, target: int | None, versus: int | None) -> torch.Tensor:
+    """AttnLRP on torchvision's ViT with lxt's rules: the relevance (N,) of the patch tokens conv_proj puts out."""
+    rules = lxt_rules()
+
+    def layer_norm(norm, t):  # lxt's layer_norm_forward: the standard deviation's gradient stopped
+        mean = t.mean(dim=-1, keepdim=True)
+        std = (((t - mean) ** 2).mean(dim=-1, keepdim=True) + norm.eps).sqrt()
+        return (t - mean) / rules.stop_gradient(std) * norm.weight + norm.bias
+
+    with torch.enable_grad():
+        patches = tv._process_input(x).detach().requires_grad_()  # (B, N, D)
+        B = x.shape[0]
+        tokens = torch.cat([tv.class_token.expand(B, -1, -1), patches], dim=1) + tv.encoder.pos_embedding
+        for block in tv.encoder.layers:
+            mha, h = block.self_attention, block.self_attention.num_heads
+            a = layer_norm(block.ln_1, tokens)
+            q, k, v = F.linear(a, mha.in_proj_weight, mha.in_proj_bias).chunk(3, dim=-1)
+            q, k, v = (t.reshape(B, -1, h, t.shape[-1] // h).transpose(1, 2) for t in (q, k, v))  # (B, h, T, d)
+            q, k, v = rules.divide_gradient(q, 4), rules.divide_gradient(k, 4), rules.divide_gradient(v, 2)
+            A = (q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])).softmax(dim=-1)
+            tokens = tokens + mha.out_proj((A @ v).transpose(1, 2).reshape(B, -1, h * q.shape[-1]))
+            fc1, fc2 = block.mlp[0], block.mlp[3]
+            hidden = rules.identity_rule_implicit(F.gelu, fc1(layer_norm(block.ln_2, tokens)))
+            tokens = tokens + fc2(hidden)
+        logits = tv.heads(layer_norm(tv.encoder.ln, tokens)[:, 0])
+        target = int(logits[0].argmax()) if target is None else target
+        score = logits[0, target] - (0 if versus is None else logits[0, versus])
+        (grad,) = torch.autograd.grad(score, patches)
+    return (patches[0].double() * grad[0].double()).sum(-1).detach()
+
+
+def torchvision_occlusion(tv, x: torch.Tensor, target: int | None) -> torch.Tensor:
+    """Each 2 x 2 block of patch tokens removed, torchvision's own blocks run on the rest: (N,) mean log-prob drops."""
+    with torch.no_grad():
+        tokens = tv._process_input(x)
+        tokens = torch.cat([tv.class_token.expand(1, -1, -1), tokens], dim=1) + tv.encoder.pos_embedding
+
+        def log_probs(kept: list[int]) -> torch.Tensor:
+            t = tokens[:, [0] + [1 + i for i in kept]]
+            for block in tv.encoder.layers:
+                t = block(t)
+            return tv.heads(tv.encoder.ln(t)[:, 0])[0].double().log_softmax(-1)
+
+        side = int(math.isqrt(tokens.shape[1] - 1))
+        whole = log_probs(list(range(side * side)))
+        target = int(whole.argmax()) if target is None else target
+        total, count = torch.zeros(side * side, dtype=torch.float64), torch.zeros(side * side)
+        for r in range(side - 1):
+            for c in range(side - 1):
+                square = [r * side + c, r * side + c + 1, (r + 1) * side + c, (r + 1) * side + c + 1]
+                drop = whole[target] - log_probs([i for i in range(side * side) if i not in square])[target]
+                total[square] += drop
+                count[square] += 1
+    return total / count.clamp(min=1)
+
+
+_REFERENCES: dict = {}
+
+
 def reference(tv, x: torch.Tensor, target: int | None, gradcam_layer: int) -> dict[str, torch.Tensor]:
     """Every method's (N,) map for image 0, as the papers write them, in float64 (Grad-CAM at block 1..L)."""
+    key = (id(tv), x.shape, target, gradcam_layer)
+    if key not in _REFERENCES:
+        _REFERENCES[key] = _reference(tv, x, target, gradcam_layer)
+    return _REFERENCES[key]
+
+
+def _reference(tv, x: torch.Tensor, target: int | None, gradcam_layer: int) -> dict[str, torch.Tensor]:
     with torch.enable_grad():
         logits, weights, ln_out = torchvision_explicit(tv, x)
         target = int(logits[0].argmax()) if target is None else target
@@ -79,6 +166,8 @@ def reference(tv, x: torch.Tensor, target: int | None, gradcam_layer: int) -> di
         "rollout": roll[0, 1:],
         "attention": weights[-1][0, :, 0, 1:].detach().double().mean(0),
         "gradcam": (act @ grad.mean(0)).clamp(min=0),
+        "attnlrp": torchvision_lrp(tv, x, target, None),
+        "occlusion": torchvision_occlusion(tv, x, target),
         "logits": logits.detach()[0],
         "target": torch.tensor(target),
     }
@@ -105,8 +194,8 @@ def test_the_reference_is_torchvisions_forward(case):
 def test_each_method_matches_the_torchvision_reference(case, method, target):
     loaded, tv, x = case
     ref = reference(tv, x, target, DEPTH - 1)  # Grad-CAM's default elsewhere than the shapes: the block before the last
-    e = vit.explain(loaded, CAT, method=method, target=target)
-    assert e.method == method and e.target == int(ref["target"])
+    e = vit.explain(loaded, CAT, method=method, target=target, versus=None)
+    assert e.method == method and e.target == int(ref["target"]) and e.versus is None
     assert e.layer == (DEPTH - 1 if method == "gradcam" else None)
     assert e.label == loaded.class_names[e.target]
     assert e.prob == pytest.approx(float(ref["logits"].softmax(-1)[e.target]), abs=1e-5)
@@ -114,14 +203,16 @@ def test_each_method_matches_the_torchvision_reference(case, method, target):
     assert e.map.shape == (rows, rows) and e.grid == (rows, rows)
     expected = ref[method].float().reshape(rows, rows)
     assert expected.abs().max() > 0  # the comparison below is not between two zero maps
-    torch.testing.assert_close(e.map, expected, rtol=2e-3, atol=1e-5 * float(expected.abs().max()))
+    # Occlusion's drops are differences of nearby float32 log-probabilities: rounded at ~1e-6 of a drop of ~1e-2.
+    scale = (1e-4 if method == "occlusion" else 1e-5) * float(expected.abs().max())
+    torch.testing.assert_close(e.map, expected, rtol=2e-3, atol=scale)
 
 
 @pytest.mark.parametrize("layer", range(1, DEPTH + 1))
 def test_gradcam_at_every_block_matches_the_reference(case, layer):
     loaded, tv, x = case
     ref = reference(tv, x, 7, layer)
-    e = vit.explain(loaded, CAT, method="gradcam", target=7, layer=layer)
+    e = vit.explain(loaded, CAT, method="gradcam", target=7, layer=layer, versus=None)
     assert e.layer == layer
     expected = ref["gradcam"].float().reshape(e.grid)
     assert expected.abs().max() > 0
@@ -150,7 +241,7 @@ def test_gradcam_layer_on_the_shapes_model_matches_a_hook_by_hand(layer):
     x = loaded.input(star).x
     largest = 0.0
     for target in range(len(loaded.class_names)):  # ReLU may leave one class's map all zero: every class is compared
-        e = vit.explain(loaded, star, method="gradcam", target=target, layer=layer)
+        e = vit.explain(loaded, star, method="gradcam", target=target, layer=layer, versus=None)
         expected = _gradcam_by_hand(loaded.module, x, target, layer).float().reshape(e.grid)
         assert e.layer == layer
         torch.testing.assert_close(e.map, expected, rtol=1e-3, atol=1e-6 * max(1.0, float(expected.abs().max())))
@@ -175,11 +266,12 @@ def test_gradcam_layer_default_and_refusals():
 @pytest.mark.parametrize("target", [None, 3])
 def test_both_gradient_paths_agree(case, target):
     loaded, _, x = case
-    whole = explanations._grad_rollout(loaded.module, x, target, recompute=False)
-    blocks = explanations._grad_rollout(loaded.module, x, target, recompute=True)
-    assert whole[2] == blocks[2]
-    torch.testing.assert_close(whole[1], blocks[1], rtol=1e-4, atol=1e-7)
-    torch.testing.assert_close(whole[0], blocks[0])
+    for run in (explanations._grad_rollout, explanations._attnlrp):
+        whole = run(loaded.module, x, target, "auto", recompute=False)
+        blocks = run(loaded.module, x, target, "auto", recompute=True)
+        assert whole[2:] == blocks[2:] and whole[3] is not None
+        torch.testing.assert_close(whole[1], blocks[1], rtol=1e-4, atol=1e-6 * float(whole[1].abs().max()))
+        torch.testing.assert_close(whole[0], blocks[0])
 
 
 def test_class_specific_methods_change_with_the_class_and_the_others_do_not(case):

@@ -131,6 +131,34 @@ def test_the_lesson_in_chinese_quotes_the_chinese_chapter_with_this_image_s_numb
     assert lesson_text(LESSON[0], a, "en") == lesson_text(LESSON[0], a)  # English by default
 
 
+def test_the_model_trained_here_is_named_in_chinese_on_the_chinese_page(shapes_analysis):
+    """Review 2026-12-04, defect 14: "ViT-Tiny shapes, trained here" stayed English on the Chinese page. Now the menu,
+    the banner, the out-of-date notice and the cost meter name it in the page's language; the menu's value stays the
+    English name the API takes."""
+    import app
+    from vit.config import DISPLAY_NAMES
+    from vit.ui import lang, meter
+    from vit.validate import setting
+
+    english, zh = DISPLAY_NAMES["vit_tiny_shapes"], i18n.PAGE["model-vit_tiny_shapes"]["zh"]
+    assert i18n.PAGE["model-vit_tiny_shapes"]["en"] == english and HAN.search(zh) and "shapes" in zh
+    for words, other in ((zh, english), (english, zh)):
+        page = "zh" if words == zh else "en"
+        banner = meter.banner_html(shapes_analysis, page)
+        notice = meter.out_of_date(setting("vit_tiny_shapes", 8, 4), setting("vit_tiny_shapes", 4, 4), lang=page)
+        cost = meter.cost_meter("vit_tiny_shapes", 8, 4, lang=page)
+        for text in (banner, notice, cost):
+            assert words in text and other not in text, text
+    assert meter.setting_words(setting("vit_b_16", 16, 12), "zh") == "ViT-B/16, P = 16, L = 12"  # a name as it is
+
+    config = app.build_demo().get_config_file()
+    (menu,) = [c for c in config["components"] if c.get("props", {}).get("elem_id") == "model"]
+    shown = {value: label for label, value in menu["props"]["choices"]}
+    assert english in shown and "model-vit_tiny_shapes" in str(shown[english])  # shown through gr.I18n
+    assert lang.translations()["zh"]["model-vit_tiny_shapes"] == zh
+    assert shown["ViT-B/16"] == "ViT-B/16"
+
+
 def test_the_lesson_pdf_in_chinese_has_searchable_chinese_text(shapes_analysis, tmp_path):
     from test_lesson_export import pdf_pages
 
@@ -212,7 +240,8 @@ def test_the_servers_own_refusals_answer_in_the_language_of_the_page_that_asked(
     assert limits._language(scope(("cookie", "vit_lang=en"), ("accept-language", "zh-CN,zh;q=0.9"))) == "en"
     assert limits._language(scope(("accept-language", "zh-CN,zh;q=0.9"))) == "zh"
     assert limits._language(scope()) == "en"
-    for key in (limits.TOO_BIG, limits.ONE_FILE, limits.FOREIGN, limits.TOO_MANY_JOBS, limits.FULL):
+    for key in (limits.TOO_BIG, limits.ONE_FILE, limits.FOREIGN, limits.TOO_MANY_JOBS, limits.FULL,
+                limits.SHARE):
         assert HAN.search(i18n.text(key, "zh")) and not HAN.search(i18n.text(key, "en")), key
 
 

@@ -42,7 +42,7 @@ def shown(a) -> list[tuple[int, int]]:
 def detail(markdown: str) -> str:
     """A step's own sentence with this image's numbers: after its heading and the chapter's words."""
     heading, quote, words = markdown.split("\n\n")
-    assert heading.startswith("**") and quote.startswith("> ")
+    assert heading.startswith("**") and quote.startswith(("> ", "```python\n"))  # the chapter's words, or its code
     return words
 
 
@@ -263,6 +263,23 @@ def test_the_page_s_text_uses_the_layer_and_head_controls(a, key):
     assert f"Layer 1 of {a.depth}" in block and f"‖X‖ {a.residual()[0].stream:.1f}" in block
 
 
+def test_the_stage_table_step_is_in_the_page_s_language(a, key):
+    """Review 2026-12-04, defect 1: on the Chinese page step 2 ("read the table") showed the table in English, its
+    headers, rows and note, while the Patches tab's and the PDF's were Chinese. Now it is the Patches tab's table in
+    the page's language, after a switch back and forth too."""
+    import gradio as gr
+
+    from vit.ui import pictures as page
+    from vit.ui.tabs import lesson as tab
+
+    step = [s.view for s in predict.walk(False)].index("stage-table")
+    for lang in ("zh", "en", "zh"):
+        request = gr.Request(cookies={"vit_lang": lang}, headers={}, query_params={})
+        out = tab.lesson(key, step, 0, 2, 2, 0.6, "cividis", "", tab.TAB, False, request)
+        assert out["lesson-table"] == page.stage_table(a, lang), lang
+    assert "<th>阶段</th>" in out["lesson-table"] and "<th>stage</th>" not in out["lesson-table"]
+
+
 def test_no_patch_is_outlined_in_the_lessons_patch_grid(a, key):
     """The walk at 1280x720: a student clicked the corner patch 64, and the lesson's grid outlined patch 37, the
     middle one (the grid's default), as if it were the clicked one. A lesson's picture is nobody's click: none."""
@@ -292,6 +309,39 @@ def test_previous_is_off_on_step_one_and_next_on_the_last(key, predict_on):
     for step, delta in ((last, 1), (0, -1)):
         out = turn(key, step, delta, predict_on)
         assert set(out) == {"lesson-prev", "lesson-next"}, sorted(out)
+
+
+class Page:
+    """The request of a page in ``lang``, as vit.ui.lang reads it: its language cookie."""
+
+    def __init__(self, lang: str):
+        from vit.ui.lang import COOKIE
+
+        self.cookies, self.query_params, self.headers = {COOKIE: lang}, {}, {}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_guess_that_is_no_answer_is_a_sentence_beside_the_box(a, key, lang):
+    """Issue 53 (2): an empty box, 2.5, -1 or 65 at "when is the answer decided?" showed red Error badges and a toast,
+    "expected a whole number from 1 to 4, got None", in English on the Chinese page too. Now a sentence in the page's
+    language under the box, and nothing else changes (the guess stays in the box, the tally as it was); in the
+    lesson and in the Across-depth tab's "Quiz me" alike."""
+    from vit import i18n
+    from vit.ui.tabs import lesson as tab
+    from vit.ui.tabs import quiz
+
+    steps, page = predict.walk(True), Page(lang)
+    shown = (2, 2, 0.6, "cividis", "")  # layer, head, opacity, colour map, screen
+    typed, answer = quiz.handlers("depth")["typed"], quiz.names("depth")["answer"]
+    wanted = i18n.text("guess-whole", lang, lo=1, hi=a.depth)
+    for bad in (None, 2.5, -1, 65, "sixty-five"):
+        out = tab.answer(None, key, steps.index(Q["layer"]), True, {}, *shown, guess=bad, request=page)
+        assert out == {"lesson-answer": wanted}, bad
+        assert typed(key, {}, *shown, guess=bad, request=page) == {answer: wanted}, bad
+    tokens = tab.answer(None, key, steps.index(Q["tokens"]), True, {}, *shown, guess=None, request=page)
+    assert tokens == {"lesson-answer": i18n.text("guess-whole-from", lang, lo=1)}
+    right = tab.answer(None, key, steps.index(Q["layer"]), True, {}, *shown, guess=predict.decided_at(a), request=page)
+    assert right["lesson-score"] and right["lesson-tally"] == predict.tally_text(right["lesson-score"], lang)
 
 
 def test_previous_starts_off_and_both_buttons_follow_each_turn():

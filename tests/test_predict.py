@@ -52,13 +52,26 @@ def test_tokens_are_n_plus_the_prefix_from_the_analysis(a, coarse):
 
 
 def test_a_guess_that_is_no_number_is_refused_in_words(a):
-    for bad in (None, "seventeen", 2.5, float("nan"), 0):
-        with pytest.raises(InputError, match="expected a whole number"):
+    """Issue 53 (2): what a class shouts (an empty box, 2.5, -1, 65, a word) is refused in a student's words in the
+    page's language: "a whole number from 1 to 4", never "got None" nor "from 1 to 1000000"."""
+    wanted = {"en": f"Type a whole number from 1 to {a.depth} in the box.",
+              "zh": f"请在框里输入 1 到 {a.depth} 之间的整数。"}
+    for bad in (None, "", "seventeen", 2.5, "2.5", -1, 0, 65, float("nan"), float("inf")):
+        with pytest.raises(InputError) as refused:
+            predict.check(Q["layer"], a, bad)
+        assert {lang: refused.value.words(lang) for lang in wanted} == wanted, bad
+        if bad == 65:  # 65 tokens: an answer (here, the right one)
+            continue
+        with pytest.raises(InputError) as refused:
             predict.check(Q["tokens"], a, bad)
-    with pytest.raises(InputError, match="from 1 to"):
-        predict.check(Q["layer"], a, a.depth + 1)
-    with pytest.raises(InputError, match="yes"):
+        for lang in wanted:
+            words = refused.value.words(lang)
+            assert "1" in words and not any(w in words for w in ("None", "got", "1000000", "expected")), words
+    assert predict.check(Q["tokens"], a, 2_000_000).guess == "2000000"  # a wrong answer, not a refused one
+    assert predict.check(Q["layer"], a, "2").guess == "layer 2"
+    with pytest.raises(InputError) as refused:
         predict.check(Q["runner_up"], a, "maybe")
+    assert refused.value.words("en") == "Answer with Yes or No." and "是" in refused.value.words("zh")
 
 
 def test_the_patch_rank_is_rollouts_order(a, coarse):

@@ -48,7 +48,42 @@ def test_patch_grid_lines_at_patch_borders_and_mark():
     assert out[50, 32].mean() > 150 and out[50, 64].mean() > 150  # vertical lines between columns
     assert out[32, 50].mean() > 150  # horizontal line between rows
     assert out[48, 48].mean() < 20  # inside a patch: the picture itself
-    assert tuple(out[63, 80]) == (255, 64, 160)  # the marked patch (row 1, col 2) is outlined
+    # the marked patch (row 1, col 2) is outlined, its pink inside the black edge it shares with the picture's
+    assert tuple(out[60, 80]) == (255, 64, 160) and tuple(out[63, 80]) == (0, 0, 0)
+
+
+def line_contrast(picture: Image.Image, grid: tuple[int, int], box: tuple[int, int, int, int]) -> float:
+    """The weakest border between two patches, as a class sees it: at points along every border (three quarters
+    into each cell, clear of the numbers at its top left), the largest luminance difference from the picture's own
+    background within 2 px of the border. ``box`` = (x0, y0, w, h): where the picture lies in the drawing."""
+    lum = np.asarray(picture.convert("RGB")).astype(float) @ [0.299, 0.587, 0.114]
+    x0, y0, w, h = box
+    rows, cols = grid
+    cw, ch = w / cols, h / rows
+    background = np.median(lum[y0:y0 + h, x0:x0 + w])
+    weakest = np.inf
+    for c in range(1, cols):
+        x = x0 + round(c * cw)
+        for r in range(rows):
+            y = y0 + int((r + 0.75) * ch)
+            weakest = min(weakest, np.abs(lum[y, x - 2:x + 3] - background).max())
+    for r in range(1, rows):
+        y = y0 + round(r * ch)
+        for c in range(cols):
+            x = x0 + int((c + 0.75) * cw)
+            weakest = min(weakest, np.abs(lum[y - 2:y + 3, x] - background).max())
+    return float(weakest)
+
+
+@pytest.mark.parametrize("grid", [(16, 16), (8, 8), (5, 5), (2, 3), (56, 56)])
+@pytest.mark.parametrize("level", [255, 0])
+def test_the_patch_borders_show_on_a_white_and_a_black_picture(grid, level):
+    """Issue 53 (3): on a drawing (a white canvas) the patch grid was white on white, so at P = 4, 5, 16 no patch
+    could be seen. Measured from the pixels: every border differs from a white and from a black picture."""
+    image = np.full((224, 224, 3), level, dtype=np.uint8)
+    picture = draw.patch_grid(image, grid, size=640)
+    box = draw.grid_layout(grid, (640, 640)).box
+    assert line_contrast(picture, grid, box) > 100
 
 
 def test_small_multiples_one_tile_per_map(image):
@@ -219,10 +254,7 @@ def _grid_in_order(image, grid, size, mark):
     layout = draw.grid_layout(grid, img.size)
     pen = ImageDraw.Draw(img, "RGBA")
     cw, ch = img.width / cols, img.height / rows
-    for c in range(1, cols):
-        pen.line([(c * cw, 0), (c * cw, img.height)], fill=(255, 255, 255, 200), width=1)
-    for r in range(1, rows):
-        pen.line([(0, r * ch), (img.width, r * ch)], fill=(255, 255, 255, 200), width=1)
+    draw.grid_lines(img, grid)
     draw.mark_patch(img, grid, mark)
     f = draw.font(layout.font_size)
     for r in range(rows):
@@ -246,3 +278,49 @@ def test_a_clicks_grid_redraws_only_around_its_mark_and_equals_one_drawn_in_orde
         expected = _grid_in_order(image, grid, size, mark)
         assert ours.size == expected.size
         assert np.array_equal(np.asarray(ours), np.asarray(expected)), mark
+
+
+def _mark_pixels(img) -> np.ndarray:
+    return (np.abs(np.asarray(img).astype(int) - np.array(draw.MARK)).sum(-1) < 30)
+
+
+@pytest.mark.parametrize("corner", [(0, 0), (0, 15), (15, 0), (15, 15)])
+def test_a_corner_patchs_outline_and_ring_are_whole_inside_the_picture(corner):
+    """Classroom review 2026-12-04, defect 9: on a phone the ring around a corner patch (a 16x16 grid in 320 px: 20-px
+    cells, so ringed) was cut in half by the picture's edge, and its pink square touched the edge."""
+    size, grid = 320, (16, 16)
+    img = Image.new("RGB", (size, size), (90, 110, 130))
+    draw.mark_patch(img, grid, corner)
+    pink = _mark_pixels(img)
+    cell = size // grid[0]
+    r0, c0 = corner[0] * cell, corner[1] * cell
+    in_cell = np.zeros_like(pink)
+    in_cell[r0:r0 + cell, c0:c0 + cell] = True
+    # The pink square: on all four sides of the patch, and nowhere on the picture's outermost two pixels.
+    assert not pink[:2].any() and not pink[-2:].any() and not pink[:, :2].any() and not pink[:, -2:].any()
+    square = pink & in_cell
+    for side in (square[r0 + 3], square[r0 + cell - 4], square[:, c0 + 3], square[:, c0 + cell - 4]):
+        assert side.any()
+    # The ring (the pink outside the patch): whole, its four sides (beyond its centre by ~its radius) all drawn.
+    ring = pink & ~in_cell
+    ys, xs = np.nonzero(ring)
+    assert len(xs) > 100
+    cx, cy = (xs.min() + xs.max()) / 2, (ys.min() + ys.max()) / 2
+    radius = max(22.0, 1.2 * cell + 12)
+    for dx, dy in ((1, 0), (-1, 0), (0, 1), (0, -1)):  # pink at the ring's radius on each of its four sides
+        x, y = round(cx + dx * radius), round(cy + dy * radius)
+        assert 0 <= x < size and 0 <= y < size, (corner, dx, dy, "the ring leaves the picture")
+        assert pink[max(0, y - 3):y + 4, max(0, x - 3):x + 4].any(), (corner, dx, dy)
+    # and it still points at the patch: the patch's inner corner lies inside the ring
+    inner = (c0 + cell / 2 + (cell / 2 if corner[1] == 0 else -cell / 2), r0 + cell / 2 + (cell / 2 if corner[0] == 0
+                                                                                          else -cell / 2))
+    assert np.hypot(inner[0] - cx, inner[1] - cy) < radius
+
+
+def test_a_ringed_mark_away_from_the_edges_is_centred_on_its_patch():
+    img = Image.new("RGB", (320, 320), (90, 110, 130))
+    draw.mark_patch(img, (16, 16), (7, 8))
+    ring = _mark_pixels(img)
+    ring[140:160, 160:180] = False
+    ys, xs = np.nonzero(ring)
+    assert abs((xs.min() + xs.max()) / 2 - 169.5) <= 1.5 and abs((ys.min() + ys.max()) / 2 - 149.5) <= 1.5

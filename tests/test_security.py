@@ -266,6 +266,31 @@ def test_messages_never_show_server_paths(server, tmp_path):
     assert get_upload_folder() not in payload["error"] and "/tmp" not in payload["error"]
 
 
+def test_a_missing_file_is_one_sentence_that_names_no_server_path(server, secrets, tmp_path):
+    """The review (Low 13): an evicted or pruned picture answered ``403 File not allowed: <the server's absolute
+    path>``. Now a file that was uploaded and is gone, one that never was, and one gradio does not serve (a private
+    image, a folder) get one answer, the same for each, that names no path; in the page's language."""
+    from vit import i18n
+
+    picture = tmp_path / "evicted.png"
+    Image.new("RGB", (8, 8)).save(picture)
+    with open(picture, "rb") as f:
+        uploaded = Path(server.post("/gradio_api/upload", files={"files": ("evicted.png", f, "image/png")}).json()[0])
+    assert server.get(f"/gradio_api/file={uploaded}").status_code == 200  # the control: served while it is there
+    uploaded.unlink()  # evicted, as the upload folder's cap or the picture folder's pruning does
+    folders = {str(uploaded.parent), str(uploaded.parent.parent), get_upload_folder(), os.environ["GRADIO_TEMP_DIR"],
+               str(secrets["folder"]), "/tmp"}
+    asked = [f"/gradio_api/file={uploaded}", f"/gradio_api/file={uploaded.parent / uuid.uuid4().hex}.png",
+             f"/gradio_api/file={secrets['image']}", f"/gradio_api/file={secrets['folder']}",
+             f"/gradio_api/file/{uploaded}"]
+    answers = {(r.status_code, r.text) for r in (server.get(path) for path in asked)}
+    assert answers == {(403, json.dumps({"detail": i18n.text("refusal-file-gone")}))}, answers
+    assert not any(folder in text for _, text in answers for folder in folders), answers
+    zh = server.get(asked[0], headers={"cookie": "vit_lang=zh"})
+    assert zh.status_code == 403 and zh.json()["detail"] == i18n.text("refusal-file-gone", "zh")
+    assert server.head(asked[0]).status_code == 403
+
+
 def test_an_uploads_own_name_is_escaped_and_cut_in_messages(tmp_path):
     """The review: a broken upload's name reached the toast as HTML (gradio renders toasts as sanitized HTML,
     so <img src=...> fetched another origin) and in full (a 10 MB name, 10 MB into the reply and the log)."""

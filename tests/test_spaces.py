@@ -326,6 +326,23 @@ def test_the_zerogpu_requirements_are_the_local_ones_with_torch_pinned():
         assert space[name].specifier == local[name].specifier, f"{space[name]} differs from {local[name]}"
 
 
+def test_the_readme_installs_the_cpu_build_of_the_torch_that_requirements_name():
+    """Issue 53: PyPI's torch on Linux is the CUDA build (5.2 GB here with nvidia and triton); "Run it" gives the CPU
+    build's command, for the torch packages and ranges requirements.txt names (a torch outside them would be
+    replaced by the CUDA build at the next step)."""
+    import shlex
+
+    run_it = (ROOT / "README.md").read_text().split("## Run it")[1].split("\n## ")[0]
+    (line,) = [line for line in run_it.splitlines() if "download.pytorch.org" in line]
+    words = shlex.split(line)
+    assert words[:2] == ["pip", "install"], line
+    assert words[-2:] == ["--index-url", "https://download.pytorch.org/whl/cpu"], line
+    asked = {r.name: r.specifier for r in map(Requirement, words[2:-2])}
+    local = requirements(ROOT / "requirements.txt")
+    assert asked == {name: local[name].specifier for name in ("torch", "torchvision")}, asked
+    assert "GB" in run_it
+
+
 def test_readme_front_matter_names_a_python_that_zerogpu_runs():
     import yaml
 

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from vit.serve.queue import FairQueue, Withdrawn
+from vit.serve.queue import Crowded, FairQueue, Withdrawn
 from vit.ui import meter
 
 
@@ -20,8 +20,9 @@ class FakeRun:
     """A request that runs ``layers`` layers in its turn; ``hold`` (layer -> Event) stops it after that layer."""
 
     def __init__(self, queue: FairQueue, session: str, seconds: float, resource, layers: int, log: list,
-                 hold: dict | None = None, wanted=None):
+                 hold: dict | None = None, wanted=None, address: str = ""):
         self.queue, self.session, self.seconds, self.resource = queue, session, seconds, resource
+        self.address = address
         self.layers, self.log, self.hold, self.wanted = layers, log, hold or {}, wanted
         self.reached = {n: threading.Event() for n in self.hold}
         self.reports: list[tuple[int, float]] = []
@@ -32,7 +33,7 @@ class FakeRun:
     def _run(self):
         try:
             with self.queue.turn(self.session, self.seconds, self.resource, self.wanted,
-                                 report=lambda *r: self.reports.append(r)) as turn:
+                                 report=lambda *r: self.reports.append(r), address=self.address) as turn:
                 for n in range(1, self.layers + 1):
                     self.log.append((self.session, n))
                     if n in self.hold:
@@ -43,6 +44,8 @@ class FakeRun:
             self.outcome = "ran"
         except Withdrawn:
             self.outcome = "withdrawn"
+        except Crowded:
+            self.outcome = "crowded"
         self.log.append((self.session, "done"))
 
     def join(self):
@@ -213,3 +216,101 @@ def test_a_session_with_a_paused_run_is_busy_and_its_paused_run_is_never_replace
     long.join()
     quick.join()
     assert long.outcome == "ran" and layers_of(log, "tab-a") == [1, 2]
+
+
+# --------------------------------------------------------------------------- turns by address (issue 54, High 1)
+
+
+def test_another_addresss_quick_request_is_next_after_at_most_one_of_a_line_of_sixteen():
+    """Address A: 16 pages with P = 4 turns (20 s each), all due long ago; address B's 0.05 s request arrives last.
+    Before: served by expected finish, B waited for all 16 (the review: 117 s, 292 s); now it runs at A's running
+    run's next layer boundary, and A's run then goes on before A's other pages."""
+    clock = Clock()
+    queue, log = FairQueue(clock=clock), []
+    go = threading.Event()
+    first = FakeRun(queue, "a-0", 20.0, "P=4", 3, log, hold={1: go}, address="10.0.0.1")
+    assert first.reached[1].wait(10)
+    line = []
+    for i in range(1, 16):
+        line.append(FakeRun(queue, f"a-{i}", 20.0, "P=4", 1, log, address="10.0.0.1"))
+        wait_for(lambda i=i: queue.waiting == i)
+    clock.now += 100.0  # every one of A's turns is due
+    student = FakeRun(queue, "b", 0.05, "shapes", 1, log, address="10.0.0.2")
+    wait_for(lambda: queue.waiting == 16)
+    go.set()
+    for run in (first, student, *line):
+        run.join()
+    assert log.index(("b", 1)) == log.index(("a-0", 1)) + 1  # at A's running run's next layer, not after its line
+    assert done_order(log)[:2] == ["b", "a-0"]  # then A's paused run, ahead of A's later pages
+    assert queue.pauses == 1 and all(run.outcome == "ran" for run in (first, student, *line))
+
+
+def test_addresses_take_turns_and_pages_of_an_address_keep_their_order():
+    """A line of A's three pages and B's two (equal cost, arrived in that order): A, B, A, B, A
+    (before: A, A, A, B, B)."""
+    clock = Clock()
+    queue, log = FairQueue(clock=clock), []
+    go = threading.Event()
+    holder = FakeRun(queue, "hold", 10.0, None, 1, log, hold={1: go}, address="10.0.0.9")
+    assert holder.reached[1].wait(10)
+    runs = []
+    for n, (session, address) in enumerate([("a1", "A"), ("a2", "A"), ("a3", "A"), ("b1", "B"), ("b2", "B")], 1):
+        clock.now += 1.0
+        runs.append(FakeRun(queue, session, 10.0, None, 1, log, address=address))
+        wait_for(lambda n=n: queue.waiting == n)
+    go.set()
+    for run in (holder, *runs):
+        run.join()
+    assert done_order(log) == ["hold", "a1", "b1", "a2", "b2", "a3"]
+
+
+def test_a_waiting_page_of_a_busy_address_waits_its_turn_after_the_other_address():
+    """A page of A presses again while another page of A runs: B's request, arrived later, goes first."""
+    clock = Clock()
+    queue, log = FairQueue(clock=clock), []
+    go = threading.Event()
+    running = FakeRun(queue, "a1", 10.0, None, 1, log, hold={1: go}, address="A")
+    assert running.reached[1].wait(10)
+    again = FakeRun(queue, "a2", 1.0, None, 1, log, address="A")  # due first, but A holds the model
+    wait_for(lambda: queue.waiting == 1)
+    clock.now += 5.0
+    other = FakeRun(queue, "b1", 10.0, None, 1, log, address="B")
+    wait_for(lambda: queue.waiting == 2 and other.reports)
+    assert other.reports[-1][0] == 1  # it hears it is next
+    go.set()
+    for run in (running, again, other):
+        run.join()
+    assert done_order(log) == ["a1", "b1", "a2"]
+
+
+def test_an_address_over_its_share_gives_its_last_waiting_request_back_while_another_address_waits():
+    """share 2: A holds three requests here (one running, two waiting). Alone, all stay (a class behind one NAT);
+    once another address waits for a handler, A's last-ranked request is refused at once, the others stay."""
+    others_wait = threading.Event()
+    queue, log = FairQueue(share=2, crowded=lambda address: address == "A" and others_wait.is_set()), []
+    go = threading.Event()
+    running = FakeRun(queue, "a1", 10.0, None, 1, log, hold={1: go}, address="A")
+    assert running.reached[1].wait(10)
+    second = FakeRun(queue, "a2", 10.0, None, 1, log, address="A")
+    wait_for(lambda: queue.waiting == 1)
+    third = FakeRun(queue, "a3", 10.0, None, 1, log, address="A")
+    wait_for(lambda: queue.waiting == 2)
+    assert not queue.over_share("A") and queue.waiting == 2 and third.outcome is None  # alone: nobody refused
+    others_wait.set()
+    queue.wake()
+    third.join()
+    assert third.outcome == "crowded" and queue.waiting == 1
+    go.set()
+    for run in (running, second):
+        run.join()
+    assert running.outcome == second.outcome == "ran" and done_order(log) == ["a3", "a1", "a2"]
+
+
+def test_a_handlers_turn_is_its_clients_address():
+    """take_turn reads the address that vit.ui.events.handler sets for the request (vit.serve.files.owned_by)."""
+    from vit.serve.files import owned_by
+    from vit.serve.queue import take_turn
+
+    queue = FairQueue()
+    with owned_by("session:x", "203.0.113.7"), take_turn(queue, "session:x", 1.0, give_up=lambda: True) as turn:
+        assert turn.ticket.address == "203.0.113.7"

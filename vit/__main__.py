@@ -22,7 +22,7 @@ from pathlib import Path
 from vit import validate, views
 from vit.config import DISPLAY_NAMES, HUB_MODELS, PRESETS, TRAINED_HERE
 from vit.errors import InputError
-from vit.explanations.methods import METHODS
+from vit.explanations.methods import AUTO, DEFAULT_METHOD, METHODS
 from vit.images import load_image
 from vit.views import registry as pictures
 from vit.views.registry import Display
@@ -63,9 +63,12 @@ def _parser() -> argparse.ArgumentParser:
     e = sub.add_parser("explain", help="why this class? an explanation map for any class, and a test of it")
     e.add_argument("image", help="path of a JPEG/PNG/WebP/GIF/BMP/TIFF image")
     _model_options(e)
-    e.add_argument("--method", default="grad_rollout",
-                   help="rollout, attention, grad_rollout (default) or gradcam")
+    e.add_argument("--method", default=DEFAULT_METHOD,
+                   help="attnlrp (default), occlusion, rollout, attention, grad_rollout or gradcam")
     e.add_argument("--target", default=None, help="the class to explain: an index or a class name (default: top-1)")
+    e.add_argument("--versus", default=AUTO, help="why the target rather than this class (attnlrp, grad_rollout, "
+                                                  "gradcam): auto (default: the strongest other class), none (the "
+                                                  "target alone), an index or a class name")
     e.add_argument("--gradcam-layer", default=None, help="gradcam: the block 1..L whose norm1 output is read "
                                                          "(default: the best on the shapes' ground truth for "
                                                          "vit_tiny_shapes, the block before the last elsewhere)")
@@ -110,8 +113,9 @@ def _intervene_parser(sub) -> None:
     w.add_argument("--keep", default=None, metavar="F|I,J,...", help="the patches the model sees, as for --remove")
     w.add_argument("--order", default="explanation", help="for a fraction: explanation (the --method map's top "
                                                          "patches, default) or random")
-    w.add_argument("--method", default="grad_rollout", help="the explanation that ranks the patches: rollout, "
-                                                            "attention, grad_rollout (default) or gradcam")
+    w.add_argument("--method", default=DEFAULT_METHOD, help="the explanation that ranks the patches: attnlrp "
+                                                            "(default), occlusion, rollout, attention, grad_rollout "
+                                                            "or gradcam")
     w.add_argument("--seed", default=0, help="seeds the random order (default 0)")
     w.add_argument("--ablate", default="", metavar="L:H,...", help="heads to switch off, 1-based (9:5,10:2)")
     w.add_argument("--ablation", default="zero", help="a head off: zero (default) or mean (its mean over the tokens)")
@@ -417,7 +421,7 @@ def _explain(args) -> int:
     image, loaded = _image_and_model(args, setting)
     from vit.explanations.maps import explain  # noqa: PLC0415
 
-    e = explain(loaded, image, method=method, target=args.target, layer=args.gradcam_layer)
+    e = explain(loaded, image, method=method, target=args.target, layer=args.gradcam_layer, versus=args.versus)
     curves = perturbation_curves(loaded, image, e.map, e.target, steps, baseline) if args.curves else {}
     written = []
     if out:
@@ -431,7 +435,8 @@ def _explain(args) -> int:
     if args.json:
         doc = {"model": loaded.name, "weights": loaded.weights, "status": loaded.status, "patch_size": e.patch_size,
                "grid": list(e.grid), "method": e.method, "target": e.target, "label": e.label, "prob": e.prob,
-               "map": e.map.tolist(), "timings_ms": e.timings_ms, "layer": e.layer}
+               "versus": e.versus, "versus_label": e.versus_label, "map": e.map.tolist(), "timings_ms": e.timings_ms,
+               "layer": e.layer}
         for mode in ("deletion", "insertion"):
             if curves:
                 c = curves[mode, "saliency"]
@@ -443,7 +448,8 @@ def _explain(args) -> int:
 
         _say(loaded.status)
         at = "" if e.layer is None else f", read at block {e.layer}'s norm1"
-        print(f"{METHODS[e.method].title} for {e.label!r} (class {e.target}, p = {e.prob:.2%}) on a "
+        rather = "" if e.versus is None else f" rather than {e.versus_label!r} (class {e.versus})"
+        print(f"{METHODS[e.method].title} for {e.label!r} (class {e.target}, p = {e.prob:.2%}){rather} on a "
               f"{e.grid[0]}x{e.grid[1]} grid of {e.patch_size}-px patches{at}:")
         top = e.map.flatten().topk(min(5, e.map.numel()))
         for value, index in zip(top.values.tolist(), top.indices.tolist()):

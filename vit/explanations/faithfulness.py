@@ -4,8 +4,8 @@ On ``vit.shapes`` drawings the object's pixels are known, so each map can be sco
 
 * **pointing game** (Zhang et al. 2016, "Top-down Neural Attention by Excitation Backprop"): is the
   map's maximum (first by token index among ties) on a patch that holds any pixel of the target's mask?
-* **mask share**: the share of the map's mass on the target's pixels, each patch's value spread evenly
-  over its P x P pixels: sum_p map_p coverage_p / sum_p map_p (coverage_p: the mask's share of patch p);
+* **mask share**: the share of the map's positive mass on the target's pixels, each patch's value spread evenly
+  over its P x P pixels: sum_p map_p⁺ coverage_p / sum_p map_p⁺ (coverage_p: the mask's share of patch p);
 * **deletion / insertion AUC** (:mod:`vit.explanations.perturb`): does the model's probability for the target follow
   the map? These need no ground truth: they test the map against the model.
 
@@ -47,9 +47,11 @@ def pointing_hit(saliency: Tensor, coverage: Tensor) -> bool:
 
 
 def mask_share(saliency: Tensor, coverage: Tensor) -> float:
-    """Share of the map's mass on the mask's pixels (0 for an all-zero map)."""
-    total = float(saliency.sum())
-    return float((saliency * coverage).sum()) / total if total > 0 else 0.0
+    """Share of the map's positive mass on the mask's pixels (0 for a map with none): a signed map (AttnLRP's,
+    occlusion's; below zero: evidence against the class) counts what it puts for the class."""
+    positive = saliency.clamp(min=0)
+    total = float(positive.sum())
+    return float((positive * coverage).sum()) / total if total > 0 else 0.0
 
 
 @dataclass(frozen=True)

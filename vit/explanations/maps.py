@@ -18,6 +18,14 @@ One registry, :data:`METHODS`; every map is over the patch grid, (rows, cols), r
   ground truth, elsewhere the block before the last (in the last block's ``norm1`` only the class
   token's row still reaches the logits through attention, so the gradient to the patch tokens is
   weakest there; pytorch-grad-cam's ViT tutorial chooses a block before the last too).
+* ``"attnlrp"`` — Achtibat et al. 2024 (ICML): relevance by the LRP rules for attention, read at the patch tokens
+  (:mod:`vit.explanations.lrp`).
+* ``"occlusion"`` — each 2 x 2 block of patch tokens removed in turn, a patch scored by the mean drop of the
+  class's log-probability (:mod:`vit.explanations.occlusion`): what the model does, not a reading of its insides.
+
+"Why A rather than B?": the gradient methods explain ``logit[A] - logit[B]`` (``versus``; by default B is the
+model's strongest other class), what sets A apart from its rival; on two objects the plain logit's map often
+lights both (docs/explanations.md measures it).
 
 Memory. A gradient through every layer's attention keeps, for the backward pass, every layer's
 (h, N+1, N+1) probabilities and then their gradients: at patch size 4 on ViT-B, 12 x 2 x 0.47 GB.
@@ -47,7 +55,9 @@ from vit.analysis import rollout
 from vit.analysis.trace import attention_kept, wide
 from vit.config import display_name
 from vit.errors import InputError
-from vit.explanations.methods import METHODS, default_gradcam_layer
+from vit.explanations import lrp
+from vit.explanations.methods import AUTO, DEFAULT_METHOD, METHODS, default_gradcam_layer
+from vit.explanations.occlusion import occlusion
 from vit.model.loaded import LoadedModel
 
 # Below this estimate the gradient methods keep the whole autograd graph (one forward, one backward);
@@ -69,6 +79,8 @@ class Explanation:
     image: np.ndarray = field(repr=False)  # (H, W, 3) uint8: the image as the model saw it
     probs: Tensor = field(repr=False)  # (K,) the softmax over every class (the top-k; a perturbation curve's start)
     layer: int | None = None  # Grad-CAM: the block (1..L) whose norm1 output was read; None for the other methods
+    versus: int | None = None  # "rather than" this class: the map explains logit[target] - logit[versus]
+    versus_label: str | None = None
 
     @property
     def grid(self) -> tuple[int, int]:
@@ -132,6 +144,21 @@ def _top1(logits: Tensor, target: int | None) -> int:
     return int(logits[0].argmax()) if target is None else target
 
 
+def _question(logits: Tensor, target: int | None, versus) -> tuple[int, int | None]:
+    """(A, B) of "why A rather than B?": A the class asked (or the top-1); B ``versus``, the strongest class other
+    than A for :data:`AUTO`, or None (the plain question)."""
+    target = _top1(logits, target)
+    if versus == AUTO:
+        others = [int(i) for i in logits[0].argsort(descending=True, stable=True) if int(i) != target]
+        versus = others[0] if others else None
+    return target, versus
+
+
+def _score(logits: Tensor, target: int, versus: int | None) -> Tensor:
+    """What a gradient method explains: logit[A], or logit[A] - logit[B]."""
+    return logits[0, target] - (0 if versus is None else logits[0, versus])
+
+
 def _block_inputs(model: nn.Module, x: Tensor) -> list[Tensor]:
     """A forward pass without gradients that keeps each block's input: L x (B, N+1, D), then the last output."""
     kept = []
@@ -143,7 +170,7 @@ def _block_inputs(model: nn.Module, x: Tensor) -> list[Tensor]:
     return [*kept, tokens]
 
 
-def _rollout(model: nn.Module, x: Tensor, target: int | None) -> tuple[Tensor, Tensor, int]:
+def _rollout(model: nn.Module, x: Tensor, target: int | None, _versus=None) -> tuple[Tensor, Tensor, int, None]:
     """Class token's row of the mean-fused rollout: (logits (1, K), (N+1,), target)."""
     layers = list(model.encoder.layers)
     fused = []
@@ -153,20 +180,20 @@ def _rollout(model: nn.Module, x: Tensor, target: int | None) -> tuple[Tensor, T
             tokens = layer(tokens)
             fused.append(rollout.fuse_heads(wide(kept.pop(i)[0]), "mean"))  # (h, T, T) -> (T, T); the weights go
         logits = model.classify(tokens)  # (B, N+1, D) -> (B, K)
-    return logits, rollout.rollout_rows(fused, every_depth=False)[0], _top1(logits, target)
+    return logits, rollout.rollout_rows(fused, every_depth=False)[0], _top1(logits, target), None
 
 
-def _attention(model: nn.Module, x: Tensor, target: int | None) -> tuple[Tensor, Tensor, int]:
+def _attention(model: nn.Module, x: Tensor, target: int | None, _versus=None) -> tuple[Tensor, Tensor, int, None]:
     """The last layer's class-token attention, mean over heads: (logits (1, K), (N+1,), target)."""
     last = model.encoder.layers[-1]
     with torch.no_grad(), attention_kept([last]) as kept:
         logits = model(x)
-    return logits, wide(kept[0][0, :, 0]).mean(dim=0), _top1(logits, target)  # (h, T) -> (T,)
+    return logits, wide(kept[0][0, :, 0]).mean(dim=0), _top1(logits, target), None  # (h, T) -> (T,)
 
 
-def _grad_rollout(model: nn.Module, x: Tensor, target: int | None,
-                  recompute: bool | None = None) -> tuple[Tensor, Tensor, int]:
-    """Chefer et al.'s relevance row of the class token: (logits (1, K), (N+1,), target).
+def _grad_rollout(model: nn.Module, x: Tensor, target: int | None, versus=None,
+                  recompute: bool | None = None) -> tuple[Tensor, Tensor, int, int | None]:
+    """Chefer et al.'s relevance row of the class token: (logits (1, K), (N+1,), target, versus).
 
     ``recompute``: None chooses by :func:`grad_memory`; True recomputes one block at a time in the
     backward pass; False keeps the whole graph. Both give the same numbers.
@@ -178,17 +205,17 @@ def _grad_rollout(model: nn.Module, x: Tensor, target: int | None,
         with torch.enable_grad(), attention_kept(layers) as kept:
             tokens = model.embedding(x).detach().requires_grad_()  # a leaf, so the graph is built from here
             logits = model.head(model.encoder(tokens))  # (B, N+1, D) -> (B, K)
-            target = _top1(logits, target)
+            target, versus = _question(logits, target, versus)
             weights = [kept[i] for i in range(len(layers))]  # L x (B, h, N+1, N+1)
-            grads = torch.autograd.grad(logits[0, target], weights)
+            grads = torch.autograd.grad(_score(logits, target, versus), weights)
         contributions = [attention_contribution(w[0].detach(), g[0]) for w, g in zip(weights, grads)]
-        return logits.detach(), relevance_row(contributions), target
+        return logits.detach(), relevance_row(contributions), target, versus
     *inputs, tokens = _block_inputs(model, x)
     with torch.enable_grad():
         tokens.requires_grad_()
         logits = model.classify(tokens)  # (B, N+1, D) -> (B, K)
-        target = _top1(logits, target)
-        (grad,) = torch.autograd.grad(logits[0, target], tokens)  # d logit / d Y_L: (B, N+1, D)
+        target, versus = _question(logits, target, versus)
+        (grad,) = torch.autograd.grad(_score(logits, target, versus), tokens)  # d logit / d Y_L: (B, N+1, D)
     row = torch.zeros(tokens.shape[1], dtype=wide(tokens).dtype, device=tokens.device)
     row[0] = 1.0
     for i in range(len(layers) - 1, -1, -1):  # layer L first: the row is taken from the left
@@ -199,15 +226,12 @@ def _grad_rollout(model: nn.Module, x: Tensor, target: int | None,
         row = relevance_step(row, attention_contribution(kept.pop(0)[0].detach(), weights_grad[0]))
         del block_out, weights_grad
         inputs[i] = None  # this block's input is no longer needed
-    return logits.detach(), row, target
+    return logits.detach(), row, target, versus
 
 
-def _gradcam(model: nn.Module, x: Tensor, target: int | None, layer: int) -> tuple[Tensor, Tensor, int]:
-    """Grad-CAM on block ``layer``'s ``norm1`` output (1-based).
-
-    Returns:
-        (logits (1, K), (N+1,) with 0 for the class token, target).
-    """
+def _gradcam(model: nn.Module, x: Tensor, target: int | None, versus, layer: int) -> tuple[Tensor, Tensor, int, int]:
+    """Grad-CAM on block ``layer``'s ``norm1`` output (1-based): (logits (1, K), (N+1,) with 0 for the class token,
+    target, versus)."""
     *inputs, _ = _block_inputs(model, x)
     layers = list(model.encoder.layers)
     block = layers[layer - 1]
@@ -216,14 +240,51 @@ def _gradcam(model: nn.Module, x: Tensor, target: int | None, layer: int) -> tup
         for later in layers[layer - 1:]:
             tokens = later(tokens)  # (B, N+1, D)
         logits = model.classify(tokens)  # (B, N+1, D) -> (B, K)
-        target = _top1(logits, target)
-        (grads,) = torch.autograd.grad(logits[0, target], kept[0])
+        target, versus = _question(logits, target, versus)
+        (grads,) = torch.autograd.grad(_score(logits, target, versus), kept[0])
     prefix = model.config.num_prefix_tokens
     cam = gradcam_map(wide(kept[0][0].detach()), wide(grads[0]), prefix)  # (N,)
-    return logits.detach(), torch.cat([cam.new_zeros(prefix), cam]), target  # (N+1,): the layout of the other rows
+    return logits.detach(), torch.cat([cam.new_zeros(prefix), cam]), target, versus  # (N+1,): the other rows' layout
 
 
-_RUN: dict[str, Callable[..., tuple[Tensor, Tensor, int]]] = {
+def _attnlrp(model: nn.Module, x: Tensor, target: int | None, versus=None,
+             recompute: bool | None = None) -> tuple[Tensor, Tensor, int, int | None]:
+    """AttnLRP's relevance per patch (:mod:`vit.explanations.lrp`): (logits (1, K), (T,) with 0 for the prefix
+    tokens, target, versus).
+
+    ``recompute`` as in :func:`_grad_rollout`: the whole graph, or a forward pass without gradients keeping each
+    block's input and then one block at a time, layer L first (the rules are each block's own, so both agree).
+    """
+    if recompute is None:
+        recompute = lrp_memory(model.config, recompute=False) > WHOLE_GRAPH_BYTES
+    with torch.enable_grad(), lrp.rules(model), lrp.patch_tokens(model) as patches:
+        if not recompute:
+            logits = model(x)  # (B, K)
+            target, versus = _question(logits, target, versus)
+            (grad,) = torch.autograd.grad(_score(logits, target, versus), patches[0])
+        else:
+            *inputs, tokens = _block_inputs(model, x)
+            tokens.requires_grad_()
+            logits = model.classify(tokens)  # (B, N+1, D) -> (B, K)
+            target, versus = _question(logits, target, versus)
+            (grad,) = torch.autograd.grad(_score(logits, target, versus), tokens)
+            for i in range(len(inputs) - 1, -1, -1):
+                block_in = inputs[i].requires_grad_()
+                (grad,) = torch.autograd.grad(model.encoder.layers[i](block_in), block_in, grad_outputs=grad)
+                inputs[i] = None
+            embedded = model.embedding(x)  # (B, N+1, D), from the patch tokens kept as a leaf
+            (grad,) = torch.autograd.grad(embedded, patches[-1], grad_outputs=grad)
+    relevance = lrp.token_relevance(patches[-1], grad)  # (N,)
+    return logits.detach(), torch.cat([relevance.new_zeros(model.config.num_prefix_tokens), relevance]), target, versus
+
+
+def _occlusion(model: nn.Module, x: Tensor, target: int | None, _versus=None) -> tuple[Tensor, Tensor, int, None]:
+    return (*occlusion(model, x, target), None)
+
+
+_RUN: dict[str, Callable[..., tuple[Tensor, Tensor, int, int | None]]] = {
+    "attnlrp": _attnlrp,
+    "occlusion": _occlusion,
     "rollout": _rollout,
     "attention": _attention,
     "grad_rollout": _grad_rollout,
@@ -248,17 +309,26 @@ def grad_memory(config, recompute: bool = True) -> int:
     return 4 * L * (2 * h * T * T + 16 * T * D)
 
 
+def lrp_memory(config, recompute: bool = True) -> int:
+    """Bytes AttnLRP takes beyond the weights (an estimate, float32): per block autograd keeps about 28 (T, D)
+    tensors (the MLP's 4D-wide ones count four; fused attention keeps no (h, T, T)); recomputing, the L block
+    inputs and one block's."""
+    T, D, L = config.num_tokens, config.embed_dim, config.num_layers
+    return 4 * T * D * (L + 28 if recompute else 28 * L)
+
+
 def check_memory(loaded: LoadedModel, method: str) -> None:
     """Refuse, naming the smallest patch size that fits, a method over the server's memory budget."""
     if not METHODS[method].gradient:
         cost.check_budget(cost.estimate(loaded.name, loaded.config.patch_size, loaded.config.num_layers))
         return
+    memory = lrp_memory if method == "attnlrp" else grad_memory
     budget = cost.MEMORY_BUDGET_GB * 1e9
-    need = grad_memory(loaded.config)
+    need = memory(loaded.config)
     if need <= budget:
         return
     fits = [p for p in range(loaded.config.patch_size + 1, validate.patch_size_range(loaded.name)[1] + 1)
-            if grad_memory(validate.setting(loaded.name, p, loaded.config.num_layers).config) <= budget]
+            if memory(validate.setting(loaded.name, p, loaded.config.num_layers).config) <= budget]
     where = f"the smallest patch size that fits is {fits[0]}" if fits else "no patch size fits"
     raise InputError(f"{METHODS[method].title} at patch size {loaded.config.patch_size} needs about "
                      f"{need / 1e9:.1f} GB for one layer's attention and its gradient; this server allows "
@@ -280,16 +350,30 @@ def require_classifier(loaded: LoadedModel) -> None:
                          "class to explain; its attention, rollout and tokens can still be shown")
 
 
-def target_index(value, class_names: list[str]) -> int | None:
-    """None (the top-1), a class index 0..K-1, or a class name; anything else is an InputError naming `target`."""
+def target_index(value, class_names: list[str], name: str = "target") -> int | None:
+    """None (the top-1), a class index 0..K-1, or a class name; anything else is an InputError naming ``name``."""
     if value is None:
         return None
     if isinstance(value, str) and value.strip() in class_names:
         return class_names.index(value.strip())
     if isinstance(value, str) and not value.strip().lstrip("-").isdigit():
-        raise InputError(f"target must be a class index from 0 to {len(class_names) - 1} or one of the model's "
+        raise InputError(f"{name} must be a class index from 0 to {len(class_names) - 1} or one of the model's "
                          f"class names, got {validate.show(value)}")
-    return validate.class_index(value, len(class_names), "target")
+    return validate.class_index(value, len(class_names), name)
+
+
+def versus_index(value, class_names: list[str], target: int | None) -> int | str | None:
+    """"Rather than" which class: :data:`AUTO` (the strongest other, also for "" and "auto"), None or "none" (the
+    plain question), or a class index or name other than ``target``."""
+    if isinstance(value, str) and value.strip().lower() in ("", AUTO):
+        return AUTO
+    if value is None or (isinstance(value, str) and value.strip().lower() == "none"):
+        return None
+    versus = target_index(value, class_names, "versus")
+    if versus == target:
+        raise InputError(f"versus must be another class than the one explained ({class_names[target]}): the map "
+                         "answers \"why A rather than B?\"")
+    return versus
 
 
 def gradcam_layer(loaded: LoadedModel, value=None) -> int:
@@ -305,32 +389,36 @@ def gradcam_layer(loaded: LoadedModel, value=None) -> int:
     return number
 
 
-def explain(loaded: LoadedModel, image, method: str = "grad_rollout", target=None, layer=None) -> Explanation:
-    """Which patches made the model say ``target``? One explanation map, by one of :data:`METHODS`.
+def explain(loaded: LoadedModel, image, method: str = DEFAULT_METHOD, target=None, layer=None,
+            versus=AUTO) -> Explanation:
+    """Which patches made the model say ``target`` rather than ``versus``? One map, by one of :data:`METHODS`.
 
-        >>> e = vit.explain(loaded, "assets/cat.jpg", method="grad_rollout")
-        >>> e.label, e.prob, e.map.shape        # the top-1 class, its probability, (rows, cols)
-        >>> vit.explain(loaded, "assets/cat.jpg", target="tiger").map   # why not tiger?
+        >>> e = vit.explain(loaded, "assets/shapes-heart_and_circle.png")   # AttnLRP: why the top-1, not the 2nd?
+        >>> e.label, e.versus_label, e.prob, e.map.shape   # the classes, the top-1's probability, (rows, cols)
+        >>> vit.explain(loaded, "assets/cat.jpg", target="tiger", versus=None).map   # why tiger, plainly
 
     Args:
         loaded: from :func:`vit.load_model`.
         image: a path, bytes, a PIL image or an (H, W[, C]) array (see ``vit.images``), or the
             :class:`~vit.model.loaded.ModelInput` of ``loaded.input(image)`` (preprocessed once
             for several calls).
-        method: "rollout", "attention", "grad_rollout" or "gradcam".
+        method: "attnlrp" (the default), "occlusion", "rollout", "attention", "grad_rollout" or "gradcam".
         target: the class to explain: an index 0..K-1, a class name, or None for the top-1.
+        versus: for the contrastive (gradient) methods, the rival class B of "why A rather than B?": "auto" (the
+            strongest class other than A), an index or a name, or None for the plain logit of A.
         layer: Grad-CAM's block, 1..L, whose ``norm1`` output is read (None: :func:`gradcam_layer`'s
             default for this model); the other methods take no layer and ignore it.
 
     Returns:
         An :class:`Explanation`; ``map`` is (rows, cols), raw values as the method defines them;
-        ``layer`` the Grad-CAM block used.
+        ``layer`` the Grad-CAM block used; ``versus`` the rival explained against (None: none).
     """
     if not isinstance(loaded, LoadedModel):
         raise TypeError(f"explain takes what vit.load_model returns (a LoadedModel), got {type(loaded).__name__}")
     method = method_name(method)
     require_classifier(loaded)
     target = target_index(target, loaded.class_names)
+    versus = versus_index(versus, loaded.class_names, target) if METHODS[method].contrastive else None
     layer = gradcam_layer(loaded, layer) if method == "gradcam" else None
     check_memory(loaded, method)
     t0 = time.perf_counter()
@@ -340,7 +428,7 @@ def explain(loaded: LoadedModel, image, method: str = "grad_rollout", target=Non
     model = loaded.module
     with loaded.lock, torch.inference_mode(False):
         extra = () if layer is None else (layer,)
-        logits, row, target = _RUN[method](model, x, target, *extra)  # (1, K), (N+1,), the class explained
+        logits, row, target, versus = _RUN[method](model, x, target, versus, *extra)  # (1, K), (N+1,), A, B
     t2 = time.perf_counter()
     probs = logits[0].float().softmax(-1).cpu()  # (K,)
     grid = x.shape[-2] // loaded.config.patch_size, x.shape[-1] // loaded.config.patch_size
@@ -348,5 +436,6 @@ def explain(loaded: LoadedModel, image, method: str = "grad_rollout", target=Non
         method=method, target=target, label=loaded.class_names[target], prob=float(probs[target]),
         map=rollout.patch_grid(row.detach().float().cpu(), grid, loaded.config.num_prefix_tokens),
         timings_ms={"preprocess": (t1 - t0) * 1e3, "explain": (t2 - t1) * 1e3},
-        patch_size=loaded.config.patch_size, image=inp.view, probs=probs, layer=layer,
+        patch_size=loaded.config.patch_size, image=inp.view, probs=probs, layer=layer, versus=versus,
+        versus_label=None if versus is None else loaded.class_names[versus],
     )

@@ -92,8 +92,8 @@ MESSAGES: dict[str, dict[str, str]] = {
                            "第 {L} 层在 {loL:.0f}–{hiL:.0f} 像素之间；最远的是第 {fl} 层 head {fh}，{far:.0f} 像素；"
                            "最近的是第 {nl} 层 head {nh}，{near:.0f} 像素。"},
     # Why this class? (vit.views.why)
-    "alt-why": {"en": "{method}{where} for “{label}” ({prob:.1%}): brightest patches {top}; {focus}.",
-                "zh": "{method}{where}，针对“{label}”（{prob:.1%}）：最亮的 patch 是 {top}；{focus}。"},
+    "alt-why": {"en": "{method}{where}, {question} ({label} {prob:.1%}): brightest patches {top}; {focus}.",
+                "zh": "{method}{where}，{question}（{label} {prob:.1%}）：最亮的 patch 是 {top}；{focus}。"},
     "alt-why-block": {"en": " at block {layer}", "zh": "（第 {layer} 个 block）"},
     "alt-curve": {"en": "{mode}: p from {start} to {end} in the map's order, AUC {ours} against {rand} in a random "
                         "order ({beats})",

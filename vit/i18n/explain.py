@@ -71,12 +71,20 @@ MESSAGES: dict[str, dict[str, str]] = {
     "why-same": {"en": " This method does not depend on the class: every class gets this same map.",
                  "zh": " 这个方法不依赖类别：每个类别得到的都是这同一张图。"},
     "why-where": {"en": ", read at block {layer}'s `norm1`", "zh": "，在第 {layer} 个 block 的 `norm1` 处读取"},
-    "why-caption": {"en": "**{method}{where} for “{label}” ({prob:.1%}):** the {rows}×{cols} patches, brighter where "
-                          "the method puts more of the reason ({paper}).{same}",
-                    "zh": "**{method}{where}，针对“{label}”（{prob:.1%}）：** {rows}×{cols} 个 patch，方法认为原因"
-                          "越多的"
-                          "地方越亮（{paper}）。{same}"},
-    "why-title": {"en": "{method}, {label}", "zh": "{method}，{label}"},
+    "why-caption": {"en": "**{method}{where}: {question}** ({label} {prob:.1%}) The {rows}×{cols} patches, brighter "
+                          "where the method puts more of the reason ({paper}).{same}{weak}",
+                    "zh": "**{method}{where}：{question}**（{label} {prob:.1%}）{rows}×{cols} 个 patch，方法认为原因"
+                          "越多的地方越亮（{paper}）。{same}{weak}"},
+    "why-question": {"en": "why “{label}”?", "zh": "为什么是“{label}”？"},
+    "why-rather": {"en": "why “{label}” rather than “{versus}”?", "zh": "为什么是“{label}”而不是“{versus}”？"},
+    "why-rather-label": {"en": "brighter = for {label}, darker = for {versus}",
+                         "zh": "越亮 = 支持{label}，越暗 = 支持{versus}"},
+    "why-weak": {"en": " On two objects this map often lights the other one: on the benchmark's two-shape "
+                       "drawings its brightest patch was on the asked shape in {share:.0%} of the questions "
+                       "(AttnLRP: {best:.0%}). Trust it for one object.",
+                 "zh": " 有两个物体时，这张图常常照亮另一个：在基准测试的两个形状的图中，它最亮的 patch 只有 "
+                       "{share:.0%} 的问题落在所问的形状上（AttnLRP：{best:.0%}）。只在一个物体时信任它。"},
+    "why-title": {"en": "{method}: {question}", "zh": "{method}：{question}"},
     "curve-name": {"en": "{mode}, {order} (AUC {auc})", "zh": "{mode}，{order}（AUC {auc}）"},
     "deletion": {"en": "deletion", "zh": "deletion"},
     "insertion": {"en": "insertion", "zh": "insertion"},
@@ -107,11 +115,24 @@ MESSAGES: dict[str, dict[str, str]] = {
     "random-chance": {"en": "random order (chance)", "zh": "随机顺序（随机水平）"},
     # the methods' names where they are words, not names (vit.explanations.methods; the others are names)
     "method-attention-title": {"en": "Last layer's attention", "zh": "最后一层的 attention"},
+    "method-occlusion-title": {"en": "Occlusion (2×2 tokens)", "zh": "遮挡（2×2 个 token）"},
+    "method-occlusion-paper": {"en": "Zeiler & Fergus 2014, on the tokens: each 2×2 block of patches taken away in "
+                                     "turn, as What if? does, a patch scored by how much the class's log-probability "
+                                     "falls",
+                               "zh": "Zeiler & Fergus 2014，用在 token 上：依次拿走每个 2×2 的 patch 块（与“如果……？”"
+                                     "相同），按该类别的 log 概率下降多少给 patch 打分"},
     "method-attention-paper": {"en": "the class token's attention in the last layer, mean of the heads",
                                "zh": "最后一层中 class token 的 attention，各 head 取平均"},
     # the Why tab's own text (vit.ui.tabs.why)
     "why-default-block": {"en": "default (block {n})", "zh": "默认（第 {n} 个 block）"},
     "why-block": {"en": "block {n}", "zh": "第 {n} 个 block"},
+    "why-versus-auto": {"en": "the strongest other class", "zh": "最强的其他类别"},
+    "why-versus-none": {"en": "nothing: this class alone", "zh": "不对比：只看这个类别"},
+    "why-versus-same": {"en": "Pick another class to compare with than the one explained: the map answers “why A "
+                              "rather than B?”.",
+                        "zh": "请选一个与所解释的类别不同的类别来对比：这张图回答的是“为什么是 A 而不是 B？”。"},
+    "why-cost": {"en": "Cost: {passes} forward passes' worth, {seconds} here.",
+                 "zh": "代价：相当于 {passes} 次前向计算，在这里{seconds}。"},
     "why-title-short": {"en": "Why this class?", "zh": "为什么是这个类别？"},
     "why-first": {"en": "Analyse an image first, then pick a class to explain.",
                   "zh": "请先分析一张图像，再选择要解释的类别。"},

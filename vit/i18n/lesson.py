@@ -31,10 +31,19 @@ def _step(view: str, section: tuple[str, str], title: tuple[str, str], chapter: 
             f"step-{view}-chapter": dict(zip(("en", "zh"), chapter))}
 
 
+# The chapter's four lines of ViTEncoderLayer.forward (11.4.4 / 11.4.4.2), one a line: the lesson sets them as code
+# (vit.lesson.CODE_VIEWS), a Markdown code block on screen and a monospace font in the PDF. Formulas write their
+# superscripts and subscripts as <sup>…</sup> and <sub>…</sub> (Markdown's HTML; the PDF sets them raised and small)
+# where Unicode has no letter for them (ℝ<sup>B×(N+1)×D</sup>, Z<sub>ℓ−1</sub>); Z₀ and QKᵀ/√d are Unicode's own.
+FORWARD = ("attn_input = self.norm1(x)\n"
+           "attn_output, _ = self.attn(attn_input, attn_input, attn_input)\n"
+           "x = x + self.dropout1(attn_output)\n"
+           "x = x + self.mlp(self.norm2(x))")
+
 STEPS = (
     _step("patch-grid", ("11.4.1", "11.4.1"), ("Input: a sequence of tokens", "输入：一个 token 序列"),
-          ("Z₀ ∈ ℝ^(B×(N+1)×D): N patch tokens and 1 class token.",
-           "ViT Encoder 的输入是上一节得到的 token 序列：Z₀ ∈ ℝ^(B×(N+1)×D)。其中，N 是 patch token 数量，"
+          ("Z₀ ∈ ℝ<sup>B×(N+1)×D</sup>: N patch tokens and 1 class token.",
+           "ViT Encoder 的输入是上一节得到的 token 序列：Z₀ ∈ ℝ<sup>B×(N+1)×D</sup>。其中，N 是 patch token 数量，"
            "+1 来自 class token，D 是 embedding 维度。")),
     _step("stage-table", ("11.4.1", "11.4.1"), ("Output: the same shape", "输出：形状不变"),
           ("The encoder changes neither the number of tokens nor their dimension: "
@@ -58,21 +67,20 @@ STEPS = (
            "第一步，self-attention 让 token 之间交换信息：(B, N+1, D) → (B, N+1, D)。"
            "不同 token 之间的信息交换主要发生在 self-attention 里。")),
     _step("block-code", ("11.4.4", "11.4.4.2"), ("Implementing the encoder block", "实现 ViT Encoder Block"),
-          ("attn_input = self.norm1(x); attn_output, _ = self.attn(attn_input, attn_input, attn_input); "
-           "x = x + self.dropout1(attn_output); x = x + self.mlp(self.norm2(x))",
-           "attn_input = self.norm1(x); attn_output, _ = self.attn(attn_input, attn_input, attn_input); "
-           "x = x + self.dropout1(attn_output); x = x + self.mlp(self.norm2(x))")),
+          (FORWARD, FORWARD)),
     _step("layer-views", ("11.4.5", "11.4.4.3"), ("Stacking blocks", "堆叠多个 Encoder Block"),
-          ("Z_ℓ = EncoderBlock_ℓ(Z_ℓ₋₁), ℓ = 1, …, L: representations are built layer by layer.",
+          ("Z<sub>ℓ</sub> = EncoderBlock<sub>ℓ</sub>(Z<sub>ℓ−1</sub>), ℓ = 1, …, L: representations are built layer "
+           "by layer.",
            "单个 encoder block 只进行一次 self-attention 和一次 MLP 变换。完整的 ViT Encoder 会把多个 encoder "
-           "block 堆起来：Z_ℓ = EncoderBlock_ℓ(Z_ℓ₋₁)。")),
+           "block 堆起来：Z<sub>ℓ</sub> = EncoderBlock<sub>ℓ</sub>(Z<sub>ℓ−1</sub>)。")),
     _step("lens-view", ("11.4.5", "11.4.4.3"), ("What the tokens now contain", "Token 现在包含了什么"),
           ("After several layers each token fuses information from other patches and becomes a "
            "context-aware representation.",
            "可以看到，encoder 输出仍然是一个 token 序列，而 out[:, 0] 就是 class token 的最终表示。")),
     _step("depth-plot", ("11.4.6", "11.4.7"), ("From the class token to the class", "从 class token 到类别"),
-          ("z_cls = Z_L[:, 0, :], logits = Linear(z_cls): shape (B, K).",
-           "class token 表示是 z_cls = Z_L[:, 0, :]，分类头就是一个线性层：logits = Linear(z_cls)，"
+          ("z<sub>cls</sub> = Z<sub>L</sub>[:, 0, :], logits = Linear(z<sub>cls</sub>): shape (B, K).",
+           "class token 表示是 z<sub>cls</sub> = Z<sub>L</sub>[:, 0, :]，分类头就是一个线性层："
+           "logits = Linear(z<sub>cls</sub>)，"
            "形状是 (B, num_classes)。")),
     _step("rollout-view", ("11.4.7", "11.4.8"),
           ("Input module, encoder, head: the whole path", "输入模块、encoder、分类头：完整的路径"),
@@ -128,11 +136,12 @@ DETAILS: dict[str, dict[str, str]] = {
         "zh": "{at}：把最后的 norm 和分类头用在这一层之后的每个 patch token 上，{N} 个 patch 中有 {agree} 个读作最终"
               "答案 **{label}**；票数最多的是 {most}（{most_n} 个）。"},
     "detail-depth-plot": {
-        "en": "Here z_cls, the class token after the encoder's final LayerNorm (ViTEncoder.norm), has shape (1, {D}), "
-              "the logits (1, {K}); the answer is **{label}** with probability {prob:.1%}. The plot reads the class "
-              "token after every layer.",
-        "zh": "这里 z_cls，即经过 encoder 最后的 LayerNorm（ViTEncoder.norm）之后的 class token，形状是 (1, {D})，"
-              "logits 是 (1, {K})；答案是 **{label}**，概率 {prob:.1%}。图中读取每一层之后的 class token。"},
+        "en": "Here z<sub>cls</sub>, the class token after the encoder's final LayerNorm (ViTEncoder.norm), has shape "
+              "(1, {D}), the logits (1, {K}); the answer is **{label}** with probability {prob:.1%}. The plot reads "
+              "the class token after every layer.",
+        "zh": "这里 z<sub>cls</sub>，即经过 encoder 最后的 LayerNorm（ViTEncoder.norm）之后的 class token，"
+              "形状是 (1, {D})，logits 是 (1, {K})；答案是 **{label}**，概率 {prob:.1%}。"
+              "图中读取每一层之后的 class token。"},
     "detail-rollout-backbone": {
         "en": "The whole path: (1, 3, {H}, {W}) → {shape} → {L} blocks → {shape}; this model stops there (no "
               "classifier). {at}: rollout through layers 1 to {layer} estimates how much of each patch has reached "
@@ -140,10 +149,10 @@ DETAILS: dict[str, dict[str, str]] = {
         "zh": "完整的路径：(1, 3, {H}, {W}) → {shape} → {L} 个 block → {shape}；这个模型到此为止（没有分类头）。"
               "{at}：经过第 1 到第 {layer} 层的 rollout 估计到这一层为止每个 patch 有多少到达了 class token。"},
     "detail-rollout-view": {
-        "en": "The whole path: (1, 3, {H}, {W}) → {shape} → {L} blocks → {shape} → z_cls (1, {D}) → logits "
+        "en": "The whole path: (1, 3, {H}, {W}) → {shape} → {L} blocks → {shape} → z<sub>cls</sub> (1, {D}) → logits "
               "(1, {K}) → **{label}** ({prob:.1%}). {at}: rollout through layers 1 to {layer} estimates how much of "
               "each patch has reached the class token by then.",
-        "zh": "完整的路径：(1, 3, {H}, {W}) → {shape} → {L} 个 block → {shape} → z_cls (1, {D}) → logits "
+        "zh": "完整的路径：(1, 3, {H}, {W}) → {shape} → {L} 个 block → {shape} → z<sub>cls</sub> (1, {D}) → logits "
               "(1, {K}) → **{label}**（{prob:.1%}）。{at}：经过第 1 到第 {layer} 层的 rollout 估计到这一层为止每个 "
               "patch 有多少到达了 class token。"},
     # Which layer (and head) a step's picture and numbers are at: the page's Layer and Head controls (page.py's

@@ -21,6 +21,9 @@ PAGE: dict[str, dict[str, str]] = {
     "undo": {"en": "Undo", "zh": "撤销"},
     "clear-drawing": {"en": "Clear", "zh": "清空"},
     "model": {"en": "Model", "zh": "模型"},
+    # A model's name in the menu, the banner and the notices (vit.ui.meter.model_words): model-<key>, the English
+    # config.DISPLAY_NAMES'; the menu's value stays the English name (the API's).
+    "model-vit_tiny_shapes": {"en": "ViT-Tiny shapes, trained here", "zh": "ViT-Tiny 形状，在这里训练"},
     "patch-size": {"en": "Patch size P (px)", "zh": "patch size P（像素）"},
     "depth": {"en": "Depth", "zh": "深度（encoder block 数）"},
     "analyze": {"en": "Analyze", "zh": "分析"},
@@ -39,6 +42,10 @@ PAGE: dict[str, dict[str, str]] = {
     "layer": {"en": "Layer", "zh": "层 Layer"},
     "head": {"en": "Head", "zh": "head"},
     "head-fusion": {"en": "Head fusion", "zh": "head 融合方式"},
+    # Head fusion's choices as the dropdown shows them (fusion-<value>); the value stays the API's "mean", "max", "min"
+    "fusion-mean": {"en": "mean", "zh": "平均 mean"},
+    "fusion-max": {"en": "max", "zh": "最大 max"},
+    "fusion-min": {"en": "min", "zh": "最小 min"},
     "discard-ratio": {"en": "Discard ratio", "zh": "丢弃比例 discard ratio"},
     "download": {"en": "Download", "zh": "下载"},
     # every picture
@@ -81,7 +88,10 @@ PAGE: dict[str, dict[str, str]] = {
     # Why this class?
     "why-target": {"en": "Class to explain (or click a prediction)", "zh": "要解释的类别（或点击一个预测）"},
     "why-method": {"en": "Method", "zh": "方法"},
+    "why-versus": {"en": "Rather than", "zh": "而不是"},
+    "why-versus-auto": {"en": "the strongest other class", "zh": "最强的其他类别"},
     "method-attention": {"en": "Last layer's attention", "zh": "最后一层的 attention"},
+    "method-occlusion": {"en": "Occlusion (2×2 tokens)", "zh": "遮挡（2×2 个 token）"},
     "why-layer": {"en": "Grad-CAM reads block", "zh": "Grad-CAM 读取的 block"},
     "why-layer-info": {"en": "whose norm1 output (Grad-CAM only)", "zh": "读取它的 norm1 输出（仅 Grad-CAM）"},
     "default": {"en": "default", "zh": "默认"},
@@ -180,10 +190,12 @@ PICTURES_ZH: dict[str, tuple[str, str]] = {
         "加权的距离（ViT 论文 Figure 7，右）。有些 head 从第一层就看得很远；另一些直到很深才不再局部。"),
     "why-map": (
         "为什么是这个类别？所选类别的热力图",
-        "解释图回答的是“哪些 patch 让模型说出这个类别？”。Rollout 和最后一层的 attention 只跟随 attention，"
-        "所以无论问哪个类别，画出的图都一样。Gradient-weighted rollout（Chefer et al., 2021）按每层 attention "
-        "对所选类别分数的影响来加权，Grad-CAM 以同样的方式给最后一层的 token 特征加权：换一个类别，图就会变。"
-        "解释图是一个主张，不是事实：请测试它。"),
+        "解释图回答的是“哪些 patch 让模型说出这个类别，而不是那个？”。默认的 AttnLRP（Achtibat et al., 2024）"
+        "按为 attention 设计的规则把分数一层层传回去；问“为什么是 A 而不是 B？”时，它照亮让 A 与众不同的地方，"
+        "所以在有两个形状的图上会指向所问的那个。遮挡（occlusion）依次拿走每个 2×2 的 patch 块并测量下降："
+        "这是模型的行为，而不是对其内部的解读。Rollout 和最后一层的 attention 只跟随 attention，每个类别都是"
+        "同一张图；gradient-weighted rollout 和 Grad-CAM 按类别的梯度给 attention 或特征加权，有两个物体时常常"
+        "两个都照亮。解释图是一个主张，不是事实：请测试它。"),
     "why-curves": (
         "它对吗？Deletion 和 insertion",
         "测试（deletion 和 insertion，Petsiuk et al., 2018）：把热力图排在最前的 patch 每次涂灰 10%，观察该类别的"

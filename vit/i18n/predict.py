@@ -25,6 +25,12 @@ MESSAGES: dict[str, dict[str, str]] = {
     "ask-no-classifier-refusal": {
         "en": "This model has no classifier (a backbone): there is no class to ask about.",
         "zh": "这个模型没有分类头（一个 backbone）：没有类别可问。"},
+    # A typed guess that is no answer (an empty box, 2.5, -1, 65): said beside the box, the guess kept in it.
+    "guess-whole": {"en": "Type a whole number from {lo} to {hi} in the box.",
+                    "zh": "请在框里输入 {lo} 到 {hi} 之间的整数。"},
+    "guess-whole-from": {"en": "Type a whole number, {lo} or more, in the box.",
+                         "zh": "请在框里输入一个不小于 {lo} 的整数。"},
+    "guess-yes-no": {"en": "Answer with Yes or No.", "zh": "请回答“是”或“否”。"},
     "ask-tokens": {
         "en": "The image is {H}×{W} px, cut into patches of P = {P} px. **How many tokens does the encoder see at "
               "P = {P}?** Type a number, then check.",

@@ -24,6 +24,10 @@ MESSAGES: dict[str, dict[str, str]] = {
                            "pictures, then change the setting again.",
                      "zh": "你上一次的分析还在运行：这一次没有开始。请等图片出来后再改设置。"},
     "refusal-replaced": {"en": "Replaced by a newer request from the same tab.", "zh": "已被同一页面的更新请求取代。"},
+    "refusal-address-share": {"en": "Many analyses from your address are waiting for the model while other users wait "
+                                    "too: this one was not started. Press Analyze again in a moment.",
+                              "zh": "来自你的地址的许多分析正在等待模型，其他用户也在等待：这一次没有开始。"
+                                    "请稍后再按“分析”。"},
     "refusal-not-image-like": {"en": "could not read {label} as an image (not a JPEG/PNG/WebP/GIF/BMP/TIFF file?); "
                                      "it looks like {what}",
                                "zh": "无法把 {label} 作为图像读取（不是 JPEG/PNG/WebP/GIF/BMP/TIFF 文件？）；"
@@ -78,4 +82,13 @@ MESSAGES: dict[str, dict[str, str]] = {
     "refusal-not-found": {"en": "Not Found", "zh": "没有找到"},
     "refusal-upload-full": {"en": "The server's upload space is full: try again in a minute.",
                             "zh": "服务器的上传空间已满：请一分钟后再试。"},
+    "refusal-upload-share": {"en": "Your address has used its share of the server's upload space: close pages "
+                                   "you no longer use, or try again in a minute.",
+                             "zh": "你的地址已用完它在服务器上传空间中的份额：请关闭不再使用的页面，或一分钟后再试。"},
+    "refusal-file-gone": {"en": "This file is not available (pictures are kept for a while, then removed): press "
+                                "Analyze to draw them again.",
+                          "zh": "这个文件无法取得（图片只保留一段时间，之后会被删除）：请按“分析”重新画出它们。"},
+    "refusal-not-finite": {"en": "A control sent {value}, which is not a number it can show: move its slider or type "
+                                 "a number such as 3.",
+                           "zh": "一个控件发来了 {value}，这不是它能显示的数：请拖动它的滑块，或输入一个数，比如 3。"},
 }

@@ -11,6 +11,8 @@ MESSAGES: dict[str, dict[str, str]] = {
     "patch-size-info": {"en": "checkpoint's own: {P}", "zh": "checkpoint 自己的：{P}"},
     "depth-info": {"en": "blocks run, 1 to L = {L}", "zh": "运行的 block 数，1 到 L = {L}"},
     "pinned-caption": {"en": "**Pinned:** ", "zh": "**已固定：** "},
+    # a pinned picture's caption begins with the setting it was pinned at ("ViT-B/16, P = 8, L = 12")
+    "pinned-at": {"en": "**Pinned at {setting}:** ", "zh": "**已固定（{setting}）：** "},
     # an action over the server's time limit (vit.ui.runs.check_duration)
     "too-long": {"en": "{what} would take about {seconds:.0f} s of model time here, over this server's limit of "
                        "{limit:.0f} s per action (the whole class waits for the model meanwhile). Choose a larger "

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from vit import i18n
 from vit.errors import InputError
+from vit.i18n.names import class_name
 
 LANGUAGES = i18n.LANGUAGES  # the lesson's text, from the one catalogue (vit.i18n.lesson)
 LESSON_VIEWS = ("patch-grid", "stage-table", "block-view", "block-code", "matrix-view", "rollout-view",
@@ -25,6 +26,9 @@ STEP_VIEWS = ("patch-grid", "stage-table", "matrix-view", "block-view", "head-vi
 # them, those also drawn at the Head control's head; the other steps' pictures show every layer, or none.
 AT_LAYER = ("matrix-view", "block-view", "head-views", "block-code", "lens-view", "rollout-view")
 AT_HEAD = ("matrix-view",)
+# The steps whose chapter's words are code (the four lines of ViTEncoderLayer.forward): a Markdown code block, one
+# line of code a line, set in a monospace font on screen and in the PDF (vit.lesson.export); the others a quote.
+CODE_VIEWS = ("block-code",)
 
 
 @dataclass(frozen=True)
@@ -84,12 +88,12 @@ def votes(a, layer: int, index: int) -> tuple[int, int, int]:
     return counts.get(index, 0), most, n
 
 
-def _lens_fields(a, layer: int, top) -> dict:
+def _lens_fields(a, layer: int, top, lang: str = "en") -> dict:
     from vit.model.families import class_names  # noqa: PLC0415 - a Hub model's names are read on first use
 
     agree, most, n = votes(a, layer, top.index)
     names = class_names(a.model)
-    return {"agree": agree, "most": names[most] if most < len(names) else str(most), "most_n": n}
+    return {"agree": agree, "most": class_name(names[most], lang) if most < len(names) else str(most), "most_n": n}
 
 
 def _detail(step: LessonStep, a, n: dict, lang: str = "en") -> str:
@@ -106,9 +110,9 @@ def _detail(step: LessonStep, a, n: dict, lang: str = "en") -> str:
         r = a.residual()[n["layer"] - 1]
         fields.update(stream=r.stream, attention=r.attention, mlp=r.mlp, output=r.output)
     if top is not None:
-        fields.update(label=top.label, prob=top.prob)
+        fields.update(label=class_name(top.label, lang), prob=top.prob)
     if view == "lens-view":
-        fields.update(_lens_fields(a, n["layer"], top))
+        fields.update(_lens_fields(a, n["layer"], top, lang))
     if view == "rollout-view" and top is None:
         view = "rollout-backbone"
     return i18n.text(f"detail-{view}", lang, **fields)
@@ -134,4 +138,5 @@ def lesson_text(step: LessonStep, a, lang: str = "en", display=None) -> str:
     section, title, chapter = step.words(lang)
     layer, head = shown_at(a, display)
     numbers = {**_numbers(a), "layer": layer, "head": head}
-    return f"**{section} {title}**\n\n> {chapter}\n\n{_detail(step, a, numbers, lang)}"
+    quoted = f"```python\n{chapter}\n```" if step.view in CODE_VIEWS else f"> {chapter}"
+    return f"**{section} {title}**\n\n{quoted}\n\n{_detail(step, a, numbers, lang)}"

@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from vit import fonts, i18n, validate, views
+from vit.i18n import linebreak
 from vit.lesson import LESSON, LessonStep, language, lesson_text
 from vit.views import registry as pictures
 from vit.views.patches import stage_headers, stage_note
@@ -31,18 +32,24 @@ MARGIN = 0.5  # in
 COLUMN = 5.9  # in, the text's column; the picture takes the rest of the width
 GAP = 0.4  # in, between the text and the picture
 INK, GREY, ACCENT, WARN = "#1a1a1a", "#5c5c5c", "#1f5fa8", "#b3261e"
-TEXT_SIZES = {"heading": 26.0, "quote": 19.0, "text": 19.0}  # pt, largest first; shrunk together to fit
+TEXT_SIZES = {"heading": 26.0, "quote": 19.0, "text": 19.0, "code": 16.0}  # pt; shrunk together to fit
+MONO = "DejaVu Sans Mono"  # the code's font (matplotlib's own, always there)
+SCRIPT = {"sup": (0.7, 0.36), "sub": (0.7, -0.16)}  # a raised or lowered run: (its size, its shift), in the text's size
 LEADING = 1.32  # line height / font size
 # The page's own words, by language (the step's text comes from vit.lesson, through vit.i18n).
 PAGE_WORDS = {"en": {
     "kicker": "Chapter 11.4, the Transformer encoder  ·  step {n} of {total}",
     "title": "ViT Anatomy: the lesson (chapter 11.4) on {model}",
     "subject": "Vision Transformer encoder, 11.4.1 to 11.4.7, with one image's numbers",
+    "footer": "ViT Anatomy · {model} ({weights}) · {H}×{W} px, P = {P}, N = {N}, L = {L}",
 }, "zh": {
     "kicker": "第 11.4 节，ViT Encoder  ·  第 {n} 步，共 {total} 步",
     "title": "ViT Anatomy：本课（第 11.4 节）在 {model} 上",
     "subject": "Vision Transformer encoder，11.4.1 到 11.4.8，用一张图像的数字",  # the Chinese edition's sections
+    "footer": "ViT Anatomy · {model}（{weights}）· {H}×{W} 像素，P = {P}，N = {N}，L = {L}",
 }}
+# What the footer says of the weights (vit.Analysis.weights): a file's path, or anything else, as it is.
+WEIGHTS_WORDS = {"zh": {"trained": "已训练", "imagenet": "ImageNet 权重", "random": "随机权重"}}
 # rcParams only inside the export: TrueType fonts embedded (searchable text), not Type 3 glyph drawings. The
 # family is DejaVu Sans, then a CJK font where one is installed (vit.fonts), glyph by glyph.
 PDF_RC = {"pdf.fonttype": 42, "font.family": "DejaVu Sans"}
@@ -55,11 +62,12 @@ _RC_LOCK = threading.Lock()  # rc_context swaps global rcParams: two exports at 
 class Run:
     text: str
     bold: bool = False
+    script: str = ""  # "sup" or "sub": a formula's superscript or subscript (<sup>…</sup>, <sub>…</sub>)
 
 
 @dataclass(frozen=True)
 class Paragraph:
-    kind: str  # "heading" (the step's section and title), "quote" (the chapter's words) or "text"
+    kind: str  # "heading" (the step's section and title), "quote" (the chapter's words), "text", "code" (a run a line)
     runs: tuple[Run, ...]
 
 
@@ -79,20 +87,33 @@ class Page:
 
 
 def paragraphs(markdown: str) -> tuple[Paragraph, ...]:
-    """The lesson's markdown (``**bold**``, ``> quote``, `` `code` ``, blank-line paragraphs) as runs of text.
+    """The lesson's markdown (``**bold**``, ``> quote``, `` `code` ``, a fenced code block, ``<sup>``/``<sub>``,
+    blank-line paragraphs) as runs of text.
 
-    A first paragraph in bold throughout is the heading."""
+    A first paragraph in bold throughout is the heading; a fenced code block is a "code" paragraph, a run a line."""
     out = []
     for i, block in enumerate(b.strip() for b in re.split(r"\n\s*\n", markdown) if b.strip()):
         kind = "text"
+        fenced = re.fullmatch(r"```[\w-]*\n(.*?)\n?```", block, flags=re.S)
+        if fenced:
+            out.append(Paragraph("code", tuple(Run(line) for line in fenced.group(1).split("\n"))))
+            continue
         if block.startswith(">"):
             kind, block = "quote", re.sub(r"^>\s?", "", block, flags=re.MULTILINE)
         parts = block.replace("`", "").replace("\n", " ").split("**")
-        runs = tuple(Run(t, bold=j % 2 == 1) for j, t in enumerate(parts) if t)
+        runs = tuple(r for j, t in enumerate(parts) for r in _scripts(t, bold=j % 2 == 1))
         if i == 0 and kind == "text" and len(runs) == 1 and runs[0].bold:
             kind, runs = "heading", (Run(runs[0].text, bold=True),)
         out.append(Paragraph(kind, runs))
     return tuple(out)
+
+
+def _scripts(text: str, bold: bool) -> list[Run]:
+    """``text`` as runs: its ``<sup>…</sup>`` and ``<sub>…</sub>`` raised and lowered, the rest as it is."""
+    parts = re.split(r"<(sup|sub)>(.*?)</\1>", text)
+    runs = [Run(parts[0], bold)] + [Run(t, bold, script if k == 0 else "") for n in range(1, len(parts), 3)
+                                    for k, (script, t) in enumerate(((parts[n], parts[n + 1]), ("", parts[n + 2])))]
+    return [r for r in runs if r.text]
 
 
 def pages(a, display: Display | None = None, lang: str = "en") -> list[Page]:
@@ -103,8 +124,7 @@ def pages(a, display: Display | None = None, lang: str = "en") -> list[Page]:
     slot = _picture_slot()
     frame = (int(slot[2] * PICTURE_DPI), int(slot[3] * PICTURE_DPI))
     display = replace(display or Display(), projector=True, frame=frame, lang=lang)  # projector: larger text
-    footer = (f"ViT Anatomy · {a.display_name} ({a.weights}) · {a.input_size[0]}×{a.input_size[1]} px, "
-              f"P = {a.patch_size}, N = {a.num_patches}, L = {a.depth}")
+    footer = footer_words(a, lang)
     warning = a.status if a.status.startswith("UNTRAINED") else ""
     if warning and lang != "en":  # the model's own status is English: the catalogue's summary of it
         warning = f"UNTRAINED：{i18n.text('status-random', lang)}"
@@ -117,6 +137,16 @@ def pages(a, display: Display | None = None, lang: str = "en") -> list[Page]:
         out.append(Page(n, len(LESSON), lang, step, paragraphs(lesson_text(step, a, lang, display)), view,
                         table if is_table else None, footer, warning))
     return out
+
+
+def footer_words(a, lang: str = "en") -> str:
+    """Every page's footer in ``lang``: the model (its name in the page's language where the page names it:
+    ``model-<key>`` of vit.i18n.page), its weights and the setting."""
+    page_name = i18n.PAGE.get(f"model-{a.model}", {})
+    model = page_name.get(lang) or a.display_name
+    weights = WEIGHTS_WORDS.get(lang, {}).get(a.weights, a.weights)
+    return PAGE_WORDS[lang]["footer"].format(model=model, weights=weights, H=a.input_size[0], W=a.input_size[1],
+                                             P=a.patch_size, N=a.num_patches, L=a.depth)
 
 
 def file_format(value: str) -> str:
@@ -220,34 +250,41 @@ class _Ink:
         self.fig = fig
         self._widths: dict = {}
 
-    def font(self, size: float, bold: bool = False, italic: bool = False):
+    def font(self, size: float, bold: bool = False, italic: bool = False, mono: bool = False):
         from matplotlib.font_manager import FontProperties  # noqa: PLC0415
 
-        return FontProperties(family=fonts.family_list(), size=size, weight="bold" if bold else "normal",
+        family = [MONO, *fonts.family_list()[1:]] if mono else fonts.family_list()
+        return FontProperties(family=family, size=size, weight="bold" if bold else "normal",
                               style="italic" if italic else "normal")
 
-    def width(self, text: str, size: float, bold: bool = False, italic: bool = False) -> float:
+    def width(self, text: str, size: float, bold: bool = False, italic: bool = False, mono: bool = False) -> float:
         from matplotlib.textpath import text_to_path  # noqa: PLC0415
 
-        key = (text, size, bold, italic)
+        key = (text, size, bold, italic, mono)
         if key not in self._widths:  # unhinted advances in pt, as a PDF reader sets them (a 72 dpi raster's differ)
-            w, _, _ = text_to_path.get_text_width_height_descent(text, self.font(size, bold, italic), ismath=False)
+            font = self.font(size, bold, italic, mono)
+            w, _, _ = text_to_path.get_text_width_height_descent(text, font, ismath=False)
             self._widths[key] = w / 72
         return self._widths[key]
 
-    def text(self, x, y, s, size, color=INK, bold=False, italic=False, ha="left", width=None):
+    def text(self, x, y, s, size, color=INK, bold=False, italic=False, ha="left", width=None, mono=False):
         if width is not None:  # one line, cut to fit
-            while len(s) > 4 and self.width(s, size, bold, italic) > width:
-                s = s[: max(4, int(len(s) * width / self.width(s, size, bold, italic)) - 2)] + "…"
-        self.fig.text(x, y, s, fontproperties=self.font(size, bold, italic), color=color, ha=ha, va="baseline",
-                      transform=self.fig.dpi_scale_trans, parse_math=False)
+            while len(s) > 4 and self.width(s, size, bold, italic, mono) > width:
+                s = s[: max(4, int(len(s) * width / self.width(s, size, bold, italic, mono)) - 2)] + "…"
+        self.fig.text(x, y, s, fontproperties=self.font(size, bold, italic, mono), color=color, ha=ha,
+                      va="baseline", transform=self.fig.dpi_scale_trans, parse_math=False)
+
+    def piece_width(self, text: str, style: tuple[bool, str], size: float, italic: bool = False) -> float:
+        """A piece's width in inches: ``style`` is (bold, script); a superscript or subscript is set smaller."""
+        bold, script = style
+        return self.width(text, size * SCRIPT[script][0] if script else size, bold, italic)
 
     def lines(self, runs, width: float, size: float, italic: bool = False) -> list[list[Word]]:
         """Words greedily wrapped to ``width`` inches."""
         space = self.width(" ", size)
         out, line, used = [], [], 0.0
         for word in _words(runs):
-            w = sum(self.width(t, size, bold, italic) for t, bold in word)
+            w = sum(self.piece_width(t, style, size, italic) for t, style in word)
             gap = 0.0 if word.tight else space
             if line and used + gap + w > width:
                 out.append(line)
@@ -263,17 +300,30 @@ class _Ink:
         step = size * LEADING / 72
         for line in self.lines(runs, width, size, italic):
             at = x
-            for bold, chunk, spaced in _chunks(line):
-                if draw:
-                    self.text(at, y, chunk, size, color, bold, italic)
-                at += self.width(chunk, size, bold, italic) + (self.width(" ", size) if spaced else 0.0)
+            for (bold, script), chunk, spaced in _chunks(line):
+                scale, shift = SCRIPT.get(script, (1.0, 0.0))
+                if draw:  # a superscript raised, a subscript lowered, both smaller: real text, searchable
+                    self.text(at, y + shift * size / 72, chunk, size * scale, color, bold, italic)
+                at += self.width(chunk, size * scale, bold, italic) + (self.width(" ", size) if spaced else 0.0)
             y -= step
+        return y
+
+    def code(self, runs, x, y, width, size, color=INK, draw=True) -> float:
+        """Lines of code, one a line as written, in the monospace font, smaller where the longest would not fit
+        ``width``; returns the baseline after the last line."""
+        longest = max((self.width(r.text, size, mono=True) for r in runs), default=0.0)
+        size = min(size, size * width / longest) if longest else size
+        for run in runs:
+            if draw:
+                self.text(x, y, run.text, size, color, mono=True)
+            y -= size * LEADING / 72
         return y
 
 
 class Word(list):
-    """[(text, bold), ...]: the pieces of one word ("**star**." is a bold and a plain piece). ``tight``: no space
-    before it (a Chinese character, or what follows one: a line may break there, and joins without a space)."""
+    """[(text, (bold, script)), ...]: the pieces of one word ("**star**." is a bold and a plain piece, "Z<sub>ℓ</sub>"
+    a plain and a subscript one). ``tight``: no space before it (a Chinese character, or what follows one: a line
+    may break there, and joins without a space)."""
 
     tight = False
 
@@ -286,7 +336,8 @@ def _word(pieces, tight: bool = False) -> Word:
 
 def _words(runs) -> list[Word]:
     """The runs' words; a run that starts without a space continues the word before it; each Chinese character
-    is a word of its own, set without spaces."""
+    is a word of its own, set without spaces, except that a closing mark ("。", "：", "）") stays with the character
+    before it and an opening one ("（", "“") with the one after (:mod:`vit.i18n.linebreak`)."""
     words: list[Word] = []
     glued = False  # the last run ended inside a word
     for run in runs:
@@ -300,21 +351,33 @@ def _words(runs) -> list[Word]:
                 after_cjk = bool(words) and bool(CJK.fullmatch(words[-1][-1][0][-1:]))
                 joined = glued and words and (i == 0 or j > 0)
                 if joined and not CJK.fullmatch(piece) and not after_cjk:
-                    words[-1].append((piece, run.bold))
+                    words[-1].append((piece, (run.bold, run.script)))
                 else:
-                    words.append(_word([(piece, run.bold)], tight=bool(joined)))
+                    words.append(_word([(piece, (run.bold, run.script))], tight=bool(joined)))
                 glued = True
         glued = glued and not run.text[-1:].isspace()
-    return words
+    return _kept_together(words)
 
 
-def _chunks(line: list[Word]) -> list[tuple[bool, str, bool]]:
-    """A line as (bold, text, a space after it): neighbouring pieces of one weight joined into one text."""
-    out: list[list] = []  # [bold, text, space after]
+def _kept_together(words: list[Word]) -> list[Word]:
+    """``words`` with each tight word that no line may start with (or that follows an opening mark) joined to the
+    word before it: the wrap then carries them to the next line together."""
+    out: list[Word] = []
+    for word in words:
+        if out and word.tight and linebreak.glued(out[-1][-1][0], word[0][0]):
+            out[-1].extend(word)
+        else:
+            out.append(word)
+    return out
+
+
+def _chunks(line: list[Word]) -> list[tuple[tuple[bool, str], str, bool]]:
+    """A line as ((bold, script), text, a space after it): neighbouring pieces of one style joined into one text."""
+    out: list[list] = []  # [(bold, script), text, space after]
     for word in line:
         if out and word.tight:
             out[-1][2] = False
-        for j, (text, bold) in enumerate(word):
+        for j, (text, bold) in enumerate(word):  # bold: the piece's style, (bold, script)
             if out and out[-1][0] == bold:
                 out[-1][1] += (" " if out[-1][2] else "") + text
                 out[-1][2] = False
@@ -340,15 +403,18 @@ def _set_column(ink: _Ink, body, x, top, width, scale, draw) -> float:
     y, bottom = top, top
     for p in body:
         size = TEXT_SIZES[p.kind] * scale
-        quote = p.kind == "quote"
+        quote = p.kind in ("quote", "code")  # the chapter's words: a bar beside them
         indent = 0.25 if quote else 0.0
-        end = ink.flow(p.runs, x + indent, y, width - indent, size, color=GREY if quote else INK, italic=quote,
-                       draw=draw)
+        if p.kind == "code":  # the chapter's code: a line each, monospace, not wrapped
+            end = ink.code(p.runs, x + indent, y, width - indent, size, draw=draw)
+        else:
+            end = ink.flow(p.runs, x + indent, y, width - indent, size, color=GREY if quote else INK, italic=quote,
+                           draw=draw)
         bottom = end + size * (LEADING - 0.25) / 72  # the last line's descenders
         if quote and draw:  # from the first line's capitals to the last line's descenders
             ink.fig.add_artist(Rectangle((x, bottom), 0.06, y + size * 0.75 / 72 - bottom, color=ACCENT, lw=0,
                                          transform=ink.fig.dpi_scale_trans))
-        y = end - size * 0.7 / 72  # a paragraph's space
+        y = end - size * (1.0 if p.kind == "code" else 0.7) / 72  # a paragraph's space
     return bottom
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from vit import i18n
 from vit.errors import InputError
 from vit.explanations.methods import METHODS
+from vit.i18n.names import class_name
 from vit.lesson import LESSON, LessonStep, prefix_words, shown_at, where_words
 
 REMOVE_FRACTION = 0.3  # "Remove these patches": rollout's top 30 %
@@ -121,11 +122,12 @@ def question(q: PredictStep, a, lang: str = "en", display=None) -> str:
         return f"{head}\n\n{i18n.text('ask-no-classifier', lang)}"
     if q.kind not in {p.kind for p in PREDICT}:
         raise ValueError(f"expected a question among {', '.join(p.kind for p in PREDICT)}, got {q.kind!r}")
-    label = a.topk[0].label if a.topk else ""
+    label = class_name(a.topk[0].label, lang) if a.topk else ""  # "心形 heart" in Chinese
     fields = dict(H=a.input_size[0], W=a.input_size[1], P=a.patch_size, L=a.depth, N=a.num_patches, label=label)
     if q.kind == "runner_up":
         layer, shown_head = shown_at(a, display)
-        fields.update(second=a.topk[1].label if len(a.topk) > 1 else i18n.text("another-class", lang), layer=layer,
+        fields.update(second=class_name(a.topk[1].label, lang) if len(a.topk) > 1 else i18n.text("another-class", lang),
+                      layer=layer,
                       at=where_words(q.before, a, layer, shown_head, lang))
     elif q.kind == "survive":
         n = len(proposal(a))
@@ -144,19 +146,23 @@ class Verdict:
     why: str  # how the analysis shows it (markdown)
 
 
-def _whole(guess, lo: int, hi: int) -> int:
+def _whole(guess, lo: int, hi: int | None = None) -> int:
+    """A typed guess as a whole number from ``lo`` to ``hi`` (``None``: no upper end; a guess of a million tokens is
+    a wrong answer, not a refused one). Anything else (an empty box, 2.5, -1, 65, a word) is refused in a student's
+    words, in any language (the key ``guess-whole``), never with the raw value ("got None")."""
+    wanted = dict(key="guess-whole", lo=lo, hi=hi) if hi is not None else dict(key="guess-whole-from", lo=lo)
     try:
         value = float(guess)
-    except (TypeError, ValueError):
-        raise InputError(f"expected a whole number from {lo} to {hi}, got {guess!r}") from None
-    if not math.isfinite(value) or value != int(value) or not lo <= value <= hi:
-        raise InputError(f"expected a whole number from {lo} to {hi}, got {guess!r}")
+    except (TypeError, ValueError, OverflowError):
+        raise InputError(**wanted) from None
+    if not math.isfinite(value) or value != int(value) or value < lo or (hi is not None and value > hi):
+        raise InputError(**wanted)
     return int(value)
 
 
 def _yes_no(guess) -> bool:
     if guess not in ("yes", "no"):
-        raise InputError(f"expected “yes” or “no”, got {guess!r}")
+        raise InputError(key="guess-yes-no")
     return guess == "yes"
 
 
@@ -165,8 +171,8 @@ def check(q: PredictStep, a, guess, w=None, lang: str = "en") -> Verdict:
 
     ``guess``: a number for "tokens" and "layer", a (row, col) patch for "patch", "yes" or "no" for
     "runner_up" and "survive". "survive" also takes ``w``, the :class:`vit.Intervention` that removed
-    :func:`proposal`'s patches. Raises InputError for a guess that is no answer, or a question a model without
-    a classifier cannot answer. The verdict's words are in ``lang``.
+    :func:`proposal`'s patches. Raises InputError for a guess that is no answer (its :meth:`~InputError.words` in
+    any language), or a question a model without a classifier cannot answer. The verdict's words are in ``lang``.
     """
     if q.kind in NEEDS_CLASSIFIER and not a.has_classifier:
         raise InputError(i18n.text("ask-no-classifier-refusal", lang))
@@ -174,7 +180,7 @@ def check(q: PredictStep, a, guess, w=None, lang: str = "en") -> Verdict:
     def say(key: str, **fields) -> str:
         return i18n.text(key, lang, **fields)
     if q.kind == "tokens":
-        n = _whole(guess, 1, 10**6)
+        n = _whole(guess, 1)
         rows, cols = a.grid
         why = say("why-tokens", rows=rows, cols=cols, P=a.patch_size, N=a.num_patches,
                   prefix=prefix_words(a.prefix_token_names, lang), T=a.num_tokens, D=int(a.queries[0].shape[-1]))
@@ -184,8 +190,8 @@ def check(q: PredictStep, a, guess, w=None, lang: str = "en") -> Verdict:
         first = decided_at(a)
         at = {p.layer: p for p in a.layer_predictions}
         said = at[n]
-        why = say("why-layer", first=first, label=a.topk[0].label, first_prob=at[first].prob, n=n, said=said.label,
-                  said_prob=said.prob)
+        why = say("why-layer", first=first, label=class_name(a.topk[0].label, lang), first_prob=at[first].prob, n=n,
+                  said=class_name(said.label, lang), said_prob=said.prob)
         return Verdict(q.kind, n == first, say("layer-n", n=n), say("layer-n", n=first), why)
     if q.kind == "patch":
         row, col = guess
@@ -205,8 +211,8 @@ def check(q: PredictStep, a, guess, w=None, lang: str = "en") -> Verdict:
         if w is None:
             raise ValueError("expected the intervention that removed the proposed patches, got None")
         survived = w.topk[0].index == w.target
-        why = say("why-survive", kept=len(w.kept), label=w.label, before=w.prob_before, after=w.prob_after,
-                  now=w.topk[0].label, now_prob=w.topk[0].prob)
+        why = say("why-survive", kept=len(w.kept), label=class_name(w.label, lang), before=w.prob_before,
+                  after=w.prob_after, now=class_name(w.topk[0].label, lang), now_prob=w.topk[0].prob)
         return Verdict(q.kind, yes == survived, say("yes" if yes else "no"), say("yes" if survived else "no"), why)
     raise ValueError(f"expected a question among {', '.join(p.kind for p in PREDICT)}, got {q.kind!r}")
 

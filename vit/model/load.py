@@ -135,7 +135,7 @@ def load_model(
         device: where to run; default CUDA if available, else CPU.
         progress: ``progress(bytes_done, bytes_total)`` while downloading.
         dtype: the precision the module runs in: "float32" (the reference, as torch, timm and transformers
-            default), "bfloat16", or "auto" (bfloat16 where this machine computes it faster:
+            default), "bfloat16", or "auto" (bfloat16 where the processor has bfloat16 matmuls:
             :mod:`vit.model.precision`); ``torch.float32`` and ``torch.bfloat16`` are taken too.
 
     Returns:

@@ -2,8 +2,12 @@
 
 bfloat16 keeps float32's range with an 8-bit mantissa; processors with native bfloat16 matrix units (AVX512_BF16
 and AMX on x86, Apple's M2 and later, every recent GPU) run its matmuls 2-4x faster, and the matmuls are nearly
-all of a ViT's time. ``"auto"`` asks the machine once: on CUDA whether the device supports bfloat16, on a CPU a
-short matmul timed in both precisions (bfloat16 where it is at least :data:`FASTER` times quicker).
+all of a ViT's time. ``"auto"`` asks the processor, never a clock, so every start on the same machine gives the same
+answer: on CUDA whether the device supports bfloat16; on a CPU (:func:`cpu_dtype`) bfloat16 only on x86 with a
+bfloat16 matrix instruction (:data:`BF16_FLAGS`, read from Linux's ``/proc/cpuinfo``), else float32. Timing a short
+matmul, as ``"auto"`` did before, flipped its answer on a busy machine (issue 56). Arm stays float32: torch's macOS
+wheels do not use Apple's bfloat16 dot instructions and their float32 goes to Accelerate (pytorch/torchchat#1444),
+and on a Graviton3 a bfloat16 ``bmm`` measured ~27x slower than float32 (pytorch/pytorch#151934).
 
 A model "in bfloat16" (:func:`to`) has its linear layers in bfloat16, where the matmuls are, but those of its first
 :data:`FLOAT32_BLOCKS` encoder blocks; the rest stays float32: the patch embedding (the pixels rounded to bfloat16
@@ -19,7 +23,9 @@ relevance rows) is accumulated in float32 by the code that reads the model (``vi
 from __future__ import annotations
 
 import functools
-import time
+import platform
+from collections.abc import Iterable
+from pathlib import Path
 
 import torch
 from torch import nn
@@ -27,9 +33,10 @@ from torch import nn
 from vit import validate
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
-FASTER = 1.5  # "auto" takes bfloat16 on a CPU where its matmul is at least this many times quicker
+BF16_FLAGS = frozenset({"avx512_bf16", "amx_bf16"})  # x86 bfloat16 matmul instructions, as /proc/cpuinfo names them
+X86 = frozenset({"x86_64", "amd64"})  # platform.machine() on x86 (Linux, macOS; Windows says AMD64)
+CPUINFO = Path("/proc/cpuinfo")
 FLOAT32_BLOCKS = 2  # the first encoder blocks, whose linear layers stay float32 (the module docstring says why)
-PROBE = 512  # the side of the timed matmul (0.27 GFLOP: a few ms in either precision)
 
 
 def resolve(dtype: object = "float32", device: str | torch.device = "cpu") -> torch.dtype:
@@ -40,25 +47,34 @@ def resolve(dtype: object = "float32", device: str | torch.device = "cpu") -> to
 
 @functools.cache
 def auto(device_type: str = "cpu") -> torch.dtype:
-    """bfloat16 where this machine runs it faster, else float32 (measured once per device type)."""
+    """bfloat16 where this processor has native bfloat16 matmuls, else float32 (asked once per device type)."""
     if device_type == "cuda":
         return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float32
     if device_type != "cpu":
         return torch.float32
-    seconds = {dtype: _matmul_seconds(dtype) for dtype in (torch.float32, torch.bfloat16)}
-    return torch.bfloat16 if seconds[torch.float32] >= FASTER * seconds[torch.bfloat16] else torch.float32
+    return cpu_dtype(cpu_flags(), platform.machine())
 
 
-def _matmul_seconds(dtype: torch.dtype, repeats: int = 5) -> float:
-    """The quickest of ``repeats`` (PROBE x PROBE) @ (PROBE x PROBE) matmuls in ``dtype`` on the CPU."""
-    a = torch.randn(PROBE, PROBE).to(dtype)
-    a @ a  # the first call sets up the kernel
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        a @ a
-        best = min(best, time.perf_counter() - start)
-    return best
+def cpu_dtype(flags: Iterable[str], machine: str) -> torch.dtype:
+    """``"auto"`` on a CPU: bfloat16 on x86 (``machine`` as :func:`platform.machine` names it) whose ``flags`` (as
+    /proc/cpuinfo names them) hold one of :data:`BF16_FLAGS`, else float32: arm (Apple silicon, Graviton) too, and
+    x86 without them, where torch's bfloat16 matmul is emulated (the module docstring says why)."""
+    return torch.bfloat16 if machine.lower() in X86 and BF16_FLAGS & {f.lower() for f in flags} else torch.float32
+
+
+def cpu_flags(cpuinfo: Path = CPUINFO) -> frozenset[str]:
+    """The CPU's feature flags from Linux's ``/proc/cpuinfo`` (``flags`` lines on x86, ``Features`` on arm); none
+    where there is no such file (macOS, Windows: ``"auto"`` is float32 there)."""
+    try:
+        text = cpuinfo.read_text(errors="replace")
+    except OSError:
+        return frozenset()
+    flags: set[str] = set()
+    for line in text.splitlines():
+        key, colon, value = line.partition(":")
+        if colon and key.strip().lower() in ("flags", "features"):
+            flags.update(value.split())
+    return frozenset(flags)
 
 
 def to(module: nn.Module, dtype: torch.dtype) -> nn.Module:

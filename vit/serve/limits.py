@@ -7,8 +7,15 @@
   private (it listens on loopback: a web page cannot reach it by DNS rebinding): 403;
 * a ``session_hash`` that gradio could not have made (longer than 64 characters, or not URL-safe): 400;
 * a body larger than the app's events need (64 KiB), an upload larger than one 20 MB image, or an
-  upload with more than one file: 413; an upload that does not fit the upload folder's cap: 507;
-* a job from a client that already has ``max_jobs`` queued or running: 429.
+  upload with more than one file: 413; an upload over its address's share of the upload folder: 429; one that
+  does not fit the folder's cap: 507 (:class:`~vit.serve.uploads.UploadSpace`, told who stored which file);
+* a job from a client that already has ``max_jobs`` queued or running: 429;
+* an event stream (``queue/data``) for a session with nothing pending: 404, before gradio starts it (gradio
+  raised its 404 inside the stream it had started, and uvicorn logged a 5.6 KB traceback each: High 3 of the
+  review of 2026-12-04); an HTTP error gradio raises inside any stream ends it, one line in the log within the
+  client's :class:`LogQuota`;
+* gradio's refusal of a file (a picture evicted or pruned, a path it does not serve: 403) in one sentence that names
+  no path (gradio's names the path asked for, the server's own folders), the same for every file.
 
 It also tells the :class:`~vit.serve.sessions.SessionLedger` who uses which session, so that one
 client minting sessions evicts only its own, and notes which sessions have their event stream open.
@@ -30,6 +37,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from urllib.parse import parse_qs, urlsplit
 
+from starlette.exceptions import HTTPException  # what gradio raises inside an event stream it started
 from starlette.requests import ClientDisconnect  # gradio's server: starlette's exception for a client gone
 
 from vit import i18n
@@ -45,6 +53,7 @@ UPLOAD = re.compile(r"/gradio_api/upload/?$")
 BY_NAME = re.compile(r"/gradio_api/(?:call/v2|call|run|api)/(?P<name>[^/]+)")  # an event called by its name
 JOBS = re.compile(r"/gradio_api/(?:queue/join|call/(?!v2/)[^/]+|call/v2/[^/]+|run/[^/]+|api/[^/]+)/?$")
 STREAM = re.compile(r"/gradio_api/(?:queue/data|call/(?:v2/)?[^/]+/(?P<event>[A-Za-z0-9_-]{1,64}))/?$")
+FILE = re.compile(r"/gradio_api/file[=/]")  # gradio's file route (and its older spelling)
 HEARTBEAT = re.compile(r"/gradio_api/heartbeat/(?P<hash>[^/]*)/?$")
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
 
@@ -55,6 +64,9 @@ ONE_FILE = "refusal-one-file"
 FOREIGN = "refusal-foreign"
 TOO_MANY_JOBS = "refusal-too-many-jobs"
 FULL = "refusal-upload-full"
+SHARE = "refusal-upload-share"
+NOT_FOUND = "refusal-not-found"
+FILE_GONE = "refusal-file-gone"
 
 
 class LogQuota:
@@ -83,6 +95,15 @@ class LogQuota:
             while len(self._seen) > self._clients:
                 self._seen.popitem(last=False)
             return write, left_out
+
+    def info(self, logger: logging.Logger, client: str, message: str, *args) -> None:
+        """``logger.info(message, *args)`` if ``client``'s quota allows it; first a line saying how many were left
+        out, if any were."""
+        write, left_out = self.allow(client)
+        if left_out:
+            logger.info("(%d more lines of this client were left out of the log)", left_out)
+        if write:
+            logger.info(message, *args)
 
 
 TRUST_ENV = "VIT_TRUST_FORWARDED"
@@ -189,6 +210,8 @@ class RequestLimits:
         max_upload: bytes one upload's file may have (gradio's ``max_file_size``).
         jobs_of: ``jobs_of(client)`` -> that client's jobs queued or running now; with ``max_jobs``.
         streams: where open event streams are noted (:class:`Streams`).
+        pending: ``pending(session_hash)`` -> whether gradio's queue holds messages for that session (a
+            ``queue/data`` stream without: 404).
         background: coroutines to run on the server's event loop, started with the first request.
     """
 
@@ -196,12 +219,13 @@ class RequestLimits:
                  private_hosts: Iterable[str] | None = None, uploads: UploadSpace | None = None,
                  max_upload: int = 20 * 10**6, jobs_of: Callable[[str], int] | None = None, max_jobs: int = 8,
                  trust_forwarded: bool = False, streams: Streams | None = None,
-                 background: Iterable[Callable[[], Awaitable]] = ()):
+                 pending: Callable[[str], bool] | None = None, background: Iterable[Callable[[], Awaitable]] = ()):
         self.app, self.ledger, self.forget = app, ledger, forget
         self.private_hosts = None if private_hosts is None else {_host_of(h) for h in private_hosts}
         self.uploads, self.max_upload = uploads, max_upload
         self.jobs_of, self.max_jobs, self.trust_forwarded = jobs_of, max_jobs, trust_forwarded
-        self.streams = streams
+        self.streams, self.pending = streams, pending
+        self.quota = LogQuota()  # this middleware's lines in the log, per client
         self._background, self._tasks = list(background), []
         self._joining: dict[str, int] = {}  # a client's joins on their way into gradio's queue (not yet counted there)
 
@@ -231,7 +255,7 @@ class RequestLimits:
             raise Refused(400, TOO_BIG) from None
         client = client_address(scope, self.trust_forwarded)
         if UPLOAD.search(path) and scope.get("method") == "POST":
-            await self._upload(scope, receive, send, length)
+            await self._upload(scope, receive, send, length, client)
             return
         if length is not None and length > MAX_BODY:
             raise Refused(413, TOO_BIG)
@@ -247,16 +271,58 @@ class RequestLimits:
         elif session is not None:
             self._seen(session, client)
         stream = STREAM.search(path) if scope.get("method") == "GET" else None
-        if stream and self.streams is not None:
-            key = stream.group("event") or session
-            if key:
-                self.streams.opened(key)
-                try:
-                    await self.app(scope, receive, send)
-                finally:
-                    self.streams.closed(key)
-                return
+        if stream:
+            event = stream.group("event")
+            if not event and session is not None and self.pending is not None and not self.pending(session):
+                raise Refused(404, NOT_FOUND)
+            await self._stream(scope, receive, send, event or session, client)
+            return
+        if FILE.search(path) and scope.get("method") in ("GET", "HEAD"):
+            await self._file(scope, receive, send)
+            return
         await self.app(scope, receive, send)
+
+    async def _stream(self, scope, receive, send, key: str | None, client: str) -> None:
+        """An event stream, noted in ``streams`` while it is open. An HTTP error that gradio raises inside a stream it
+        has started (a session gone meanwhile, an event id it never had: ``/call/<name>/<id>``) ends the stream, in one
+        line of the log within the client's quota; anything else keeps its traceback."""
+        state = {"started": False, "ended": False}
+
+        async def noted(message):
+            state["started"] = state["started"] or message["type"] == "http.response.start"
+            state["ended"] = message["type"] == "http.response.body" and not message.get("more_body", False)
+            await send(message)
+
+        if key and self.streams is not None:
+            self.streams.opened(key)
+        try:
+            await self.app(scope, receive, noted)
+        except Exception as exc:
+            refusal = exc if isinstance(exc, HTTPException) else exc.__cause__
+            if not state["started"] or not isinstance(refusal, HTTPException):
+                raise
+            self.quota.info(log, client, "an event stream at %s ended: gradio answered %s inside it",
+                            ascii(scope.get("path", "")[:80]), refusal.status_code)
+            if not state["ended"]:
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+        finally:
+            if key and self.streams is not None:
+                self.streams.closed(key)
+
+    async def _file(self, scope, receive, send) -> None:
+        """gradio's file route; its refusal (403, or 404) becomes one sentence that names no path, the same for every
+        file: a picture evicted or pruned, a path gradio does not serve, one that never was."""
+        refused: list[int] = []
+
+        async def answer(message):
+            if message["type"] == "http.response.start" and message["status"] in (403, 404):
+                refused.append(message["status"])
+            if not refused:
+                await send(message)
+
+        await self.app(scope, receive, answer)
+        if refused:
+            raise Refused(refused[0], FILE_GONE)
 
     def _check_host(self, scope) -> None:
         if self.private_hosts is None:
@@ -317,14 +383,16 @@ class RequestLimits:
             if not self._joining[client]:
                 del self._joining[client]
 
-    async def _upload(self, scope, receive, send, length: int | None) -> None:
+    async def _upload(self, scope, receive, send, length: int | None, client: str) -> None:
         limit = self.max_upload + UPLOAD_SLACK
         if length is not None and length > limit:
             raise Refused(413, TOO_BIG)
         boundary = _boundary(_header(scope, b"content-type") or "")
         reserve = length if length is not None else limit
-        if self.uploads is not None and not await asyncio.to_thread(self.uploads.admit, reserve):
-            raise Refused(507, FULL)
+        if self.uploads is not None:
+            why = await asyncio.to_thread(self.uploads.reserve, reserve, client)
+            if why is not None:
+                raise Refused(429 if why == SHARE else 507, why)  # the keys: vit.serve.uploads
         counter = _PartCounter(boundary, limit)
         refused: list[Refused] = []
 
@@ -338,11 +406,16 @@ class RequestLimits:
             return message
 
         started: list[bool] = []
+        answer: list[bytes] = []  # gradio's answer: the stored file's path, which counts against the client's share
 
         async def quiet(message):  # once refused, gradio's own answer is not sent: ours is
             if refused:
                 return
             started.append(True)
+            if message["type"] == "http.response.start":
+                answer.append(b"" if message["status"] == 200 else b"-")
+            elif answer and answer[0] != b"-" and len(answer) < 64:
+                answer.append(message.get("body", b""))
             await send(message)
 
         try:
@@ -352,7 +425,9 @@ class RequestLimits:
                 raise
         finally:
             if self.uploads is not None:
-                self.uploads.release(reserve, received=counter.size)
+                self.uploads.release(reserve, received=counter.size, client=client)
+        if self.uploads is not None and answer and answer[0] != b"-":
+            self.uploads.owned(_paths(b"".join(answer)), client)
         if refused and not started:
             raise refused[0]
 
@@ -375,6 +450,15 @@ class _PartCounter:
         self._tail = data[-(len(self.delimiter) - 1):]
         # one file and gradio's closing delimiter: two delimiters; a third starts another part
         return Refused(413, ONE_FILE) if self.parts > 2 else None
+
+
+def _paths(body: bytes) -> list[str]:
+    """The paths of gradio's answer to an upload (a JSON list of them); [] for anything else."""
+    try:
+        paths = json.loads(body)
+    except ValueError:
+        return []
+    return [p for p in paths if isinstance(p, str)] if isinstance(paths, list) else []
 
 
 def _boundary(content_type: str) -> bytes | None:

@@ -1,18 +1,24 @@
-"""One model run at a time for the whole server, fairly: at most one waiting run per browser session
-(a newer request replaces it) and none while the session's own run is going, cheap runs served
-before a line of expensive ones (shortest expected finish first), and a long run that gives way to a
-quicker one at its next layer boundary (:meth:`Turn.give_way`), then goes on ahead of later arrivals."""
+"""One model run at a time for the whole server, fairly between addresses, then between the browser sessions
+(pages) of an address: at most one waiting run per browser session (a newer request replaces it) and none while
+the session's own run is going; the address served least recently goes next (round robin between addresses, so
+one address's line of expensive runs holds another address back by at most one turn: High 1 of the review of
+2026-12-04); within an address, cheap runs before a line of expensive ones (shortest expected finish first), so
+pages of equal cost alternate; a long run gives way to a request ranked before it at its next layer boundary
+(:meth:`Turn.give_way`), then goes on ahead of later arrivals of its address. One address may hold at most
+``share`` of the handlers waiting here while another address's request waits for a handler (:class:`Crowded`)."""
 
 from __future__ import annotations
 
 import itertools
 import threading
 import time
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 
 from vit.errors import InputError
+from vit.serve.files import OWNER
 
 
 class Busy(InputError):
@@ -23,14 +29,19 @@ class Replaced(InputError):
     """A newer request from the same session took this waiting request's place."""
 
 
+class Crowded(InputError):
+    """The request's address holds more than its share of the model's handlers while another address waits for one."""
+
+
 class Withdrawn(Exception):  # noqa: N818 - a state, as Busy and Replaced are
     """The request was no longer wanted while it waited (its page is gone, or it sent a newer one)."""
 
 
-BUSY, REPLACED = "refusal-busy", "refusal-replaced"  # the refusals' message keys (vit.i18n.refusals)
+BUSY, REPLACED, CROWDED = "refusal-busy", "refusal-replaced", "refusal-address-share"  # keys of vit.i18n.refusals
 RETRY_S = 0.05  # how often take_turn looks again while the session's previous run is finishing
 REPORT_S = 1.0  # how often a waiting request's place and estimate are reported again
 MAX_PAUSED = 2  # runs paused at once: each keeps its partial trace in memory while a quicker one runs
+ADDRESSES = 4096  # addresses whose last turn is remembered (a forgotten one ranks as new: first)
 
 Report = Callable[[int, float], None]  # report(place in line, 1 = next; seconds until its turn, estimated)
 
@@ -38,6 +49,7 @@ Report = Callable[[int, float], None]  # report(place in line, 1 = next; seconds
 @dataclass(eq=False)
 class _Ticket:
     session: str
+    address: str  # the client's address as the server's limits read it ("": unknown; all such share one)
     key: tuple[float, int]  # (expected finish, arrival order): the smallest goes first
     seconds: float  # the estimated run time
     resource: Hashable | None  # what its run holds while paused (a setting: one LoadedModel); None: anything
@@ -74,9 +86,9 @@ class Turn:
 
 @dataclass
 class FairQueue:
-    """Who runs the model next, among the requests of every session.
+    """Who runs the model next, among the requests of every address and session.
 
-    ``with queue.turn(session, seconds) as turn:`` blocks until it is this request's turn.
+    ``with queue.turn(session, seconds, address=...) as turn:`` blocks until it is this request's turn.
     A session has at most one run going and at most one waiting: a request that
     finds its session's run going (or paused) is refused (:class:`Busy`); one that finds an
     earlier request of its session waiting takes that one's place (the earlier one
@@ -85,26 +97,69 @@ class FairQueue:
     ones that arrived less than 12 s before it, and an expensive request still gets
     its turn once it has waited as long as it will take. A run that calls
     :meth:`Turn.give_way` between its layers lets a request due before it run first.
+
+    That order holds within an address; between addresses, the one whose last turn (a run taking a slot, or a
+    paused one resuming) is the least recent goes first, an address never served (or forgotten) before any
+    other: one address's line holds another's request back by at most one turn, and at a layer boundary
+    not even that (:meth:`_overtakes`).
+
+    ``share`` and ``crowded``: an address holding more than ``share`` requests here (waiting, running, paused,
+    or waiting for its page's previous run in :func:`take_turn`) while ``crowded(address)`` says another
+    address's request waits for a handler (gradio's ``model`` slots, vit.ui.gradio_internals) gives handlers
+    back: its last-ranked waiting request is refused (:class:`Crowded`), within :data:`REPORT_S`.
     """
 
     slots: int = 1
     max_paused: int = MAX_PAUSED
+    share: int = 0  # requests one address may hold here while another waits for a handler; 0: no limit
+    crowded: Callable[[str], bool] | None = None  # crowded(address): another address waits for a handler
     pauses: int = 0  # how many times a run gave way (the log and the tests read it)
     clock: Callable[[], float] = time.monotonic  # seconds (tests give their own)
     _waiting: list[_Ticket] = field(default_factory=list)  # in line, paused runs among them
     _running: list[_Ticket] = field(default_factory=list)
     _cond: threading.Condition = field(default_factory=threading.Condition)
-    _order: Iterator[int] = field(default_factory=itertools.count)
+    _order: Iterator[int] = field(default_factory=lambda: itertools.count(1))
+    _served: OrderedDict = field(default_factory=OrderedDict)  # address -> order number of its latest turn
+    _retrying: Counter = field(default_factory=Counter)  # address -> its requests waiting for their page's run
 
     @contextmanager
     def turn(self, session: str, seconds: float, resource: Hashable | None = None,
-             wanted: Callable[[], bool] | None = None, report: Report | None = None):
+             wanted: Callable[[], bool] | None = None, report: Report | None = None, address: str = ""):
         """The model's turn; ``resource``: what a paused run of it holds (see :meth:`Turn.give_way`).
 
         While it waits, ``report(place, seconds)`` hears its place in line and an estimate of the wait;
-        if ``wanted()`` turns False it leaves the line (:class:`Withdrawn`).
+        if ``wanted()`` turns False it leaves the line (:class:`Withdrawn`); if its address is over its share
+        while another waits for a handler and it is the address's last in line, :class:`Crowded`.
         """
-        ticket = self._enter(session, seconds, resource)
+        with self._turn(session, seconds, resource, wanted, report, address) as turn:
+            yield turn
+
+    @contextmanager
+    def retrying(self, address: str):
+        """A handler of ``address`` waits for its page's previous run (:func:`take_turn`): counted in its share."""
+        with self._cond:
+            self._retrying[address] += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._retrying[address] -= 1
+                if not self._retrying[address]:
+                    del self._retrying[address]
+
+    def over_share(self, address: str) -> bool:
+        """Whether ``address`` holds more than its share of handlers (its requests in line, running, paused or
+        retrying) while another address waits for one."""
+        with self._cond:
+            if not self.share or self.crowded is None:
+                return False
+            held = sum(t.address == address and not t.replaced for t in (*self._waiting, *self._running))
+            return held + self._retrying[address] > self.share and self.crowded(address)
+
+    @contextmanager
+    def _turn(self, session: str, seconds: float, resource: Hashable | None, wanted, report, address: str):
+        """:meth:`turn`, as :func:`take_turn` enters it."""
+        ticket = self._enter(session, seconds, resource, address)
         try:
             with self._cond:
                 self._wait_for_turn(ticket, wanted, report)
@@ -116,7 +171,7 @@ class FairQueue:
                         line.remove(ticket)
                 self._cond.notify_all()
 
-    def _enter(self, session: str, seconds: float, resource: Hashable | None) -> _Ticket:
+    def _enter(self, session: str, seconds: float, resource: Hashable | None, address: str = "") -> _Ticket:
         with self._cond:
             if any(t.session == session for t in self._running) or any(
                     t.session == session and t.paused for t in self._waiting):
@@ -126,7 +181,7 @@ class FairQueue:
                 old.replaced = True
                 self._waiting.remove(old)
             seconds = max(0.0, seconds)
-            ticket = _Ticket(session, (self.clock() + seconds, next(self._order)), seconds, resource)
+            ticket = _Ticket(session, address, (self.clock() + seconds, next(self._order)), seconds, resource)
             self._waiting.append(ticket)
             self._cond.notify_all()
             return ticket
@@ -139,15 +194,23 @@ class FairQueue:
                 raise Replaced(key=REPLACED)
             if wanted is not None and not wanted():
                 raise Withdrawn
+            if not ticket.paused and self._last_of_crowded(ticket):
+                self._waiting.remove(ticket)
+                self._cond.notify_all()
+                raise Crowded(key=CROWDED)
             if report is not None:
                 place, seconds = self._place(ticket)
                 if (place, round(seconds)) != said:
                     said = (place, round(seconds))
                     report(place, seconds)
-            self._cond.wait(REPORT_S if report is not None or wanted is not None else None)
+            self._cond.wait(REPORT_S if report is not None or wanted is not None or self.crowded is not None else None)
         self._waiting.remove(ticket)
         ticket.paused, ticket.since = False, self.clock()
         self._running.append(ticket)
+        self._served[ticket.address] = next(self._order)  # its address's latest turn: the others' go first now
+        self._served.move_to_end(ticket.address)
+        while len(self._served) > ADDRESSES:
+            self._served.popitem(last=False)
         self._cond.notify_all()  # the others' places changed
 
     def _held(self) -> set:
@@ -160,15 +223,31 @@ class FairQueue:
             return True
         return not ticket.replaced and (not held or (ticket.resource is not None and ticket.resource not in held))
 
+    def _rank(self, ticket: _Ticket) -> tuple:
+        """Who goes first (the smallest): the address served least recently, then the earliest expected finish."""
+        return self._served.get(ticket.address, 0), ticket.key
+
+    def _last_of_crowded(self, ticket: _Ticket) -> bool:
+        """Whether ``ticket`` is its address's last-ranked request in line while the address is over its share."""
+        if not self.over_share(ticket.address):
+            return False
+        mine = [t for t in self._waiting if t.address == ticket.address and not t.paused and not t.replaced]
+        return ticket is max(mine, key=self._rank, default=None)
+
     def _my_turn(self, ticket: _Ticket) -> bool:
         if ticket.replaced or len(self._running) >= self.slots:
             return False
         held = self._held()
-        return ticket is min((t for t in self._waiting if self._runnable(t, held)), key=lambda t: t.key, default=None)
+        return ticket is min((t for t in self._waiting if self._runnable(t, held)), key=self._rank, default=None)
 
     def _overtakes(self, waiting: _Ticket, running: _Ticket) -> bool:
-        """Whether ``running`` gives way to ``waiting`` at its next layer boundary."""
-        if running.resource is None or waiting.paused or waiting.key >= running.key:
+        """Whether ``running`` gives way to ``waiting`` at its next layer boundary: ``waiting`` ranks before it (its
+        address was served less recently, or, of the same address, it is due first), and, of another address, that
+        address has no run paused already (one address's line does not pause the others' runs in turn)."""
+        if running.resource is None or waiting.paused or self._rank(waiting) >= self._rank(running):
+            return False
+        if waiting.address != running.address and any(
+                t.paused and t.address == waiting.address for t in self._waiting):
             return False
         held = self._held()
         return len(held) < self.max_paused and self._runnable(waiting, held | {running.resource})
@@ -189,7 +268,8 @@ class FairQueue:
     def _place(self, ticket: _Ticket) -> tuple[int, float]:
         """(place in line, 1 = next; estimated seconds until its turn) of a ticket in line."""
         now = self.clock()
-        ahead = [t for t in self._waiting if t is not ticket and not t.replaced and t.key < ticket.key]
+        mine = self._rank(ticket)
+        ahead = [t for t in self._waiting if t is not ticket and not t.replaced and self._rank(t) < mine]
         seconds = sum(t.left_s(now) for t in ahead)
         seconds += sum(t.left_s(now) for t in self._running if not self._overtakes(ticket, t))
         return 1 + len(ahead), seconds
@@ -219,21 +299,28 @@ class FairQueue:
 @contextmanager
 def take_turn(queue: FairQueue, session: str, seconds: float, give_up: Callable[[], bool],
               resource: Hashable | None = None, wanted: Callable[[], bool] | None = None,
-              report: Report | None = None):
+              report: Report | None = None, address: str | None = None):
     """``with take_turn(...) as turn:`` the model's turn in ``queue``, waiting while the session's last run finishes.
 
     ``queue.turn`` refuses a session whose own run is going (:class:`Busy`): a page request then looks
     again every :data:`RETRY_S` until that run is done, unless ``give_up()`` says to stop waiting, and
     then the :class:`Busy` is raised. A request replaced meanwhile raises :class:`Replaced`, and one no
     longer ``wanted()`` :class:`Withdrawn`, as in ``turn``; ``resource`` and ``report`` are ``turn``'s.
+    ``address``: the client's, by default the one the request's handler runs for (vit.serve.files.OWNER, set
+    by vit.ui.events.handler). While it waits for its page's run, an address over its share is refused
+    (:class:`Crowded`) before any of its requests in line.
     """
+    address = OWNER.get()[1] if address is None else address
     with ExitStack() as stack:
         while True:
             try:
-                turn = stack.enter_context(queue.turn(session, seconds, resource, wanted, report))
+                turn = stack.enter_context(queue._turn(session, seconds, resource, wanted, report, address))
                 break
             except Busy:
                 if give_up():
                     raise
-                time.sleep(RETRY_S)
+                with queue.retrying(address):
+                    if queue.over_share(address):
+                        raise Crowded(key=CROWDED) from None
+                    time.sleep(RETRY_S)
         yield turn

@@ -42,6 +42,7 @@ from vit.ui.state import (
     Shown,
     analysis_store,
     end_session,
+    keep_drawing,
     kept,
     owner_of,
     picture_file,
@@ -297,7 +298,8 @@ def page_predictions(key: str | None, top_k: Number, request: gr.Request = None)
     if key is None:
         return gr.skip()
     a = kept(key)
-    return views.top_k(a, inputs.top_k(top_k, max(1, len(a.probs)))) or i18n.text("no-classifier", language_of(request))
+    lang = language_of(request)
+    return views.top_k(a, inputs.top_k(top_k, max(1, len(a.probs))), lang) or i18n.text("no-classifier", lang)
 
 
 def _auto_reason(c: costs.Cost, lang: str = "en") -> str:
@@ -416,7 +418,8 @@ def _analysed(a, key: str, setting: Setting, before: Setting | None, layer, head
     same_model = before is not None and (before.name, before.depth) == (setting.name, setting.depth)
     return {
         "banner": meter.banner_html(a, lang), "stage-table": pictures.stage_table(a, lang),
-        "predictions": views.top_k(a, top_k) or i18n.text("no-classifier", lang), "analysis-key": key, "notice": "",
+        "predictions": views.top_k(a, top_k, lang) or i18n.text("no-classifier", lang), "analysis-key": key,
+        "notice": "",
         "layer": _slider(layer, setting.depth, reset=not same_model),  # another model or depth: its last layer
         "head": _head(head, a.num_heads),
         "cost-meter": meter.cost_meter(setting, shown=True, lang=lang),
@@ -628,8 +631,9 @@ def settings_changed(model: str, patch_size: Number, depth: Number, request: gr.
 @handler
 def drawn(data: str, request: gr.Request = None):
     """A finished stroke, or an undo: the page's canvas (``inputs.drawing``) becomes the image, and the image's own
-    chain analyses it as it does an upload: at once where the setting is quick (the shapes model), else on Analyze."""
-    return inputs.drawing(data)
+    chain analyses it as it does an upload: at once where the setting is quick (the shapes model), else on Analyze.
+    It is kept with the uploads, under the same rules (:func:`vit.ui.state.keep_drawing`), not as a picture."""
+    return keep_drawing(inputs.drawing(data))
 
 
 @handler
@@ -707,7 +711,7 @@ def page_language(key: str | None, model: str, patch_size: Number, depth: Number
     a = analysis_store().get(key) if key is not None else None
     if a is None:
         return {**out, "banner": startup.startup_banner(lang)}
-    top = views.top_k(a, inputs.top_k(top_k, max(1, len(a.probs))))
+    top = views.top_k(a, inputs.top_k(top_k, max(1, len(a.probs))), lang)
     out.update({"banner": meter.banner_html(a, lang), "stage-table": pictures.stage_table(a, lang),
                 "predictions": top or i18n.text("no-classifier", lang),
                 "cost-meter": meter.cost_meter(setting, shown=True, lang=lang)})

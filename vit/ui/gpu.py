@@ -11,6 +11,7 @@ import logging
 import math
 
 from vit import cost as costs
+from vit.explanations.methods import EXPLAIN_PASSES, forward_passes
 from vit.ui import meter, state
 from vit.validate import Setting
 
@@ -29,7 +30,7 @@ ZEROGPU_LOAD_BYTES_PER_S = 0.5e9  # checkpoint from the disk cache to a model on
 ZEROGPU_KEPT_BYTES_PER_S = 1.0e9  # kept maps to host memory (1.5 GB/s measured), then to the server process
 ZEROGPU_MARGIN = 2.0  # a slice of a shared machine: twice the estimate before ZeroGPU stops a run
 # An explanation's backward pass and a curve's batch of perturbed images, against one forward pass.
-EXPLAIN_FACTOR, CURVES_FACTOR = 3.5, 8.0
+EXPLAIN_FACTOR, CURVES_FACTOR = EXPLAIN_PASSES, 8.0
 
 
 def gpu(duration):
@@ -88,16 +89,18 @@ def run_model(setting: Setting, image, top_k: int, head_fusion: str, discard_rat
     return a if spaces is None else a.on_cpu()  # ZeroGPU pickles it to the server's process, which has no GPU
 
 
-def explain_seconds(setting: Setting, *_, **__) -> int:
-    """:func:`run_explanation`'s ZeroGPU duration: an analysis' allowance, the model work made 3.5x + 8x larger."""
+def explain_seconds(setting: Setting, image=None, method: str = "", *_, **__) -> int:
+    """:func:`run_explanation`'s ZeroGPU duration: an analysis' allowance, the model work made the method's
+    forward passes (3.5x; occlusion's one per block) + 8x larger."""
     c = costs.estimate(setting)
-    return zerogpu_seconds(c) + math.ceil(ZEROGPU_MARGIN * (EXPLAIN_FACTOR + CURVES_FACTOR) * c.gflops
-                                          / meter.GPU_GFLOPS)
+    grid = setting.config.grid_size
+    return zerogpu_seconds(c) + math.ceil(ZEROGPU_MARGIN * (forward_passes(method, grid, grid) + CURVES_FACTOR)
+                                          * c.gflops / meter.GPU_GFLOPS)
 
 
 @gpu(duration=explain_seconds)
 def run_explanation(setting: Setting, image, method: str, target: int, curves: bool = False,
-                    baseline: str = "mean", layer: int | None = None):
+                    baseline: str = "mean", layer: int | None = None, versus: int | str | None = None):
     """The GPU work of "Why this class?": (Explanation, {(mode, order): Curve} or {}).
 
     Like :func:`run_model`: the model from the model cache, in the GPU worker on ZeroGPU, an ordinary
@@ -107,7 +110,8 @@ def run_explanation(setting: Setting, image, method: str, target: int, curves: b
     from vit.explanations.perturb import perturbation_curves  # noqa: PLC0415
 
     loaded = state.model_cache().get(setting, "imagenet")
-    e = explain(loaded, inp := loaded.input(image), method=method, target=target, layer=layer)  # preprocessed once
+    e = explain(loaded, inp := loaded.input(image), method=method, target=target, layer=layer,  # preprocessed once
+                versus=versus)
     return e, (perturbation_curves(loaded, inp, e, e.target, baseline=baseline) if curves else {})
 
 

@@ -5,7 +5,10 @@ by a class need (issue 26's review); each is worth keeping, so each stays, here 
 
 * lean sessions: :class:`LeanStateHolder`, whose sessions keep no copy of every component's config (gradio makes one
   per session, ~0.5 MB, for deep links, which the app does not serve): :func:`install`, :func:`forget`;
-* each client's jobs in gradio's queue, for the per-address job limit (:func:`jobs_of`);
+* each client's jobs in gradio's queue, for the per-address job limit (:func:`jobs_of`), and whether another address's
+  job waits for a ``model`` handler, for an address's share of them (:func:`waiting_elsewhere`);
+* whether gradio's queue holds messages for a session, so that an event stream with nothing to read is a plain 404
+  before gradio starts it (:func:`pending`);
 * whether anyone reads a job's event stream: a run nobody reads is not started and stops once its client has gone
   (:func:`watch`, :func:`reader`), and waiting jobs nobody reads leave the queue (:func:`reap_unread`);
 * gradio's own refusals of a payload as one log line and one sentence, not a traceback (:func:`refuse_quietly`);
@@ -238,6 +241,32 @@ def jobs_of(demo, trust_forwarded: bool):
         return found
 
     return count
+
+
+def waiting_elsewhere(demo, trust_forwarded: bool, concurrency_id: str = "model"):
+    """``waiting(address)``: whether a job of another address waits in gradio's queue for a handler of
+    ``concurrency_id`` (vit.serve.queue.FairQueue.crowded: an address over its share then gives handlers back)."""
+
+    def waiting(address: str) -> bool:
+        line = demo._queue.event_queue_per_concurrency_id.get(concurrency_id)
+        for event in list(line.queue) if line is not None else ():
+            request = getattr(event, "request", None)
+            if request is not None and client_address(request.scope, trust_forwarded) != address:
+                return True
+        return False
+
+    return waiting
+
+
+def pending(demo):
+    """``pending(session_hash)``: whether gradio's queue holds messages for that session (it has joined, and its
+    stream has not been dropped). gradio 6.31 starts a ``queue/data`` stream for any session and raises its 404 inside
+    it, which uvicorn logs as a traceback (vit.serve.limits answers 404 first)."""
+
+    def has(session_hash: str) -> bool:
+        return session_hash in demo._queue.pending_messages_per_session
+
+    return has
 
 
 def watch(demo, streams: Streams, trust_forwarded: bool = False) -> None:

@@ -31,16 +31,29 @@ Query = tuple[float, float] | list | None  # the query patch, fractions (x, y) o
 
 
 def _number(value: Number) -> float | None:
-    """A control's value as a float; None for anything that is not a number (NaN included)."""
+    """A control's value as a float; None for anything that is not a number, NaN included (the control's default
+    then).
+
+    Raises:
+        InputError: a number no control can show: infinite, or too large for a float (``1e999``, ``"inf"`` or a
+            400-digit integer from a script), in one sentence (``refusal-not-finite``).
+    """
     try:
         number = float(value)
     except (TypeError, ValueError):
         return None
-    return None if math.isnan(number) else number
+    except OverflowError:  # an int past a float's range
+        number = math.inf
+    if math.isnan(number):
+        return None
+    if math.isinf(number):
+        raise InputError(key="refusal-not-finite", value=validate.show(value))
+    return number
 
 
 def clamp(value: Number, lo: int, hi: int, default: int) -> int:
-    """A control's number as the page shows it: rounded and clamped to [lo, hi]; not a number -> default.
+    """A control's number as the page shows it: rounded and clamped to [lo, hi]; not a number -> default; an
+    infinite one is refused (:func:`_number`).
 
     A browser's number box accepts 100 in a 4..64 slider and shows 64; what runs is what it shows.
     """
@@ -116,7 +129,7 @@ def query_fraction(value) -> tuple[float, float]:
     """The query patch as fractions (x, y) of the picture; anything else is the centre."""
     try:
         fx, fy = (float(v) for v in value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return CENTRE
     return (fx, fy) if 0 <= fx < 1 and 0 <= fy < 1 else CENTRE
 

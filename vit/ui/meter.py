@@ -8,7 +8,10 @@ from __future__ import annotations
 import html
 import os
 import re
+import statistics
 import sys
+import threading
+from collections import deque
 
 from vit import cost as costs
 from vit import i18n
@@ -22,6 +25,13 @@ from vit.validate import Setting
 CPU_GFLOPS_PER_CORE = 38.0
 GPU_GFLOPS = 20_000.0
 SLOW_S = 2.0  # above this a setting waits for the Analyze button, and the meter says so
+# The meter learns from this server's own recent analyses: the fixed rate above was 2.5-2.7x too fast for
+# ViT-B/16 on a loaded 2-core machine (classroom review, 2026-12-04). Each analysis long enough to be mostly
+# arithmetic records how much longer it took than the fixed rate says; estimates are scaled by the median of
+# the last RECENT_RUNS (a median: one run slowed by a model build or a burst of load moves it little).
+RECENT_RUNS = 20
+LEARN_FROM_S = 0.05  # runs the fixed rate puts under this are mostly overhead, not FLOPs: not learnt from
+SLOWDOWN_BOUNDS = (0.25, 16.0)  # the learnt factor never goes beyond these, whatever the record says
 TRAINED_MODEL = DISPLAY_NAMES["vit_tiny_shapes"]  # offered when ImageNet weights cannot be had
 
 
@@ -47,8 +57,51 @@ def _cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
+class RunRecord:
+    """A small bounded record of this server's recent analyses: how many times longer each model run took than
+    the fixed rate (:func:`hardware`) estimated. Thread-safe: the server's runs finish in several threads."""
+
+    def __init__(self, size: int = RECENT_RUNS):
+        self._ratios: deque[float] = deque(maxlen=size)
+        self._lock = threading.Lock()
+
+    def add(self, gflops: float, seconds: float) -> None:
+        """A finished model run of ``gflops`` GFLOPs that took ``seconds`` (the model's time, not the queue's)."""
+        fixed = gflops / hardware()[1]
+        if fixed >= LEARN_FROM_S and seconds > 0:
+            with self._lock:
+                self._ratios.append(seconds / fixed)
+
+    def slowdown(self) -> float:
+        """The median measured / fixed-rate time of the recent runs (bounded by :data:`SLOWDOWN_BOUNDS`);
+        1.0 before any run."""
+        with self._lock:
+            ratios = list(self._ratios)
+        if not ratios:
+            return 1.0
+        low, high = SLOWDOWN_BOUNDS
+        return min(high, max(low, statistics.median(ratios)))
+
+    def clear(self) -> None:
+        with self._lock:
+            self._ratios.clear()
+
+    def __len__(self) -> int:
+        return len(self._ratios)
+
+
+RECENT = RunRecord()  # this server's
+
+
+def record_run(c: costs.Cost, seconds: float) -> None:
+    """Learn from an analysis of cost ``c`` whose model run took ``seconds`` here (:data:`RECENT`)."""
+    RECENT.add(c.gflops, seconds)
+
+
 def estimated_seconds(c: costs.Cost) -> float:
-    return c.gflops / hardware()[1]
+    """The model time of a run of cost ``c`` on this server: its FLOPs at the fixed rate of :func:`hardware`,
+    scaled by what the recent runs here took (:meth:`RunRecord.slowdown`)."""
+    return c.gflops / hardware()[1] * RECENT.slowdown()
 
 
 def over_budget(c: costs.Cost) -> bool:
@@ -60,13 +113,13 @@ def cost_markdown(c: costs.Cost, shown: bool = False, lang: str = "en") -> str:
 
     ``shown``: the pictures show this setting already, so a slow one no longer asks for Analyze.
     """
-    where, rate = hardware(lang)
-    seconds = c.gflops / rate
+    where, _ = hardware(lang)
+    seconds = estimated_seconds(c)
     time = i18n.text("about-seconds", lang, seconds=seconds) if seconds >= 0.05 else i18n.text("under-a-tenth", lang)
     mb = c.kept_bytes / 1e6
     lines = [
-        i18n.text("meter-setting", lang, model=c.display_name, P=c.patch_size, native=c.native_patch_size, L=c.depth,
-                  grid=c.grid, size=c.input_size),
+        i18n.text("meter-setting", lang, model=model_words(c.name, c.display_name, lang), P=c.patch_size,
+                  native=c.native_patch_size, L=c.depth, grid=c.grid, size=c.input_size),
         i18n.text("meter-tokens", lang, tokens=f"{c.tokens:,}", per_head=f"{c.attention_per_head:,}",
                   total=f"{c.attention_total:,}"),
         i18n.text("meter-flops", lang, gflops=f"{c.gflops:,.1f}", time=time, where=where,
@@ -88,9 +141,16 @@ def cost_meter(setting: Setting | str, patch_size=None, depth=None, shown: bool 
         return f"⚠ {exc}"
 
 
-def setting_words(setting: Setting) -> str:
-    """"ViT-B/16, P = 16, L = 12": how the banner and the notice name a setting."""
-    return f"{setting.display_name}, P = {setting.patch_size}, L = {setting.depth}"
+def setting_words(setting: Setting, lang: str = "en") -> str:
+    """"ViT-B/16, P = 16, L = 12": how the banner and the notice name a setting (the model as ``lang`` names it)."""
+    return f"{model_words(setting.name, setting.display_name, lang)}, P = {setting.patch_size}, L = {setting.depth}"
+
+
+def model_words(name: str, display: str, lang: str = "en") -> str:
+    """Model ``name``'s name in ``lang``: the page's own where it has one (``model-<name>`` in
+    :data:`vit.i18n.PAGE`, the menu's label: "ViT-Tiny 形状，在这里训练"), else ``display`` ("ViT-B/16")."""
+    words = i18n.PAGE.get(f"model-{name}")
+    return words[i18n.language(lang)] if words else display
 
 
 def analysis_setting(a) -> Setting:
@@ -102,7 +162,7 @@ def banner_html(analysis=None, lang: str = "en") -> str:
     """The weights banner: which weights run and what the pictures show, in a colour and a word.
 
     In English it says the model's own status; in Chinese, a summary of it (what was loaded and changed)."""
-    offer = ""
+    offer, shows = "", ""
     if analysis is None:
         kind, head, text = "idle", i18n.text("banner-idle-head", lang), i18n.text("banner-idle", lang)
     else:
@@ -117,13 +177,20 @@ def banner_html(analysis=None, lang: str = "en") -> str:
             kind, head = "warn", i18n.text("banner-modified", lang, head=pretrained)
         else:
             kind, head = "ok", pretrained
-        setting = setting_words(analysis_setting(analysis))
+        setting = setting_words(analysis_setting(analysis), lang)
         setting += "" if analysis.dtype == "float32" else f", {analysis.dtype}"  # where not the reference
         head = i18n.text("banner-showing", lang, head=head, setting=setting)
+        shows = f' data-setting="{html.escape(setting)}"'  # what a pinned copy of a picture says it shows (PIN_JS)
     body = re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text.replace("->", "→")))
     if kind == "bad":  # why a download failed is for the teacher: in smaller print
         body = re.sub(r" \([^()]{40,}\)", lambda m: f'<span class="detail">{m.group(0)}</span>', body)
-    return f'<div class="banner {kind}" role="status"><b>{html.escape(head)}</b> · {body}{offer}</div>'
+    return banner_div(kind, f"<b>{html.escape(head)}</b> · {body}{offer}", shows)
+
+
+def banner_div(kind: str, inner: str, attributes: str = "") -> str:
+    """The banner's box. It shows two lines; the rest shows on hover, or on focus, which a tap gives it on a touch
+    screen (``tabindex``: a touch screen has no hover; page.css)."""
+    return f'<div class="banner {kind}" role="status" tabindex="0"{attributes}>{inner}</div>'
 
 
 def status_words(a, native, lang: str) -> str:
@@ -152,7 +219,7 @@ def download_banner_html(name: str, done: int, total: int, failed: bool = False,
                 else f"{done / 1e6:,.0f} MB")
         kind, head = "idle", i18n.text("downloading-head", lang, model=display, size=size)
         text = i18n.text("downloading", lang)
-    return f'<div class="banner {kind}" role="status"><b>{html.escape(head)}</b> · {html.escape(text)}</div>'
+    return banner_div(kind, f"<b>{html.escape(head)}</b> · {html.escape(text)}")
 
 
 def trained_offer(model: str) -> str:
@@ -173,22 +240,22 @@ def out_of_date(shown: Setting | None, wanted: Setting, reason: str = "", lang: 
     if shown is None or shown == wanted:
         return ""
     why = (f"（{reason}）" if i18n.language(lang) == "zh" else f" ({reason})") if reason else ""
-    words = i18n.text("stale", lang, why=html.escape(why), shown=html.escape(setting_words(shown)),
-                      wanted=html.escape(setting_words(wanted)))
+    words = i18n.text("stale", lang, why=html.escape(why), shown=html.escape(setting_words(shown, lang)),
+                      wanted=html.escape(setting_words(wanted, lang)))
     return f'<div class="stale" role="status">{words}</div>'
 
 
 def not_run(wanted: Setting, reason: str, lang: str = "en") -> str:
     """The notice before any analysis when the setting waits for Analyze (``reason``: why)."""
-    words = i18n.text("stale-first", lang, wanted=html.escape(setting_words(wanted)), reason=html.escape(reason))
+    words = i18n.text("stale-first", lang, wanted=html.escape(setting_words(wanted, lang)), reason=html.escape(reason))
     return f'<div class="stale" role="status">{words}</div>'
 
 
 def running(shown: Setting | None, wanted: Setting, lang: str = "en") -> str:
     """The notice while the page's own run of ``wanted`` is going: the pictures are out of date, not for long."""
-    before = (i18n.text("running-before", lang, shown=html.escape(setting_words(shown)))
+    before = (i18n.text("running-before", lang, shown=html.escape(setting_words(shown, lang)))
               if shown and shown != wanted else "")
-    words = i18n.text("running", lang, before=before, wanted=html.escape(setting_words(wanted)))
+    words = i18n.text("running", lang, before=before, wanted=html.escape(setting_words(wanted, lang)))
     return f'<div class="stale" role="status">{words}</div>'
 
 

@@ -172,16 +172,33 @@
                                  width: 2 * radius + "px", height: 2 * radius + "px"});
     }
   };
+  // Draw on a phone: beside the canvas, the picture of the tab on screen that follows the pen (the first it shows
+  // after the patch grid, which is the drawing itself; on Patches & shapes the clicked patch's attention), with its
+  // own text alternative and title, so a student sees a stroke's effect without scrolling (vit/ui/page.css shows it).
+  // A tab asking its quiz shows no picture, and neither does this.
+  const penView = () => {
+    const view = $("#pen-view");
+    if (!view) return;
+    const from = [...document.querySelectorAll("#tabs .picture:not(.pinned) .picture-frame:not(#patch-grid) img")]
+      .find((img) => img.offsetParent !== null && img.naturalWidth);
+    view.hidden = !from;
+    if (!from) return;
+    const img = view.querySelector("img"), title = from.closest(".picture").querySelector(".picture-title");
+    if (img.src !== from.src) img.src = from.src;
+    img.alt = from.alt;
+    const caption = view.querySelector("figcaption"), words = title ? title.textContent.trim() : "";
+    if (caption.textContent !== words) caption.textContent = words;
+  };
   // Whatever changes on the page (a new grid, the server's query, another tab shown, the layout): the outline follows,
   // once per frame.
   let queued = false;
   const follow = (mutations) => {
-    if (mutations && mutations.every((m) => m.target.id === "grid-mark" || (m.target.closest && m.target.closest("#grid-mark, #grid-tip")))) return;
+    if (mutations && mutations.every((m) => m.target.id === "grid-mark" || (m.target.closest && m.target.closest("#grid-mark, #grid-tip, #pen-view")))) return;
     if (mutations && mutations.some((m) => m.target.id === "grid-info" || (m.target.closest && m.target.closest("#grid-info")))) pressed = null;
     if (mutations && mutations.some((m) => m.attributeName === "src")) tip.style.display = "none";  // a new picture
     if (queued) return;
     queued = true;
-    requestAnimationFrame(() => { queued = false; placeMark(); });
+    requestAnimationFrame(() => { queued = false; placeMark(); penView(); });
   };
   new MutationObserver(follow).observe(document.body, {subtree: true, childList: true, attributes: true,
                                                         attributeFilter: ["src", "class", "style"]});
@@ -261,6 +278,9 @@
   // browser, else the browser's own (gradio picks it from navigator.language). The choice goes to gradio's
   // translations and to the vit_lang cookie, which every request carries to the server.
   const LOCALES = {en: "en", zh: "zh-CN"};
+  // Only the page's own languages: `in` would take Object's inherited names too (?lang=constructor named every tab
+  // "function Object() { [native code] }"); hasOwnProperty through the prototype: older browsers lack Object.hasOwn.
+  const known = (lang) => typeof lang === "string" && Object.prototype.hasOwnProperty.call(LOCALES, lang);
   // gradio redraws only the selected tab's name in a new language: the others are named here (vit/ui/layout.py).
   const TAB_NAMES = /*TAB_NAMES*/{};
   const nameTabs = (lang) => {
@@ -277,7 +297,7 @@
   // gradio's components in another language: the one use of gradio's internals in the page (vit/ui/gradio_internals.py).
   const gradioLocale = /*GRADIO_LOCALE*/null;
   const language = async (lang, remember) => {
-    lang = lang in LOCALES ? lang : "en";
+    lang = known(lang) ? lang : "en";
     pageLang = lang;
     document.cookie = "vit_lang=" + lang + "; path=/; max-age=31536000; SameSite=Lax";
     if (remember) { try { window.localStorage.setItem(LANG_KEY, lang); } catch (e) { /* private mode */ } }
@@ -288,7 +308,7 @@
   };
   // Another tab of this browser may have set the cookie to its language: this one's comes back with the focus.
   window.addEventListener("focus", () => { if (pageLang) document.cookie = "vit_lang=" + pageLang + "; path=/; max-age=31536000; SameSite=Lax"; });
-  language(asked in LOCALES ? asked : (stored() in LOCALES ? stored() : browserLang()), false);
+  language(known(asked) ? asked : (known(stored()) ? stored() : browserLang()), false);
 
   window.vitAnatomy = {
     language,

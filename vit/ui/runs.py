@@ -76,20 +76,42 @@ def run(source, filename: str | None, setting: Setting, top_k: int, head_fusion:
             if not wanted():
                 return _gone(still_wanted)
             progress(PROGRESS_RUNNING, "progress-running", model=setting.display_name, seconds=f"{seconds:.0f}")
+            # The meter learns this machine's speed from runs of a model already built (a build is not the run's
+            # FLOPs); not on ZeroGPU, whose time is the GPU's allocation.
+            learn = gpu.spaces is None and not model_cache().build_estimate(setting).seconds
             t1 = time.perf_counter()
+            timed = _TimedTurn(turn)  # the seconds it gives its turn away to quicker runs are not the model's
             # ZeroGPU runs run_model in another process: no callbacks cross.
             on_layer = None if gpu.spaces is not None else _layer_progress(progress, setting.display_name, wanted,
-                                                                           turn)
+                                                                           timed)
             a = gpu.run_model(setting, image, top_k, head_fusion, discard_ratio,
                               **({} if on_layer is None else {"on_layer": on_layer}))
             RUNS["model"] += 1
-            return a, time.perf_counter() - t1
+            run_s = time.perf_counter() - t1
+            if learn:
+                meter.record_run(c, run_s - timed.paused)
+            return a, run_s
     except (Superseded, Withdrawn):
         return _gone(still_wanted)  # no longer wanted: a newer request of the session, or its client is gone
     except Busy:
         if still_wanted is None:
             raise
         return None, 0.0  # this session's previous run was still finishing, and this one is no longer wanted
+
+
+class _TimedTurn:
+    """A run's :class:`~vit.serve.queue.Turn` that adds up the seconds spent in :meth:`give_way` (paused while a
+    quicker run went first): the meter learns from the model's own time (:func:`vit.ui.meter.record_run`)."""
+
+    def __init__(self, turn: Turn):
+        self.turn, self.paused = turn, 0.0
+
+    def give_way(self, *args, **kwargs) -> bool:
+        t = time.perf_counter()
+        try:
+            return self.turn.give_way(*args, **kwargs)
+        finally:
+            self.paused += time.perf_counter() - t
 
 
 def turn_seconds(setting: Setting, c: costs.Cost, cache=None) -> float:

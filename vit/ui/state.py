@@ -7,6 +7,7 @@ A browser session holds only small keys; everything large lives here, bounded.
 from __future__ import annotations
 
 import atexit
+import io
 import itertools
 import logging
 import os
@@ -21,10 +22,11 @@ from vit import validate
 from vit.bounded import BoundedDict
 from vit.errors import InputError
 from vit.serve import sessions as serve_sessions
-from vit.serve.files import PictureFolder
+from vit.serve.files import OWNER, PictureFolder
 from vit.serve.limits import client_address, trusts_forwarded
 from vit.serve.memory import rss_bytes, trim_memory
 from vit.serve.queue import FairQueue
+from vit.serve.uploads import UploadSpace, gradio_upload_folder
 from vit.validate import Setting
 from vit.views import registry
 
@@ -33,6 +35,9 @@ log = logging.getLogger("vit.app")
 STATE_TTL_S = 3600  # a session's analysis key is dropped an hour after its last update
 MAX_SESSIONS = serve_sessions.MAX_SESSIONS  # sessions remembered (gradio's as many: app.launch); LRU beyond
 MODEL_SLOTS = 1  # model runs at once, for the whole server (vit.serve.queue.FairQueue)
+# Of the model's 16 handlers (vit.ui.tabs.parts.MODEL_WAITERS), one address may hold this many while another address's
+# request waits for one (FairQueue.share): 4 stay for the others; alone, an address (a class behind a NAT) holds all 16.
+MODEL_SHARE = 12
 
 # How many times the model ran (tests check that display-only changes do not add to it).
 RUNS: Counter = Counter()
@@ -63,7 +68,7 @@ class Lazy(Generic[T]):
 
 
 DTYPE_ENV = "VIT_DTYPE"  # the models' precision: auto (the default), float32 or bfloat16; app.py --dtype sets it
-DEFAULT_DTYPE = "auto"  # bfloat16 where this machine computes it faster (vit.model.precision), else float32
+DEFAULT_DTYPE = "auto"  # bfloat16 where the processor has bfloat16 matmuls (vit.model.precision), else float32
 
 
 def dtype_setting(environ=os.environ) -> str:
@@ -99,8 +104,11 @@ def _picture_folder() -> PictureFolder:
 
 model_cache = Lazy(_model_cache)  # the one vit.serve.cache.ModelCache of this server
 analysis_store = Lazy(_analysis_store)  # vit.serve.cache.AnalysisStore: sessions hold keys, analyses live here
-fair_queue = Lazy(lambda: FairQueue(slots=MODEL_SLOTS))  # who runs the model next
+fair_queue = Lazy(lambda: FairQueue(slots=MODEL_SLOTS, share=MODEL_SHARE))  # who runs the model next (app.py says
+# whom gradio's queue holds back: FairQueue.crowded)
 picture_folder = Lazy(_picture_folder)  # vit.serve.files.PictureFolder: pruned in the background, removed at exit
+# The upload folder's shares (vit.serve.uploads.UploadSpace): never a file a live page shows removed to make room.
+upload_space = Lazy(lambda: UploadSpace(gradio_upload_folder(), shown=SESSIONS.images))
 
 
 def reset() -> None:
@@ -108,6 +116,7 @@ def reset() -> None:
     TORCH_HOME, GRADIO_TEMP_DIR and the picture budgets again (tests start servers with other ones)."""
     model_cache.forget()
     analysis_store.forget()
+    upload_space.forget()
     folder = picture_folder.made
     picture_folder.forget()
     if folder is not None:
@@ -124,6 +133,19 @@ def picture_file(image, encoding: str = "png", cells=None) -> str:
         f"{v:.1f}" for v in (cells.x0, cells.y0, cells.w, cells.h)) + f"-{cells.rows}-{cells.cols}"
     suffix = f"{where}.jpg" if encoding == "jpeg" else f"{where}.png"
     return str(picture_folder().write(lambda path: registry.encode(image, encoding, path), suffix))
+
+
+def keep_drawing(image) -> str:
+    """A drawing is the student's input, not a picture: it is kept with the uploads, counted against the address's
+    share and removed only as an upload is (never while a live page shows it), where the picture folder pruned it
+    after 10 minutes or under the session's own redraws (Medium 9 of the review of 2026-12-04). Returns its path.
+
+    Raises:
+        InputError: the address holds its share of the upload folder, or the folder is full (one sentence).
+    """
+    png = io.BytesIO()
+    image.save(png, format="PNG", compress_level=1)
+    return str(upload_space().store(png.getvalue(), "drawing.png", OWNER.get()[1]))
 
 
 def session_of(request) -> str:
@@ -241,6 +263,12 @@ class Sessions:
             for s in self._sessions.values():
                 if s.key == key:
                     s.key = None
+
+    def images(self) -> set[str]:
+        """The images (vit.ui.inputs.image_id: an upload's path) that live pages show or analyse now."""
+        with self._lock:
+            found = [s for s in self._sessions.values() if not s.ended]
+        return {shown.image for s in found for shown in (s.shown, s.running) if shown is not None}
 
     def showing(self, key: str) -> bool:
         """Whether any session's pictures show the analysis of ``key``."""

@@ -14,6 +14,7 @@ from collections.abc import Callable
 import numpy as np
 
 from vit import i18n
+from vit.i18n.names import class_name
 from vit.model.families import class_names
 from vit.views import base, figure7, inside, why
 from vit.views.base import query_cell, token_index
@@ -165,10 +166,11 @@ def _depth(a, d, w) -> str:
     since = len(lp)
     while since > 1 and lp[since - 2].index == final.index:  # the top-1 from this layer to the last
         since -= 1
-    before = "" if since == 1 else i18n.text("alt-depth-before", lang, layer=since - 1, label=lp[since - 2].label)
+    before = "" if since == 1 else i18n.text("alt-depth-before", lang, layer=since - 1,
+                                             label=class_name(lp[since - 2].label, lang))
     probs = _series([f"{p.final_class_prob:.0%}" for p in lp], lang)
-    return i18n.text("alt-depth", lang, L=a.depth, final=final.label, probs=probs, since=lp[since - 1].layer,
-                     before=before)
+    return i18n.text("alt-depth", lang, L=a.depth, final=class_name(final.label, lang), probs=probs,
+                     since=lp[since - 1].layer, before=before)
 
 
 # --------------------------------------------------------------------------- the Inside tab
@@ -196,13 +198,13 @@ def _lens(a, d, w) -> str:
     layer, names = d.layer_of(a), class_names(a.model)
     indices, probs = (t.numpy() for t in a.patch_lens(layer))  # as lens_view
     top = inside.lens_classes(indices, TOP)
-    votes = [i18n.text("alt-votes", lang, count=n, label=names[c]) for c, n in top]
+    votes = [i18n.text("alt-votes", lang, count=n, label=class_name(names[c], lang)) for c, n in top]
     others = int(indices.size - sum(n for _, n in top))
     if others:
         votes.append(i18n.text("alt-votes-other", lang, count=others))
     final = a.topk[0]
     return i18n.text("alt-lens", lang, layer=layer, L=a.depth, votes=_join(votes, lang),
-                     agree=int((indices == final.index).sum()), n=indices.size, label=final.label,
+                     agree=int((indices == final.index).sum()), n=indices.size, label=class_name(final.label, lang),
                      mean=float(probs.mean()))
 
 
@@ -281,7 +283,8 @@ def _why(e, d, w) -> str:
     heat = e.map.numpy()  # (rows, cols), as explanation_view
     p = getattr(e, "num_prefix_tokens", 1)  # an explanation does not say: the chapter's one class token
     where = "" if getattr(e, "layer", None) is None else i18n.text("alt-why-block", d.lang, layer=e.layer)
-    return i18n.text("alt-why", d.lang, method=why.method_words(e.method, d.lang)[0], where=where, label=e.label,
+    return i18n.text("alt-why", d.lang, method=why.method_words(e.method, d.lang)[0], where=where,
+                     question=why.question(e, d.lang), label=class_name(e.label, d.lang),
                      prob=e.prob, top=_top(heat, p, d.lang), focus=_focus(heat, d.lang))
 
 
@@ -296,7 +299,7 @@ def _curves(pair, d, w) -> str:
         parts.append(i18n.text("alt-curve", lang, mode=i18n.text(mode, lang), start=f"{ours.probs[0]:.1%}",
                                end=f"{ours.probs[-1]:.1%}", ours=why.auc_text(ours.auc), rand=why.auc_text(rand.auc),
                                beats=i18n.text("alt-better" if beats else "alt-not-better", lang)))
-    return i18n.text("alt-curves", lang, method=why.method_words(e.method, lang)[0], label=e.label,
+    return i18n.text("alt-curves", lang, method=why.method_words(e.method, lang)[0], label=class_name(e.label, lang),
                      parts=("；" if _zh(lang) else "; ").join(parts))
 
 
@@ -305,7 +308,7 @@ def _whatif(iv, d, w) -> str:
     top = _top(iv.rollout, p, lang)  # (rows, cols), NaN where removed, as intervention_view
     before, after = f"{iv.prob_before:.1%}", f"{iv.prob_after:.1%}"
     if not iv.changed:
-        return i18n.text("alt-whatif-nothing", lang, label=iv.label, before=before, top=top)
+        return i18n.text("alt-whatif-nothing", lang, label=class_name(iv.label, lang), before=before, top=top)
     parts = []
     if iv.removed:
         tokens = [str(p + i) for i in iv.removed[:LISTED]]
@@ -316,8 +319,9 @@ def _whatif(iv, d, w) -> str:
     if iv.ablated:
         parts.append(i18n.text("alt-off", lang, n=len(iv.ablated), pairs=_pairs(list(iv.ablated), lang)))
     now = iv.topk[0]
-    return i18n.text("alt-whatif", lang, change=i18n.text("alt-and", lang).join(parts), label=iv.label, before=before,
-                     after=after, now=now.label, p=f"{now.prob:.1%}", kept=len(iv.kept), top=top)
+    return i18n.text("alt-whatif", lang, change=i18n.text("alt-and", lang).join(parts),
+                     label=class_name(iv.label, lang), before=before, after=after, now=class_name(now.label, lang),
+                     p=f"{now.prob:.1%}", kept=len(iv.kept), top=top)
 
 
 def _head_grid(g, d, w) -> str:
@@ -332,8 +336,8 @@ def _head_grid(g, d, w) -> str:
     top = [_valued(i18n.text("alt-pair", lang, layer=i // g.heads + 1, head=i % g.heads + 1),
                    p_change(float(flat[i]), lang), lang) for i in order if np.isfinite(flat[i])]
     small = int((np.abs(drops[~np.isnan(drops)]) < 0.01).sum())
-    return i18n.text("alt-importance", lang, label=g.label, L=g.depth, h=g.heads, top=_join(top, lang), small=small,
-                     total=drops.size, off=off)
+    return i18n.text("alt-importance", lang, label=class_name(g.label, lang), L=g.depth, h=g.heads,
+                     top=_join(top, lang), small=small, total=drops.size, off=off)
 
 
 # name -> (source, Display, weights) -> its text alternative; every picture of vit.views.registry.PICTURES has one

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
+from vit.i18n.linebreak import glued
+
 COLORMAPS = ("cividis", "viridis", "magma", "gray")
 DISPLAY_SIZE = 640  # px, a main picture: drawn at the size the page shows it (>= 640 at 1080p), never upscaled
 
@@ -167,22 +169,33 @@ def mark_patch(img: Image.Image, grid: tuple[int, int], cell: tuple[int, int]) -
     The pink outline is drawn inside the patch, a black one just outside it: visible on
     bright and dark pictures alike. At P = 4 (11-px cells at 640 px) an outline alone is
     an 11-px square, so a ring around it and four crosshair ticks point at it.
+
+    Everything stays whole inside the picture (a corner patch on a phone was cut in half by its edge, classroom
+    review 2026-12-04): on a side where the patch meets the picture's edge the black outline runs along the edge
+    and the pink one inside it, and the ring moves in from the edge as far as it must (its rim then on the patch,
+    without ticks).
     """
     rows, cols = grid
     cw, ch = img.width / cols, img.height / rows
     r, c = cell
     box = [c * cw, r * ch, (c + 1) * cw - 1, (r + 1) * ch - 1]
     cell_px = min(cw, ch)
+    right, bottom = img.width - 1, img.height - 1
+    outer = [max(0, box[0] - 2), max(0, box[1] - 2), min(right, box[2] + 2), min(bottom, box[3] + 2)]
+    inner = [max(box[0], 2), max(box[1], 2), min(box[2], right - 2), min(box[3], bottom - 2)]  # inset at an edge
     draw = ImageDraw.Draw(img)
-    draw.rectangle([box[0] - 2, box[1] - 2, box[2] + 2, box[3] + 2], outline=(0, 0, 0), width=2)
-    draw.rectangle(box, outline=MARK, width=max(3, round(cell_px / 8)))
+    draw.rectangle(outer, outline=(0, 0, 0), width=2)
+    draw.rectangle(inner, outline=MARK, width=max(3, round(cell_px / 8)))
     if cell_px >= RING_BELOW_PX:
         return
-    x, y = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
     radius = max(22.0, 1.2 * cell_px + 12)
+    keep = radius + 4  # the ring's black stroke (7 px, half of it outside the circle) stays in the picture
+    centre = ((box[0] + box[2]) / 2, (box[1] + box[3]) / 2)
+    x, y = min(max(centre[0], keep), right - keep), min(max(centre[1], keep), bottom - keep)
+    ticks = (x, y) == centre  # a ring moved in from the edge has its rim on the patch: ticks would point past it
     for colour, width in (((0, 0, 0), 7), (MARK, 3)):
         draw.ellipse([x - radius, y - radius, x + radius, y + radius], outline=colour, width=width)
-        for dx, dy in ((1, 0), (-1, 0), (0, 1), (0, -1)):
+        for dx, dy in ((1, 0), (-1, 0), (0, 1), (0, -1)) if ticks else ():
             a, b = radius - 2, radius + 12
             draw.line([(x + dx * a, y + dy * a), (x + dx * b, y + dy * b)], fill=colour, width=width)
 
@@ -269,6 +282,22 @@ def patch_grid(
     return img
 
 
+GRID_LINES = ((255, 255, 255, 220), (0, 0, 0, 200))  # a light line and a dark one beside it (1 px right, below):
+# one of the two shows on any picture, a white canvas (a drawing) and a black one alike; white alone vanished on white
+
+
+def grid_lines(img: Image.Image, grid: tuple[int, int]) -> None:
+    """Draw the borders between the patches of a (rows, cols) ``grid`` on ``img``, in place."""
+    rows, cols = grid
+    draw = ImageDraw.Draw(img, "RGBA")
+    cw, ch = img.width / cols, img.height / rows
+    for shift, line in enumerate(GRID_LINES):
+        for c in range(1, cols):
+            draw.line([(c * cw + shift, 0), (c * cw + shift, img.height)], fill=line, width=1)
+        for r in range(1, rows):
+            draw.line([(0, r * ch + shift), (img.width, r * ch + shift)], fill=line, width=1)
+
+
 @functools.lru_cache(maxsize=8)
 def _grid_layers(data: bytes, shape: tuple[int, ...], grid: tuple[int, int], size: int, prefix: int):
     """(the picture with its patch lines, the same numbered in every cell or None, the layout): what every
@@ -276,13 +305,7 @@ def _grid_layers(data: bytes, shape: tuple[int, ...], grid: tuple[int, int], siz
     img = _display_cached(data, shape, size).convert("RGB")
     rows, cols = grid
     layout = grid_layout(grid, img.size, prefix)
-    draw = ImageDraw.Draw(img, "RGBA")
-    cw, ch = img.width / cols, img.height / rows
-    line = (255, 255, 255, 200)
-    for c in range(1, cols):
-        draw.line([(c * cw, 0), (c * cw, img.height)], fill=line, width=1)
-    for r in range(1, rows):
-        draw.line([(0, r * ch), (img.width, r * ch)], fill=line, width=1)
+    grid_lines(img, grid)
     if not layout.in_cells:
         return img, None, layout
     numbered = img.copy()
@@ -309,7 +332,8 @@ def _cells_under_mark(size: tuple[int, int], grid: tuple[int, int], mark: tuple[
     rows, cols = grid
     cw, ch = size[0] / cols, size[1] / rows
     cell_px = min(cw, ch)
-    reach = 4 if cell_px >= RING_BELOW_PX else max(22.0, 1.2 * cell_px + 12) + 12 + 4  # px beyond the cell
+    # px beyond the cell: the ring and its ticks, or the ring moved in from the picture's edge by up to its radius
+    reach = 4 if cell_px >= RING_BELOW_PX else 2 * max(22.0, 1.2 * cell_px + 12) + 8
     r, c = mark
     r0, r1 = int((r * ch - reach) // ch), int(((r + 1) * ch + reach) // ch)
     c0, c1 = int((c * cw - reach) // cw), int(((c + 1) * cw + reach) // cw)
@@ -475,12 +499,13 @@ _CJK = re.compile(r"([\u3000-\u303f\u3400-\u9fff\uff00-\uffef])")  # Chinese: a 
 
 
 def _pieces(paragraph: str) -> list[tuple[str, bool]]:
-    """(word, spaced): the words of a paragraph, each Chinese character one, set without a space before it."""
+    """(word, spaced): the words of a paragraph, each Chinese character one, set without a space before it; a
+    closing mark stays with the character before it, an opening one with the one after (vit.i18n.linebreak)."""
     out = []
     for word in paragraph.split():
         for j, piece in enumerate(p for p in _CJK.split(word) if p):
             tight = j > 0 and (bool(_CJK.fullmatch(piece)) or bool(_CJK.fullmatch(out[-1][0][-1:])))
-            if j > 0 and not tight:
+            if j > 0 and (not tight or glued(out[-1][0], piece)):
                 out[-1] = (out[-1][0] + piece, out[-1][1])
             else:
                 out.append((piece, j == 0))

@@ -11,6 +11,7 @@ import numpy as np
 from PIL import Image, ImageDraw
 
 from vit import i18n
+from vit.i18n.names import class_name
 from vit.model.families import class_names, is_trained_here
 from vit.views import base, draw, plots
 from vit.views.base import DEPTH_PLOT_SIZE, DISPLAY_SIZE, View, fit_note
@@ -144,7 +145,7 @@ def lens_view(a, layer: int, size: int = DISPLAY_SIZE, opacity: float = 0.7, lan
     colour_of = dict(zip(classes, draw.PALETTE))
     picture = draw.category_overlay(a.image, lens_colours(indices, classes), opacity, size)
     top = [(c, n) for c, n in lens_classes(indices, len(names)) if c in colour_of]  # most frequent first
-    entries = [(colour_of[c], f"{names[c]} ({n})") for c, n in top]
+    entries = [(colour_of[c], f"{class_name(names[c], lang)} ({n})") for c, n in top]
     others = int(indices.size - sum(n for _, n in top))
     if others:
         entries.append((draw.OTHER, i18n.text("lens-other", lang, n=others)))
@@ -152,7 +153,7 @@ def lens_view(a, layer: int, size: int = DISPLAY_SIZE, opacity: float = 0.7, lan
     final = a.topk[0]
     agree = int((indices == final.index).sum())
     caption = i18n.text("lens-caption", lang, layer=layer, mean=float(probs.mean()), agree=agree, n=indices.size,
-                        label=final.label, training=lens_training_words(a.model, lang))
+                        label=class_name(final.label, lang), training=lens_training_words(a.model, lang))
     return View(image, caption, i18n.text("lens-legend", lang), i18n.text("lens-title", lang, layer=layer),
                 note=fit_note(a, lang))
 

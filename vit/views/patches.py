@@ -9,6 +9,7 @@ import re
 import numpy as np
 
 from vit import i18n
+from vit.i18n.names import class_name
 from vit.model.families import class_names
 from vit.views import base, draw
 from vit.views.base import DISPLAY_SIZE, Cells, View, display_size, fit_note, query_cell, token_index
@@ -120,9 +121,10 @@ def stage_rows(a, lang: str = "en") -> list[list[str]]:
     return rows
 
 
-def top_k(a, k: int) -> dict[str, float]:
+def top_k(a, k: int, lang: str = "en") -> dict[str, float]:
     """{label: probability} of the k most probable classes (a repeated class name gets its index); {} for a
-    model without a classifier (a backbone)."""
+    model without a classifier (a backbone). ``lang``: the page's; the shapes model's classes read "心形 heart" in
+    Chinese (:func:`vit.i18n.names.class_name`), the API's and the CLI's stay English."""
     if not a.has_classifier:
         return {}
     if k <= len(a.topk):
@@ -135,5 +137,6 @@ def top_k(a, k: int) -> dict[str, float]:
         pairs = [(int(i), names[int(i)], float(probs[i])) for i in order]
     out: dict[str, float] = {}
     for index, label, prob in pairs:  # ImageNet names "crane" and "maillot" twice
+        label = class_name(label, lang)
         out[label if label not in out else f"{label} ({index})"] = prob
     return out

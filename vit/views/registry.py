@@ -232,11 +232,13 @@ PICTURES: dict[str, Picture] = {p.name: p for p in (
         lambda a, d, size, tile, w: views.distance_view(a, size, d.lang), fit="plot", encoding="png"),
     Picture(
         "why-map", "why", "Why this class? The map for the chosen class",
-        "An explanation map answers \"which patches made the model say this class?\". Rollout and the last "
-        "layer's attention follow attention only, so they draw the same map whatever class you ask about. "
-        "Gradient-weighted rollout (Chefer et al., 2021) weighs each layer's attention by how much it moves the "
-        "chosen class's score, and Grad-CAM weighs the last layer's token features the same way: ask about "
-        "another class and the map changes. A map is a claim, not a fact: test it.",
+        "An explanation map answers \"which patches made the model say this class rather than that one?\". "
+        "AttnLRP (Achtibat et al., 2024), the default, passes the score back through every layer by rules made for "
+        "attention; asked \"why A rather than B?\" it lights what sets A apart, so on a drawing of two shapes it "
+        "points at the one asked. Occlusion takes each 2×2 block of patches away and measures the fall: what the "
+        "model does, not a reading of its insides. Rollout and the last layer's attention follow attention only, "
+        "the same map for every class; gradient-weighted rollout and Grad-CAM weigh attention or features by the "
+        "class's gradient, and on two objects often light both. A map is a claim, not a fact: test it.",
         lambda e, d, size, tile, w: views.explanation_view(e, d.opacity, d.cmap, size, d.lang),
         depends_on=("opacity", "cmap"), download=False),
     Picture(

@@ -13,6 +13,7 @@ import numpy as np
 from PIL import Image, ImageDraw
 
 from vit import i18n
+from vit.i18n.names import class_name
 from vit.views import base, draw
 from vit.views.base import DISPLAY_SIZE, View
 
@@ -77,19 +78,20 @@ def intervention_view(w, opacity: float, cmap: str, size: int = DISPLAY_SIZE, la
     image = draw.with_colorbar(picture, cmap, base.bar_number(lo), base.bar_number(hi), label)
     change = change_words(w, lang)
     before, after = _percent(w.prob_before), _percent(w.prob_after)
+    named = class_name(w.label, lang)
     if not change:
-        caption = i18n.text("whatif-nothing", lang, label=w.label, before=before)
+        caption = i18n.text("whatif-nothing", lang, label=named, before=before)
     else:
         grey = "" if w.grey_prob is None else i18n.text("whatif-grey", lang, p=_percent(w.grey_prob))
         top = w.topk[0]
-        now = i18n.text("whatif-now", lang, label=top.label, p=_percent(top.prob))
+        now = i18n.text("whatif-now", lang, label=class_name(top.label, lang), p=_percent(top.prob))
         tokens = i18n.text("token-many" if w.num_prefix_tokens > 1 else "token-one", lang)
-        caption = i18n.text("whatif-caption", lang, change=change, label=w.label, before=before, after=after,
+        caption = i18n.text("whatif-caption", lang, change=change, label=named, before=before, after=after,
                             now=now, kept=len(w.kept), prefix=", ".join(w.prefix_token_names), tokens=tokens,
                             grey=grey)
     legend = i18n.text("whatif-legend", lang, label=label, lo=base.bar_number(lo), hi=base.bar_number(hi))
     cells = base.Cells(0, 0, picture.width, picture.height, *w.grid)
-    return View(image, caption, legend, i18n.text("whatif-title", lang, label=w.label), (lo, hi), cells=cells)
+    return View(image, caption, legend, i18n.text("whatif-title", lang, label=named), (lo, hi), cells=cells)
 
 
 # --------------------------------------------------------------------------- the grid of heads
@@ -175,11 +177,11 @@ def head_grid_view(g: HeadGrid, cmap: str, size: tuple[int, int] = base.DEPTH_PL
     if g.importance is not None:
         lo, hi = 0.0, max(float(np.nanmax(g.importance)), 1e-6)
         img = draw.with_colorbar(img, cmap, base.bar_number(lo), base.bar_number(hi),
-                                 i18n.text("importance-bar", lang, label=g.label))
+                                 i18n.text("importance-bar", lang, label=class_name(g.label, lang)))
         best = np.unravel_index(int(np.nanargmax(g.importance)), g.importance.shape)
         how = i18n.text("how-zero" if g.ablation == "zero" else "how-mean-short", lang)
-        caption = i18n.text("importance-caption", lang, label=g.label, how=how, layer=best[0] + 1, head=best[1] + 1,
-                            change=p_change(float(g.importance[best]), lang), now=now)
+        caption = i18n.text("importance-caption", lang, label=class_name(g.label, lang), how=how, layer=best[0] + 1,
+                            head=best[1] + 1, change=p_change(float(g.importance[best]), lang), now=now)
         legend = i18n.text("importance-legend", lang)
     else:
         caption = i18n.text("heads-caption-plain", lang, L=g.depth, h=g.heads, now=now)

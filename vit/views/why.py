@@ -5,7 +5,8 @@ of it (Petsiuk et al., 2018) beside a random order, with the methods' comparison
 from __future__ import annotations
 
 from vit import i18n
-from vit.explanations.methods import METHODS
+from vit.explanations.methods import METHODS, POINTS_AT, TWO_OBJECTS
+from vit.i18n.names import class_name
 from vit.views import base, plots
 from vit.views.base import DEPTH_PLOT_SIZE, DISPLAY_SIZE, View
 
@@ -19,18 +20,32 @@ def method_words(name: str, lang: str = "en") -> tuple[str, str]:
     return i18n.text(f"{key}-title", lang), i18n.text(f"{key}-paper", lang)
 
 
+def question(e, lang: str = "en") -> str:
+    """The question a map answers: "why “heart”?", or "why “heart” rather than “circle”?"."""
+    label = class_name(e.label, lang)
+    if getattr(e, "versus_label", None) is None:
+        return i18n.text("why-question", lang, label=label)
+    return i18n.text("why-rather", lang, label=label, versus=class_name(e.versus_label, lang))
+
+
 def explanation_view(e, opacity: float, cmap: str, size: int = DISPLAY_SIZE, lang: str = "en") -> View:
     """An :class:`~vit.explanations.maps.Explanation`'s map over the image, with its colour bar."""
     method = METHODS[e.method]
     heat = e.map.numpy()  # (rows, cols)
-    image, scale, legend = base.heat_view(e, heat, opacity, cmap, size, label=i18n.text("why-label", lang),
-                                          lang=lang)
+    label = class_name(e.label, lang)
+    words = (i18n.text("why-label", lang) if getattr(e, "versus_label", None) is None else
+             i18n.text("why-rather-label", lang, label=label, versus=class_name(e.versus_label, lang)))
+    image, scale, legend = base.heat_view(e, heat, opacity, cmap, size, label=words, lang=lang)
     same = "" if method.class_specific else i18n.text("why-same", lang)
+    share = TWO_OBJECTS.get(e.method, 0.5 if not method.class_specific else 1.0)
+    weak = "" if share >= POINTS_AT or not method.class_specific else i18n.text(
+        "why-weak", lang, share=share, best=max(TWO_OBJECTS.values()))
     where = "" if getattr(e, "layer", None) is None else i18n.text("why-where", lang, layer=e.layer)
     title, paper = method_words(e.method, lang)
-    caption = i18n.text("why-caption", lang, method=title, where=where, label=e.label, prob=e.prob,
-                        rows=e.grid[0], cols=e.grid[1], paper=paper, same=same)
-    return View(image, caption, legend, i18n.text("why-title", lang, method=title, label=e.label), scale)
+    caption = i18n.text("why-caption", lang, method=title, where=where, question=question(e, lang), label=label,
+                        prob=e.prob, rows=e.grid[0], cols=e.grid[1], paper=paper, same=same, weak=weak)
+    return View(image, caption, legend, i18n.text("why-title", lang, method=title, question=question(e, lang)),
+                scale)
 
 
 CURVE_COLOURS = {"deletion": plots.BLUE, "insertion": plots.ORANGE}
@@ -58,7 +73,8 @@ def curves_view(e, curves: dict, size: tuple[int, int] = DEPTH_PLOT_SIZE, lang: 
         series.append(plots.Series(name, c.fractions, c.probs, CURVE_COLOURS[mode], dashed=order == "random",
                                    short=short))
     top = max(max(c.probs) for c in curves.values())
-    image = plots.line_plot(series, i18n.text("curves-x", lang), f"p({e.label})", top, size)
+    label = class_name(e.label, lang)
+    image = plots.line_plot(series, i18n.text("curves-x", lang), f"p({label})", top, size)
     verdicts = []
     for mode in ("deletion", "insertion"):
         ours, rand = curves.get((mode, "saliency")), curves.get((mode, "random"))
@@ -70,11 +86,11 @@ def curves_view(e, curves: dict, size: tuple[int, int] = DEPTH_PLOT_SIZE, lang: 
                                   rand=auc_text(rand.auc), better=i18n.text(better, lang) if better else ours.better,
                                   beats=i18n.text("better-than" if beats else "no-better-than", lang)))
     base = next(iter(curves.values())).baseline
-    caption = i18n.text("curves-caption", lang, method=title, label=e.label,
+    caption = i18n.text("curves-caption", lang, method=title, label=label,
                         baseline=i18n.text("baseline-mean" if base == "mean" else "baseline-blur", lang),
                         verdicts=("；" if i18n.language(lang) == "zh" else "; ").join(verdicts))
     return View(image, caption, i18n.text("curves-legend", lang),
-                i18n.text("curves-title", lang, method=title, label=e.label))
+                i18n.text("curves-title", lang, method=title, label=label))
 
 
 def comparison_headers(lang: str = "en") -> list[str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from vit import validate
+from vit import i18n, validate
 from vit.config import DISPLAY_NAMES, MAX_PATCH_SIZE, MIN_PATCH_SIZE, PRESETS
 from vit.ui import events, inputs, meter, models, startup
 from vit.ui.events import EXAMPLES
@@ -50,6 +50,13 @@ def _examples(c: dict, label: str, elem_id: str = "examples") -> gr.Dataset:
                        api_visibility="private", elem_id=elem_id).dataset
 
 
+def model_choices(menu: list[str]) -> list[tuple]:
+    """The model menu as (what it shows, its value): each value the English name the API takes ("ViT-Tiny shapes,
+    trained here"), shown in the page's language where the page names it (``model-<key>``: vit.i18n.page)."""
+    keys = {shown: key for key, shown in DISPLAY_NAMES.items()}
+    return [(t(f"model-{keys[name]}") if f"model-{keys.get(name)}" in i18n.PAGE else name, name) for name in menu]
+
+
 def build_sidebar(c: dict) -> None:
     """The sidebar: the image and the setting to analyse it at, Analyze and the top-k on the first screen;
     examples, the cost, top-k's slider, timing and projector mode under them."""
@@ -62,10 +69,12 @@ def build_sidebar(c: dict) -> None:
                           placeholder=t("upload-here"), elem_id="input-image")
     # Draw: a canvas in the upload box's place, for a mouse, a finger or a pen. The page draws on it (vit/ui/page.js);
     # each finished stroke, and an undo, sends it through the hidden "drawn" button, and it becomes the image.
+    # Beside the canvas on a phone, the tab's picture that follows the pen (page.js fills #pen-view, page.css shows it).
     c["draw"] = gr.Checkbox(False, label=t("draw"), elem_id="draw", container=False)
     with gr.Group(elem_id="draw-box"):
-        gr.HTML(f'<canvas id="draw-canvas" width="{inputs.DRAWING_PX}" height="{inputs.DRAWING_PX}"></canvas>',
-                elem_id="draw-area", padding=False)
+        gr.HTML(f'<div class="pen-row"><canvas id="draw-canvas" width="{inputs.DRAWING_PX}" '
+                f'height="{inputs.DRAWING_PX}"></canvas><figure id="pen-view" hidden><img alt="">'
+                '<figcaption></figcaption></figure></div>', elem_id="draw-area", padding=False)
         c["pen"] = gr.Radio(PEN_WIDTHS, value=PEN_WIDTHS[1], label=t("pen"), elem_id="pen",
                             interactive=True)  # no event of its own: the page reads it at each stroke
         with gr.Row(elem_id="draw-tools"):
@@ -73,7 +82,7 @@ def build_sidebar(c: dict) -> None:
             c["clear-drawing"] = gr.Button(t("clear-drawing"), size="sm", elem_id="draw-clear", min_width=80)
     c["drawing"] = gr.Textbox("", visible=False, max_length=inputs.MAX_DRAWING_CHARS, elem_id="drawing")
     c["drawn"] = gr.Button("drawn", elem_id="drawn", elem_classes="hidden-helper")
-    c["model"] = gr.Dropdown(models.menu(), value=startup.DEFAULT_MODEL, label=t("model"),
+    c["model"] = gr.Dropdown(model_choices(models.menu()), value=startup.DEFAULT_MODEL, label=t("model"),
                              elem_id="model")
     c["patch-size"] = gr.Slider(MIN_PATCH_SIZE, MAX_PATCH_SIZE, value=native.patch_size, step=1,
                                 label=t("patch-size"), info=f"checkpoint's own: {native.patch_size}",
@@ -118,10 +127,16 @@ def build_view_controls(c: dict) -> None:
     with gr.Row(elem_id="view-controls", equal_height=True):
         c["layer"] = gr.Slider(1, native.num_layers, value=native.num_layers, step=1, label=t("layer"), elem_id="layer")
         c["head"] = gr.Slider(1, native.num_heads, value=display.head, step=1, label=t("head"), elem_id="head")
-        c["head-fusion"] = gr.Dropdown(list(HEAD_FUSIONS), value="mean", label=t("head-fusion"), elem_id="head-fusion",
+        c["head-fusion"] = gr.Dropdown(fusion_choices(), value="mean", label=t("head-fusion"), elem_id="head-fusion",
                                        min_width=120)
         c["discard-ratio"] = gr.Slider(0.0, MAX_DISCARD_RATIO, value=0.0, step=0.01,
                                        label=t("discard-ratio"), elem_id="discard-ratio")
+
+
+def fusion_choices() -> list[tuple]:
+    """Head fusion's choices as the dropdown shows them, in the page's language (gradio's I18n: "平均 mean"); each
+    value the API's ("mean", "max", "min")."""
+    return [(t(f"fusion-{value}"), value) for value in HEAD_FUSIONS]
 
 
 def build_helpers(c: dict) -> None:

@@ -131,7 +131,7 @@ def lesson(key: str | None, step: Number, delta: Number, layer: Number, head: Nu
     out["lesson-text"] = lesson_text(item, a, lang, display)
     name = item.view  # an elem id of the page (vit.lesson.LESSON_VIEWS)
     if name == "stage-table":
-        out["lesson-picture"], out["lesson-table"] = None, pictures.stage_table(a)
+        out["lesson-picture"], out["lesson-table"] = None, pictures.stage_table(a, lang)  # the page's, as Patches'
         return out
     view = registry.draw(a, name, display, weights=pictures.model_weights(a))
     out["lesson-picture"], out["lesson-table"] = replace(view, cells=None), ""  # a step's picture takes no clicks
@@ -156,14 +156,20 @@ def _question(step: Number, predict_on) -> PredictStep | None:
 
 def _reveal(q: PredictStep, image, key: str, guess, score, layer, head, opacity, colormap, screen, request,
             progress) -> dict:
-    """The guess checked against the analysis, the picture that shows the answer, the tally (first answers)."""
-    a = kept(key)
+    """The guess checked against the analysis, the picture that shows the answer, the tally (first answers).
+
+    A guess that is no answer (an empty box, 2.5, -1, 65) or any other refusal is a sentence in the page's language
+    beside the box, the guess kept in it: no toast, no red "Error" badges over the question (a class shouts "65!")."""
     lang = language_of(request)
-    display = frame_display(a, layer, head, opacity, colormap, screen, lang=lang, request=request)
-    w = None
-    if q.kind == "survive" and a.has_classifier:  # the model runs on the patches left, in its turn as "What if?"
-        w = whatif.intervention(image, key, predict.proposal(a), [], "zero", False, request, progress)
-    verdict, text, picture = revealed(q, a, guess, w, display, lang)
+    try:
+        a = kept(key)
+        display = frame_display(a, layer, head, opacity, colormap, screen, lang=lang, request=request)
+        w = None
+        if q.kind == "survive" and a.has_classifier:  # the model runs on the patches left, in its turn as "What if?"
+            w = whatif.intervention(image, key, predict.proposal(a), [], "zero", False, request, progress)
+        verdict, text, picture = revealed(q, a, guess, w, display, lang)
+    except InputError as exc:
+        return {"lesson-answer": exc.words(lang)}
     score = counted(score, key, q, verdict)
     return {"lesson-answer": text, "lesson-tally": predict.tally_text(score, lang), "lesson-score": score,
             "lesson-picture": picture, "lesson-table": ""}

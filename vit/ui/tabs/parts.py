@@ -18,8 +18,16 @@ MODEL_WAITERS = 16  # requests admitted to vit.serve.queue.FairQueue at once; th
 REDRAW_CONCURRENCY = 4  # redraws drawn at once (no model run: numpy and PIL only)
 # A redraw's inputs: the analysis, the query patch and everything else a picture is drawn from.
 DISPLAY = ("analysis-key", "query", "layer", "head", "opacity", "colormap", "head-fusion", "discard-ratio")
-PIN_JS = ("(picture, caption) => [picture, (document.documentElement.lang.startsWith('zh') ? "
-          f"{i18n.text('pinned-caption', 'zh')!r} : {i18n.text('pinned-caption', 'en')!r}) + (caption || '')]")
+# Pinning copies the picture and its caption in the browser. The caption begins with the setting the picture was
+# drawn at, which the banner of the same analysis holds (data-setting, vit.ui.meter.banner_html): the pin is there to
+# compare P = 16 with P = 8, and the picture alone does not say which is which.
+PIN_JS = ("(picture, caption) => { const zh = document.documentElement.lang.startsWith('zh'); "
+          "const shown = document.querySelector('#banner [data-setting]'); "
+          "const head = shown ? (zh ? "
+          f"{i18n.text('pinned-at', 'zh', setting='@')!r} : {i18n.text('pinned-at', 'en', setting='@')!r})"
+          ".replace('@', () => shown.dataset.setting) : (zh ? "
+          f"{i18n.text('pinned-caption', 'zh')!r} : {i18n.text('pinned-caption', 'en')!r}); "
+          "return [picture, head + (caption || '')]; }")
 
 
 def outputs(c: dict, names) -> list:

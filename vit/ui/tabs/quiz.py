@@ -13,6 +13,7 @@ from __future__ import annotations
 import gradio as gr
 
 from vit import i18n
+from vit.errors import InputError
 from vit.lesson import predict
 from vit.ui import inputs
 from vit.ui.events import handler, named, page_event
@@ -78,11 +79,15 @@ def _ask(tab: str, on: bool, key: str | None, layer, head, opacity, colormap, sc
 
 
 def _answered(tab: str, key: str, guess, score, layer, head, opacity, colormap, screen, request) -> dict:
+    """The guess beside the answer; a guess that is no answer, a sentence beside the box (as the lesson's)."""
     n, q = names(tab), question_of(tab)
-    a = kept(key)
     lang = language_of(request)
-    display = lesson.frame_display(a, layer, head, opacity, colormap, screen, tab, n["picture"], lang, request)
-    verdict, text, picture = lesson.revealed(q, a, guess, None, display, lang)
+    try:
+        a = kept(key)
+        display = lesson.frame_display(a, layer, head, opacity, colormap, screen, tab, n["picture"], lang, request)
+        verdict, text, picture = lesson.revealed(q, a, guess, None, display, lang)
+    except InputError as exc:
+        return {n["answer"]: exc.words(lang)}
     score = lesson.counted(score, key, q, verdict)
     tally = predict.tally_text(score, lang)
     return {n["answer"]: text, n["picture"]: picture, "lesson-score": score, n["tally"]: tally, "lesson-tally": tally}

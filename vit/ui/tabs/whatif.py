@@ -19,7 +19,8 @@ from vit import cost as costs
 from vit import i18n, validate
 from vit.bounded import BoundedDict
 from vit.errors import InputError
-from vit.explanations.methods import METHODS
+from vit.explanations.methods import METHODS, forward_passes
+from vit.i18n.names import class_name
 from vit.serve.queue import Withdrawn, take_turn
 from vit.ui import gpu, inputs, meter, runs
 from vit.ui.events import DEFAULTS, handler, page_event
@@ -134,13 +135,13 @@ def result_html(w, lang: str = "en") -> str:
         cells = []
         for preds in (w.topk_before, w.topk):
             p = preds[i] if i < len(preds) else None
-            text = "" if p is None else f"{html.escape(p.label)} {p.prob:.1%}"
+            text = "" if p is None else f"{html.escape(class_name(p.label, lang))} {p.prob:.1%}"
             cells.append(f"<td>{'<b>' + text + '</b>' if p is not None and p.index == w.target else text}</td>")
         rows.append(f"<tr><td>{i + 1}</td>{''.join(cells)}</tr>")
     grey = "" if w.grey_prob is None else i18n.text("result-grey", lang, p=f"{w.grey_prob:.1%}")
     change = whatif_views.change_words(w, lang) or i18n.text("result-nothing", lang)
     before, after = i18n.text("result-before", lang), i18n.text("result-after", lang)
-    return (f'<div class="whatif-result"><p><b>p({html.escape(w.label)})</b>: {w.prob_before:.1%} → '
+    return (f'<div class="whatif-result"><p><b>p({html.escape(class_name(w.label, lang))})</b>: {w.prob_before:.1%} → '
             f"<b>{w.prob_after:.1%}</b>{grey} <span class='whatif-change'>({html.escape(change)})</span></p>"
             f"<table><thead><tr><th>#</th><th>{before}</th><th>{after}</th></tr></thead><tbody>{''.join(rows)}"
             f"</tbody></table></div>")
@@ -227,7 +228,7 @@ def by_fraction(image: object, key: str | None, fraction: Number, order: str, wh
         chosen = ranked(torch.as_tensor(a.rollout()), fraction)
     else:
         e, _ = _remembered((key, "explain", order), lambda: _in_turn(
-            image, key, METHODS[order].title, gpu.EXPLAIN_FACTOR,
+            image, key, METHODS[order].title, forward_passes(order, *a.grid),
             lambda setting, pil: gpu.run_explanation(setting, pil, order, int(a.topk[0].index)), request, progress))
         chosen = ranked(e.map, fraction)
     if which == "keep":

@@ -2,7 +2,8 @@
 and a live test of it.
 
 The class comes from the top-k (a click on a prediction opens this tab with it) or the list
-here; the method from :data:`vit.explanations.methods.METHODS`, and for Grad-CAM the block whose
+here, and the rival of "why A rather than B?" from the list beside it (the strongest other class by default);
+the method from :data:`vit.explanations.methods.METHODS`, and for Grad-CAM the block whose
 ``norm1`` output it reads (the model's default, or any block). "Test it" draws the deletion and
 insertion curves of the map beside a random order; "Compare all methods" fills a table.
 Explanations and curves are kept per (analysis, method, class), so a new opacity or
@@ -24,7 +25,8 @@ from vit import cost as costs
 from vit import i18n, validate, views
 from vit.bounded import BoundedDict
 from vit.errors import InputError
-from vit.explanations.methods import METHODS, default_gradcam_layer
+from vit.explanations.methods import AUTO, DEFAULT_METHOD, METHODS, default_gradcam_layer, forward_passes
+from vit.i18n.names import class_name
 from vit.model.families import class_names
 from vit.serve.queue import take_turn
 from vit.ui import gpu, inputs, meter, runs
@@ -53,8 +55,9 @@ TAB = "why"
 TARGETS_SHOWN = 10  # classes offered in the list: the top 10 (a click on a prediction adds it if it is not there)
 MAP_OUTPUTS = ("why-map", "why-map-caption", "why-curves", "why-curves-caption")  # the curves go with another map
 CURVE_OUTPUTS = ("why-curves", "why-curves-caption")
-TARGET_OUTPUTS = ("why-target", "why-layer", "why-curves", "why-curves-caption", "why-table", "why-map",
-                  "why-map-caption")
+TARGET_OUTPUTS = ("why-target", "why-versus", "why-layer", "why-cost", "why-curves", "why-curves-caption",
+                  "why-table", "why-map", "why-map-caption")
+NONE = "none"  # the rival list's "no rival": the plain question
 DEFAULT_LAYER = 0  # the layer list's "default" entry: the model's own default block (methods.default_gradcam_layer)
 PICK_OUTPUTS = ("why-target", "tabs", "tab-on-screen")
 PATIENCE_S = 120.0  # how long a request waits for its session's own analysis to finish before giving up
@@ -75,11 +78,37 @@ def _class_names(a) -> list[str]:
     return class_names(a.model)
 
 
-def target_choices(a, shown: int = TARGETS_SHOWN) -> list[tuple[str, int]]:
+def target_choices(a, shown: int = TARGETS_SHOWN, lang: str = "en") -> list[tuple[str, int]]:
     """The analysis' top classes as (label with probability, class index), most probable first."""
     names = _class_names(a)
     order = a.probs.argsort(descending=True, stable=True)[:shown].tolist()
-    return [(f"{names[i]} ({float(a.probs[i]):.1%})", int(i)) for i in order]
+    return [(f"{class_name(names[i], lang)} ({float(a.probs[i]):.1%})", int(i)) for i in order]
+
+
+def versus_choices(a, lang: str = "en") -> list[tuple[str, str]]:
+    """The rivals of "why A rather than B?": the strongest other class, none, then the top classes (as text)."""
+    return ([(i18n.text("why-versus-auto", lang), AUTO), (i18n.text("why-versus-none", lang), NONE)]
+            + [(label, str(i)) for label, i in target_choices(a, lang=lang)])
+
+
+def _versus(a, method: str, value, target: int, lang: str) -> int | str | None:
+    """The rival asked for: AUTO, None (the plain question, and every method that cannot contrast), or a class."""
+    if not METHODS[method].contrastive or value in (None, "", NONE):
+        return None
+    if value == AUTO:
+        return AUTO
+    versus = validate.class_index(value, len(a.probs), "versus")
+    if versus == target:
+        raise InputError(i18n.text("why-versus-same", lang))
+    return versus
+
+
+def cost_words(a, method: str, lang: str = "en") -> str:
+    """What a map costs, before it runs: forward passes of the analysis' setting, and the seconds they take here."""
+    passes = forward_passes(method, *a.grid)
+    seconds = meter.estimated_seconds(costs.estimate(meter.analysis_setting(a))) * passes
+    time = i18n.text("about-seconds", lang, seconds=seconds) if seconds >= 0.05 else i18n.text("under-a-tenth", lang)
+    return i18n.text("why-cost", lang, passes=f"{passes:g}", seconds=time)
 
 
 def layer_choices(a, lang: str = "en") -> list[tuple[str, int]]:
@@ -97,39 +126,56 @@ def _layer(a, method: str, layer: Number) -> int | None:
 
 
 @handler
-def targets(key: str | None, request: gr.Request = None):
-    """A new analysis: its top classes in the list, the top-1 chosen, old curves and table cleared."""
+def targets(key: str | None, method: str = DEFAULT_METHOD, request: gr.Request = None):
+    """A new analysis: its top classes in the list, the top-1 chosen, old curves and table cleared, the map's cost."""
+    from vit.explanations.maps import method_name  # noqa: PLC0415 - imports torch
+
     if key is None:
         return {}
     lang = language_of(request)
     a = kept(key)
-    choices = target_choices(a)
+    choices = target_choices(a, lang=lang)
     cleared = {"why-curves": None, "why-curves-caption": "", "why-table": ""}
     if not choices:  # a backbone: nothing to explain; the map says why
-        return {"why-target": gr.update(choices=[], value=None), **cleared, "why-map": None,
+        return {"why-target": gr.update(choices=[], value=None), "why-versus": gr.update(choices=[], value=None),
+                **cleared, "why-map": None,
                 "why-map-caption": f"**{i18n.text('why-title-short', lang)}** {i18n.text('no-classifier-card', lang)}"}
     return {"why-target": gr.update(choices=choices, value=choices[0][1]),
+            "why-versus": gr.update(choices=versus_choices(a, lang), value=AUTO),
+            "why-cost": cost_words(a, method_name(method), lang),
             "why-layer": gr.update(choices=layer_choices(a, lang), value=DEFAULT_LAYER), **cleared}
 
 
 @handler
-def pick(key: str | None, evt: gr.SelectData):
+def cost_page(key: str | None, method: str, request: gr.Request = None):
+    """The line under the method: what its map costs on this analysis' setting, before it runs (one output)."""
+    from vit.explanations.maps import method_name  # noqa: PLC0415 - imports torch
+
+    return "" if key is None else cost_words(kept(key), method_name(method), language_of(request))
+
+
+@handler
+def pick(key: str | None, evt: gr.SelectData, request: gr.Request = None):
     """A click on a prediction of the top-k: this tab opens with that class."""
     if key is None or evt is None:
         return {}
+    lang = language_of(request)
     a = kept(key)
     label = str(evt.value if not isinstance(evt.value, dict) else evt.value.get("label", ""))
     names = _class_names(a)
+    shown = [class_name(n, lang) for n in names]  # the predictions name a shape in the page's language
     numbered = re.fullmatch(r"(.*) \((\d+)\)", label)  # "crane (517)": ImageNet names two classes "crane"
     if numbered and int(numbered[2]) < len(names) and names[int(numbered[2])] == numbered[1]:
         index = int(numbered[2])
     elif label in names:
         index = names.index(label)
+    elif label in shown:
+        index = shown.index(label)
     else:
         return {}
-    choices = target_choices(a)
+    choices = target_choices(a, lang=lang)
     if index not in [i for _, i in choices]:
-        choices.append((f"{names[index]} ({float(a.probs[index]):.1%})", index))
+        choices.append((f"{shown[index]} ({float(a.probs[index]):.1%})", index))
     return {"why-target": gr.update(choices=choices, value=index), "tabs": gr.Tabs(selected=TAB),
             "tab-on-screen": TAB}
 
@@ -147,6 +193,7 @@ class Asked:
     target: int
     baseline: str | None = None  # None: the map alone, no curves
     layer: int | None = None  # Grad-CAM's block; None: the model's default (and every other method)
+    versus: int | str | None = None  # the rival class, AUTO, or None (the plain question; every non-contrastive map)
 
     def map_only(self) -> Asked:
         return replace(self, baseline=None)
@@ -162,7 +209,7 @@ def _recall(asked: Asked) -> tuple | None:
 
 
 def _explained(image: object, key: str, method: str, target: Number, baseline: str | None, request, progress,
-               layer: Number = DEFAULT_LAYER) -> tuple:
+               layer: Number = DEFAULT_LAYER, versus: str | None = AUTO) -> tuple:
     """(Explanation, curves) for this analysis, from what is kept or by running the model in its turn."""
     from vit.explanations.maps import method_name  # noqa: PLC0415 - imports torch
 
@@ -170,7 +217,9 @@ def _explained(image: object, key: str, method: str, target: Number, baseline: s
 
     a = kept(key)
     method = method_name(method)
-    asked = Asked(key, method, _target(a, target), baseline, _layer(a, method, layer))
+    target = _target(a, target)
+    asked = Asked(key, method, target, baseline, _layer(a, method, layer),
+                  _versus(a, method, versus, target, language_of(request)))
     found = _recall(asked)
     if found is not None:
         return found
@@ -181,7 +230,7 @@ def _explained(image: object, key: str, method: str, target: Number, baseline: s
     pil = inputs.load_image(source, filename)  # decoded once, here
     setting = meter.analysis_setting(a)
     seconds = meter.estimated_seconds(costs.estimate(setting)) * (
-        gpu.EXPLAIN_FACTOR + (gpu.CURVES_FACTOR if baseline else 0))
+        forward_passes(asked.method, *a.grid) + (gpu.CURVES_FACTOR if baseline else 0))
     what = METHODS[asked.method].title
     runs.check_duration(seconds, i18n.text("what-explanation", language_of(request)), language_of(request))
     progress(PROGRESS_WAITING, "progress-method-waiting", what=what)
@@ -190,7 +239,7 @@ def _explained(image: object, key: str, method: str, target: Number, baseline: s
         progress(PROGRESS_EXPLAINING, "progress-explaining-testing" if baseline else "progress-method-running",
                  what=what, seconds=f"{seconds:.0f}")
         result = gpu.run_explanation(setting, pil, asked.method, asked.target, curves=baseline is not None,
-                                     baseline=baseline or "mean", layer=asked.layer)
+                                     baseline=baseline or "mean", layer=asked.layer, versus=asked.versus)
         RUNS["explain"] += 1
     with _kept_lock:
         _kept[asked] = result
@@ -200,13 +249,13 @@ def _explained(image: object, key: str, method: str, target: Number, baseline: s
 @handler
 def explain_page(image: object, key: str | None, target: Number, method: str, opacity: Number, colormap: str,
                  screen: str | bool = "", tab_on_screen: str = TAB, layer: Number = DEFAULT_LAYER,
-                 progress=gr.Progress(), request: gr.Request = None):
+                 versus: str | None = AUTO, progress=gr.Progress(), request: gr.Request = None):
     """The map for the chosen class and method, over the image (drawn only while this tab is on screen)."""
     if tab_on_screen != TAB or key is None or target is None:
         return {}
     session = SESSIONS.get(session_of(request))
     number = session.explained = SESSIONS.next_number()
-    e, _ = _explained(image, key, method, target, None, request, progress, layer)
+    e, _ = _explained(image, key, method, target, None, request, progress, layer, versus)
     if session.explained != number:  # a newer map of this tab (another class, a new frame) shows instead
         return {}
     projector, frame = inputs.screen(screen, TAB, "why-map")
@@ -214,7 +263,7 @@ def explain_page(image: object, key: str | None, target: Number, method: str, op
                       projector=projector, frame=frame, lang=language_of(request))
     view = registry.draw(e, "why-map", display)
     out = {"why-map": view, "why-map-caption": caption(view)}
-    shown = (key, e.target, e.method, e.layer)
+    shown = (key, e.target, e.method, e.layer, e.versus)
     if session.tested not in (None, shown):  # the curves on screen test another map: they go (Test it draws this one's)
         session.tested = None
         out.update({"why-curves": None, "why-curves-caption": ""})
@@ -223,25 +272,26 @@ def explain_page(image: object, key: str | None, target: Number, method: str, op
 
 @handler
 def test_page(image: object, key: str | None, target: Number, method: str, baseline: str | None,
-              screen: str | bool = "", layer: Number = DEFAULT_LAYER, progress=gr.Progress(),
-              request: gr.Request = None):
+              screen: str | bool = "", layer: Number = DEFAULT_LAYER, versus: str | None = AUTO,
+              progress=gr.Progress(), request: gr.Request = None):
     """"Test it": the deletion and insertion curves of the map, beside a random order."""
     if key is None or target is None:
         raise InputError(i18n.text("why-first", language_of(request)))
     from vit.explanations.perturb import BASELINES  # noqa: PLC0415
 
     baseline = validate.choice("baseline", baseline, BASELINES)
-    e, curves = _explained(image, key, method, target, baseline, request, progress, layer)
+    e, curves = _explained(image, key, method, target, baseline, request, progress, layer, versus)
     projector, frame = inputs.screen(screen, TAB, "why-curves")
     display = Display(projector=projector, frame=frame, lang=language_of(request))
     view = registry.draw((e, curves), "why-curves", display)
-    SESSIONS.get(session_of(request)).tested = (key, e.target, e.method, e.layer)  # the map these curves test
+    SESSIONS.get(session_of(request)).tested = (key, e.target, e.method, e.layer, e.versus)  # the map tested
     return {"why-curves": view, "why-curves-caption": caption(view)}
 
 
 @handler
 def compare_page(image: object, key: str | None, target: Number, baseline: str | None,
-                 layer: Number = DEFAULT_LAYER, progress=gr.Progress(), request: gr.Request = None):
+                 layer: Number = DEFAULT_LAYER, versus: str | None = AUTO, progress=gr.Progress(),
+                 request: gr.Request = None):
     """"Compare all methods": every method explained and tested on this class, as a table."""
     if key is None or target is None:
         raise InputError(i18n.text("why-first", language_of(request)))
@@ -251,7 +301,7 @@ def compare_page(image: object, key: str | None, target: Number, baseline: str |
     results, shown = [], progress_in(progress, request)
     for i, method in enumerate(METHODS):
         shown(i / len(METHODS), "progress-method-of", what=METHODS[method].title, n=i + 1, total=len(METHODS))
-        results.append(_explained(image, key, method, target, baseline, request, gr.Progress(), layer))
+        results.append(_explained(image, key, method, target, baseline, request, gr.Progress(), layer, versus))
     return {"why-table": comparison_html(results, baseline, language_of(request))}
 
 
@@ -271,7 +321,8 @@ def comparison_html(results: list, baseline: str, lang: str = "en") -> str:
             cells.append(f"<td>{'<b>' if bold else ''}{html.escape(v)}{'</b>' if bold else ''}</td>")
         body.append(f"<tr>{''.join(cells)}</tr>")
     replaced = i18n.text("replaced-mean" if baseline == "mean" else "replaced-blur", lang)
-    words = i18n.text("why-table-head", lang, label=html.escape(e.label), prob=f"{e.prob:.1%}", replaced=replaced)
+    words = i18n.text("why-table-head", lang, label=html.escape(class_name(e.label, lang)), prob=f"{e.prob:.1%}",
+                      replaced=replaced)
     return (f'<div class="why-table"><p>{words}</p><table><thead><tr>{head}</tr></thead><tbody>{"".join(body)}'
             f"</tbody></table></div>")
 
@@ -288,8 +339,11 @@ def build(c: dict) -> None:
                 with gr.Row(equal_height=True):  # the class and the method, wide enough for their names
                     c["why-target"] = gr.Dropdown([], label=t("why-target"),
                                                   elem_id="why-target", min_width=200, scale=1)
-                    c["why-method"] = gr.Dropdown(methods(), value="grad_rollout", label=t("why-method"),
-                                                  elem_id="why-method", min_width=240, scale=1)
+                    c["why-versus"] = gr.Dropdown([(t("why-versus-auto"), AUTO)], value=AUTO, label=t("why-versus"),
+                                                  elem_id="why-versus", min_width=200, scale=1)
+                c["why-method"] = gr.Dropdown(methods(), value=DEFAULT_METHOD, label=t("why-method"),
+                                              elem_id="why-method", min_width=240)
+                c["why-cost"] = gr.Markdown("", elem_id="why-cost", min_height=0)  # what the map costs, before it runs
                 with gr.Row(equal_height=True):
                     c["why-baseline"] = gr.Dropdown([(t("grey-mean"), "mean"), (t("blurred"), "blur")], value="mean",
                                                     label=t("why-baseline"), elem_id="why-baseline",
@@ -310,9 +364,10 @@ def wire(c: dict) -> None:
                      trigger_mode="always_last")
     explain = dict(fn=page_event(explain_page, MAP_OUTPUTS),
                    inputs=outputs(c, ["image", "analysis-key", "why-target", "why-method", "opacity", "colormap",
-                                      "screen", "tab-on-screen", "why-layer"]),
+                                      "screen", "tab-on-screen", "why-layer", "why-versus"]),
                    outputs=outputs(c, MAP_OUTPUTS), show_progress_on=[c["why-map"]], **model_run)
-    changed(c, "analysis-key")(named(targets, TARGET_OUTPUTS), c["analysis-key"], outputs(c, TARGET_OUTPUTS),
+    changed(c, "analysis-key")(named(targets, TARGET_OUTPUTS), outputs(c, ["analysis-key", "why-method"]),
+                               outputs(c, TARGET_OUTPUTS),
                                preprocess=False, show_progress="hidden", **private("why_targets")).then(
         **explain, **private("why_new_analysis"))
     c[f"tab-{TAB}"].select(lambda: TAB, None, c["tab-on-screen"], queue=False, show_progress="hidden",
@@ -321,14 +376,18 @@ def wire(c: dict) -> None:
                             preprocess=False, queue=False, show_progress="hidden", **private("why_pick")).then(
         **explain, **private("why_picked"))
     on(c, ("opacity", "colormap"), "why_map", others=(c["why-target"].input, c["why-method"].change,
-                                                       c["why-layer"].input), **explain)
+                                                       c["why-layer"].input, c["why-versus"].input), **explain)
+    # The cost as the method is picked, before its map runs (.input: the map's own listener is .change's only one).
+    c["why-method"].input(cost_page, outputs(c, ["analysis-key", "why-method"]), c["why-cost"], queue=False,
+                          show_progress="hidden", **private("why_cost"))
     c["why-test"].click(named(test_page, CURVE_OUTPUTS),
                         outputs(c, ["image", "analysis-key", "why-target", "why-method", "why-baseline", "screen",
-                                    "why-layer"]),
+                                    "why-layer", "why-versus"]),
                         outputs(c, CURVE_OUTPUTS), show_progress_on=[c["why-curves"]], **model_run,
                         **private("why_test"))
     c["why-compare"].click(named(compare_page, ("why-table",)),
-                           outputs(c, ["image", "analysis-key", "why-target", "why-baseline", "why-layer"]),
+                           outputs(c, ["image", "analysis-key", "why-target", "why-baseline", "why-layer",
+                                       "why-versus"]),
                            c["why-table"],
                            show_progress_on=[c["why-table"]], **model_run, **private("why_compare"))
     wire_pictures(c, TAB)
