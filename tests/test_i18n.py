@@ -141,7 +141,7 @@ def test_the_model_trained_here_is_named_in_chinese_on_the_chinese_page(shapes_a
     from vit.validate import setting
 
     english, zh = DISPLAY_NAMES["vit_tiny_shapes"], i18n.PAGE["model-vit_tiny_shapes"]["zh"]
-    assert i18n.PAGE["model-vit_tiny_shapes"]["en"] == english and HAN.search(zh) and "shapes" in zh
+    assert i18n.PAGE["model-vit_tiny_shapes"]["en"] == english and HAN.search(zh) and "ViT-Tiny" in zh
     for words, other in ((zh, english), (english, zh)):
         page = "zh" if words == zh else "en"
         banner = meter.banner_html(shapes_analysis, page)
