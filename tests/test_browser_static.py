@@ -12,7 +12,8 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from served import CHROMIUM_ARGS, find_chromium
+from served import find_chromium
+from test_browser import browser  # noqa: F401 - the browser tests' Chromium, launched the same way
 
 from vit.ui import meter
 from vit.ui.tabs.parts import PIN_JS
@@ -40,15 +41,7 @@ def analysis_like(weights: str, status: str, model: str = "vit_b_16", patch_size
                            dtype="float32", grid=grid, probs=[0.0] * 8)
 
 
-@pytest.fixture(scope="module")
-def browser():
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
-
-
-def page_with(browser, body: str, lang: str = "en", **context):
+def page_with(browser, body: str, lang: str = "en", **context):  # noqa: F811
     ctx = browser.new_context(**context)
     page = ctx.new_page()
     css = (ROOT / "vit" / "ui" / "page.css").read_text()
@@ -56,7 +49,7 @@ def page_with(browser, body: str, lang: str = "en", **context):
     return page
 
 
-def test_a_tap_on_the_banner_shows_its_remedy_whole_on_a_touch_screen(browser):
+def test_a_tap_on_the_banner_shows_its_remedy_whole_on_a_touch_screen(browser):  # noqa: F811
     banner = meter.banner_html(analysis_like("random", UNTRAINED))
     page = page_with(browser, f'<div id="banner" style="width: 330px">{banner}</div><p id="elsewhere">x</p>',
                      viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
@@ -86,7 +79,7 @@ def test_a_tap_on_the_banner_shows_its_remedy_whole_on_a_touch_screen(browser):
 
 @pytest.mark.parametrize("lang, words", [("en", "**Pinned at ViT-B/16, P = 8, L = 4:** "),
                                          ("zh", "**已固定（ViT-B/16, P = 8, L = 4）：** ")])
-def test_a_pinned_caption_says_the_model_p_and_depth_it_was_pinned_at(browser, lang, words):
+def test_a_pinned_caption_says_the_model_p_and_depth_it_was_pinned_at(browser, lang, words):  # noqa: F811
     """Classroom review 2026-12-04, defect 11: the pin is there to compare P = 16 with P = 8; its caption said
     neither."""
     banner = meter.banner_html(analysis_like("imagenet", "ViT-B/16 ImageNet weights; patch size 8; first 4 of 12 "
@@ -98,7 +91,7 @@ def test_a_pinned_caption_says_the_model_p_and_depth_it_was_pinned_at(browser, l
     page.context.close()
 
 
-def test_before_any_analysis_a_pinned_caption_says_pinned(browser):
+def test_before_any_analysis_a_pinned_caption_says_pinned(browser):  # noqa: F811
     page = page_with(browser, f'<div id="banner">{meter.banner_html(None)}</div>')
     assert page.evaluate(f"(args) => ({PIN_JS})(...args)", ["p.png", "a caption"]) == ["p.png", "**Pinned:** a caption"]
     page.context.close()

@@ -372,8 +372,11 @@ def test_full_screen_shows_every_picture_whole_with_its_caption(browser, url):
     page.context.close()
 
 
-@pytest.mark.skipif(not Path(AXE).is_file() and not os.environ.get("CI"),
-                    reason="axe-core not installed (npm install axe-core@4.14.1; .ci/run does)")
+NEEDS_AXE = pytest.mark.skipif(not Path(AXE).is_file() and not os.environ.get("CI"),
+                               reason="axe-core not installed (npm install axe-core@4.14.1; .ci/run does)")
+
+
+@NEEDS_AXE
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_axe_finds_nothing_serious_on_any_tab_and_no_frame_is_empty(browser, url, lang):
     page = walk_page(browser, url, "laptop", False, lang)
@@ -414,6 +417,7 @@ def _finger(page: Page, points: list[tuple[float, float]]) -> None:
     cdp.detach()
 
 
+@NEEDS_AXE  # it runs axe-core on the drawing's controls too
 @pytest.mark.parametrize(("screen", "projector", "lang"), WALKS)
 def test_draw_works_in_every_mode_with_a_mouse_or_a_finger(browser, url, screen, projector, lang):
     """The Draw switch in its language; the canvas whole on screen with its pen widths, Undo and Clear; a heart

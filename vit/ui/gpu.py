@@ -11,7 +11,7 @@ import logging
 import math
 
 from vit import cost as costs
-from vit.explanations.methods import EXPLAIN_PASSES, forward_passes
+from vit.explanations.methods import forward_passes
 from vit.ui import meter, state
 from vit.validate import Setting
 
@@ -29,8 +29,8 @@ ZEROGPU_START_S = 10.0  # ZeroGPU forks its GPU worker and starts CUDA before ou
 ZEROGPU_LOAD_BYTES_PER_S = 0.5e9  # checkpoint from the disk cache to a model on the GPU: read, resample, copy
 ZEROGPU_KEPT_BYTES_PER_S = 1.0e9  # kept maps to host memory (1.5 GB/s measured), then to the server process
 ZEROGPU_MARGIN = 2.0  # a slice of a shared machine: twice the estimate before ZeroGPU stops a run
-# An explanation's backward pass and a curve's batch of perturbed images, against one forward pass.
-EXPLAIN_FACTOR, CURVES_FACTOR = EXPLAIN_PASSES, 8.0
+# A curve's batch of perturbed images, against one forward pass (a map's own: methods.forward_passes).
+CURVES_FACTOR = 8.0
 
 
 def gpu(duration):
