@@ -4,12 +4,7 @@
     python app.py --host 0.0.0.0     # a class on the same network can connect
     python app.py --port 8000 --share
 
-Upload a photo and follow it through the model in the chapter's notation:
-(B, C, H, W) -> (B, N, D) -> (B, N+1, D) -> L encoder blocks -> h_cls -> (B, K).
-This file only starts the server. The page is ``vit/ui`` (``vit/ui/layout.py`` composes it; every module is named
-in docs/layout.md); its pictures are ``vit.views``, shared with the CLI and the benchmark. Nothing heavy happens at
-import: torch and the models load on the first request.
-"""
+This file only starts the server; the page is ``vit/ui`` (docs/layout.md). Nothing heavy happens at import."""
 
 from __future__ import annotations
 
@@ -36,12 +31,14 @@ from starlette.middleware import Middleware  # gradio's own dependency
 from vit.errors import InputError
 from vit.model.families import ASSETS
 from vit.serve.files import picture_budgets, remove_stale_folders
-from vit.serve.limits import BY_NAME, LOOPBACK, RequestLimits, Streams, trusts_forwarded
+from vit.serve.limits import LOOPBACK, PrivateEventGuard, RequestLimits, Streams, trusts_forwarded
 from vit.serve.pagecache import PageCache
+from vit.serve.prefetch import FETCHES
 from vit.serve.sessions import SessionLedger, positive_int
 from vit.serve.uploads import server_folder
 from vit.ui import gradio_internals, lang, layout, models, startup, state
 from vit.ui.runs import max_run_s
+from vit.ui.tabs import lesson
 
 log = logging.getLogger("vit.app")
 
@@ -50,45 +47,11 @@ log = logging.getLogger("vit.app")
 QUEUE_SIZE = 256
 MAX_FILE = "20mb"  # one upload's file; a request carries one (vit.serve.limits)
 MAX_FILE_BYTES = 20 * 2**20
-# Jobs one address may have queued or running. A class of 30 behind one NAT opening the page and choosing a photo at
-# once: 6 each (5 joins as the page opens, then its analysis), 180; 24 refused 20 of 30 analyses (Medium 7 of the
-# review of 2026-12-04). One script at this limit: its model turns alternate with other addresses' (vit.serve.queue),
-# it holds at most vit.ui.state.MODEL_SHARE of the model's handlers while another address waits for one, and
-# QUEUE_SIZE - 192 places stay for the others.
+# Jobs one address may have queued or running: a class of 30 behind one NAT needs 180 (docs/reliability.md).
 JOBS_PER_CLIENT = 192
 JOBS_ENV, HOSTS_ENV = "VIT_JOBS_PER_CLIENT", "VIT_ALLOWED_HOSTS"
 
 build_demo = layout.build_demo
-
-
-class PrivateEventGuard:
-    """ASGI middleware: the app's internal events answer only the page, never a by-name HTTP call.
-
-    gradio 6.31 routes ``/gradio_api/call/<name>`` (and ``/run/``, ``/api/``) to every event by
-    its name, ``api_visibility="private"`` ones too (that setting only hides them from the docs
-    and from gradio_client). The page itself calls events by number through the queue, so
-    refusing the by-name routes of private events costs it nothing. Every event that takes an
-    image checks it as well (:func:`vit.ui.inputs.image_source`); this is the second lock.
-    """
-
-    def __init__(self, app, private: frozenset[str]):
-        self.app, self.private = app, private
-
-    async def __call__(self, scope, receive, send):
-        match = BY_NAME.search(scope.get("path", "")) if scope["type"] == "http" else None
-        if match and match.group("name") in self.private:
-            await send({"type": "http.response.start", "status": 404,
-                        "headers": [(b"content-type", b"application/json")]})
-            await send({"type": "http.response.body", "body": b'{"detail":"Not Found"}'})
-            return
-        await self.app(scope, receive, send)
-
-
-def private_events(demo: gr.Blocks) -> frozenset[str]:
-    """The names of every event the page's configuration keeps out of the API (``api_visibility="private"``): the
-    app's own and those gradio adds for it (each ``gr.Examples``' ``load_example``)."""
-    return frozenset(d["api_name"] for d in demo.get_config_file()["dependencies"]
-                     if d.get("api_visibility") == "private" and d.get("api_name"))
 
 
 class LimitError(ValueError):
@@ -96,9 +59,8 @@ class LimitError(ValueError):
 
 
 def private_hosts(host: str, share: bool) -> list[str] | None:
-    """The host names a request may name: a loopback server answers only to loopback names (no DNS
-    rebinding), plus ``$VIT_ALLOWED_HOSTS`` (comma-separated); a public one (0.0.0.0, --share) to any
-    unless ``$VIT_ALLOWED_HOSTS`` names them."""
+    """The host names a request may name: a loopback server only loopback names (no DNS rebinding), plus
+    ``$VIT_ALLOWED_HOSTS``; a public one (0.0.0.0, --share) any unless ``$VIT_ALLOWED_HOSTS`` names them."""
     allowed = [h.strip() for h in os.environ.get(HOSTS_ENV, "").split(",") if h.strip()]
     if share:
         return allowed or None
@@ -108,13 +70,7 @@ def private_hosts(host: str, share: bool) -> list[str] | None:
 
 
 def launch(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, share: bool = False, **kwargs):
-    """Start the server with the app's limits: bounded queue (per client too), bounded sessions, one 20 MB
-    image per upload, an upload folder of at most ``VIT_UPLOAD_GB``, only assets/ served, the page itself
-    from memory (:class:`~vit.serve.pagecache.PageCache`).
-
-    Raises:
-        LimitError: a limit's environment variable is not a valid number (one sentence).
-    """
+    """Start the server with the app's limits (queue, sessions, uploads, files served, the page from memory)."""
     try:
         ledger = SessionLedger.from_environment()
         state.upload_space.forget()  # this server's folder and shares (VIT_UPLOAD_GB, VIT_UPLOAD_ADDRESS_GB)
@@ -128,6 +84,7 @@ def launch(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, share: bo
     gradio_internals.check()  # before anything listens: what the server's protections use is there
     trust = trusts_forwarded()
     streams = Streams()
+    ledger.live = streams.page_open  # an open page is never forgotten for its address's other pages
     state.SESSIONS.resize(ledger.max_sessions)  # the app's sessions and gradio's: the same number
     demo.queue(max_size=QUEUE_SIZE, default_concurrency_limit=1)
     limits = Middleware(RequestLimits, ledger=ledger, forget=lambda session: _forget(demo, session),
@@ -136,7 +93,7 @@ def launch(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, share: bo
                         max_jobs=max_jobs, trust_forwarded=trust,
                         streams=streams, pending=gradio_internals.pending(demo),
                         background=[lambda: gradio_internals.reap_unread(demo, streams)])
-    guard = Middleware(PrivateEventGuard, private=private_events(demo))
+    guard = Middleware(PrivateEventGuard, private=gradio_internals.private_events(demo))
     block = not kwargs.pop("prevent_thread_lock", False)
     launched = demo.launch(
         server_name=host, server_port=port, share=share, max_file_size=MAX_FILE, allowed_paths=[str(ASSETS)],
@@ -150,6 +107,9 @@ def launch(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, share: bo
     gradio_internals.refuse_quietly(demo)  # a refused payload: one log line, not gradio's traceback
     gradio_internals.watch(demo, streams, trust)  # a job's handler asks whether anyone reads its stream
     state.fair_queue().crowded = gradio_internals.waiting_elsewhere(demo, trust)  # an address's share of model handlers
+    lesson.EXPORTS.crowded = gradio_internals.waiting_elsewhere(demo, trust, "lesson-export")  # and of PDF exports
+    waiting = gradio_internals.waiting_elsewhere(demo, trust)
+    FETCHES.crowded = lambda: waiting(None)  # any request waits for a model handler: downloads hold few of them
     uploads.sweep_forever()
     if block:
         demo.block_thread()
@@ -195,9 +155,8 @@ def _remove_leftovers() -> None:
 
 
 def _own_upload_folder() -> None:
-    """This server's uploads and gradio's copies of its pictures in a folder of its own, under gradio's root
-    (``$GRADIO_TEMP_DIR`` or ``$TMPDIR/gradio``); the folders of servers that are gone are removed first,
-    and this one at exit."""
+    """This server's uploads and gradio's copies of its pictures in a folder of its own under gradio's root,
+    removed at exit (those of servers that are gone first)."""
     root = os.environ.get("GRADIO_TEMP_DIR") or str(Path(tempfile.gettempdir()) / "gradio")
     folder = server_folder(root)
     os.environ["GRADIO_TEMP_DIR"] = str(folder)

@@ -59,8 +59,9 @@ sys.path.insert(0, str(ROOT))
 from served import PageClient, free_port, offline_env, start_app, stop_app, wait_http_200
 
 import vit  # after the path is set
-from vit import views
 from vit.config import PRESETS
+from vit.views import attention as attention_views
+from vit.views import base, patches
 from vit.views import registry as pictures
 
 IMAGE = ROOT / "assets" / "cat.jpg"
@@ -143,7 +144,7 @@ def page_views(a: vit.Analysis) -> list:
     from vit.ui import pictures as page  # noqa: PLC0415 - the page's own stage table, torch-free
 
     first = [("depth-plot", pictures.draw(a, "depth-plot")), ("stage-table", page.stage_table(a)),
-             ("predictions", views.top_k(a, TOP_K))]
+             ("predictions", patches.top_k(a, TOP_K))]
     return first + [(name, pictures.draw(a, name, DISPLAY)) for name in pictures.on_tab("patches")]
 
 
@@ -155,7 +156,7 @@ def render_views(a: vit.Analysis) -> list:
     per-layer sheets, query-patch view, top-k and the early-exit plot. (name, drawn) pairs.
     """
     drawn = [(name, pictures.draw(a, name, DISPLAY)) for name in (*pictures.API_PICTURES, "depth-plot")]
-    return drawn + [("stage-table", views.stage_rows(a)), ("predictions", views.top_k(a, TOP_K))]
+    return drawn + [("stage-table", patches.stage_rows(a)), ("predictions", patches.top_k(a, TOP_K))]
 
 
 def fusion_change(a: vit.Analysis, rep: int) -> list:
@@ -164,15 +165,15 @@ def fusion_change(a: vit.Analysis, rep: int) -> list:
     ``a`` should be ``Analysis.untried()``: the new fusion's rollout rows are computed, nothing recalled.
     """
     b = a.with_options(("max", "min")[rep % 2], a.discard_ratio)
-    return [("rollout-view", views.rollout_view(b, b.depth, OPACITY, CMAP)),
-            ("layer-views", views.layers_view(b, OPACITY, CMAP))]
+    return [("rollout-view", attention_views.rollout_view(b, b.depth, OPACITY, CMAP)),
+            ("layer-views", attention_views.layers_view(b, OPACITY, CMAP))]
 
 
 def discard_change(a: vit.Analysis, rep: int) -> list:
     """Another discard ratio (0.5, then 0.9), likewise: the app redraws the rollout (``a`` should be
     ``Analysis.untried()``)."""
     b = a.with_options(a.head_fusion, (0.5, 0.9)[rep % 2])
-    return [("rollout-view", views.rollout_view(b, b.depth, OPACITY, CMAP))]
+    return [("rollout-view", attention_views.rollout_view(b, b.depth, OPACITY, CMAP))]
 
 
 def display_change(a: vit.Analysis, rep: int) -> list:
@@ -187,9 +188,9 @@ def display_change(a: vit.Analysis, rep: int) -> list:
     opacity = (0.5, 0.7)[rep % 2]
     query = ((0.3, 0.6), (0.7, 0.2))[rep % 2]
     return [
-        ("rollout-view", views.rollout_view(a, layer, opacity, CMAP)),
-        ("head-views", views.heads_view(a, layer, opacity, CMAP)),
-        ("query-view", views.query_view(a, query, layer, head, opacity, CMAP)),
+        ("rollout-view", attention_views.rollout_view(a, layer, opacity, CMAP)),
+        ("head-views", attention_views.heads_view(a, layer, opacity, CMAP)),
+        ("query-view", patches.query_view(a, query, layer, head, opacity, CMAP)),
     ]
 
 
@@ -201,7 +202,7 @@ def encode_pictures(outputs: list) -> int:
     """Encode every view's picture as the served app does (:data:`ENCODING`); pictures encoded."""
     count = 0
     for name, out in outputs:
-        if not isinstance(out, views.View):
+        if not isinstance(out, base.View):
             continue
         count += 1
         buf = io.BytesIO()

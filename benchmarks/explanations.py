@@ -10,7 +10,7 @@ On the shapes model trained here (``assets/vit_tiny_shapes.pth``), unchanged:
   pointing game by two rules: "any", the map's brightest patch holds any pixel of the asked shape
   (``faithfulness.pointing_hit``); "≥ 25 %", that patch is at least a quarter covered by it. 95 % bootstrap
   interval over drawings for "any".
-* **one shape**: ``vit.explanations.faithfulness``'s one-shape drawings (its seed): the pointing game, and the
+* **one shape**: ``faithfulness``'s one-shape drawings (its seed): the pointing game, and the
   deletion and insertion AUCs (10 steps, mean baseline) of each map.
 * **ms per map**: the median of ``--repeat`` interleaved rounds, on the shapes model at P = 8 and on ViT-B/16 at
   P = 16 (random weights: the time does not depend on them) in float32 and bfloat16, beside the bare forward.
@@ -33,11 +33,11 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import independent_shapes  # benchmarks/, beside this file
+import faithfulness  # benchmarks/, beside this file
+import independent_shapes
 
 import vit
 from vit import shapes
-from vit.explanations import faithfulness
 from vit.explanations.methods import AUTO
 from vit.explanations.perturb import perturbation_curves
 

@@ -34,8 +34,9 @@ from PIL import Image, ImageFilter
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import faithfulness  # benchmarks/, beside this file
+
 import vit  # after the path is set
-from vit.explanations import faithfulness
 
 CLASSES = ("circle", "square", "triangle", "star", "cross", "ring", "diamond", "heart")  # the model's order
 SIZES = (64, 128, 256, 512, 1024)

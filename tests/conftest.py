@@ -44,6 +44,27 @@ os.environ.setdefault("VIT_DOWNLOAD_TIMEOUT", "3")
 torch.set_num_threads(min(2, torch.get_num_threads()))
 
 
+def chromium_or_skip() -> str:
+    """The Chromium the browser tests drive, or a skip that says what is missing (Chromium or playwright); where
+    ``CI`` is set, a failure instead (.ci/run installs both). Called at a module's import, it skips the module."""
+    import importlib.util
+
+    from served import find_chromium
+
+    found = find_chromium()
+    missing = None
+    if found is None:
+        missing = ("no Chromium found ($VIT_CHROMIUM, or chromium, chromium-browser, google-chrome on PATH); "
+                   "install one (Debian: apt-get install chromium) to run the browser tests")
+    elif importlib.util.find_spec("playwright") is None:
+        missing = "playwright is not installed (pip install -r requirements-dev.txt)"
+    if missing:
+        if os.environ.get("CI"):
+            raise RuntimeError(f"CI is set, so the browser tests must run: {missing}")
+        pytest.skip(missing, allow_module_level=True)
+    return found
+
+
 def random_torchvision_vit(name: str, seed: int = 0, **overrides) -> torch.nn.Module:
     """A torchvision ViT with random weights everywhere (its head is zero-initialised by default)."""
     import torchvision

@@ -10,6 +10,7 @@ import torch
 import torchvision
 from conftest import random_torchvision_vit
 from PIL import Image
+from reference import attention_rollout
 from test_model import torchvision_attention
 
 import vit
@@ -55,9 +56,9 @@ def test_sizes_and_image(result):
 
 def test_rollout_equals_reference(result, reference):
     _, maps = reference
-    full = rollout.attention_rollout([w[0].mean(0) for w in maps])  # (T, T), direct O(L T^3)
+    full = attention_rollout([w[0].mean(0) for w in maps])  # (T, T), direct O(L T^3)
     torch.testing.assert_close(result.rollout(), full[0, 1:].reshape(7, 7), atol=1e-5, rtol=1e-4)
-    part = rollout.attention_rollout([w[0].mean(0) for w in maps[:4]])
+    part = attention_rollout([w[0].mean(0) for w in maps[:4]])
     torch.testing.assert_close(result.rollout(layer=4, query=10), part[10, 1:].reshape(7, 7), atol=1e-5, rtol=1e-4)
     torch.testing.assert_close(result.rollout_matrix_row().sum(), torch.tensor(1.0))
 
@@ -88,7 +89,7 @@ def test_other_fusion_and_discard_without_the_model(result, reference):
     _, maps = reference
     other = result.with_options(head_fusion="max", discard_ratio=0.5)
     assert other is not result and result.head_fusion == "mean"
-    ref = rollout.attention_rollout([w[0].amax(0) for w in maps], 0.5)
+    ref = attention_rollout([w[0].amax(0) for w in maps], 0.5)
     torch.testing.assert_close(other.rollout(), ref[0, 1:].reshape(7, 7), atol=1e-5, rtol=1e-4)
     assert result.with_options() is result
 
@@ -207,7 +208,7 @@ def test_extreme_aspect_ratio_is_cropped_before_resizing():
 
 def test_fusion_and_discard_changes_recompute_no_attention(result, monkeypatch):
     """Every fusion's maps are kept: another fusion or discard ratio is a lookup plus the rollout rows."""
-    from vit import views
+    from vit.views import attention
 
     def recompute(*args, **kwargs):
         raise AssertionError("a display-only change recomputed attention from q and k")
@@ -217,9 +218,9 @@ def test_fusion_and_discard_changes_recompute_no_attention(result, monkeypatch):
         for discard in (0.0, 0.3):
             a = result.with_options(fusion, discard)
             assert a.fused is result.fusions[fusion]  # shared, not copied
-            views.rollout_view(a, a.depth, 0.6, "cividis")
-            views.layers_view(a, 0.6, "cividis")
-            views.heads_view(a, 5, 0.6, "cividis")
+            attention.rollout_view(a, a.depth, 0.6, "cividis")
+            attention.layers_view(a, 0.6, "cividis")
+            attention.heads_view(a, 5, 0.6, "cividis")
     assert result.with_options("max", 0.3) is result.with_options("max", 0.3)  # remembered
 
 
@@ -230,19 +231,20 @@ def test_kept_fused_maps_dtype_and_size(b32, cat_image, result, monkeypatch):
     fresh.rollout()  # its rows are kept from when they are first drawn
     assert list(fresh.fusions) == ["mean", "max", "min"]
     assert all(m.dtype == torch.float32 and m.shape == (L, T, T) for m in fresh.fusions.values())
-    assert fresh.nbytes == vit.cost.estimate("vit_b_32").kept_bytes
+    assert fresh.nbytes == vit.cost.estimate(vit.validate.setting("vit_b_32")).kept_bytes
     fresh.with_options("max", 0.5).rollout()
-    assert fresh.nbytes == vit.cost.estimate("vit_b_32").kept_bytes + 4 * L * T  # a variant adds its rows only
+    kept = vit.cost.estimate(vit.validate.setting("vit_b_32")).kept_bytes
+    assert fresh.nbytes == kept + 4 * L * T  # a variant adds its rows only
     monkeypatch.setattr(vit.cost, "FP32_FUSED_MAX_BYTES", 0)  # as at ViT-B/16, patch 8 and finer
     half = vit.analyze(b32, cat_image, top_k=3)
     half.rollout()
     assert all(m.dtype == torch.float16 and m.shape == (L, T, T) for m in half.fusions.values())
-    assert half.nbytes == vit.cost.estimate("vit_b_32").kept_bytes
+    assert half.nbytes == vit.cost.estimate(vit.validate.setting("vit_b_32")).kept_bytes
     assert sum(m.nbytes for m in half.fusions.values()) == 3 * L * T * T * 2
 
 
 def test_kept_bytes_at_patch_4_fit_one_gigabyte():
-    c = vit.cost.estimate("vit_b_16", 4)
+    c = vit.cost.estimate(vit.validate.setting("vit_b_16", 4))
     assert vit.cost.fused_itemsize(c.depth, c.tokens) == 2
     assert c.kept_bytes <= 1.0e9  # three fusions in float16 (708 MB), queries and keys (231 MB), the rest
 
@@ -264,7 +266,7 @@ def test_rollout_from_float16_maps_within_1e3_of_float32(b32, cat_image, result,
             assert got.dtype == torch.float32
             torch.testing.assert_close(got, b.rollout(layer), atol=3e-5, rtol=0)
     _, maps = reference  # and the direct reference from torchvision's full maps
-    full = rollout.attention_rollout([w[0].mean(0) for w in maps])
+    full = attention_rollout([w[0].mean(0) for w in maps])
     torch.testing.assert_close(half.rollout(), full[0, 1:].reshape(7, 7), atol=3e-5, rtol=0)
     # the fused attention rows come from the float32 heads: exact whatever the kept dtype
     torch.testing.assert_close(half.attention(7, query=17), maps[6][0][:, 17].mean(0), atol=1e-5, rtol=1e-4)

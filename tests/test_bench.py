@@ -16,9 +16,11 @@ from pathlib import Path
 
 import pytest
 import torch
+from reference import attention_rollout
 
 import vit
-from vit.analysis import rollout
+
+pytestmark = pytest.mark.server
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "benchmarks" / "bench.py"
@@ -74,7 +76,7 @@ def test_peer_keeps_every_attention_map_and_rolls_out_like_ours(bench):
     assert [tuple(a.shape) for a in kept] == [(1, 12, 50, 50)] * 3  # every layer, every head
     torch.testing.assert_close(kept[0].sum(-1), torch.ones(1, 12, 50))  # softmax rows
     with torch.inference_mode():
-        reference = rollout.attention_rollout([a[0].mean(0) for a in kept])[0, 1:]
+        reference = attention_rollout([a[0].mean(0) for a in kept])[0, 1:]
         torch.testing.assert_close(bench.peer_rollout(kept), reference)
         # The hooks do not change the model's output.
         logits2, mask = bench.run_peer(model, kept, x)
@@ -84,16 +86,16 @@ def test_peer_keeps_every_attention_map_and_rolls_out_like_ours(bench):
 
 def test_views_are_drawn_by_vit_views_not_a_replica(bench):
     """The benchmark times the pictures the app, the CLI and vit.views draw: it imports no app, copies no view."""
-    from vit import views
+    from vit.views import attention, base
 
     source = BENCH.read_text()
     assert "import app" not in source and "render." not in source and "__wrapped__" not in source
     model = vit.load_model("vit_b_32", weights="random", depth=2)
     a = vit.analyze(model, bench.IMAGE)
     drawn = bench.render_views(a)
-    pictures = {name: o for name, o in drawn if isinstance(o, views.View)}
+    pictures = {name: o for name, o in drawn if isinstance(o, base.View)}
     assert len(pictures) == 6 and bench.encode_pictures(drawn) == 6
-    expected = views.rollout_view(a, a.depth, bench.OPACITY, bench.CMAP)
+    expected = attention.rollout_view(a, a.depth, bench.OPACITY, bench.CMAP)
     assert pictures["rollout-view"].image.tobytes() == expected.image.tobytes()
     changed = bench.display_change(a, 1)
     assert [v.title for _, v in changed] == ["Attention rollout, layers 1-1", "Heads of layer 1",

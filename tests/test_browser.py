@@ -20,9 +20,9 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import free_port
+from conftest import chromium_or_skip, free_port
 from PIL import Image
-from served import CHROMIUM_ARGS, find_chromium, patch_point
+from served import CHROMIUM_ARGS, patch_point
 
 import app
 import vit
@@ -33,22 +33,12 @@ from vit.ui import state
 from vit.views import draw
 from vit.views.registry import PROJECTOR_ENLARGE
 
-CHROMIUM = find_chromium()
-_MISSING = None
-if CHROMIUM is None:
-    _MISSING = ("no Chromium found ($VIT_CHROMIUM, or chromium, chromium-browser, google-chrome on PATH); "
-                "install one (Debian: apt-get install chromium) to run the browser tests")
-try:
-    from playwright.sync_api import Page, expect, sync_playwright
-except ImportError:  # pragma: no cover - requirements-dev.txt has it
-    _MISSING = _MISSING or "playwright is not installed (pip install -r requirements-dev.txt)"
-if _MISSING:
-    if os.environ.get("CI"):
-        raise RuntimeError(f"CI is set, so the browser tests must run: {_MISSING}")
-    pytest.skip(_MISSING, allow_module_level=True)
+CHROMIUM = chromium_or_skip()  # or this module skips, saying what is missing
+
+from playwright.sync_api import Page, expect, sync_playwright  # noqa: E402 - once it is known to be there
 
 # gradio 6.31 itself calls deprecated pandas options on every request.
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:gradio.queueing")
+pytestmark = [pytest.mark.browser, pytest.mark.filterwarnings("ignore::DeprecationWarning:gradio.queueing")]
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs" if os.environ.get("VIT_SCREENSHOTS") == "docs" else Path(tempfile.gettempdir()) / "vit-screenshots"

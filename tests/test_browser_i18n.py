@@ -16,7 +16,7 @@ from test_browser import ROOT, TIMEOUT_MS, WATCH_ERRORS, upload, wait_for_text
 
 url, browser = test_browser.url, test_browser.browser  # the browser tests' fixtures: this module's own instances
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:gradio.queueing")
+pytestmark = [pytest.mark.browser, pytest.mark.filterwarnings("ignore::DeprecationWarning:gradio.queueing")]
 
 HAN = re.compile(r"[\u4e00-\u9fff]")
 

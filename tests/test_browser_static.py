@@ -7,27 +7,18 @@ The browser is found as in tests/test_browser.py, and is skipped (or fails under
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from served import find_chromium
-from test_browser import browser  # noqa: F401 - the browser tests' Chromium, launched the same way
+from test_browser import browser  # noqa: F401 - the browser tests' Chromium (or their skip, saying why)
 
 from vit.ui import meter
 from vit.ui.tabs.parts import PIN_JS
 
+pytestmark = pytest.mark.browser
+
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = find_chromium()
-try:
-    from playwright.sync_api import sync_playwright
-except ImportError:  # pragma: no cover - requirements-dev.txt has it
-    sync_playwright = None
-if CHROMIUM is None or sync_playwright is None:
-    if os.environ.get("CI"):
-        raise RuntimeError("CI is set, so the browser tests must run: no Chromium or no playwright")
-    pytest.skip("no Chromium or no playwright (see tests/test_browser.py)", allow_module_level=True)
 
 # A banner whose remedy is its last sentence, as the review saw it (2026-12-04, defect 13).
 UNTRAINED = ("UNTRAINED: ViT-B/16 ImageNet weights could not be loaded (could not download vit_b_16: <urlopen error "

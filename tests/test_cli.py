@@ -1,12 +1,20 @@
-"""python -m vit: the JSON it prints, the files it writes, and clean errors."""
+"""python -m vit: the JSON it prints, the files it writes, and clean errors.
+
+The commands run in this process (:func:`run`, ``vit.__main__.main``): a new interpreter costs seconds of imports
+per call. Two tests run ``python -m vit`` itself, so the entry point stays honest.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import logging
 import os
 import re
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -15,12 +23,37 @@ from conftest import ROOT
 from corpus import make_corpus
 from PIL import Image
 
+import vit.__main__ as cli
 
-def run(*args, env_home: Path | None = None, timeout=300) -> subprocess.CompletedProcess:
-    env = dict(os.environ)
-    if env_home is not None:
-        env["TORCH_HOME"] = str(env_home)
-    return subprocess.run([sys.executable, "-m", "vit", *args], cwd=ROOT, env=env, capture_output=True,
+QUIET_BY_DEFAULT = (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning)
+
+
+def run(*args) -> subprocess.CompletedProcess:
+    """``python -m vit ARGS`` in this process: its exit status and what it printed.
+
+    What a new interpreter would print on stderr besides is printed there too: a warning (those Python shows by
+    default) and a log record of WARNING or above (Python's last-resort handler), so "one line" means one line.
+    """
+    out, err = io.StringIO(), io.StringIO()
+    handler = logging.StreamHandler(err)
+    handler.setLevel(logging.WARNING)
+    logging.getLogger().addHandler(handler)
+    try:
+        with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(out), \
+                contextlib.redirect_stderr(err):
+            warnings.simplefilter("always")
+            code = cli.main(list(args))
+    finally:
+        logging.getLogger().removeHandler(handler)
+    for w in caught:
+        if not issubclass(w.category, QUIET_BY_DEFAULT):
+            err.write(warnings.formatwarning(w.message, w.category, w.filename, w.lineno))
+    return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
+
+
+def run_module(*args, timeout=300) -> subprocess.CompletedProcess:
+    """``python -m vit ARGS`` as its own process."""
+    return subprocess.run([sys.executable, "-m", "vit", *args], cwd=ROOT, env=dict(os.environ), capture_output=True,
                           text=True, timeout=timeout)
 
 
@@ -72,11 +105,10 @@ def test_pngs_written(analyzed):
 
 
 def test_text_output_says_what_was_written(tmp_path, monkeypatch, capsys):
-    import vit.__main__ as cli
     from vit.model import load as api
 
     model = api.load_model("vit_b_32", weights="random", depth=1, device="cpu")
-    monkeypatch.setattr(api, "load_model", lambda *args, **kwargs: model)
+    monkeypatch.setattr(api, "load_setting", lambda *args, **kwargs: model)  # what the CLI calls
     assert cli.main(["analyze", str(ROOT / "assets" / "cat.jpg"), "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     for name in OUT_FILES:
@@ -84,11 +116,19 @@ def test_text_output_says_what_was_written(tmp_path, monkeypatch, capsys):
         assert (tmp_path / name).is_file()
 
 
+@pytest.mark.server  # a subprocess: the entry point itself
 def test_imagenet_from_cache_and_text_output(torch_home, cat_image):
-    proc = run("analyze", str(cat_image), "--model", "ViT-B/32", env_home=torch_home)
+    proc = run_module("analyze", str(cat_image), "--model", "ViT-B/32")  # the entry point itself
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("ViT-B/32 ImageNet weights (torchvision)")
     assert "(1, 50, 768)" in proc.stdout and "Traceback" not in proc.stderr
+
+
+def test_the_entry_point_exits_2_with_one_line():
+    proc = run_module("frobnicate")
+    assert proc.returncode == 2 and proc.stdout == ""
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "invalid choice" in lines[0], proc.stderr
 
 
 @pytest.mark.parametrize(
@@ -127,11 +167,10 @@ def test_clean_error_exit(tmp_path, cat_image, args, words):
 
 def test_corpus_through_the_cli(tmp_path, monkeypatch, capsys):
     """Every odd file gives a result or one clean error line (in-process, one model kept for speed)."""
-    import vit.__main__ as cli
     from vit.model import load as api
 
     model = api.load_model("vit_b_32", weights="random", depth=1, device="cpu")
-    monkeypatch.setattr(api, "load_model", lambda *args, **kwargs: model)
+    monkeypatch.setattr(api, "load_setting", lambda *args, **kwargs: model)  # what the CLI calls
     corpus = make_corpus(tmp_path)
     assert len(corpus) >= 25
     for path, should_load in corpus:
@@ -246,7 +285,8 @@ def no_model(monkeypatch):
     """The model must never be loaded: the refusal comes before any work."""
     from vit.model import load as api
 
-    monkeypatch.setattr(api, "load_model", lambda *a, **k: pytest.fail("the model was loaded"))
+    for name in ("load_model", "load_setting"):
+        monkeypatch.setattr(api, name, lambda *a, **k: pytest.fail("the model was loaded"))
 
 
 @pytest.mark.parametrize(("make_out", "words"), [
@@ -256,8 +296,6 @@ def no_model(monkeypatch):
     (lambda tmp: str(tmp.joinpath(*["d" * 200] * 25)), "the path is too long"),  # 5,000 bytes, over PATH_MAX
 ])
 def test_out_edges_are_one_sentence_before_any_work(tmp_path, capsys, no_model, make_out, words):
-    import vit.__main__ as cli
-
     out = make_out(tmp_path)
     assert cli.main(["analyze", str(ROOT / "assets" / "cat.jpg"), "--weights", "random", "--out", out]) == 2
     captured = capsys.readouterr()
@@ -274,7 +312,6 @@ def test_out_edges_are_one_sentence_before_any_work(tmp_path, capsys, no_model, 
     (lambda tmp: "", "--out must be a .pth path, got ''"),
 ])
 def test_train_shapes_out_is_checked_before_training(tmp_path, monkeypatch, capsys, make_out, words):
-    import vit.__main__ as cli
     from vit.model import train
 
     (tmp_path / "folder.pth").mkdir()
@@ -285,7 +322,6 @@ def test_train_shapes_out_is_checked_before_training(tmp_path, monkeypatch, caps
 
 def test_train_shapes_out_that_can_be_written_reaches_training(tmp_path, monkeypatch):
     """The check above is not a refusal of everything: a writable place goes on to train."""
-    import vit.__main__ as cli
     from vit.model import train
 
     asked = []
@@ -297,7 +333,6 @@ def test_train_shapes_out_that_can_be_written_reaches_training(tmp_path, monkeyp
 
 def test_train_shapes_help_states_each_recipes_epochs(capsys):
     """The help's default epochs are the recipes' own (it said 30 for a recipe of 28)."""
-    import vit.__main__ as cli
     from vit.model.train import RECIPES
 
     with pytest.raises(SystemExit):
@@ -307,11 +342,22 @@ def test_train_shapes_help_states_each_recipes_epochs(capsys):
     assert stated == {name: recipe.epochs for name, recipe in RECIPES.items()}, stated
 
 
+@pytest.mark.parametrize("command", ["explain", "intervene"])
+def test_the_help_names_every_explanation_method(capsys, command):
+    """The methods the help lists are the registry's (they were written out by hand)."""
+    from vit.explanations.methods import DEFAULT_METHOD, METHODS
+
+    with pytest.raises(SystemExit):
+        cli.main([command, "--help"])
+    method = re.search(r"--method METHOD (.*?) --", " ".join(capsys.readouterr().out.split())).group(1)
+    assert re.findall(r"(\w+)(?: \(default\))?(?:,|$)", method) == list(METHODS), method
+    assert f"{DEFAULT_METHOD} (default)" in method
+
+
 ESCAPES = "esc\x1b[31mRED\x1b]0;pwned-title\x07.png"
 
 
 def test_terminal_escapes_in_file_names_are_shown_escaped(tmp_path, capsys, monkeypatch):
-    import vit.__main__ as cli
     from vit.model import load as api
 
     broken = tmp_path / ESCAPES
@@ -322,7 +368,7 @@ def test_terminal_escapes_in_file_names_are_shown_escaped(tmp_path, capsys, monk
     assert "esc\\x1b[31mRED\\x1b]0;pwned-title\\x07.png" in line
 
     model = api.load_model("vit_b_32", weights="random", depth=1, device="cpu")
-    monkeypatch.setattr(api, "load_model", lambda *args, **kwargs: model)
+    monkeypatch.setattr(api, "load_setting", lambda *args, **kwargs: model)  # what the CLI calls
     out = tmp_path / ("views" + "\x1b[2J")
     assert cli.main(["analyze", str(ROOT / "assets" / "cat.jpg"), "--out", str(out)]) == 0
     printed = capsys.readouterr().out
@@ -365,14 +411,13 @@ def test_json_is_strict_even_when_the_numbers_are_not_finite(tmp_path, capsys, m
     """Past the weights check (patched out here), a NaN model still prints JSON, its NaNs as null."""
     import torch
 
-    import vit.__main__ as cli
     from vit.model import load as api
 
     model = api.load_model("vit_tiny_shapes", weights="trained", device="cpu")
     with torch.no_grad():
         for p in model.module.parameters():
             p.fill_(float("nan"))
-    monkeypatch.setattr(api, "load_model", lambda *args, **kwargs: model)
+    monkeypatch.setattr(api, "load_setting", lambda *args, **kwargs: model)  # what the CLI calls
     monkeypatch.setattr(cli, "_check_finite_weights", lambda *a: None)
     assert cli.main(["analyze", str(STAR), "--model", "vit_tiny_shapes", "--json"]) == 0
     doc = strict(capsys.readouterr().out)
@@ -390,8 +435,6 @@ def test_strict_json_writes_non_finite_numbers_as_null():
 
 
 def test_a_symlink_loop_is_named_as_such(tmp_path, capsys):
-    import vit.__main__ as cli
-
     loop = tmp_path / "loop.jpg"
     loop.symlink_to(loop)
     assert cli.main(["analyze", str(loop), "--weights", "random"]) == 2
@@ -399,8 +442,6 @@ def test_a_symlink_loop_is_named_as_such(tmp_path, capsys):
 
 
 def test_a_too_long_weights_name_is_one_sentence(capsys):
-    import vit.__main__ as cli
-
     assert cli.main(["analyze", str(STAR), "--model", "vit_tiny_shapes", "--weights", "w" * 300 + ".pth"]) == 2
     line = one_error_line(capsys.readouterr().err)
     assert "--weights must be" in line and len(line) < 300
@@ -423,8 +464,6 @@ def test_explain_refuses_an_all_nan_checkpoint_in_one_sentence(nan_checkpoint):
     ("analyze", lambda tmp: "/dev/null/views", "a part of the path is a file, not a folder"),
 ])
 def test_every_commands_out_is_one_sentence_before_any_work(tmp_path, capsys, no_model, command, make_out, words):
-    import vit.__main__ as cli
-
     image = ["--weights", "random"] if command == "analyze" else ["--model", "vit_tiny_shapes", "--weights", "random"]
     assert cli.main([command, str(ROOT / "assets" / "cat.jpg"), *image, "--out", make_out(tmp_path)]) == 2
     captured = capsys.readouterr()
@@ -438,7 +477,6 @@ def test_every_commands_out_is_one_sentence_before_any_work(tmp_path, capsys, no
     ("/proc/self/" + "p" * 300 + ".pth", "too long"),
 ])
 def test_train_shapes_out_where_nothing_can_be_written(monkeypatch, capsys, out, words):
-    import vit.__main__ as cli
     from vit.model import train
 
     monkeypatch.setattr(train, "train_shapes", lambda *a, **k: pytest.fail("training started"))
@@ -448,7 +486,6 @@ def test_train_shapes_out_where_nothing_can_be_written(monkeypatch, capsys, out,
 
 
 def test_train_shapes_prints_its_file_name_escaped(tmp_path, monkeypatch, capsys):
-    import vit.__main__ as cli
     from vit.model import train
 
     out = tmp_path / ("w" + "\x1b]0;pwned\x07.pth")

@@ -105,7 +105,7 @@ def test_a_wait_times_out_and_leaves_the_line():
         with pytest.raises(DecodeWaitedTooLong, match="waited 0.05 s"):
             with budget.admit(1, timeout=0.05):
                 pytest.fail("admitted")
-        assert 0.04 <= time.monotonic() - started < 2
+        assert time.monotonic() - started >= 0.04  # it waited its timeout, then left
         assert budget.waiting == 0
     with budget.admit(10, timeout=0):
         pass

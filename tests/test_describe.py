@@ -1,5 +1,5 @@
-"""Every picture's text alternative (issue 36): written from the data it is drawn from, at the display's layer and
-head, in the page's language (``vit.views.describe``, set by ``vit.views.registry.draw``).
+"""Every picture's text alternative (issue 36): written by its view from the arrays it draws, at the display's layer
+and head, in the page's language (``View.alt``).
 
 The numbers are checked against the analysis's own arrays, read here with numpy, at layer 2 of 4 and head 2 of 3
 (the defaults are the last layer and head 1): a text alternative that ignored the display would name other patches.
@@ -15,7 +15,7 @@ import pytest
 
 import vit
 from vit.model.families import class_names
-from vit.views import describe, registry
+from vit.views import depth, describe, inside, registry
 from vit.views.base import bar_number
 from vit.views.registry import Display
 from vit.views.whatif import HeadGrid
@@ -71,10 +71,6 @@ def numbers(text: str) -> list[str]:
 
 
 # --------------------------------------------------------------------------- every picture, both languages
-
-
-def test_every_picture_has_a_writer():
-    assert set(describe.WRITERS) == set(registry.PICTURES)
 
 
 @pytest.mark.parametrize("name", list(registry.PICTURES))
@@ -268,18 +264,17 @@ def test_half_of_a_map_is_held_by_its_fewest_patches():
 def test_a_deep_models_layers_are_named_a_few_at_a_time():
     """Up to 12 layers every number is listed; deeper models (24, 32 layers) list 8 of them, the first and the last
     among them, each named by its layer, so the words stay short."""
-    assert describe._series([str(n) for n in range(1, 13)], "en") == ", ".join(str(n) for n in range(1, 13))
-    words = describe._series([f"v{n}" for n in range(1, 33)], "en")
+    assert describe.series([str(n) for n in range(1, 13)], "en") == ", ".join(str(n) for n in range(1, 13))
+    words = describe.series([f"v{n}" for n in range(1, 33)], "en")
     assert words.startswith("at layer 1: v1, ") and words.endswith("at layer 32: v32")
     assert words.count("at layer") == describe.SPREAD
-    assert describe._series([f"v{n}" for n in range(1, 25)], "zh").startswith("第 1 层 v1、")
+    assert describe.series([f"v{n}" for n in range(1, 25)], "zh").startswith("第 1 层 v1、")
 
 
 def test_a_backbone_says_it_has_nothing_to_read():
     from types import SimpleNamespace
 
     backbone = SimpleNamespace(has_classifier=False)
-    view = SimpleNamespace(title="")
-    for name in ("depth-plot", "lens-view"):
-        assert "no classifier" in describe.describe(name, backbone, view, Display(lang="en"))
-        assert "没有分类头" in describe.describe(name, backbone, view, Display(lang="zh"))
+    for lang, words in (("en", "no classifier"), ("zh", "没有分类头")):
+        assert words in depth.depth_view(backbone, lang=lang).alt
+        assert words in inside.lens_view(backbone, 1, lang=lang).alt

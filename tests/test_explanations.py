@@ -6,7 +6,7 @@ tensors of the graph; ``retain_grad()`` on them and on every block's ``ln_1`` ou
 dA_l and the Grad-CAM activations' gradients (at any block) after one ``backward()`` of the target's logit.
 Then Chefer's R, the rollout and Grad-CAM are computed in float64 with full matrices, as the
 papers write them. At the native patch size 32 and at 24 (torchvision rebuilt at 216 px with our
-resampled embeddings), and for both of our gradient paths (whole graph and one block at a time).
+resampled embeddings); the whole-graph and the block-by-block paths agree.
 
 AttnLRP's reference is torchvision's forward written out with the rule functions of ``lxt`` (the AttnLRP
 authors' library, 2.1; ``.ci/run`` installs it without its dependencies, and its rules module is loaded on its
@@ -16,6 +16,7 @@ blocks on the tokens left, block by block.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import math
 import os
@@ -29,6 +30,7 @@ from test_inside import DEPTH, checkpoint, torchvision_twin  # noqa: F401  (chec
 
 import vit
 from vit import cost
+from vit.analysis.trace import attention_kept
 from vit.errors import InputError
 from vit.explanations import maps as explanations
 from vit.model.load import load_model
@@ -263,12 +265,36 @@ def test_gradcam_layer_default_and_refusals():
             vit.explain(shapes, ROOT / "assets" / "shapes-star.png", method="gradcam", layer=bad)
 
 
+def relevance_row(contributions, query: int = 0) -> torch.Tensor:
+    """Row ``query`` of Chefer's R = (I + C_L) ... (I + C_1) from the L per-layer terms, by the package's step."""
+    row = torch.zeros(contributions[0].shape[-1], dtype=contributions[0].dtype)
+    row[query] = 1.0
+    for contribution in reversed(list(contributions)):
+        row = explanations.relevance_step(row, contribution)
+    return row
+
+
+def whole_graph_grad_rollout(model, x, target, versus):
+    """Chefer's row from one forward and one backward pass keeping every layer's attention (the package recomputes
+    one block at a time)."""
+    layers = list(model.encoder.layers)
+    with torch.enable_grad(), attention_kept(layers) as kept:
+        tokens = model.embedding(x).detach().requires_grad_()  # a leaf, so the graph is built from here
+        logits = model.head(model.encoder(tokens))  # (B, N+1, D) -> (B, K)
+        target, versus = explanations._question(logits, target, versus)
+        weights = [kept[i] for i in range(len(layers))]  # L x (B, h, N+1, N+1)
+        grads = torch.autograd.grad(explanations._score(logits, target, versus), weights)
+    contributions = [explanations.attention_contribution(w[0].detach(), g[0]) for w, g in zip(weights, grads)]
+    return logits.detach(), relevance_row(contributions), target, versus
+
+
 @pytest.mark.parametrize("target", [None, 3])
 def test_both_gradient_paths_agree(case, target):
     loaded, _, x = case
-    for run in (explanations._grad_rollout, explanations._attnlrp):
-        whole = run(loaded.module, x, target, "auto", recompute=False)
-        blocks = run(loaded.module, x, target, "auto", recompute=True)
+    lrp_whole, lrp_blocks = (functools.partial(explanations._attnlrp, recompute=r) for r in (False, True))
+    for whole_graph, blocks_run in ((whole_graph_grad_rollout, explanations._grad_rollout), (lrp_whole, lrp_blocks)):
+        whole = whole_graph(loaded.module, x, target, "auto")
+        blocks = blocks_run(loaded.module, x, target, "auto")
         assert whole[2:] == blocks[2:] and whole[3] is not None
         torch.testing.assert_close(whole[1], blocks[1], rtol=1e-4, atol=1e-6 * float(whole[1].abs().max()))
         torch.testing.assert_close(whole[0], blocks[0])
@@ -334,7 +360,7 @@ def test_relevance_row_is_a_row_of_the_product():
     for c in terms:
         R = R + c @ R
     for q in (0, 4):
-        torch.testing.assert_close(explanations.relevance_row(terms, q), R[q])
+        torch.testing.assert_close(relevance_row(terms, q), R[q])
 
 
 def test_gradcam_map_is_relu_of_the_weighted_sum():

@@ -23,7 +23,7 @@ from conftest import ROOT, running_app, start_app_process
 from gradio_client import Client, handle_file
 from gradio_client.exceptions import AppError
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:gradio.queueing")
+pytestmark = [pytest.mark.server, pytest.mark.filterwarnings("ignore::DeprecationWarning:gradio.queueing")]
 
 CAT = ROOT / "assets" / "cat.jpg"
 LABEL = 12
@@ -220,7 +220,7 @@ class Page:
 
     def analyze(self, model: str, patch_size: int, depth: int) -> tuple[bool, object]:
         """The Analyze button's run (``analyze_now``) with this tab's session; its answer."""
-        data = [{"path": str(CAT)}, model, patch_size, depth, 5, "mean", 0.0, depth, 1]
+        data = [{"path": str(CAT)}, model, patch_size, depth, 5, "mean", 0.0, depth, 1, None]  # None: the gr.State
         response = self.http.post("/gradio_api/queue/join", json={
             "data": data, "fn_index": page_event(self.base, "analyze_now"), "session_hash": self.session,
             "event_data": None})
@@ -325,3 +325,47 @@ def test_an_analysis_goes_only_when_no_session_can_show_it():
     state.key_expired(shared)  # the other tab's key outlived its time to live
     assert store.get(shared) is None and other.key is None
     assert state.end_session("session:unit-tab") == 0  # ended once
+
+
+def test_one_address_analysing_in_a_loop_evicts_only_its_own_analyses():
+    """Medium 6 of the review of 2026-12-04 at its figures: a student's B/32 analysis, then 127 B/16 P = 8 API analyses
+    of another address fill the 3 GB store (the student's next redraw: "dropped"); and four P = 4 ones (0.95 GB)."""
+    import types
+
+    from vit.serve.analyses import AnalysisStore
+
+    def analysis(mb: float):
+        return types.SimpleNamespace(nbytes=int(mb * 1e6))
+
+    for shown_by_a_page in (True, False):
+        shown: set[str] = set()
+        store = AnalysisStore(max_bytes=int(3e9), showing=shown.__contains__)
+        student = store.put(analysis(60), address="student")
+        if shown_by_a_page:
+            shown.add(student)
+        flood = [store.put(analysis(mb), address="attacker") for mb in [23.5] * 127 + [950] * 4]
+        assert store.get(student) is not None  # kept: the attacker's own oldest went
+        assert store.nbytes <= 3e9 and store.get(flood[-1]) is not None and store.get(flood[0]) is None
+    shown = set()
+    store = AnalysisStore(max_bytes=int(1e9), share_bytes=int(0.5e9), showing=shown.__contains__)
+    pages = [store.put(analysis(200), address="class") for _ in range(2)]
+    shown.update(pages)  # a class's live pages keep theirs; beyond its share its own shown ones make room
+    store.put(analysis(200), address="class")
+    assert store.get(pages[0]) is None and store.get(pages[1]) is not None
+
+
+def test_an_idle_students_open_page_survives_70_new_pages_of_its_address():
+    """Medium 8 of the review of 2026-12-04: 70 new sessions of one address forgot an idle student's (64 per address,
+    the least recently seen first), and its redraw drew nothing. A page whose heartbeat is open is never forgotten
+    for its address's share; past the server's whole bound, the closed pages go first."""
+    from vit.serve.sessions import SessionLedger
+
+    open_pages = {"student"}
+    ledger = SessionLedger(max_sessions=100, per_client=64, live=open_pages.__contains__)
+    ledger.seen("student", "school")
+    gone = [s for n in range(70) for s in ledger.seen(f"page-{n}", "school")]
+    assert "student" in ledger and gone == [f"page-{n}" for n in range(7)]  # 64 with the open page
+    open_pages.update(f"other-{n}" for n in range(120))
+    gone = [s for n in range(120) for s in ledger.seen(f"other-{n}", f"10.0.0.{n}")]
+    assert len(ledger) == 100 and gone[:63] == [f"page-{n}" for n in range(7, 70)]  # the closed ones first
+    assert "student" not in ledger  # the least recently seen open page, once only open ones are left

@@ -88,7 +88,7 @@ def test_no_text_inside_a_picture_is_drawn_smaller_than_smallest_text(shown, mon
         return real_truetype(path, size, *args, **kwargs)
 
     monkeypatch.setattr(ImageFont, "truetype", recorded)
-    draw.font.cache_clear()
+    draw.typeface.cache_clear()
     draw.mono_font.cache_clear()
     try:
         for frame in (None, *FRAMES):
@@ -96,7 +96,7 @@ def test_no_text_inside_a_picture_is_drawn_smaller_than_smallest_text(shown, mon
                 for name in registry.ANALYSIS_PICTURES + ("block-code",):
                     _drawn(a, weights, name, Display(projector=projector, frame=frame))
     finally:
-        draw.font.cache_clear()
+        draw.typeface.cache_clear()
         draw.mono_font.cache_clear()
     assert sizes and min(sizes) >= draw.SMALLEST_TEXT, sorted(set(sizes))[:5]
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import gradio
 import pytest
+from conftest import free_port
 from gradio import context, queueing, state_holder
 
 from vit.ui import gradio_internals
@@ -40,16 +41,74 @@ def test_a_missing_private_object_stops_the_start_with_its_name(monkeypatch, own
 
 
 def test_an_attribute_gradio_no_longer_sets_or_a_page_without_change_locale_stops_it(monkeypatch):
-    real = gradio_internals._in_init
-    monkeypatch.setattr(gradio_internals, "_in_init", lambda cls, *names: real(cls, *names, "a_moved_attribute"))
-    with pytest.raises(gradio_internals.GradioInternalsMissing, match="a_moved_attribute"):
+    real = queueing.Event.__init__
+
+    def moved(self, *args, **kwargs):
+        real(self, *args, **kwargs)
+        del self.enqueue_time
+
+    monkeypatch.setattr(queueing.Event, "__init__", moved)
+    with pytest.raises(gradio_internals.GradioInternalsMissing, match="Event sets no enqueue_time"):
         gradio_internals.check()
     monkeypatch.undo()
-    monkeypatch.setattr(gradio_internals, "_page_exports", lambda name: real(object, "changeLocale"))
+    monkeypatch.setattr(gradio_internals, "_page_exports", lambda name: gradio_internals._sets(object(), name))
     with pytest.raises(gradio_internals.GradioInternalsMissing, match="the language switch"):
         gradio_internals.check()
 
 
+@pytest.fixture(scope="module")
+def launched():
+    """A small demo on a running server, with a private event as the app has."""
+    with gradio.Blocks() as demo:
+        button, text = gradio.Button(), gradio.Textbox()
+        button.click(lambda: "x", None, text, api_name="shown")
+        button.click(lambda: "y", None, text, api_name="hidden", api_visibility="private")
+    demo.queue()
+    demo.launch(server_port=free_port(), prevent_thread_lock=True, quiet=True)
+    try:
+        yield demo
+    finally:
+        demo.close()
+
+
+def test_the_launched_server_has_the_routes_the_config_and_the_session_state_it_needs(launched):
+    gradio_internals.check(launched)
+    assert gradio_internals.private_events(launched) == {"hidden"}
+
+
+def test_a_route_gradio_moved_stops_the_start(launched, monkeypatch):
+    from vit.serve import limits
+
+    moved = (*limits.ROUTES, ("POST", "/gradio_api/queue/enter", limits.JOBS))
+    monkeypatch.setattr(gradio_internals, "ROUTES", moved)
+    with pytest.raises(gradio_internals.GradioInternalsMissing, match="queue/enter.*request limits"):
+        gradio_internals.check(launched)
+    unread = (("POST", "/gradio_api/queue/join", limits.UPLOAD),)  # there, but the middleware would not read it
+    monkeypatch.setattr(gradio_internals, "ROUTES", unread)
+    with pytest.raises(gradio_internals.GradioInternalsMissing, match="no route POST /gradio_api/queue/join"):
+        gradio_internals.check(launched)
+
+
+def test_an_attribute_gradios_session_state_adds_or_a_config_field_it_drops_stops_the_start(launched, monkeypatch):
+    real = state_holder.SessionState.__init__
+
+    def more(self, blocks):
+        real(self, blocks)
+        self.new_in_gradio = {}
+
+    monkeypatch.setattr(state_holder.SessionState, "__init__", more)
+    with pytest.raises(gradio_internals.GradioInternalsMissing, match="LeanSessionState sets no new_in_gradio"):
+        gradio_internals.check(launched)
+    monkeypatch.undo()
+    config = launched.get_config_file()
+    for d in config["dependencies"]:
+        d.pop("api_visibility", None)
+    monkeypatch.setattr(launched, "get_config_file", lambda: config)
+    with pytest.raises(gradio_internals.GradioInternalsMissing, match="sets no api_visibility.*private events"):
+        gradio_internals.check(launched)
+
+
+@pytest.mark.server  # a subprocess: the entry point itself
 def test_app_py_refuses_to_start_in_one_sentence(tmp_path):
     """``python app.py`` with a gradio that lacks one of them: exit status 2 and the sentence, nothing listening."""
     shim = tmp_path / "sitecustomize.py"

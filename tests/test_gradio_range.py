@@ -1,12 +1,15 @@
-"""The lowest gradio of the range requirements.txt states (issue 38) passes the app's tests: .ci/run installs it into
-``.gradio-lowest/`` beside the installed one, and the app tests run on it in a process of their own."""
+"""The lowest gradio of the range requirements.txt states passes the app's tests: .ci/run installs it into
+``.gradio-lowest/`` beside the installed one and runs the app's tests on it, with this file's check that the run
+is on it (the ``lowest_gradio`` tier)::
+
+    PYTHONPATH=.gradio-lowest python -m pytest -m "not browser and not soak" tests/test_gradio_range.py \
+        tests/test_app.py tests/test_gradio_internals.py
+"""
 
 from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -22,13 +25,13 @@ def lowest() -> str:
     return found.group(1)
 
 
+@pytest.mark.lowest_gradio
 @pytest.mark.skipif(not LOWEST.is_dir() and not os.environ.get("CI"),
                     reason=f"no {LOWEST.name}/ (.ci/run installs gradio's lowest tested release there)")
-def test_the_app_tests_pass_on_the_lowest_gradio_of_the_range():
-    version = subprocess.run([sys.executable, "-c", "import gradio; print(gradio.__version__)"], capture_output=True,
-                             text=True, env={**os.environ, "PYTHONPATH": str(LOWEST)}, cwd=ROOT).stdout.strip()
-    assert version.startswith(lowest()), f"{LOWEST.name}/ holds gradio {version}, not {lowest()}"
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_app.py",
-                           "tests/test_gradio_internals.py"], capture_output=True, text=True, cwd=ROOT, timeout=1200,
-                          env={**os.environ, "PYTHONPATH": str(LOWEST)})
-    assert done.returncode == 0, done.stdout[-3000:]
+def test_this_run_is_on_the_lowest_gradio_of_the_range():
+    import gradio
+
+    where = Path(gradio.__file__).resolve()
+    assert where.is_relative_to(LOWEST.resolve()), (f"this run's gradio is {where.parent}, not {LOWEST.name}/'s: "
+                                                     f"run it with PYTHONPATH={LOWEST.name} (the command above)")
+    assert gradio.__version__.startswith(lowest()), f"{LOWEST.name}/ holds gradio {gradio.__version__}, not {lowest()}"

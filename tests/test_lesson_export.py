@@ -11,7 +11,7 @@ import zlib
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, chromium_or_skip
 from PIL import Image, ImageDraw
 
 from vit.lesson import LESSON, lesson_text
@@ -200,6 +200,7 @@ def run(*args, cwd: Path = ROOT) -> subprocess.CompletedProcess:
                           text=True, timeout=300)
 
 
+@pytest.mark.server  # a subprocess: the entry point itself
 def test_cli_writes_the_pdf(tmp_path):
     out = tmp_path / "slides" / "lesson.pdf"
     proc = run(str(STAR), "--model", "vit_tiny_shapes", "--out", str(out))
@@ -209,6 +210,7 @@ def test_cli_writes_the_pdf(tmp_path):
     assert len(pages) == len(LESSON) and LESSON[-1].title in pages[-1]["text"]
 
 
+@pytest.mark.server  # a subprocess: the entry point itself
 def test_cli_format_png_writes_one_png_per_step(tmp_path):
     proc = run(str(STAR), "--model", "vit_tiny_shapes", "--format", "png", "--out", str(tmp_path / "pngs"))
     assert proc.returncode == 0, proc.stderr
@@ -281,26 +283,14 @@ def test_the_button_is_wired_to_the_download_file():
 # --------------------------------------------------------------------------- a real PDF reader
 
 
-def chromium() -> str | None:
-    """$VIT_CHROMIUM, else chromium, chromium-browser or google-chrome on PATH (as tests/test_browser.py finds it)."""
-    import shutil
-
-    named = os.environ.get("VIT_CHROMIUM")
-    if named:
-        return named if Path(named).is_file() else None
-    return next((found for name in ("chromium", "chromium-browser", "google-chrome") if (found := shutil.which(name))),
-                None)
-
-
+@pytest.mark.browser
 def test_a_pdf_reader_draws_the_page(pdf, tmp_path):
     """Chromium's PDF reader (pdfium) opens the file and draws a 16:9 page with text and the picture on it; the
     page is saved for the README under VIT_SCREENSHOTS=docs (docs/screenshot-lesson-pdf.png)."""
     import numpy as np
 
-    browser = chromium()
+    browser = chromium_or_skip()
     playwright = pytest.importorskip("playwright.sync_api")
-    if browser is None:
-        pytest.skip("no Chromium to open the PDF with ($VIT_CHROMIUM, or chromium on PATH)")
     with playwright.sync_playwright() as p:
         b = p.chromium.launch(executable_path=browser, args=["--no-sandbox"])
         page = b.new_page(viewport={"width": 1600, "height": 900})

@@ -9,9 +9,9 @@ from conftest import random_torchvision_vit
 from vit.analysis import rollout
 from vit.analysis.trace import Tracer, attention_kept
 from vit.config import PRESETS, ViTConfig
-from vit.interventions.forward import class_token_block
 from vit.model.load import load_model
 from vit.model.modules import MultiheadAttention, ViTForImageClassification
+from vit.model.partial import class_token_block, classify_each
 
 
 def torchvision_attention(tv_model, x: torch.Tensor) -> list[torch.Tensor]:
@@ -41,9 +41,11 @@ def our_attention(model, x: torch.Tensor) -> list[torch.Tensor]:
     return logits, [kept[i] for i in range(len(model.encoder.layers))]
 
 
+# Two layers (one for H/14): the depth is not the point here. The full-size checkpoints load through check_shapes'
+# key map in tests/test_weights.py, which also compares full-size B/32's logits with torchvision's.
 CASES = [
-    ("vit_b_16", {}, None),
-    ("vit_b_32", {}, None),
+    ("vit_b_16", {"num_layers": 2}, 2),
+    ("vit_b_32", {"num_layers": 2}, 2),
     ("vit_l_16", {"num_layers": 2}, 2),
     ("vit_l_32", {"num_layers": 2}, 2),
     ("vit_h_14", {"num_layers": 1}, 1),
@@ -124,11 +126,11 @@ def test_classify_is_what_forward_does_after_the_layers():
     torch.testing.assert_close(model.classify(tokens), model(x), atol=0, rtol=0)
     # The logit lens on every token: its class token's row is the classification, and its
     # rows are the final norm and the head's linear map written out.
-    each = model.classify_tokens(tokens)  # (B, N+1, K)
+    each = classify_each(model, tokens)  # (B, N+1, K)
     assert each.shape == (2, 17, 10)
     torch.testing.assert_close(each[:, 0], model(x))
     torch.testing.assert_close(each, model.head.head(model.encoder.norm(tokens)))
-    torch.testing.assert_close(model.classify_tokens(tokens[:, 0]), model(x))  # (B, D) class tokens alone: early exit
+    torch.testing.assert_close(classify_each(model, tokens[:, 0]), model(x))  # (B, D) class tokens alone: early exit
 
 
 @torch.inference_mode()

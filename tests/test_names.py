@@ -32,14 +32,14 @@ def test_every_shape_has_its_chinese_name_and_nothing_else_does():
 
 
 def test_the_top_k_reads_in_chinese_on_the_chinese_page_and_english_elsewhere(a):
-    from vit import views
+    from vit.views import patches
 
-    zh, en = views.top_k(a, 3, "zh"), views.top_k(a, 3)
+    zh, en = patches.top_k(a, 3, "zh"), patches.top_k(a, 3)
     assert next(iter(zh)) == "心形 heart"
     assert all(label.split(" ")[-1] in CLASSES and label.split(" ")[0] == SHAPES_ZH[label.split(" ")[-1]]
                for label in zh)
     assert next(iter(en)) == "heart" and list(en.values()) == list(zh.values())
-    assert views.top_k(a, 8, "zh").keys() == {f"{SHAPES_ZH[c]} {c}" for c in CLASSES}  # past the kept top-k too
+    assert patches.top_k(a, 8, "zh").keys() == {f"{SHAPES_ZH[c]} {c}" for c in CLASSES}  # past the kept top-k too
 
 
 def test_the_model_and_its_analysis_keep_english(a):

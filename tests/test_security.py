@@ -30,7 +30,7 @@ from PIL import Image, ImageDraw
 from vit.errors import InputError
 from vit.ui import inputs
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:gradio.queueing")
+pytestmark = [pytest.mark.server, pytest.mark.filterwarnings("ignore::DeprecationWarning:gradio.queueing")]
 
 SETTINGS = ["ViT-B/32", 32, 1, 5, "mean", 0.0, 1, 1, 0.6, "cividis"]  # /analyze after the image
 LEAKS = ("not found", "directory", "exist", " mb", "shadow", "could not read", "decode", "permission")
@@ -232,7 +232,7 @@ def test_internal_events_as_the_page_calls_them_refuse_crafted_paths(server, sec
     _, private = events(server)
     auto = [private[n] for n in ("analyze_new_image", "analyze_new_patch_size", "analyze_new_depth",
                                  "analyze_new_model", "analyze_now")]
-    page_settings = SETTINGS[:8]  # the page's analyses take the image, then model ... head
+    page_settings = [*SETTINGS[:8], None]  # the image, then model ... head, then the chain's gr.State (explicit)
     success, output, toasts = join(server, private["analyze_now"], [{"path": str(ROOT / "assets" / "cat.jpg")},
                                                                     *page_settings])
     assert success and not toasts and not nothing_changed(output), output  # the control: an analysis is told apart

@@ -15,6 +15,8 @@ from vit.serve.files import UPLOAD_AGAIN, PictureFolder, picture_budgets, proven
 from vit.serve.memory import rss_bytes, trim_memory
 from vit.serve.queue import Busy, FairQueue, Replaced
 
+pytestmark = pytest.mark.server
+
 # --------------------------------------------------------------------------- the upload gate
 
 

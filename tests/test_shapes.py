@@ -195,7 +195,7 @@ def test_patch_size_range_is_the_familys():
 def test_cost_counts_its_own_classes():
     from vit.cost import estimate
 
-    c = estimate(NAME)
+    c = estimate(validate.setting(NAME))
     assert (c.tokens, c.grid, c.input_size) == (65, 8, 64)
     params = sum(p.numel() for p in vit.load_model(NAME, weights="random").parameters())
     assert c.weights_bytes == 4 * params
@@ -408,6 +408,7 @@ def test_analyze_gives_the_models_own_prediction(shipped):
         assert result.stages[-1].shape == (1, 8) and result.grid == (8, 8)
 
 
+@pytest.mark.server  # a subprocess: the entry point itself
 def test_cli_analyze_offline_with_the_trained_weights(tmp_path):
     image = shapes.sample(1, seed=FRESH_SEED + 2)[0][0]
     path = tmp_path / "shapes.png"
@@ -426,6 +427,7 @@ def test_cli_analyze_offline_with_the_trained_weights(tmp_path):
     assert not (tmp_path / "empty").exists()  # nothing was downloaded, no cache created
 
 
+@pytest.mark.server  # a subprocess: the entry point itself
 def test_cli_download_says_it_ships():
     proc = subprocess.run([sys.executable, "-m", "vit", "download", NAME], cwd=ROOT, capture_output=True,
                           text=True, timeout=60)

@@ -28,6 +28,8 @@ from vit.serve.prefetch import Prefetch
 from vit.ui import events, gpu, meter, startup, state
 from vit.validate import setting
 
+pytestmark = pytest.mark.server
+
 ROOT = Path(__file__).resolve().parents[1]
 FAKE_SPACES = Path(__file__).resolve().parent / "fake_spaces"
 CAT = ROOT / "assets" / "cat.jpg"
@@ -252,7 +254,7 @@ def test_duration_grows_with_the_setting_and_the_checkpoint():
     assert gpu.gpu_seconds(setting("vit_h_14", 4, 32)) > gpu.gpu_seconds(setting("vit_h_14", 14, 32))
     assert all(isinstance(s, int) for s in b16 + native)
     # A duration is a ceiling on the GPU time: never below what the run takes on the GPU (GPU_GFLOPS).
-    c = vit.cost.estimate("vit_h_14", 4, 32)
+    c = vit.cost.estimate(setting("vit_h_14", 4, 32))
     assert gpu.zerogpu_seconds(c) > gpu.ZEROGPU_START_S + c.gflops / meter.GPU_GFLOPS
 
 
@@ -302,7 +304,7 @@ def test_a_family_without_a_checkpoint_to_download_is_not_fetched(tmp_path, monk
     prefetch = Prefetch("vit_b_32").start()
     assert prefetch.wait() is True and prefetch.error == ""
     monkeypatch.setattr(startup, "_prefetch", prefetch)
-    startup.fetch_weights("vit_b_32", lambda done, total: pytest.fail("nothing should be downloaded"))
+    startup.fetch_weights(setting("vit_b_32"), lambda done, total: pytest.fail("nothing should be downloaded"))
     assert startup.startup_banner() == meter.banner_html()
     assert not (tmp_path / "torch").exists()
 

@@ -314,3 +314,106 @@ def test_a_handlers_turn_is_its_clients_address():
     queue = FairQueue()
     with owned_by("session:x", "203.0.113.7"), take_turn(queue, "session:x", 1.0, give_up=lambda: True) as turn:
         assert turn.ticket.address == "203.0.113.7"
+
+
+class Handlers:
+    """gradio's queue for one concurrency group, as it serves jobs: first in, first out, ``limit`` handlers at once."""
+
+    def __init__(self, limit: int):
+        self.line, self.cond = [], threading.Condition()
+        for _ in range(limit):
+            threading.Thread(target=self._serve, daemon=True).start()
+
+    def join(self, address: str, job) -> None:
+        with self.cond:
+            self.line.append((address, job))
+            self.cond.notify()
+
+    def waiting_elsewhere(self, address: str | None) -> bool:
+        with self.cond:
+            return any(a != address for a, _ in self.line)
+
+    def _serve(self) -> None:
+        while True:
+            with self.cond:
+                while not self.line:
+                    self.cond.wait()
+                _, job = self.line.pop(0)
+            job()
+
+
+def test_a_students_pdf_waits_at_most_one_export_of_an_address_exporting_from_24_pages():
+    """Medium 4 of the review of 2026-12-04 at its figures: 24 pages of one address export in a loop through the 8
+    handlers, one student presses once (its PDF took 113.8 s; alone 3.9-6.0 s). An export here takes 0.1 s, so in
+    line behind the flood it would take 2.4 s; by address, it waits at most for the export running and for the
+    refusals of the address's handlers beyond its share (within REPORT_S)."""
+    from vit.serve.queue import REPORT_S
+
+    export_s, handlers = 0.1, Handlers(8)
+    queue = FairQueue(slots=1, share=2, crowded=handlers.waiting_elsewhere, refusal="refusal-export-share")
+    stop, done, refused = threading.Event(), {}, []
+
+    def export(session: str, address: str):
+        def job():
+            try:
+                with queue.turn(session, 2.0, address=address):
+                    time.sleep(export_s)
+                done[session] = time.monotonic()
+            except Crowded as exc:
+                refused.append(exc.key)
+            if address == "attacker" and not stop.is_set():
+                handlers.join(address, export(session, address))  # its page presses again
+
+        return job
+
+    for page in range(24):
+        handlers.join("attacker", export(f"page-{page}", "attacker"))
+    time.sleep(3 * export_s)
+    asked = time.monotonic()
+    handlers.join("student", export("student", "student"))
+    wait_for(lambda: "student" in done, timeout=30)
+    stop.set()
+    assert done["student"] - asked < REPORT_S + 4 * export_s, done["student"] - asked
+    assert refused and set(refused) == {"refusal-export-share"}
+
+
+def test_a_students_analysis_gets_a_handler_while_16_pages_wait_on_a_hub_download():
+    """Medium 5 of the review of 2026-12-04 at its figures: 16 pages of one address analyse a Hub model offline (each
+    fetch ~23.4 s), holding all 16 `model` handlers; a student's analysis sent after took 22.3 s. The download runs
+    once, in its own thread; while the student waits for a handler, those waiting on it beyond the share step aside
+    (as many as it takes: here one)."""
+    from vit.errors import InputError
+    from vit.serve.prefetch import Fetches
+
+    handlers, release, fetched = Handlers(16), threading.Event(), []
+    fetches = Fetches(share=4, crowded=lambda: handlers.waiting_elsewhere(None))
+    outcome, answered = {}, {}
+
+    def offline(progress):
+        fetched.append(1)
+        release.wait(30)  # the offline timeout, as long as the test needs
+
+    def analyse(page: str, fetch: bool):
+        def job():
+            try:
+                if fetch:
+                    fetches.wait("hub-model", offline, poll_s=0.02)
+                outcome[page] = "ran"
+            except InputError as exc:
+                outcome[page] = exc.key
+            answered[page] = time.monotonic()
+
+        return job
+
+    for page in range(16):
+        handlers.join("class", analyse(f"page-{page}", fetch=True))
+    wait_for(lambda: fetches.waiting == 16)
+    asked = time.monotonic()
+    handlers.join("student", analyse("student", fetch=False))
+    wait_for(lambda: "student" in answered)
+    assert outcome["student"] == "ran" and answered["student"] - asked < 1.0, answered["student"] - asked
+    assert fetches.waiting >= 4 and len(fetched) == 1  # the share goes on waiting on the one download
+    release.set()
+    wait_for(lambda: len(answered) == 17)
+    assert 1 <= list(outcome.values()).count("refusal-fetch-share") <= 12  # as many as the student needed
+    assert list(outcome.values()).count("ran") >= 5

@@ -38,7 +38,7 @@ from vit.views.registry import Display
 
 url, browser = test_browser.url, test_browser.browser  # the browser tests' fixtures: this module's own instances
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:gradio.queueing")
+pytestmark = [pytest.mark.browser, pytest.mark.filterwarnings("ignore::DeprecationWarning:gradio.queueing")]
 
 SIZES = {"laptop": (1280, 720), "projector": (1920, 1080), "phone": (390, 844)}
 # (screen, projector mode, language): every screen in both modes, each language on every screen.

@@ -1,11 +1,8 @@
 """ViT Anatomy: the Vision Transformer of chapter 11.4, on real pretrained weights, seen from inside.
 
-Public API: :func:`load_model` (which returns a :class:`LoadedModel`), :func:`analyze` and the
-:class:`Analysis` it returns; :func:`explain` (an :class:`Explanation` for any class) and
-:func:`perturbation_curve` (a :class:`Curve`: is that explanation right?); :func:`intervene` (an
-:class:`Intervention`: what if some patches or heads were taken away?) and :func:`head_importance`.
-Names are imported on first use, so ``python -m vit --help`` and the app's
-first screen do not wait for torch.
+Public API: :func:`load_model`, :func:`analyze`, :func:`explain`, :func:`perturbation_curve`, :func:`intervene`
+and :func:`head_importance`. Names are imported on first use, so ``python -m vit --help`` and the app's first
+screen do not wait for torch.
 """
 
 from collections.abc import Callable

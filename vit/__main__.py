@@ -1,11 +1,5 @@
-"""The command line: ``python -m vit analyze IMAGE``, ``python -m vit explain IMAGE`` (why this class, and
-is that right?), ``python -m vit intervene IMAGE`` (what if patches or heads were taken away?),
-``python -m vit download [MODEL ...]`` and
-``python -m vit train-shapes`` (trains ``vit_tiny_shapes`` from scratch, see ``vit.train``).
-
-Errors in what was asked (a missing image, a bad option) print one line on
-stderr and exit with status 2; no traceback.
-"""
+"""The command line, ``python -m vit``: analyze, explain, intervene, lesson, download, train-shapes. A bad request
+prints one line on stderr and exits with status 2; options and output paths are checked before any work."""
 
 from __future__ import annotations
 
@@ -19,11 +13,12 @@ import tempfile
 import unicodedata
 from pathlib import Path
 
-from vit import validate, views
+from vit import validate
 from vit.config import DISPLAY_NAMES, HUB_MODELS, PRESETS, TRAINED_HERE
 from vit.errors import InputError
 from vit.explanations.methods import AUTO, DEFAULT_METHOD, METHODS
 from vit.images import load_image
+from vit.views import base, whatif, why
 from vit.views import registry as pictures
 from vit.views.registry import Display
 
@@ -63,12 +58,11 @@ def _parser() -> argparse.ArgumentParser:
     e = sub.add_parser("explain", help="why this class? an explanation map for any class, and a test of it")
     e.add_argument("image", help="path of a JPEG/PNG/WebP/GIF/BMP/TIFF image")
     _model_options(e)
-    e.add_argument("--method", default=DEFAULT_METHOD,
-                   help="attnlrp (default), occlusion, rollout, attention, grad_rollout or gradcam")
+    e.add_argument("--method", default=DEFAULT_METHOD, help=_METHOD_NAMES)
     e.add_argument("--target", default=None, help="the class to explain: an index or a class name (default: top-1)")
-    e.add_argument("--versus", default=AUTO, help="why the target rather than this class (attnlrp, grad_rollout, "
-                                                  "gradcam): auto (default: the strongest other class), none (the "
-                                                  "target alone), an index or a class name")
+    e.add_argument("--versus", default=AUTO, help=f"why the target rather than this class ({_CONTRASTIVE}): auto "
+                                                  "(default: the strongest other class), none (the target alone), an "
+                                                  "index or a class name")
     e.add_argument("--gradcam-layer", default=None, help="gradcam: the block 1..L whose norm1 output is read "
                                                          "(default: the best on the shapes' ground truth for "
                                                          "vit_tiny_shapes, the block before the last elsewhere)")
@@ -87,6 +81,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 _DOWNLOADABLE = [name for name in PRESETS if name not in TRAINED_HERE]
+_METHOD_NAMES = ", ".join(f"{name} (default)" if name == DEFAULT_METHOD else name for name in METHODS)
+_CONTRASTIVE = ", ".join(name for name, method in METHODS.items() if method.contrastive)
 
 
 def _model_options(p) -> None:
@@ -113,9 +109,7 @@ def _intervene_parser(sub) -> None:
     w.add_argument("--keep", default=None, metavar="F|I,J,...", help="the patches the model sees, as for --remove")
     w.add_argument("--order", default="explanation", help="for a fraction: explanation (the --method map's top "
                                                          "patches, default) or random")
-    w.add_argument("--method", default=DEFAULT_METHOD, help="the explanation that ranks the patches: attnlrp "
-                                                            "(default), occlusion, rollout, attention, grad_rollout "
-                                                            "or gradcam")
+    w.add_argument("--method", default=DEFAULT_METHOD, help=f"the explanation that ranks the patches: {_METHOD_NAMES}")
     w.add_argument("--seed", default=0, help="seeds the random order (default 0)")
     w.add_argument("--ablate", default="", metavar="L:H,...", help="heads to switch off, 1-based (9:5,10:2)")
     w.add_argument("--ablation", default="zero", help="a head off: zero (default) or mean (its mean over the tokens)")
@@ -181,11 +175,11 @@ def _intervene(args) -> int:
     written = []
     if out:
         shown = Display()
-        views.captioned(views.intervention_view(w, shown.opacity, shown.cmap)).save(out / "whatif.png")
+        base.captioned(whatif.intervention_view(w, shown.opacity, shown.cmap)).save(out / "whatif.png")
         written.append(out / "whatif.png")
         if drops is not None:
-            grid = views.HeadGrid(cfg.num_layers, cfg.num_heads, w.ablated, drops, w.label, w.ablation)
-            views.captioned(views.head_grid_view(grid, shown.cmap)).save(out / "heads.png")
+            grid = whatif.HeadGrid(cfg.num_layers, cfg.num_heads, w.ablated, drops, w.label, w.ablation)
+            base.captioned(whatif.head_grid_view(grid, shown.cmap)).save(out / "heads.png")
             written.append(out / "heads.png")
     if args.json:
         doc = {**w.to_dict(), "weights": loaded.weights, "status": loaded.status, "timings_ms": w.timings_ms}
@@ -194,7 +188,7 @@ def _intervene(args) -> int:
         print(_strict_json(doc))
     else:
         _say(loaded.status)
-        taken = views.whatif.change_words(w) or "nothing taken away"
+        taken = whatif.change_words(w) or "nothing taken away"
         print(f"what if: {taken}")
         print(f"p({w.label}): {w.prob_before:.2%} -> {w.prob_after:.2%}"
               + ("" if w.grey_prob is None else f" (grey fill instead: {w.grey_prob:.2%})"))
@@ -214,33 +208,27 @@ def _train_parser(sub) -> None:
     t.add_argument("--out", default=None, help="the .pth to write, the .json goes beside it "
                                                "(default assets/vit_tiny_shapes.pth)")
     t.add_argument("--recipe", default="sketch", choices=("sketch", "mixed", "plain"),  # train.SHIPPED, .RECIPES
-                   help="sketch: the shipped file's (one- and two-shape drawings, plain, varied and sketched with a "
-                        "pen; fixed steps, so repeatable step for step; about 40 minutes on a 2-core CPU); mixed: "
-                        "the file shipped before it (no sketches, 15 minutes); plain: one plain shape per drawing, "
-                        "a 15-minute budget (default sketch)")
+                   help="sketch (default): the shipped file's, drawings plain, varied and sketched with a pen, fixed "
+                        "steps (about 40 minutes on a 2-core CPU); mixed: the file before it, no sketches (15 "
+                        "minutes); plain: one plain shape per drawing, a 15-minute budget")
     t.add_argument("--epochs", default=None, help="passes over the drawn training set (default: the recipe's, "
                                                   "28 sketch, 18 mixed, 40 plain)")
     t.add_argument("--seed", default=0, help="seeds the drawings, the init and the order (default 0)")
     t.add_argument("--device", default=None, help="cpu or cuda (default: cuda if available)")
-    t.add_argument("--minutes", default=None, help="an optional time budget of the training loop in minutes: the "
-                                                   "schedule is compressed to fit, and the result then depends on "
-                                                   "the machine (default: the recipe's: none for sketch and mixed, "
-                                                   "the steps are fixed; 15 plain)")
+    t.add_argument("--minutes", default=None, help="a time budget of the training loop: the schedule fits it, and "
+                                                   "the result depends on the machine (default: the recipe's, 15 "
+                                                   "for plain, none for the others)")
 
 
 def _train_shapes(args) -> int:
     epochs = None if args.epochs is None else validate.epochs(args.epochs)
     seed = validate.seed(args.seed)
     minutes = None if args.minutes is None else validate.minutes(args.minutes)
-    if args.device is not None and args.device not in ("cpu", "cuda"):
-        raise InputError(f"--device must be cpu or cuda, got {args.device!r}")
+    _check_device(args.device)
     out = _pth_out(args.out)  # before training: a place it cannot write is refused now, not after minutes
-    import torch  # noqa: PLC0415 - after the checks
+    _check_cuda(args.device)
+    from vit.model.train import RECIPES, train_shapes  # noqa: PLC0415 - torch, after the checks
 
-    from vit.model.train import RECIPES, train_shapes  # noqa: PLC0415
-
-    if args.device == "cuda" and not torch.cuda.is_available():
-        raise InputError("--device cuda asked for, but no CUDA GPU is available")
     meta = train_shapes(out, epochs, seed, args.device, settings=RECIPES[args.recipe], minutes=minutes)
     acc = meta["accuracy"]
     native = str(meta["config"]["patch_size"])
@@ -279,8 +267,7 @@ def _pth_out(value: str | None) -> Path | None:
 
 
 def _file_out(value: str, suffix: str, beside: str | None = None) -> Path:
-    """An ``--out`` file path (and the file ``beside`` it, another suffix) its folder can take: created and
-    written to once now, so a place that cannot be written is refused before any work is done."""
+    """An ``--out`` file (and one ``beside`` it): its folder created and written to now, before any work."""
     out = Path(value)
     try:
         if out.is_dir():
@@ -365,9 +352,8 @@ def _is_file(value: str) -> bool:
 
 
 def _hub_registered(model: str) -> str:
-    """A Hugging Face Hub repository id or folder read (its config.json, no weights, no torch) and registered,
-    so validation knows it; any other name as it is. The CLI's user is the operator: the app never does this
-    for a name a visitor typed."""
+    """A Hub repository id or folder registered from its config.json (no weights, no torch), any other name as it
+    is. The CLI's user is the operator: the app never does this for a name a visitor typed."""
     from vit.model import hubconfig  # noqa: PLC0415
 
     if model in PRESETS or not hubconfig.is_hub_name(model):
@@ -385,23 +371,30 @@ def _model_setting(args):
     if args.weights not in named and not _is_file(args.weights):
         raise InputError(f"--weights must be {', '.join(named)} or an existing .pth file, "
                          f"got {_short(Path(args.weights))!r}")
-    if args.device is not None and args.device not in ("cpu", "cuda"):
-        raise InputError(f"--device must be cpu or cuda, got {args.device!r}")
+    _check_device(args.device)
     validate.dtype(args.dtype)
     return setting
 
 
-def _image_and_model(args, setting):
-    """The image (a bad one fails before torch is even imported), then the model, with a warning if untrained."""
+def _check_device(device: str | None) -> None:
+    if device is not None and device not in ("cpu", "cuda"):
+        raise InputError(f"--device must be cpu or cuda, got {device!r}")
 
-    image = load_image(args.image)
+
+def _check_cuda(device: str | None) -> None:
     import torch  # noqa: PLC0415 - after the checks: bad input fails fast
 
-    from vit.model.load import load_model  # noqa: PLC0415
-    if args.device == "cuda" and not torch.cuda.is_available():
+    if device == "cuda" and not torch.cuda.is_available():
         raise InputError("--device cuda asked for, but no CUDA GPU is available")
-    loaded = load_model(setting.name, args.weights, setting.patch_size, setting.depth, args.device,
-                        progress=_progress(setting.name), dtype=args.dtype)
+
+
+def _image_and_model(args, setting):
+    """The image (a bad one fails before torch is even imported), then the model, with a warning if untrained."""
+    image = load_image(args.image)
+    _check_cuda(args.device)
+    from vit.model.load import load_setting  # noqa: PLC0415
+
+    loaded = load_setting(setting, args.weights, args.device, progress=_progress(setting.name), dtype=args.dtype)
     _check_finite_weights(loaded, args.weights)
     if loaded.status.startswith("UNTRAINED:"):
         _say(f"warning: {loaded.status_detail}", file=sys.stderr)
@@ -425,12 +418,11 @@ def _explain(args) -> int:
     curves = perturbation_curves(loaded, image, e.map, e.target, steps, baseline) if args.curves else {}
     written = []
     if out:
-
         shown = Display()  # the app's display defaults
-        views.captioned(views.explanation_view(e, shown.opacity, shown.cmap)).save(out / "explanation.png")
+        base.captioned(why.explanation_view(e, shown.opacity, shown.cmap)).save(out / "explanation.png")
         written.append(out / "explanation.png")
         if curves:
-            views.captioned(views.curves_view(e, curves)).save(out / "curves.png")
+            base.captioned(why.curves_view(e, curves)).save(out / "curves.png")
             written.append(out / "curves.png")
     if args.json:
         doc = {"model": loaded.name, "weights": loaded.weights, "status": loaded.status, "patch_size": e.patch_size,
@@ -445,7 +437,6 @@ def _explain(args) -> int:
                              "random": {"probs": r.probs, "auc": r.auc}}
         print(_strict_json(doc))
     else:
-
         _say(loaded.status)
         at = "" if e.layer is None else f", read at block {e.layer}'s norm1"
         rather = "" if e.versus is None else f" rather than {e.versus_label!r} (class {e.versus})"
@@ -474,7 +465,6 @@ def _analyze(args) -> int:
     from vit.analysis.run import analyze  # noqa: PLC0415
 
     result = analyze(loaded, image, top_k=top_k, head_fusion=fusion, discard_ratio=discard)
-
     written = _write_views(result, out) if out else []
     if args.json:
         print(_strict_json(result.to_json()))
@@ -495,14 +485,12 @@ def _analyze(args) -> int:
 
 
 def _write_views(a, out: Path) -> list[Path]:
-    """Every view the registry gives a file name, as a captioned PNG (title, picture, caption, legend, note) in
-    ``out``: drawn as the app first shows them (its display defaults, the last layer, head 1, the centre patch)."""
-
+    """Every view the registry gives a file name, as a captioned PNG drawn as the app first shows it."""
     written = []
     for name in pictures.OUT_PICTURES:
         view = pictures.draw(a, name, pictures.Display())
         path = out / pictures.PICTURES[name].out_file
-        views.captioned(view).save(path)
+        base.captioned(view).save(path)
         written.append(path)
     return written
 

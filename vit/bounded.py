@@ -1,26 +1,18 @@
-"""A dict that forgets: the least recently used entries go once it holds too many, or too many bytes.
-
-The one bounded cache of the package (kept explanations, analysis variants, models, analyses,
-sessions): each owner says how much it may keep, and locks it itself where threads share it.
-"""
+"""A dict that forgets: the least recently used entries go once it holds too many, or too many bytes. The one
+bounded cache of the package, each owner saying how much it keeps; :class:`Kept` is one request threads share."""
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any
 
 
 class BoundedDict(OrderedDict):
-    """An ``OrderedDict`` in least-recently-used order, bounded by a count and, optionally, by a size.
-
-    Args:
-        max_items: entries kept at most.
-        max_size: the total ``size(value)`` kept at most (None: no such bound). The newest entry
-            always stays, even alone over the bound: the caller checks a single entry's size first.
-        size: an entry's size (bytes, say); needed with ``max_size``.
-        keep: ``keep(key, value)`` True for entries never evicted (in use elsewhere, say).
-    """
+    """An ``OrderedDict`` in least-recently-used order, bounded by ``max_items`` and, optionally, by the total
+    ``size(value)`` (bytes, say). The newest entry always stays, even alone over ``max_size``: the caller checks a
+    single entry's size first. ``keep(key, value)`` is True for entries never evicted (in use elsewhere, say)."""
 
     def __init__(self, max_items: int, max_size: float | None = None, size: Callable[[Any], float] | None = None,
                  keep: Callable[[Hashable, Any], bool] | None = None):
@@ -65,3 +57,34 @@ class BoundedDict(OrderedDict):
             del self[key]
             dropped.append((key, value))
         return dropped
+
+
+class Kept:
+    """A :class:`BoundedDict` that request threads share, each use under its own lock (explanations, interventions)."""
+
+    def __init__(self, max_items: int):
+        self._items, self._lock = BoundedDict(max_items), threading.Lock()
+
+    def get(self, key: Hashable) -> Any:
+        with self._lock:
+            return self._items.get(key)
+
+    def find(self, match: Callable[[Hashable], bool]) -> Any:
+        with self._lock:
+            key = next((k for k in self._items if match(k)), None)
+            return None if key is None else self._items.get(key)
+
+    def __setitem__(self, key: Hashable, value: Any) -> None:
+        with self._lock:
+            self._items[key] = value
+
+    def remember(self, key: Hashable, make: Callable[[], Any]) -> Any:
+        """The value kept for ``key``, else ``make()``'s, kept (made outside the lock: it may wait for the model)."""
+        found = self.get(key)
+        if found is None:
+            found = self[key] = make()
+        return found
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()

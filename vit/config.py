@@ -1,16 +1,5 @@
-"""One frozen config drives the model (chapter 11.4, ``ViTForImageClassification``).
-
-Defaults follow the chapter; where torchvision's checkpoints need something else
-the comment says so. ``PRESETS`` holds the five pretrained torchvision families and the one trained
-here on drawn shapes (``vit.shapes``, ``vit.train``).
-
-The fields after ``ln_eps`` describe the plain ViTs of the Hugging Face Hub (``vit.model.hub``): more
-prefix tokens than the class token, LayerScale, a norm before the encoder, another head. Their defaults
-are the chapter's model, so every preset is what it was. With prefix tokens beyond the class token the
-sequence has T = N + prefix tokens; shape comments then write (B, T, D) where the chapter writes (B, N+1, D).
-Models read from the Hub are registered here (:func:`register`), torch-free, so that
-``vit.validate`` and ``vit.cost`` know them by their repository id as they know the presets.
-"""
+"""One frozen config drives the model (chapter 11.4), and its presets. Defaults follow the chapter, else a comment
+says why; the fields after ``ln_eps`` describe the Hub's plain ViTs. Hub models are registered here, torch-free."""
 
 from __future__ import annotations
 
@@ -30,30 +19,23 @@ class ViTConfig:
     dropout: float = 0.0
     attn_dropout: float = 0.0
     ln_eps: float = 1e-6  # torchvision checkpoints (nn.LayerNorm's default is 1e-5)
-    # Registers: extra learned tokens that give the model somewhere to store global information other than
-    # the patch tokens (Darcet et al. 2024, "Vision Transformers Need Registers"); after the class token.
+    # Registers: learned tokens after the class token, a place for global information (Darcet et al. 2024).
     num_register_tokens: int = 0
-    # DeiT's distillation token, right after the class token, trained to reproduce a CNN teacher's
-    # prediction (Touvron et al. 2021, "Training data-efficient image transformers & distillation through
-    # attention").
+    # DeiT's distillation token, right after the class token, trained to match a CNN teacher (Touvron et al. 2021).
     distilled: bool = False
-    # Which prefix tokens get a position embedding: "all" (the chapter, timm's default), "class" (the class
-    # token but not the registers: DINOv2 in transformers, Oquab et al. 2023) or "none" (patches only:
-    # timm's no_embed_class, DeiT III, Touvron et al. 2022, "DeiT III: Revenge of the ViT").
+    # Which prefix tokens get a position embedding: "all" (the chapter, timm's default), "class" (not the registers:
+    # DINOv2 in transformers, Oquab et al. 2023) or "none" (timm's no_embed_class: DeiT III, Touvron et al. 2022).
     pos_embed_prefix: str = "all"
-    # LayerScale: a learned per-channel scale on each residual branch (Touvron et al. 2021, "Going deeper
-    # with Image Transformers" (CaiT); used by DeiT III and DINOv2).
+    # LayerScale: a learned per-channel scale on each residual branch (CaiT, Touvron et al. 2021; DeiT III, DINOv2).
     layer_scale: bool = False
-    # A LayerNorm on the embedded tokens before the first block: CLIP's ln_pre (Radford et al. 2021,
-    # "Learning Transferable Visual Models From Natural Language Supervision").
+    # A LayerNorm on the embedded tokens before the first block: CLIP's ln_pre (Radford et al. 2021).
     pre_norm: bool = False
     patch_bias: bool = True  # the patch embedding's bias; CLIP's has none
     qkv_bias: bool = True  # q, k and v projections with a bias (the chapter); some timm models have none
     activation: str = "gelu"  # the MLP's: "gelu" (the chapter) or "quick_gelu", x * sigmoid(1.702 x) (CLIP)
-    # What the head reads: "token" (the class token, the chapter), "token_distill_mean" (DeiT at inference:
-    # the mean of the class token's head and the distillation token's), "token_and_patch_mean" (DINOv2's
-    # classifiers: the class token joined with the mean of the patch tokens, 2D features) or "none" (a
-    # backbone without a classifier; num_classes is then 0).
+    # What the head reads: "token" (the class token, the chapter), "token_distill_mean" (DeiT at inference: the
+    # mean of the class and distillation tokens' heads), "token_and_patch_mean" (DINOv2's classifiers: the class
+    # token joined with the patch tokens' mean, 2D features) or "none" (a backbone, num_classes 0).
     head: str = "token"
 
     def __post_init__(self) -> None:
@@ -150,8 +132,7 @@ PRESETS: dict[str, ViTConfig] = {
     "vit_l_32": ViTConfig(patch_size=32, embed_dim=1024, num_heads=16, num_layers=24, hidden_dim=4096),
     # SWAG_LINEAR weights at 224 px (torchvision's IMAGENET1K_SWAG_LINEAR_V1).
     "vit_h_14": ViTConfig(patch_size=14, embed_dim=1280, num_heads=16, num_layers=32, hidden_dim=5120),
-    # Trained here from scratch on vit.shapes' drawings (python -m vit train-shapes): small enough
-    # for 2 CPU cores; 64 px and P = 8 give the 8x8 grid, N+1 = 65 tokens; 8 classes (len(shapes.CLASSES)).
+    # Trained here on vit.shapes' drawings, small enough for 2 CPU cores: 64 px at P = 8, an 8x8 grid, 8 classes.
     "vit_tiny_shapes": ViTConfig(image_size=64, patch_size=8, num_classes=8, embed_dim=96, num_heads=3,
                                  num_layers=4),
 }
@@ -173,8 +154,7 @@ TRAINED_HERE: tuple[str, ...] = ("vit_tiny_shapes",)
 MIN_PATCH_SIZE, MAX_PATCH_SIZE = 4, 64
 
 
-# Models read from the Hugging Face Hub, by repository id (or local folder): registered by
-# ``vit.model.hubconfig`` once their config.json is read, then named like the presets.
+# Models read from the Hub by repository id (or folder), registered by ``vit.model.hubconfig`` from config.json.
 HUB_MODELS: dict[str, ViTConfig] = {}
 HUB_DISPLAY_NAMES: dict[str, str] = {}
 
@@ -203,8 +183,5 @@ def patch_size_range(name: str) -> tuple[int, int]:
 
 
 def grid_for_patch_size(native_resolution: int, patch_size: int) -> int:
-    """Patches per side for a patch size: round(native_resolution / P), halves rounded up, at least 1.
-
-    The input size is then grid x P: P = 24 on a 224-px checkpoint gives a 9x9 grid on 216 px.
-    """
+    """Patches per side: round(native_resolution / P), halves up, at least 1 (P = 24 at 224 px: 9x9 on 216 px)."""
     return max(1, int(native_resolution / patch_size + 0.5))

@@ -1,11 +1,8 @@
-"""What one analysis costs, from the config alone (no torch, no model built).
+"""What one analysis costs, from the config alone (no torch, no model built): the app's cost meter, and the
+refusal, before anything runs, of a setting over this server's memory budget.
 
-Used for the app's cost meter and to refuse, before anything runs, a setting
-that would exceed the memory budget of this server.
-
-Per encoder block with T = N+1 tokens of width D and an MLP of width 4D:
-the q, k, v and output projections take 4 T D^2 multiply-adds, the MLP
-8 T D^2, the attention scores and their weighted sum 2 T^2 D; FLOPs are twice that.
+Per encoder block with T = N+1 tokens of width D and an MLP of width 4D: the q, k, v and output projections take
+4 T D^2 multiply-adds, the MLP 8 T D^2, the attention scores and their weighted sum 2 T^2 D; FLOPs are twice that.
 """
 
 from __future__ import annotations
@@ -13,9 +10,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from vit import validate
-from vit.config import ROW_BLOCK_BYTES
+from vit.config import ROW_BLOCK_BYTES, native_config
 from vit.errors import InputError
+from vit.validate import Setting
 
 # Memory one analysis may take beyond the model's weights (attention summaries kept, plus the two buffers
 # of softmax rows while a layer's attention runs). ViT-H/14 at patch 4 needs ~3.0 GB.
@@ -45,15 +42,8 @@ class Cost:
     weights_bytes: int  # the model's parameters (float32)
 
 
-def estimate(setting: validate.Setting | str, patch_size=None, depth=None) -> Cost:
-    """The cost of analysing one image at a setting.
-
-    Args:
-        setting: a :class:`vit.validate.Setting` (valid already: used as it is), or a model name
-            validated here with ``patch_size`` and ``depth`` (:func:`vit.validate.setting`).
-    """
-    if not isinstance(setting, validate.Setting):
-        setting = validate.setting(setting, patch_size, depth)
+def estimate(setting: Setting) -> Cost:
+    """The cost of analysing one image at a setting."""
     native, patch_size, depth, grid = setting.native, setting.patch_size, setting.depth, setting.grid
     T, D, h = grid * grid + native.num_prefix_tokens, native.embed_dim, native.num_heads  # T = N + prefix
     macs_per_layer = 4 * T * D * D + 2 * T * D * native.mlp_dim + 2 * T * T * D
@@ -74,12 +64,15 @@ def estimate(setting: validate.Setting | str, patch_size=None, depth=None) -> Co
     )
 
 
-def fused_itemsize(depth: int, tokens: int) -> int:
-    """Bytes per entry of the fused maps an analysis keeps: 4 (float32) or, for large ones, 2 (float16).
+def checkpoint_bytes(name: str) -> int:
+    """A family's whole checkpoint in bytes (every layer, at its own patch size): what a build reads."""
+    native = native_config(name)
+    return estimate(Setting(name, native.patch_size, native.num_layers)).weights_bytes
 
-    Small maps stay exact; from ViT-B/16 at patch 8 on (785 tokens: 89 MB in float32) they are
-    halved, and at patch 4 the three fusions take 708 MB instead of 1.4 GB.
-    """
+
+def fused_itemsize(depth: int, tokens: int) -> int:
+    """Bytes per entry of the fused maps an analysis keeps: 4 (float32) or, for large ones, 2 (float16): from
+    ViT-B/16 at patch 8 on (785 tokens: 89 MB in float32); at patch 4 the three fusions take 708 MB, not 1.4 GB."""
     return 4 if 4 * FUSIONS_KEPT * depth * tokens**2 <= FP32_FUSED_MAX_BYTES else 2
 
 

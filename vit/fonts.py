@@ -1,9 +1,7 @@
-"""The fonts matplotlib draws text in: DejaVu Sans, and a CJK font after it for the Chinese text (issue 25 part 2).
-
-matplotlib (3.6 and later) falls back glyph by glyph along a family list, so English is drawn exactly as before
-and a Chinese character comes from the CJK font. Debian's ``fonts-noto-cjk`` (``.ci/run``, a Space's
-``packages.txt``) installs Noto Sans CJK; matplotlib's font cache may predate it, so its files are added here.
-Without any CJK font, Chinese text falls back with matplotlib's warning of the missing glyphs, never an error.
+"""The fonts for Chinese text: a CJK family after DejaVu Sans for matplotlib, which falls back glyph by glyph (so
+English is drawn as before), and a CJK file for PIL, which does not. matplotlib's font cache may predate Debian's
+``fonts-noto-cjk`` (``.ci/run``, a Space's ``packages.txt``), so its files are added here. Without any CJK font
+Chinese text falls back (matplotlib warns of the missing glyphs), never an error.
 """
 
 from __future__ import annotations
@@ -54,8 +52,8 @@ def family_list() -> list[str]:
 
 @functools.cache
 def cjk_file(bold: bool = False) -> tuple[str, int] | None:
-    """(path, face index) of a Simplified Chinese font for PIL, which has no glyph fallback: the pictures of a
-    Chinese page are drawn in it throughout (its Latin letters too); None where there is none."""
+    """(path, face index) of a Simplified Chinese font for PIL, or None: a Chinese page's pictures are drawn in it
+    throughout, its Latin letters too."""
     from PIL import ImageFont  # noqa: PLC0415
 
     names = ("NotoSansCJK-Bold.ttc", "NotoSansCJKsc-Bold.otf") if bold else ()

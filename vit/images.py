@@ -1,53 +1,7 @@
-"""Image intake: turn whatever a phone, a browser or a script hands us into an RGB image.
+"""Image intake: whatever a phone, a browser or a script hands us becomes an upright RGB ``PIL.Image``.
 
-:func:`load_image` accepts a path, raw bytes, a PIL image or a numpy array and
-returns a fully decoded ``PIL.Image.Image`` in mode ``"RGB"`` (resizing to the
-model's input happens later, in the model's preprocessing). Everything a user
-can get wrong — a missing file, a PDF renamed ``.jpg``, a truncated download, a
-decompression bomb, a format we do not open — becomes an
-:class:`~vit.errors.InputError` with a one-line message; no Pillow traceback
-ever reaches the user.
-
-Only the formats the README lists are opened: JPEG (and MPO, as Pillow calls many
-phone JPEGs), PNG, WebP, GIF, BMP and TIFF. Another format Pillow knows (JPEG 2000,
-ICO, TGA, ...) is named in the refusal, found from its first bytes without decoding it.
-
-Decoding is bounded before it starts (see :func:`decode_cost`): the header gives the
-size and mode, so the memory a decode will hold at its peak is known before any pixel
-is decoded (:mod:`vit.serve.decode` admits decodes against a budget with it). A file
-much larger than any model needs is shrunk at the decoder: a JPEG in libjpeg's draft
-mode (1/2, 1/4 or 1/8), any other by an integer box reduction right after loading,
-converted band by band so that no full-size copy is made; the shorter side is kept at
-least :data:`MODEL_SIDE` pixels and the aspect ratio is kept. A progressive JPEG with
-more scans than :data:`MAX_JPEG_SCANS` (a large one: more than
-:data:`MAX_SCAN_PIXELS` pixels over all its scans) is refused from its markers before decoding.
-
-Conversion rules (see :func:`to_rgb`):
-
-* EXIF orientation is applied, so a phone photo comes out the right way up.
-* Transparency (``RGBA``, ``LA``, ``La``, ``PA``, ``RGBa``, palette or grey
-  images with a ``transparency`` entry) is composited on **white**.
-* 16-bit greys (``I;16``, ``I;16B``, ``I;16L``, ``I;16N``) and ``uint16`` arrays
-  use the type's range: if any value exceeds 255 the data is taken to span
-  0..65535 and divided by 257 (65535 -> 255); if none does, it is 8-bit data
-  stored in 16 bits and is kept as is. A dark 16-bit photo stays dark and a
-  full-range gradient stays a gradient.
-* 32-bit integer (``I``) and float (``F``) images have no conventional range,
-  so they are stretched from their own min..max to 0..255 (non-finite values
-  are ignored for the range; NaN and -inf become 0, +inf 255). A constant image
-  cannot be stretched and keeps its value clipped to 0..255. The arithmetic is
-  float32, band by band: never a full-size float64 copy.
-* Float numpy arrays must hold values in [0, 1] and are multiplied by 255.
-* Every other mode (``1``, ``L``, ``P``, ``CMYK``, ``YCbCr``, ``LAB``, ``HSV``,
-  ``RGBX`` ...) goes through Pillow's own ``convert("RGB")``.
-
-Animated GIF/WebP/PNG and multipage TIFF give their first frame.
-
-Limits are read from this module at call time, so tests may monkeypatch them.
-We never change Pillow's global settings; in particular truncated files fail
-because Pillow's default ``ImageFile.LOAD_TRUNCATED_IMAGES = False`` is left
-alone (code that sets it to ``True`` process-wide disables that check).
-"""
+Everything a user can get wrong is an :class:`~vit.errors.InputError` in one sentence; a decode is bounded from the
+header before it starts. The formats and conversion rules: docs/reliability.md, "Image intake"."""
 
 from __future__ import annotations
 
@@ -72,17 +26,13 @@ JPEG_DRAFT_SIZE = (1024, 1024)
 # long: the models resize the shorter side to at most ~1024 px (ViT-H/14 at 518 px, the largest patch sizes).
 MODEL_SIDE = 1024
 MAX_FILE_BYTES = 20 * 1024 * 1024
-# A normal progressive JPEG has about 10 scans (libjpeg's default script); every scan is a pass over the whole
-# image, so a file that repeats one 1,000 times costs 40 s of CPU. Refused from its markers, before decoding.
+# Every progressive scan is a pass over the whole image (libjpeg's default has ~10): refused from the markers.
 MAX_JPEG_SCANS = 100
-# ... and a large one fewer: scans x pixels at most this (a 64 Mpx JPEG may have 15 scans, ~1 s of CPU).
+# ... and a large one fewer: scans x pixels at most this.
 MAX_SCAN_PIXELS = 1_000_000_000
-# The most memory one decode may hold at its peak (see decode_cost): a 64 Mpx PNG, TIFF or progressive JPEG
-# fits; a 64 Mpx WebP does not (libwebp holds four copies of it: ~1 GB), a 24 Mpx one does.
+# The most memory one decode may hold at its peak (decode_cost); the figures: docs/reliability.md.
 MAX_DECODE_BYTES = 400 * 2**20
-# The most pixels a decoder may produce: a JPEG is decoded smaller (its draft), every other format at full size,
-# which takes ~0.9 s at 64 Mpx here (a PNG) with the server's other work around it. This bounds a decode to
-# ~0.4 s (6,000 x 6,000); a larger picture of a lossless format is refused from its header (issue 26).
+# The most pixels a decoder may produce (a JPEG's draft is smaller): bounds a decode's time.
 MAX_DECODED_PIXELS = 36_000_000
 
 ImageSource = str | os.PathLike | bytes | bytearray | memoryview | Image.Image | np.ndarray
@@ -100,51 +50,20 @@ _BAND_BYTES = 4 * 2**20  # the rows converted at a time: the only full-width tem
 
 @dataclass(frozen=True)
 class DecodeCost:
-    """What decoding a file will take, known from its header before any pixel is decoded.
-
-    Attributes:
-        format: Pillow's name for the file's format (``JPEG``, ``MPO``, ``PNG``, ``WEBP``, ``GIF``, ``BMP``, ``TIFF``).
-        size: (width, height) in the file.
-        mode: the mode the decoder produces (after the JPEG draft).
-        decoded_size: (width, height) the decoder produces: ``size``, or 1/2, 1/4, 1/8 of it for a JPEG.
-        factor: the box reduction applied right after loading (1: none).
-        output_size: (width, height) of the RGB image returned, before the EXIF rotation.
-        peak_bytes: the memory the decode holds at its peak: decoder, decoded image, conversion, result.
-    """
+    """What decoding a file will take, known from its header before any pixel is decoded."""
 
     format: str
     size: tuple[int, int]
     mode: str
-    decoded_size: tuple[int, int]
-    factor: int
-    output_size: tuple[int, int]
-    peak_bytes: int
+    decoded_size: tuple[int, int]  # what the decoder produces (a JPEG's draft: 1/2, 1/4 or 1/8 of size)
+    factor: int  # the box reduction after loading
+    output_size: tuple[int, int]  # the RGB result, before the EXIF rotation
+    peak_bytes: int  # decoder, decoded image, one band's conversion, result
 
 
 def load_image(source: ImageSource) -> Image.Image:
-    """Decode ``source`` into a fully loaded RGB image.
-
-    Args:
-        source: a file path (``str`` or ``os.PathLike``), the file's bytes
-            (``bytes``/``bytearray``/``memoryview``), a ``PIL.Image.Image`` (any
-            mode; it is not modified) or a numpy array of shape (H, W),
-            (H, W, 1), (H, W, 3) or (H, W, 4) with dtype uint8, uint16 or float
-            (values in [0, 1]).
-
-    Returns:
-        A new ``PIL.Image.Image`` in mode ``"RGB"``, upright per its EXIF
-        orientation, with transparency composited on white. A file is shrunk by
-        an integer factor where its shorter side is at least twice
-        :data:`MODEL_SIDE` (see :class:`DecodeCost`); in-memory images and arrays
-        keep their size.
-
-    Raises:
-        InputError: the file is missing, a directory, empty, larger than
-            ``MAX_FILE_BYTES``, not an image, of a format we do not open,
-            truncated or corrupt; the image has more than ``MAX_PIXELS`` pixels;
-            a progressive JPEG has more than ``MAX_JPEG_SCANS`` scans; the array
-            has a wrong shape, dtype or value range; or ``source`` is of another type.
-    """
+    """Decode ``source`` into a new RGB image, upright, transparency on white; an array is (H, W), (H, W, 1),
+    (H, W, 3) or (H, W, 4), uint8, uint16 or float in [0, 1]. A file over twice :data:`MODEL_SIDE` is shrunk."""
     if isinstance(source, Image.Image):
         return _from_pil(source)
     if isinstance(source, np.ndarray):
@@ -155,12 +74,7 @@ def load_image(source: ImageSource) -> Image.Image:
 
 
 def read_encoded(source) -> tuple[bytes, str]:
-    """The encoded bytes of a path or bytes source and the label its messages use.
-
-    Raises:
-        InputError: as :func:`load_image`, for a file that cannot be read or has a wrong size,
-            or a source that is neither a path nor bytes.
-    """
+    """The encoded bytes of a path or bytes source, and the label its messages use (refusals as :func:`load_image`)."""
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
         return _read_file(path), str(path)
@@ -175,23 +89,14 @@ def read_encoded(source) -> tuple[bytes, str]:
 
 
 def decode_cost(data: bytes, label: str = "the uploaded data") -> DecodeCost:
-    """What decoding these encoded bytes will cost, from the header alone (nothing is decoded).
-
-    Raises:
-        InputError: whatever :func:`load_image` would refuse before decoding (not an image, a format we
-            do not open, too many pixels, too many JPEG scans).
-    """
+    """What decoding these bytes will cost, from the header alone (refusing as :func:`load_image` does)."""
     with PendingDecode(data, label) as pending:
         return pending.cost
 
 
 class PendingDecode:
-    """An image opened from its header (lazily: no pixel decoded yet), its cost, and the decode.
-
-    ``with PendingDecode(data, label) as p:`` refuses what can be refused from the header, then
-    ``p.cost`` says what decoding will take and ``p.decode()`` does it (once). The budget of
-    :mod:`vit.serve.decode` admits between the two.
-    """
+    """An image opened from its header: ``with PendingDecode(data, label) as p:`` refuses what the header can,
+    ``p.cost`` says what decoding will take, ``p.decode()`` does it (vit.serve.decode admits between the two)."""
 
     def __init__(self, data: bytes, label: str):
         self._label = label
@@ -221,44 +126,19 @@ class PendingDecode:
 
 
 def to_rgb(img: Image.Image) -> Image.Image:
-    """Convert a decoded image of any mode to RGB (rules in the module docstring).
-
-    Args:
-        img: a loaded PIL image; it is not modified.
-
-    Returns:
-        A new RGB image of the same size.
-    """
+    """A new RGB image of the same size from a loaded image of any mode (the rules: docs/reliability.md)."""
     return _shrunk_rgb(img, 1)
 
 
 def flatten_on_white(rgba: Image.Image) -> Image.Image:
-    """Composite an RGBA image over an opaque white background.
-
-    Args:
-        rgba: an image in mode ``"RGBA"``.
-
-    Returns:
-        The RGB result; fully transparent pixels become (255, 255, 255).
-    """
+    """An RGBA image composited over opaque white, as RGB."""
     white = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
     return Image.alpha_composite(white, rgba).convert("RGB")
 
 
 def scale_16bit(values: np.ndarray, wide: bool | None = None) -> np.ndarray:
-    """Map 16-bit samples to uint8 by the type's range.
-
-    If any value exceeds 255 the data spans 0..65535 and is divided by 257
-    (rounded); otherwise it is 8-bit data stored in 16 bits and is kept.
-
-    Args:
-        values: an unsigned integer array (any byte order) with values 0..65535.
-        wide: whether the whole image (of which ``values`` may be a band) has a value over 255;
-            ``None``: decide from ``values``.
-
-    Returns:
-        A uint8 array of the same shape.
-    """
+    """16-bit samples to uint8 by the type's range: divided by 257 if the image has a value over 255 (``wide``; None:
+    decide from ``values``, which may be one band), else 8-bit data stored in 16 bits, kept."""
     if wide is None:
         wide = bool(values.size) and int(values.max()) > 255
     if not wide:
@@ -267,20 +147,8 @@ def scale_16bit(values: np.ndarray, wide: bool | None = None) -> np.ndarray:
 
 
 def stretch_to_uint8(values: np.ndarray, lo: float | None = None, hi: float | None = None) -> np.ndarray:
-    """Stretch numbers from their own finite min..max to 0..255, in float32.
-
-    Non-finite values do not count towards the range; NaN and -inf map to 0,
-    +inf to 255. A constant array (or one with no finite value) cannot be
-    stretched: its value is clipped to 0..255 (NaN gives 0).
-
-    Args:
-        values: a numeric array.
-        lo, hi: the range to stretch from, when ``values`` is one band of a larger image
-            (see :func:`finite_range`); ``None``: the range of ``values``.
-
-    Returns:
-        A uint8 array of the same shape.
-    """
+    """Numbers stretched from their finite min..max (or ``lo``..``hi``: the whole image's, :func:`finite_range`) to
+    uint8, in float32. NaN and -inf give 0, +inf 255; a constant array is clipped to 0..255."""
     if lo is None or hi is None:
         lo, hi = finite_range(values)
     out = np.array(values, dtype=np.float32)  # a copy: the caller's array is not changed
@@ -345,13 +213,8 @@ def _check_byte_count(size: int, label: str) -> None:
 
 
 def _open_header(data: bytes, label: str) -> tuple[Image.Image, tuple[int, int]]:
-    """Open lazily (the header only) with the README's formats, refuse what the header can, set the JPEG draft.
-
-    The pixel limit is checked by us, from the header, before anything is decoded: no
-    ``warnings.catch_warnings()`` (process-global, so not safe while other requests
-    decode). Pillow's own bomb check still raises above twice its limit; between its
-    limit and that, it only warns, and :data:`MAX_PIXELS`, which is lower, has refused.
-    """
+    """Open the header only, refuse what it can, set the JPEG draft. The pixel limit is ours: Pillow's warning
+    cannot be caught per request (``warnings.catch_warnings()`` is process-global)."""
     try:
         img = Image.open(io.BytesIO(data), formats=OPEN_FORMATS)
     except UnidentifiedImageError:
@@ -456,13 +319,8 @@ _NAMED_BY_SIGNATURE = ("ICO", "AVIF", "BLP", "FLI")
 
 
 def sniff_format(data: bytes) -> str | None:
-    """Pillow's name for a format we do not open, from its header only (no pixel is decoded).
-
-    A format whose signature test (``accept``) matches is confirmed by opening the file lazily with that
-    plugin alone, which reads the header only, except where the plugin decodes at open
-    (:data:`_NAMED_BY_SIGNATURE`): those are named by the signature. The few without a signature test
-    (TGA, SPIDER, IM, ...) are tried the same way.
-    """
+    """Pillow's name for a format we do not open, from its header only: a signature match is confirmed by a lazy
+    open with that plugin alone (except :data:`_NAMED_BY_SIGNATURE`)."""
     Image.init()
     prefix = data[:16]
     signed = [f for f in Image.ID if f not in OPEN_FORMATS and Image.OPEN[f][1] is not None
@@ -504,11 +362,7 @@ _STANDALONE = {0x01, *range(0xD0, 0xD8)}  # TEM and RSTn carry no length
 
 
 def count_jpeg_scans(data: bytes, limit: int) -> int:
-    """The number of scans (SOS markers, 0xFFDA) of the first image of a JPEG, walking its segments.
-
-    Only markers and lengths are read; the scan data is skipped to the next marker. Counting stops at
-    the first image's EOI, at the end of the data, or once ``limit`` is exceeded (then ``limit + 1``).
-    """
+    """The scans (SOS markers) of a JPEG's first image, from markers and lengths only; ``limit + 1`` past ``limit``."""
     if not data.startswith(b"\xff\xd8"):
         return 0
     scans, pos, end = 0, 2, len(data)
@@ -556,8 +410,7 @@ def _check_decode_bytes(cost: DecodeCost, label: str) -> None:
 
 
 def _check_scan_count(data: bytes, size: tuple[int, int], label: str) -> None:
-    """Refuse a JPEG whose scans would take long to decode: more than ``MAX_JPEG_SCANS``, or, for a large
-    image, more than ``MAX_SCAN_PIXELS`` pixels decoded over all its scans."""
+    """Refuse a JPEG with more than ``MAX_JPEG_SCANS`` scans or, if large, ``MAX_SCAN_PIXELS`` over all scans."""
     w, h = size
     allowed = max(1, min(MAX_JPEG_SCANS, MAX_SCAN_PIXELS // max(1, w * h)))
     if count_jpeg_scans(data, allowed) <= allowed:
@@ -636,11 +489,7 @@ def _band_rows(width: int, factor: int) -> int:
 
 def _shrunk_rgb(img: Image.Image, factor: int) -> Image.Image:
     """A new RGB image, ``factor`` times smaller, converted a band of rows at a time (no full-size copy).
-
-    Each band is brought to L, RGB or RGBA at full size, box-reduced (Pillow's ``reduce`` averages RGBA
-    premultiplied by alpha, so a transparent pixel's hidden colour does not bleed), then made RGB
-    (RGBA composited on white) at the reduced size.
-    """
+    ``reduce`` averages RGBA premultiplied by alpha: a transparent pixel's hidden colour does not bleed."""
     reducible = _band_converter(img)
     w, h = img.size
     rows = _band_rows(w, factor)
@@ -689,8 +538,8 @@ def _bands(img: Image.Image):
 
 
 def _finite_extrema(img: Image.Image) -> tuple[float, float] | None:
-    """Pillow's own (min, max) of a one-band image, one pass in C and no copy, when both are finite (its
-    comparisons pass over NaN unless the first pixel is one); None where it cannot say (some modes)."""
+    """Pillow's own (min, max) of a one-band image (one pass in C) when both are finite, else None (its
+    comparisons pass over NaN unless the first pixel is one)."""
     try:
         extrema = img.getextrema()
     except ValueError:  # e.g. I;16B: "image has wrong mode"
@@ -708,8 +557,7 @@ def _band_max(img: Image.Image) -> int:
 
 
 def _band_range(img: Image.Image) -> tuple[float, float]:
-    """The finite (min, max) of the whole image (see :func:`stretch_to_uint8`), a band at a time where
-    Pillow's extrema cannot say."""
+    """The finite (min, max) of the whole image, a band at a time where Pillow's extrema cannot say."""
     extrema = _finite_extrema(img)
     if extrema is not None:
         return extrema
@@ -732,11 +580,8 @@ _TRANSPOSE = {
 
 
 def _orientation(img: Image.Image) -> int:
-    """The EXIF orientation (1: upright); a broken EXIF block is ignored, not fatal.
-
-    Call it on a loaded image: a PNG's ``getexif()`` decodes the whole image to look for an eXIf chunk after
-    the pixels. Before loading, :func:`_header_orientation`.
-    """
+    """The EXIF orientation of a loaded image (1: upright; a broken EXIF block is ignored). Before loading:
+    :func:`_header_orientation` (a PNG's ``getexif()`` decodes the whole image to find its eXIf chunk)."""
     try:
         value = img.getexif().get(0x0112, 1)
     except Exception:  # noqa: BLE001 - bad EXIF should not cost the user their photo

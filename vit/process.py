@@ -1,4 +1,4 @@
-"""Processes: whether the writer of a leftover file (a partial download, a picture folder) is still alive."""
+"""Whether the writer of a leftover file (a partial download, a picture folder) is still alive."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import os
 
 
 def pid_alive(pid: int) -> bool:
-    """Whether a process with this pid exists (a leftover file's writer, say)."""
+    """Whether a process with this pid exists (one we may not signal exists too)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -1,82 +1,6 @@
-"""Drawn shapes: the data set of the ViT trained here, with the object's position known.
-
-Pure PIL and numpy, seeded. Image ``i`` of ``sample(n, seed)`` depends only on
-``(seed, i)`` (``numpy.random.default_rng([seed, i])``), so a prefix of a
-sample is the smaller sample, and another seed is a fresh set.
-
-The classes (``CLASSES``, in this order; the label is the index):
-
-========  ==========================================================================
-circle    a disc of radius r
-square    a square whose corners lie on the circle of radius r (side r * sqrt 2)
-triangle  an equilateral triangle, corners on the circle of radius r
-star      a five-pointed star, outer points at r, inner corners at 0.45 r
-cross     a plus sign: two bars 2r long and 0.7 r wide, crossing in the middle
-ring      a disc of radius r with a hole of radius 0.55 r (the background shows through)
-diamond   a rhombus with half-diagonals r and 0.55 r (a square on its corner would
-          be a square: the rhombus is what tells them apart)
-heart     the curve x = 16 sin^3 t, y = 13 cos t - 5 cos 2t - 2 cos 3t - cos 4t,
-          scaled so its larger half-extent is r
-========  ==========================================================================
-
-No hexagon: at the smallest size a hexagon is 13 px across and differs from a
-circle by less than one pixel.
-
-Drawing rules, enough to draw the same distribution with PIL:
-
-1. **Size and place.** The diameter 2r is uniform in [0.22, 0.45] x the image
-   side S. The centre is uniform over the points that keep the whole circle of
-   radius r inside the image; the rotation is uniform in [0, 360) degrees about
-   the centre. Two-shape images (``two=True``) split the image into two halves
-   (left/right or top/bottom, each with probability 1/2), cap 2r at 0.9 x the
-   half's shorter side, and put one shape in each half with its circle inside
-   that half, so the two never overlap (they may touch). The two classes are
-   two different classes drawn uniformly.
-2. **Background** (one of three, equally likely): a linear *gradient* between
-   two random colours along a random direction; a flat random colour plus
-   Gaussian *noise* (sigma 4 to 12 in 0..255); a *texture*: a random colour
-   (each channel 40 to 215) modulated by a sinusoidal stripe pattern (period
-   4 to 16 px, random direction and phase, amplitude 6 to 18) plus smooth
-   blobs (a 4 x 4 grid uniform in -15..15, bilinearly upsampled). Clipped to 0..255.
-3. **Colour.** The shape is one flat random RGB colour whose luma
-   (0.299 R + 0.587 G + 0.114 B, in 0..1) differs from the mean luma of the
-   background under the shape by at least 0.35 (drawn again until it does;
-   black or white after 100 tries).
-4. **Drawing.** Each shape is a polygon (the circle, ring and heart with 96
-   points) filled at 4 x the image size on a mode-"L" mask (the ring's hole
-   filled with 0 afterwards), reduced to S x S with ``Image.BOX``: an
-   anti-aliased alpha a in [0, 1]. The pixel is ``a * colour + (1 - a) * background``.
-   The mask returned is ``a >= 0.5``.
-
-**Styles.** The rules above are ``style="plain"`` (the default; the accuracy tables and the
-faithfulness table are measured on it). ``style="varied"`` draws the same eight classes by looser
-rules, for training only (issue 22: a model that knows one drawing style fails on anyone else's):
-
-* each class's proportions vary (star inner corners 0.35-0.58 r, cross bars 0.48-0.86 r wide,
-  diamond half-diagonal 0.42-0.72 r, ring hole 0.36-0.68 r, the heart either the curve above with
-  its own width or two discs on a square turned 45 degrees), the outline is stretched by up to
-  +-10 % along one axis and seen through a small perspective (each corner of the image moved by up
-  to 7 % of the side);
-* 2r is 12-66 % of the side; half the time the outline wobbles as a hand's does (smooth noise of
-  up to 5 % of r); a third of the shapes carry a stroke 0.4-2.5 px wide of another colour; the fill
-  may be a gradient; the luma contrast to the background is at least 0.15-0.35;
-* backgrounds: the three above, a flat colour, a radial gradient, smooth colour blobs, paper
-  (light, grainy), and on a quarter of them clutter (thin lines, dots);
-* a third is drawn at 2 or 4 x the side and shrunk (bilinear, as the model's preprocessing);
-  then, each independently, a Gaussian blur (sigma 0.3-1.3 px), noise (sigma 2-12), a global
-  contrast / brightness / gamma change, and JPEG (quality 20-90).
-
-``style="sketch"`` draws them as people draw with a pen (issue 40), for training only: the outline traced
-by a round pen 1-8 px wide (at 64 px) from any point once round, past its start or short of it, with a
-gap now and then and a mouse's jitter, half the time with a hand's wobble (the ring as two circles, the
-heart as its curve); a fifth hatched inside, a fifth filled with another colour first; 2r is 15-80 % of
-the side; on a white canvas, paper or the varied backgrounds (clutter on a fifth); drawn at 1, 2 or 4 x
-the side (4: the page's 256 px canvas) and shrunk; half of them through the camera's and the file's part
-above. The mask is the shape's inside and its ink.
-
-``training_set`` mixes plain, varied and sketched drawings with one and two shapes: what ``vit.model.train``
-trains on.
-"""
+"""Drawn shapes and their masks, the data set of the ViT trained here; image ``i`` of ``sample(n, seed)`` depends
+only on ``(seed, i)``. ``plain`` (the tables' style), ``varied`` and ``sketch`` (training only: a model that knows
+one drawing style fails on anyone else's); docs/shapes-model.md has the rules, precise enough to redraw them."""
 
 from __future__ import annotations
 
@@ -87,6 +11,7 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFilter
 
 STYLES = ("plain", "varied", "sketch")
+# The label is the index. No hexagon: at the smallest size it differs from a circle by less than one pixel.
 CLASSES: tuple[str, ...] = ("circle", "square", "triangle", "star", "cross", "ring", "diamond", "heart")
 
 MIN_FRACTION, MAX_FRACTION = 0.22, 0.45  # the diameter 2r as a fraction of the image side
@@ -137,19 +62,9 @@ OUTLINES: dict[str, np.ndarray] = {
 RING_HOLE = 0.55  # the ring's hole, as a fraction of r
 
 
-# --------------------------------------------------------------------------- drawing
-
-
 def shape_alpha(name: str, size: int, centre: tuple[float, float], radius: float, angle: float) -> np.ndarray:
-    """The anti-aliased coverage of one shape: (S, S) float32 in [0, 1].
-
-    Args:
-        name: one of ``CLASSES``.
-        size: S, the image side in pixels.
-        centre: (x, y) in pixels.
-        radius: r in pixels.
-        angle: rotation in radians, counter-clockwise on screen.
-    """
+    """The anti-aliased coverage of one shape, (S, S) float32 in [0, 1]: ``size`` (S), ``centre`` (x, y) and
+    ``radius`` in pixels; ``angle`` in radians, counter-clockwise on screen."""
     if name not in OUTLINES:
         raise ValueError(f"shape must be one of {', '.join(CLASSES)}, got {name!r}")
     k = SUPERSAMPLE
@@ -214,7 +129,7 @@ def _place(rng: np.random.Generator, box: tuple[float, float, float, float], rad
 
 def draw(rng: np.random.Generator, size: int, two: bool,
          style: str = "plain") -> tuple[Image.Image, list[int], list[np.ndarray]]:
-    """One image by the rules of the module docstring: (PIL RGB, labels, bool masks (S, S))."""
+    """One image of ``style``: (PIL RGB, labels, bool masks (S, S))."""
     if style == "varied":
         return draw_varied(rng, size, two)
     if style == "sketch":
@@ -243,20 +158,7 @@ def _check_sample_args(n, size, style) -> None:
 
 
 def sample(n: int, seed: int, size: int = 64, two: bool = False, style: str = "plain"):
-    """Draw ``n`` images of shapes (see the module docstring for the rules).
-
-    Args:
-        n: how many images.
-        seed: image i depends only on (seed, i).
-        size: S, the side of the square images in pixels (at least 16).
-        two: two different shapes per image instead of one.
-        style: "plain" (the rules 1-4) or "varied" (the looser rules of the training set).
-
-    Returns:
-        ``(images, labels, masks)``: PIL RGB images (S, S); class indices into ``CLASSES``
-        (with ``two=True``, a pair per image); bool arrays (S, S), True on the shape
-        (with ``two=True``, a pair aligned with the labels).
-    """
+    """``n`` drawings ``size`` px square: (PIL RGB images, labels, bool masks (S, S)), a pair of each with ``two``."""
     _check_sample_args(n, size, style)
     images, labels, masks = [], [], []
     for i in range(n):
@@ -274,9 +176,6 @@ def sample_arrays(n: int, seed: int, size: int = 64) -> tuple[np.ndarray, np.nda
     for i, image in enumerate(images):
         out[i] = np.asarray(image)
     return out, np.asarray(labels, dtype=np.int64), np.stack(masks) if n else np.zeros((0, size, size), bool)
-
-
-# --------------------------------------------------------------------------- the varied style (training only)
 
 
 def _lobed_heart(rng: np.random.Generator) -> list[np.ndarray]:
@@ -409,8 +308,7 @@ def _post(rng: np.random.Generator, image: Image.Image) -> Image.Image:
 
 def _layout(rng: np.random.Generator, side: int, two: bool, smallest: float,
             largest: float) -> tuple[list[int], list[tuple[float, float, float, float]], tuple[float, float]]:
-    """The classes, the boxes they go in (the whole image, or two halves side by side or stacked) and the range of
-    the diameter 2r in pixels (``smallest`` to ``largest`` x the side; with two shapes at most 0.9 x a half)."""
+    """The classes, their boxes (the image, or two halves) and the diameter 2r's range in px (fractions of the side)."""
     if not two:
         return [int(rng.integers(len(CLASSES)))], [(0, 0, side, side)], (smallest * side, largest * side)
     labels = [int(x) for x in rng.choice(len(CLASSES), size=2, replace=False)]
@@ -431,7 +329,7 @@ def _shrunk(img: np.ndarray, masks: list[np.ndarray], size: int) -> tuple[Image.
 
 
 def draw_varied(rng: np.random.Generator, size: int, two: bool) -> tuple[Image.Image, list[int], list[np.ndarray]]:
-    """One image by the varied style's rules (module docstring): (PIL RGB, labels, bool masks (S, S))."""
+    """One image in the varied style: (PIL RGB, labels, bool masks (S, S))."""
     up = int(rng.choice([1, 1, 1, 1, 2, 4]))  # drawn at up x S, then shrunk as the preprocessing does
     side, k = size * up, SUPERSAMPLE // up if up < SUPERSAMPLE else 1
     img = varied_background(rng, side)
@@ -530,9 +428,7 @@ def _drawn_heart(rng: np.random.Generator) -> np.ndarray:
 
 
 def sketch_outlines(name: str, rng: np.random.Generator) -> tuple[list[np.ndarray], np.ndarray | None]:
-    """The outlines a pen traces for a class, r = 1: the varied style's proportions, one closed curve each
-    (the heart as its curve or as two lobes and a tip, :func:`_drawn_heart`; the ring as two circles); and the
-    hole, if any."""
+    """The outlines a pen traces for a class, r = 1, one closed curve each (a ring: two circles), and its hole."""
     if name == "heart":
         pts = (OUTLINES["heart"] if rng.random() < 0.5 else _drawn_heart(rng)) * (rng.uniform(0.85, 1.15), 1.0)
         return [pts / np.abs(pts).max()], None
@@ -541,7 +437,7 @@ def sketch_outlines(name: str, rng: np.random.Generator) -> tuple[list[np.ndarra
 
 
 def draw_sketch(rng: np.random.Generator, size: int, two: bool) -> tuple[Image.Image, list[int], list[np.ndarray]]:
-    """One image by the sketch style's rules (module docstring): shapes drawn with a pen, (PIL RGB, labels, masks)."""
+    """One image in the sketch style, shapes drawn with a pen: (PIL RGB, labels, masks)."""
     up = int(rng.choice([1, 2, 4, 4]))  # 4: the page's 256 px canvas, shrunk to the model's side
     side, k = size * up, SUPERSAMPLE // up if up < SUPERSAMPLE else 1
     if rng.random() < 0.4:  # a canvas or a sheet of paper
@@ -608,17 +504,10 @@ def draw_sketch(rng: np.random.Generator, size: int, two: bool) -> tuple[Image.I
 
 def training_set(n: int, seed: int, size: int = 64, two_share: float = 0.25, varied_share: float = 0.6,
                  start: int = 0, sketch_share: float = 0.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The training data: plain, varied and sketched drawings, one or two shapes each (images start .. start + n - 1).
-
-    Image i depends only on (seed, i), so the set can be drawn in pieces: whether it has two shapes
-    and which style come from ``default_rng([seed, i, 1])``, the drawing from ``default_rng([seed, i])``.
-    ``sketch_share`` of the images are sketched, the others plain or varied as before (with 0, the
-    draws are those of a set without sketches).
-
-    Returns:
-        images (n, S, S, 3) uint8; labels (n, 2) int64, the second -1 for a one-shape image;
-        masks (n, 2, S, S) bool aligned with the labels (the second empty for one shape).
-    """
+    """The training data, images ``start`` to ``start + n - 1``: plain, varied and sketched, one or two shapes each.
+    Image i's count and style come from ``default_rng([seed, i, 1])`` (``sketch_share`` 0 draws no more from it),
+    its drawing from ``default_rng([seed, i])``, so the set can be drawn in pieces. Returns images (n, S, S, 3)
+    uint8, labels (n, 2) int64 (the second -1 for one shape), masks (n, 2, S, S) bool."""
     _check_sample_args(n, size, "plain")
     images = np.empty((n, size, size, 3), dtype=np.uint8)
     labels = np.full((n, 2), -1, dtype=np.int64)

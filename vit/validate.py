@@ -1,22 +1,6 @@
-"""One validation layer for every parameter the API, the CLI and the app take.
-
-Each public function takes the raw value as it arrived (an int from Python, a
-float from a slider, a string from the command line or a URL) and returns it
-normalised, or raises :class:`~vit.errors.InputError` whose message names the
-parameter, the allowed range or choices, and the value given, e.g.
-``"patch_size must be an integer from 4 to 64, got 3.5"``.
-
-Numbers: ``bool`` is always refused (``True`` is not a patch size); integral
-floats (``16.0``) and numeric strings (``"16"``, ``" 16 "``, ``"1e1"``) are
-accepted where an integer is expected; NaN and infinities never are.
-
-Indexing conventions (what a person types):
-
-* ``layer`` and ``head`` are **1-based** (layer 1 is the first block, head 1
-  the first head) — subtract 1 to index a tensor.
-
-A model with its patch size and depth is validated once, by :func:`setting`,
-into a frozen :class:`Setting` that everything further in takes as it is.
+"""One validation layer for every parameter the API, the CLI and the app take: a value as it arrived, normalised,
+or an InputError naming the parameter, the range and the value. ``bool`` is never a number; NaN never. A model,
+patch size and depth are validated once, by :func:`setting`, into a frozen :class:`Setting`.
 """
 
 from __future__ import annotations
@@ -60,48 +44,45 @@ def show(value: Any) -> str:
     return text
 
 
-def _integer(name: str, value: Any, lo: int, hi: int, note: str = "") -> int:
-    """Validate an integer parameter in ``lo..hi`` (inclusive).
-
-    Args:
-        name: the parameter name used in the message.
-        value: an int, an integral float or a numeric string (bool refused).
-        lo: smallest allowed value.
-        hi: largest allowed value.
-        note: extra context put after the range, e.g. ``" (the model has 12 layers)"``.
-
-    Returns:
-        The value as a Python ``int``.
-
-    Raises:
-        InputError: ``"<name> must be an integer from <lo> to <hi><note>, got <value>"``.
-    """
-    number = _as_integer(value)
+def integer(name: str, value: Any, lo: int, hi: int, note: str = "", clamp: bool = False,
+            default: int | None = None) -> int:
+    """An integer in ``lo..hi`` (None: ``default``). With ``clamp`` (a page's control) a non-number is ``default``
+    and a number is rounded into the range, as a browser's number box shows it: what runs is what it shows."""
+    if value is None and default is not None:
+        return default
+    if clamp:
+        number = _control(value)
+        return default if number is None else int(min(max(round(number), lo), hi))
+    number = as_integer(value)
     if number is None or not lo <= number <= hi:
         raise InputError(f"{name} must be an integer from {lo} to {hi}{note}, got {show(value)}")
     return number
 
 
-def _number(name: str, value: Any, lo: float, hi: float, note: str = "") -> float:
-    """Validate a finite real parameter in ``[lo, hi]``.
-
-    Args:
-        name: the parameter name used in the message.
-        value: an int, a float or a numeric string (bool refused).
-        lo: smallest allowed value.
-        hi: largest allowed value.
-        note: extra context put after the range.
-
-    Returns:
-        The value as a Python ``float`` (``-0.0`` becomes ``0.0``).
-
-    Raises:
-        InputError: ``"<name> must be a number from <lo> to <hi><note>, got <value>"``.
-    """
-    number = _as_float(value)
-    if number is None or not lo <= number <= hi:
+def number(name: str, value: Any, lo: float, hi: float, note: str = "", clamp: bool = False,
+           default: float | None = None) -> float:
+    """A finite real in ``[lo, hi]`` (``-0.0`` becomes ``0.0``); ``clamp`` and ``default`` as :func:`integer`'s."""
+    if clamp:
+        got = _control(value)
+        return default if got is None else min(max(got, lo), hi)
+    got = _as_float(value)
+    if got is None or not lo <= got <= hi:
         raise InputError(f"{name} must be a number from {lo:g} to {hi:g}{note}, got {show(value)}")
-    return number + 0.0
+    return got + 0.0
+
+
+def _control(value: Any) -> float | None:
+    """A control's number; None for a non-number or NaN (the control's default then); an InputError for one no
+    control can show (``1e999``, ``"inf"``, a 400-digit integer)."""
+    try:
+        got = float(value)
+    except (TypeError, ValueError):
+        return None
+    except OverflowError:  # an int past a float's range
+        got = math.inf
+    if math.isinf(got):
+        raise InputError(key="refusal-not-finite", value=show(value))
+    return None if math.isnan(got) else got
 
 
 def _as_float(value: Any) -> float | None:
@@ -109,13 +90,13 @@ def _as_float(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (numbers.Real, str)):
         return None
     try:
-        number = float(value.strip() if isinstance(value, str) else value)
+        got = float(value.strip() if isinstance(value, str) else value)
     except (ValueError, OverflowError, TypeError):
         return None
-    return number if math.isfinite(number) else None
+    return got if math.isfinite(got) else None
 
 
-def _as_integer(value: Any) -> int | None:
+def as_integer(value: Any) -> int | None:
     """An int from an int, an integral float or a numeric string; ``None`` if there is none."""
     if isinstance(value, bool):
         return None
@@ -126,14 +107,14 @@ def _as_integer(value: Any) -> int | None:
             return int(value.strip())
         except ValueError:
             pass  # maybe "16.0" or "1e1"
-    number = _as_float(value)
-    if number is None or not number.is_integer():
+    got = _as_float(value)
+    if got is None or not got.is_integer():
         return None
-    return int(number)
+    return int(got)
 
 
 def choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
-    """Validate a case-insensitive string choice; returns it lower-cased."""
+    """A case-insensitive string choice, lower-cased."""
     if isinstance(value, str) and value.strip().lower() in choices:
         return value.strip().lower()
     allowed = ", ".join(repr(c) for c in choices)
@@ -155,21 +136,8 @@ _MODEL_ALIASES: dict[str, str] = {
 
 
 def model_name(value: Any) -> str:
-    """Validate a model name.
-
-    Args:
-        value: a ``PRESETS`` key (``"vit_b_16"``) or a display name
-            (``"ViT-B/16"``); case, spaces, ``-``, ``_`` and ``/`` are ignored. Or the repository id
-            of a Hub model registered already (``config.register``, done by ``vit.model.hubconfig``),
-            exactly, or its display name: an id nobody registered is refused, never looked up, so a
-            request cannot make the server download what it names.
-
-    Returns:
-        The ``PRESETS`` key, e.g. ``"vit_b_16"``, or the registered repository id.
-
-    Raises:
-        InputError: not one of the models.
-    """
+    """A ``PRESETS`` key or registered Hub id from itself or its display name. An unregistered id is refused, never
+    looked up: a request cannot make the server download what it names."""
     if isinstance(value, str) and _squash(value) in _MODEL_ALIASES:
         return _MODEL_ALIASES[_squash(value)]
     if isinstance(value, str) and value.strip() in HUB_MODELS:
@@ -182,42 +150,22 @@ def model_name(value: Any) -> str:
     raise InputError(f"model must be one of {names}, got {show(value)}")  # the API, app and CLI call it `model`
 
 
+def _patch_note(name: str | None) -> str:
+    """A family with a smaller image allows P up to half its image size: the message names the family."""
+    if name is None or patch_size_range(name) == (MIN_PATCH_SIZE, MAX_PATCH_SIZE):
+        return ""
+    return f" for {display_name(name).split(',')[0]}"
+
+
 def patch_size(value: Any, name: str | None = None) -> int:
-    """Validate a patch size P in pixels: an integer from ``MIN_PATCH_SIZE`` to ``MAX_PATCH_SIZE``.
-
-    Args:
-        value: an int, an integral float or a numeric string.
-        name: a ``PRESETS`` key; a family with a smaller image allows P up to half its
-            image size (``config.patch_size_range``), and the message names the family.
-
-    Returns:
-        P as an ``int``.
-
-    Raises:
-        InputError: e.g. ``"patch_size must be an integer from 4 to 64, got 3.5"`` or
-            ``"patch_size must be an integer from 4 to 32 for ViT-Tiny shapes, got 40"``.
-    """
-    if name is None:
-        return _integer("patch_size", value, MIN_PATCH_SIZE, MAX_PATCH_SIZE)
-    lo, hi = patch_size_range(name)
-    note = "" if (lo, hi) == (MIN_PATCH_SIZE, MAX_PATCH_SIZE) else f" for {display_name(name).split(',')[0]}"
-    return _integer("patch_size", value, lo, hi, note)
+    """A patch size P in pixels: 4 to 64, or to half the image size of the family ``name`` (a ``PRESETS`` key)."""
+    lo, hi = (MIN_PATCH_SIZE, MAX_PATCH_SIZE) if name is None else patch_size_range(name)
+    return integer("patch_size", value, lo, hi, _patch_note(name))
 
 
 def depth(value: Any, num_layers: int) -> int:
-    """Validate how many encoder blocks to run: 1 to the model's L.
-
-    Args:
-        value: an int, an integral float or a numeric string.
-        num_layers: the model's L.
-
-    Returns:
-        The depth as an ``int``.
-
-    Raises:
-        InputError: outside 1..L; the message names L.
-    """
-    return _integer("depth", value, 1, num_layers, f" (the model has L={num_layers} layers)")
+    """How many encoder blocks to run: 1 to the model's L."""
+    return integer("depth", value, 1, num_layers, f" (the model has L={num_layers} layers)")
 
 
 @dataclass(frozen=True)
@@ -235,7 +183,6 @@ class Setting:
 
     @property
     def display_name(self) -> str:
-        """What people read: ``"ViT-B/16"``."""
         return display_name(self.name)
 
     @property
@@ -250,67 +197,41 @@ class Setting:
                                  num_layers=self.depth)
 
 
-_patch_size, _depth = patch_size, depth  # setting()'s arguments have the same names
-
-
-def setting(model: Any, patch_size: Any = None, depth: Any = None) -> Setting:
-    """Validate a model name with its patch size and depth, once, at the edge.
-
-    Args:
-        model: a model name as :func:`model_name` takes it (``"vit_b_16"``, ``"ViT-B/16"``).
-        patch_size: as :func:`patch_size` takes it; None keeps the checkpoint's own.
-        depth: as :func:`depth` takes it; None runs all of the family's layers.
-
-    Returns:
-        A frozen :class:`Setting`.
-
-    Raises:
-        InputError: from :func:`model_name`, :func:`patch_size` or :func:`depth`, in that order.
-    """
+def setting(model: Any, patch_size: Any = None, depth: Any = None, clamp: bool = False) -> Setting:
+    """A model with its patch size and depth (None: the checkpoint's P, all layers), validated once, at the edge.
+    ``clamp``: the page's controls (:func:`integer`); the API and the CLI are strict."""
     name = model_name(model)
-    native = native_config(name)
+    native, (lo, hi) = native_config(name), patch_size_range(name)
+    L = native.num_layers
     return Setting(
         name=name,
-        patch_size=native.patch_size if patch_size is None else _patch_size(patch_size, name),
-        depth=native.num_layers if depth is None else _depth(depth, native.num_layers),
+        patch_size=integer("patch_size", patch_size, lo, hi, _patch_note(name), clamp, native.patch_size),
+        depth=integer("depth", depth, 1, L, f" (the model has L={L} layers)", clamp, L),
     )
 
 
-def top_k(value: Any, num_classes: int = 1000) -> int:
-    """Validate how many predictions to show: 1 to ``min(20, num_classes)``.
-
-    Args:
-        value: an int, an integral float or a numeric string; None: the default, 5 (or every class of a model
-            with fewer: a default never fails).
-        num_classes: how many classes the model has.
-
-    Returns:
-        k as an ``int``.
-
-    Raises:
-        InputError: outside the range.
-    """
-    if value is None:
-        return max(1, min(DEFAULT_TOP_K, num_classes))
-    return _integer("top_k", value, 1, min(MAX_TOP_K, num_classes))
+def top_k(value: Any, num_classes: int = 1000, clamp: bool = False) -> int:
+    """How many predictions to show: 1 to ``min(20, num_classes)``; None is 5 (or every class of a model with
+    fewer: a default never fails)."""
+    return integer("top_k", value, 1, min(MAX_TOP_K, num_classes), clamp=clamp,
+                   default=max(1, min(DEFAULT_TOP_K, num_classes)))
 
 
 def class_index(value: Any, num_classes: int, name: str = "target") -> int:
-    """Validate a class index 0..K-1 (the class an explanation or a curve is about)."""
-    return _integer(name, value, 0, num_classes - 1)
+    """A class index 0..K-1 (the class an explanation or a curve is about)."""
+    return integer(name, value, 0, num_classes - 1)
 
 
 def steps(value: Any) -> int:
-    """Validate the number of steps of a perturbation curve: 1 to 100 (the fractions 0, 1/steps, ..., 1)."""
-    return _integer("steps", value, 1, MAX_CURVE_STEPS)
+    """The number of steps of a perturbation curve: 1 to 100 (the fractions 0, 1/steps, ..., 1)."""
+    return integer("steps", value, 1, MAX_CURVE_STEPS)
 
 
 DTYPES = ("auto", "float32", "bfloat16")  # the precisions a model runs in (vit.model.precision)
 
 
 def dtype(value: Any) -> str:
-    """Validate a model's precision: ``"auto"``, ``"float32"`` or ``"bfloat16"`` (any case), or ``torch.float32``
-    / ``torch.bfloat16`` themselves; returns the name."""
+    """A model's precision's name, from itself (any case) or ``torch.float32`` / ``torch.bfloat16``."""
     if type(value).__module__ == "torch" and type(value).__name__ == "dtype":  # torch.float32, without importing torch
         value = str(value).removeprefix("torch.")
         if value not in DTYPES:
@@ -319,92 +240,36 @@ def dtype(value: Any) -> str:
 
 
 def head_fusion(value: Any) -> str:
-    """Validate how attention rollout fuses heads: ``"mean"``, ``"max"`` or ``"min"``.
-
-    Args:
-        value: one of the choices, any case, surrounding spaces ignored.
-
-    Returns:
-        The choice, lower-cased.
-
-    Raises:
-        InputError: anything else.
-    """
+    """How attention rollout fuses heads: ``"mean"``, ``"max"`` or ``"min"``."""
     return choice("head_fusion", value, HEAD_FUSIONS)
 
 
-def discard_ratio(value: Any) -> float:
-    """Validate the fraction of weakest attention weights rollout discards: [0, 0.99].
-
-    Args:
-        value: an int, a float or a numeric string.
-
-    Returns:
-        The ratio as a ``float``.
-
-    Raises:
-        InputError: not a finite number in [0, 0.99].
-    """
-    return _number("discard_ratio", value, 0.0, MAX_DISCARD_RATIO)
+def discard_ratio(value: Any, clamp: bool = False) -> float:
+    """The fraction of weakest attention weights rollout discards: [0, 0.99]; not a number, clamped, is 0."""
+    return number("discard_ratio", value, 0.0, MAX_DISCARD_RATIO, clamp=clamp, default=0.0)
 
 
 def layer(value: Any, depth: int) -> int:
-    """Validate a layer (encoder block) number, **1-based**: 1 to ``depth``.
-
-    Args:
-        value: an int, an integral float or a numeric string.
-        depth: how many blocks were run.
-
-    Returns:
-        The 1-based layer number (subtract 1 to index a list of blocks).
-
-    Raises:
-        InputError: outside 1..depth.
-    """
-    return _integer("layer", value, 1, depth, f" (1-based; {depth} layers were run)")
+    return integer("layer", value, 1, depth, f" (1-based; {depth} layers were run)")
 
 
 def head(value: Any, num_heads: int) -> int:
-    """Validate an attention head number, **1-based**: 1 to h (people count heads from 1).
-
-    Args:
-        value: an int, an integral float or a numeric string.
-        num_heads: the model's h.
-
-    Returns:
-        The 1-based head number (subtract 1 to index the heads dimension).
-
-    Raises:
-        InputError: outside 1..h.
-    """
-    return _integer("head", value, 1, num_heads, f" (1-based; the model has h={num_heads} heads)")
+    return integer("head", value, 1, num_heads, f" (1-based; the model has h={num_heads} heads)")
 
 
-def opacity(value: Any) -> float:
-    """Validate an overlay opacity in [0, 1] (0 transparent, 1 opaque).
-
-    Args:
-        value: an int, a float or a numeric string.
-
-    Returns:
-        The opacity as a ``float``.
-
-    Raises:
-        InputError: not a finite number in [0, 1].
-    """
-    return _number("opacity", value, 0.0, 1.0)
+def opacity(value: Any, clamp: bool = False, default: float | None = None) -> float:
+    """An overlay's opacity in [0, 1] (0 transparent, 1 opaque)."""
+    return number("opacity", value, 0.0, 1.0, clamp=clamp, default=default)
 
 
 def epochs(value: Any) -> int:
-    """Validate how many passes over the drawn training set ``train-shapes`` makes: 1 to 1,000."""
-    return _integer("epochs", value, 1, 1000)
+    """How many passes over the drawn training set ``train-shapes`` makes: 1 to 1,000."""
+    return integer("epochs", value, 1, 1000)
 
 
 def seed(value: Any) -> int:
-    """Validate a random seed: 0 to 2^31 - 1."""
-    return _integer("seed", value, 0, 2**31 - 1)
+    return integer("seed", value, 0, 2**31 - 1)
 
 
 def minutes(value: Any) -> float:
-    """Validate a training time budget in minutes: 0.1 to 600."""
-    return _number("minutes", value, 0.1, 600.0)
+    return number("minutes", value, 0.1, 600.0)

@@ -1,10 +1,5 @@
-"""The result of one analysis: numbers only, and the views computed from them.
-
-Every picture the app or CLI draws comes from a method here, so every picture
-corresponds to numbers that tests check. Display-only changes (layer, head,
-clicked patch, discard ratio, head fusion) are answered from what is kept
-here, without running the model again.
-"""
+"""The result of one analysis: numbers only, and the views computed from them. Display-only changes (layer, head,
+clicked patch, discard ratio, head fusion) are answered from what is kept, without the model."""
 
 from __future__ import annotations
 
@@ -37,10 +32,8 @@ class LayerPrediction:
 
 @dataclass(frozen=True)
 class ResidualNorms:
-    """One pre-norm block's equations in numbers: H = X + MSA(LN(X)), Y = H + MLP(LN(H)).
-
-    Each value is a mean over the N+1 tokens of a token's Euclidean norm.
-    """
+    """One pre-norm block's equations in numbers, H = X + MSA(LN(X)), Y = H + MLP(LN(H)): means over the N+1 tokens
+    of a token's Euclidean norm."""
 
     layer: int  # 1..depth
     stream: float  # ||X||_2, the residual stream entering the block
@@ -55,15 +48,8 @@ _variants_lock = threading.Lock()
 
 @dataclass
 class Analysis:
-    """Everything the views need for one image on one model.
-
-    Tensors are for one image (the batch dimension removed). The large ones (``fusions``, ``queries``, ``keys``) are
-    on the model's device, where the views' rows and maps are computed; the methods return CPU tensors, copying back
-    only what a view draws. The rest is on the CPU.
-    Token 0 is the class token, tokens 1..N the patches in row-major order. With more prefix tokens
-    (``prefix_token_names``: DeiT's distillation token, registers) they follow the class token, and the
-    patches are tokens P..P+N-1, P = ``num_prefix_tokens``: T = N + P tokens where (N+1) is written.
-    """
+    """Everything the views need for one image on one model (no batch dimension); the methods return CPU tensors.
+    The prefix tokens come before the patches (row-major): T = N + prefix tokens where (N+1) is written."""
 
     model: str  # "vit_b_16"
     display_name: str  # "ViT-B/16"
@@ -80,7 +66,9 @@ class Analysis:
     topk: list[Prediction]
     layer_predictions: list[LayerPrediction]
     cls_attention: Tensor  # (L, h, N+1) each head's class-token row
-    fusions: dict[str, Tensor]  # "mean"/"max"/"min" -> (L, N+1, N+1) head-fused attention per layer (float16 if large)
+    # "mean"/"max"/"min" -> (L, N+1, N+1) head-fused attention per layer (float16 if large); with queries and keys,
+    # kept on the model's device, where the views' rows are computed
+    fusions: dict[str, Tensor]
     queries: list[Tensor]  # L x (N+1, D)
     keys: list[Tensor]  # L x (N+1, D)
     head_fusion: str
@@ -100,7 +88,6 @@ class Analysis:
     has_classifier: bool = True  # False for a backbone: topk and layer_predictions are empty
     dtype: str = "float32"  # the precision the model ran in ("bfloat16": its numbers here are float32 all the same)
 
-    # --- sizes ---------------------------------------------------------------
     @property
     def fused(self) -> Tensor:
         """The head-fused maps of this analysis's fusion, (L, N+1, N+1), for rollout (float16 when large)."""
@@ -122,10 +109,7 @@ class Analysis:
 
     @property
     def nbytes(self) -> int:
-        """Memory this analysis keeps (attention summaries, queries and keys, the picture, rollout rows).
-
-        Its fusion and discard variants share every tensor but their rollout rows, counted here.
-        """
+        """Memory this analysis keeps, with its variants' rollout rows (they share every other tensor)."""
         tensors = [*self.fusions.values(), self.cls_attention, self.probs, *self.queries, *self.keys]
         tensors += [t for t in (self.residual_means, self.token_norms, self.attention_distance, self.lens_index,
                                 self.lens_prob) if t is not None]
@@ -139,15 +123,9 @@ class Analysis:
         """The model's parameter count, each module counted once (see :func:`vit.analysis.trace.counted_params`)."""
         return sum(counted_params(self.stages))
 
-    # --- views ---------------------------------------------------------------
     def rollout_matrix_row(self, layer: int | None = None, query: int = 0) -> Tensor:
-        """Rollout row of ``query`` up to ``layer`` (1..depth, default depth) over all N+1 tokens: (N+1,).
-
-        The rows of every depth come from one pass down the kept fused maps
-        (:func:`vit.analysis.rollout.rollout_rows`, discarding each layer once), and are remembered per
-        query, so another layer costs nothing and another fusion or discard ratio recomputes
-        these rows only (``with_options``).
-        """
+        """Rollout row of ``query`` up to ``layer`` (1..depth, default depth): (N+1,). Every depth's rows come from
+        one pass and are remembered per query: another layer costs nothing."""
         upto = self.depth if layer is None else layer
         if not 1 <= upto <= self.depth:
             raise ValueError(f"layer must be from 1 to {self.depth}, got {upto}")
@@ -161,24 +139,14 @@ class Analysis:
         return rollout.patch_grid(self.rollout_matrix_row(layer, query), self.grid, self.num_prefix_tokens)
 
     def attention(self, layer: int, head: int | None = None, query: int = 0) -> Tensor:
-        """Raw attention of ``query`` at ``layer`` and ``head``: (N+1,).
-
-        Args:
-            layer: 1..depth, as people count layers.
-            head: 1..h, counted from 1 like ``layer`` (head 1 is the first D/h features); None
-                fuses the heads by ``head_fusion``.
-            query: the token whose row it is (0: the class token, 1 + r cols + c: patch (r, c)).
-
-        Fused rows are fused here from the float32 per-head rows (the kept class-token rows, or the
-        query's recomputed from q and k), not read from the float16 maps kept for rollout.
-        """
+        """Raw attention of token ``query`` (0: the class token, 1 + r cols + c: patch (r, c)) at ``layer`` and
+        ``head``, both from 1: (N+1,). ``head`` None fuses the float32 per-head rows by ``head_fusion``."""
         rows = self.head_rows(layer, query)  # (h, N+1)
         if head is None:
             return rollout.fuse_heads(rows.unsqueeze(-2), self.head_fusion).squeeze(-2)  # (h, 1, N+1) -> (N+1,)
         return rows[self._head_index(head)].clone()
 
     def _head_index(self, head: int) -> int:
-        """A 1-based head -> its 0-based index among the h heads."""
         if not 1 <= head <= self.num_heads:
             raise ValueError(f"head must be from 1 to {self.num_heads}, got {head}")
         return head - 1
@@ -198,10 +166,8 @@ class Analysis:
         return rollout.patch_grid(self.head_rows(layer, query), self.grid, self.num_prefix_tokens)
 
     def attention_matrix(self, layer: int, head: int) -> Tensor:
-        """One head's whole attention map at ``layer`` and ``head``, both 1-based: (N+1, N+1).
-
-        Recomputed from the kept queries and keys: (N+1)^2 floats, 39 MB for ViT-B at patch size 4.
-        """
+        """One head's whole attention map at ``layer`` and ``head``, both 1-based, from the kept queries and keys:
+        (N+1, N+1)."""
         index = self._head_index(head)
         return rollout.attention_from_qk(self.queries[layer - 1], self.keys[layer - 1], self.num_heads,
                                          head=index).cpu()
@@ -213,40 +179,22 @@ class Analysis:
                 for layer, row in enumerate(self.residual_means, 1)]
 
     def mean_attention_distance(self) -> Tensor:
-        """Each head's mean attention distance in pixels, (depth, h) (ViT paper, Fig. 7 right).
-
-        Among the patches only (class token dropped, rows renormalised): for query patch i,
-        sum_j A_ij d_ij with d_ij = P times the grid distance of patches i and j, averaged
-        over the N query patches. It is reduced by the tracer from each layer's weights as
-        they stream by (see :func:`vit.analysis.rollout.mean_attention_distance`), rather than
-        recomputed here from the queries and keys: the weights exist at that moment anyway,
-        so it costs 3 N^2 flops per head and two (N, N) buffers, where recomputing would
-        redo every softmax (h T^2 D/h flops per layer) a second time.
-        """
+        """Each head's mean attention distance in pixels, (depth, h) (ViT paper, Fig. 7 right): the mean over query
+        patches i of sum_j A_ij d_ij among the patches (rows renormalised), reduced by the tracer as weights stream."""
         assert self.attention_distance is not None, "this analysis was built without attention distances"
         return self.attention_distance.clone()
 
     def patch_lens(self, layer: int) -> tuple[Tensor, Tensor]:
-        """Where each patch thinks it is: the early exit of every patch token at ``layer`` (1-based).
-
-        The final norm and the classification head, trained on the class token of the last
-        layer, applied to each patch token of the block's output Y_l,i (i = 1..N).
-
-        Returns:
-            (indices, probs), each (rows, cols): the top-1 class index (int64) and its probability.
-        """
+        """The logit lens on each patch token of block ``layer`` (1-based): (top-1 class int64, its prob), each
+        (rows, cols)."""
         assert self.lens_index is not None, "this analysis was built without the patch lens"
         rows, cols = self.grid
         return (self.lens_index[layer - 1].reshape(rows, cols).clone(),
                 self.lens_prob[layer - 1].reshape(rows, cols).clone())
 
     def with_options(self, head_fusion: str | None = None, discard_ratio: float | None = None) -> Analysis:
-        """The same analysis with another head fusion or discard ratio (no model run).
-
-        Every fusion's maps were kept by the traced pass, so a variant shares all of this
-        analysis's tensors: only its rollout rows are new, computed when first drawn. The last
-        :data:`MAX_VARIANTS` variants are remembered here, so going back to one costs nothing.
-        """
+        """The same analysis with another head fusion or discard ratio (no model run): it shares every tensor but
+        its rollout rows, computed when first drawn; the last :data:`MAX_VARIANTS` are remembered."""
         fusion = self.head_fusion if head_fusion is None else head_fusion
         discard = self.discard_ratio if discard_ratio is None else discard_ratio
         if (fusion, discard) == (self.head_fusion, self.discard_ratio):
@@ -262,8 +210,7 @@ class Analysis:
         return found
 
     def on_cpu(self) -> Analysis:
-        """This analysis with every tensor on the CPU (itself if they are): for a process without the model's device
-        (ZeroGPU hands an analysis from its GPU worker to the server's process)."""
+        """This analysis with every tensor on the CPU (ZeroGPU hands it from its GPU worker to the server)."""
         if self.queries and self.queries[0].device.type == "cpu":
             return self
         return Analysis(**dict(self.__dict__, fusions={f: m.cpu() for f, m in self.fusions.items()},
@@ -271,11 +218,9 @@ class Analysis:
                                _rows={}, _variants=BoundedDict(MAX_VARIANTS)))
 
     def untried(self) -> Analysis:
-        """This analysis sharing its tensors but remembering no rollout rows and no variants: a change not made
-        before (what a benchmark times)."""
+        """This analysis sharing its tensors but no rollout rows or variants (what a benchmark times)."""
         return Analysis(**dict(self.__dict__, _rows={}, _variants=BoundedDict(MAX_VARIANTS)))
 
-    # --- plain data ------------------------------------------------------------
     def to_json(self) -> dict:
         """The CLI's ``--json`` object."""
         return {

@@ -31,29 +31,15 @@ def analyze(
     discard_ratio: float = 0.0,
     on_layer: Callable[[int, int], None] | None = None,
 ) -> Analysis:
-    """Run the model on one image under the tracer and compute every explanation.
-
-    Args:
-        loaded: from :func:`load_model`.
-        image: a path, bytes, a PIL image or an (H, W[, C]) array (see ``vit.images``), or the
-            :class:`~vit.model.loaded.ModelInput` of ``loaded.input(image)``.
-        top_k: how many predictions to list (1-20; by default 5, or every class where there are fewer).
-        head_fusion: "mean", "max" or "min", for rollout and the fused maps. All three are kept, so
-            another later is a lookup (``Analysis.with_options``), not a model run.
-        discard_ratio: fraction of each row's weakest patch links dropped in rollout, [0, 0.99].
-        on_layer: ``on_layer(layers_done, L)`` after each encoder block (progress); an exception it
-            raises stops the run there (a server drops a run nobody waits for any more).
-
-    Returns:
-        An :class:`Analysis`.
-    """
+    """Run the model on one image under the tracer: an :class:`Analysis` with every view's numbers. Every head
+    fusion is kept (``Analysis.with_options``); ``on_layer(layers_done, L)`` may raise to stop the run."""
     if not isinstance(loaded, LoadedModel):
         raise TypeError(f"analyze takes what vit.load_model returns (a LoadedModel), got {type(loaded).__name__}")
     cfg, model = loaded.config, loaded.module
     top_k = validate.top_k(top_k, cfg.num_classes) if cfg.has_classifier else 0  # a backbone predicts nothing
     head_fusion = validate.head_fusion(head_fusion)
     discard_ratio = validate.discard_ratio(discard_ratio)
-    check_budget(estimate(loaded.name, cfg.patch_size, cfg.num_layers))  # refuse before anything runs
+    check_budget(estimate(loaded.setting))  # refuse before anything runs
     timings = {}
     t0 = time.perf_counter()
     inp = loaded.input(image)

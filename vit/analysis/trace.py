@@ -1,38 +1,8 @@
-"""The tracer: every stage of a forward pass under the chapter's names, with its shape.
+"""The tracer: every stage of a forward pass under the chapter's names, with its shape, and what the views need.
 
-A context manager in the spirit of vit-pytorch's ``Recorder``: it attaches
-forward hooks on entry and always removes them on exit. Attention weights are
-never kept whole, nor even one layer's (at patch size 4 ViT-B has 12 x 3,137^2
-of them per layer, 472 MB): each layer's attention is computed a block of query rows
-at a time (:func:`attention_streamed`), and each block is reduced to what the views
-need while it is in the cache, then used for the layer's output and dropped:
-
-* ``fusions``: the head-fused maps of each layer for every head fusion asked for (by default
-  mean, max and min), each (L, B, N+1, N+1) in ``fused_dtype``, for rollout: all fused while the
-  layer's weights stream by, so another fusion later is a lookup, not a recomputation from q and k
-  (allocated once at the first layer and filled in place: no list to stack); ``fused`` is the
-  one of ``head_fusion`` (the same tensor);
-* ``cls_attention``: each head's class-token row, (L, B, h, N+1);
-* ``queries``/``keys``: each layer's q_proj/k_proj outputs, (B, N+1, D), from
-  which any query patch's attention at any head is recomputed exactly;
-* ``cls_tokens``: each layer's output class token, (B, D), for early exit;
-* ``residual``: the residual stream's equations in numbers, (L, B, 4): per block the
-  mean over the N+1 tokens of ||X||_2 (stream in), ||MSA(LN(X))||_2 (attention branch),
-  ||MLP(LN(H))||_2 (MLP branch) and ||Y||_2 (block out), for H = X + MSA(LN(X)),
-  Y = H + MLP(LN(H)); reduced inside the hooks, so no (B, N+1, D) tensor is kept;
-* ``token_norms``: ||Y_i||_2 of every token after every block, (L, B, N+1);
-* ``lens_index``/``lens_prob``: the early exit of every *patch* token, (L, B, N) each:
-  the final norm and head applied to each patch token of each block's output, its
-  top-1 class (int64) and that class's probability (float32); the (N+1, D) tokens
-  themselves are not kept;
-* ``attention_distance``: each head's mean attention distance in pixels, (L, B, h)
-  (Dosovitskiy et al. 2021, Fig. 7 right), reduced from the weights as they stream by.
-
-The model's code knows nothing of this: each attention's parameter-free ``attend`` is swapped for
-the row blocks while the tracer is open (:func:`attention_streamed`), or the attention is asked by a
-hook for its weights whole (:func:`attention_kept`, what the explanations use: they need the weights
-in the autograd graph). The early exits and the lens run the model's final norm and head from inside a
-block's hook; the tracer's own hooks on those modules ignore them.
+A context manager in the spirit of vit-pytorch's ``Recorder``: hooks attached on entry, always removed on exit; the
+model's code knows nothing of it. No layer's attention weights are ever whole: :func:`attention_streamed` reduces
+them a block of rows at a time (why: docs/performance.md); :func:`attention_kept` keeps them whole for autograd.
 """
 
 from __future__ import annotations
@@ -47,6 +17,7 @@ from torch import Tensor, nn
 from vit.analysis.rollout import distance_sums, fuse_heads, patch_distances
 from vit.config import ROW_BLOCK_BYTES
 from vit.model.modules import ViTForImageClassification, attention_weights
+from vit.model.partial import classify_each
 from vit.validate import HEAD_FUSIONS
 
 Watch = Callable[[int, Tensor, Tensor], None]  # (layer index, 0-based; attention output (B, N+1, D); weights)
@@ -54,20 +25,9 @@ Watch = Callable[[int, Tensor, Tensor], None]  # (layer index, 0-based; attentio
 
 @contextmanager
 def attention_kept(layers: Sequence[nn.Module], watch: Watch | None = None) -> Iterator[dict[int, Tensor]]:
-    """While open, every block's attention computes its weights explicitly, and they are kept or watched.
-
-    vit-pytorch's ``Recorder`` hooks the named softmax; here the point is each block's ``attn``:
-    a pre-hook asks it for ``need_weights=True``, a forward hook takes the weights. The blocks
-    themselves are not changed, and every hook is removed on exit, also after an exception.
-
-    Args:
-        layers: encoder blocks (``model.encoder.layers`` or some of them), each with an ``attn``.
-        watch: None keeps the weights: the yielded dict fills as the blocks run, layer index
-            (0-based, in ``layers``) -> (B, h, N+1, N+1), still in the autograd graph when
-            gradients are on. Otherwise ``watch(index, output, weights)`` sees each layer's as
-            they stream by, and the attention hands ``None`` back in their place, so nothing
-            downstream holds them (the dict stays empty).
-    """
+    """While open, every block's attention is asked for ``need_weights=True``: the yielded dict fills with index in
+    ``layers`` -> (B, h, N+1, N+1), in the autograd graph; or ``watch(index, output, weights)`` sees each as it
+    streams by and ``None`` is handed on in its place, so nothing downstream holds them."""
     kept: dict[int, Tensor] = {}
 
     def ask(_module, args, kwargs):
@@ -100,20 +60,8 @@ RowsWatch = Callable[[int, int, Tensor], None]  # (layer index, 0-based; first r
 
 
 def attention_by_row_blocks(q: Tensor, k: Tensor, v: Tensor, watch: Callable[[int, Tensor], None]) -> Tensor:
-    """softmax(q kᵀ / √d) v, a block of R query rows at a time, each block's weights shown to ``watch`` first.
-
-    The weights of a layer are never whole (at patch size 4, ViT-B's are 12 x 3,137² floats, 472 MB): each
-    block of rows, (B, h, R, T) and about :data:`~vit.config.ROW_BLOCK_BYTES`, is made in one buffer by
-    :func:`~vit.model.modules.attention_weights`, handed to ``watch(start, weights)`` (rows start..start+R-1;
-    it may read the block, not keep or change it: the next block overwrites it) and multiplied by v while it
-    is still in the cache. The output equals ``scaled_dot_product_attention(q, k, v)`` to float32 rounding.
-
-    Args:
-        q: (B, h, Tq, D/h) queries; k, v: (B, h, T, D/h) keys and values.
-        watch: ``watch(start, weights)`` for each block of rows, in order.
-
-    Returns:
-        (B, h, Tq, D/h), every head's output, as the attention's ``attend`` returns it.
+    """softmax(q kᵀ / √d) v, a block of R query rows at a time: (B, h, Tq, D/h), (B, h, T, D/h) x 2 -> (B, h, Tq, D/h).
+    Each (B, h, R, T) block is shown to ``watch(start, weights)``, which must not keep it: the next one overwrites it.
     """
     B, h, rows, d = q.shape
     tokens = k.shape[-2]
@@ -132,11 +80,8 @@ def attention_by_row_blocks(q: Tensor, k: Tensor, v: Tensor, watch: Callable[[in
 
 
 class RowBlocks(nn.Module):
-    """What an attention's ``attend`` is while :func:`attention_streamed` is open: the row blocks, for one layer.
-
-    Once closed it passes every call on to the module it replaced, so that it computes the plain attention
-    even if a trace on another thread had left it in place (one traced run at a time, ``LoadedModel.lock``).
-    """
+    """An attention's ``attend`` while :func:`attention_streamed` is open. Once closed it passes every call on to
+    the module it replaced, so the plain attention is computed even if a trace on another thread left it in place."""
 
     def __init__(self, replaced: nn.Module, watch: Callable[[int, Tensor], None]):
         super().__init__()
@@ -150,15 +95,8 @@ class RowBlocks(nn.Module):
 
 @contextmanager
 def attention_streamed(layers: Sequence[nn.Module], watch: RowsWatch) -> Iterator[None]:
-    """While open, every block's attention is computed a block of query rows at a time, and each block of
-    weights is shown to ``watch(index, start, weights)`` while it is in the cache (``index``: 0-based in
-    ``layers``; see :func:`attention_by_row_blocks`). No layer's weights are ever whole, and none are kept:
-    the watch reduces each block to what it needs.
-
-    Each attention's parameter-free ``attend`` is swapped for a :class:`RowBlocks` while the context is
-    open and put back on exit, also after an exception: module state, as hooks are, so one traced run at
-    a time per model (every caller holds ``LoadedModel.lock``). The state dict does not change.
-    """
+    """While open, every block's attention runs by :func:`attention_by_row_blocks`, each block of weights shown to
+    ``watch(index, start, weights)``. Module state, as hooks are: one traced run at a time per model (the lock)."""
     swapped = []
     try:
         for i, layer in enumerate(layers):
@@ -187,13 +125,8 @@ class Stage:
 
 
 def counted_params(stages: list[Stage]) -> list[int]:
-    """Each stage's parameters not already counted by an earlier stage: they sum to the model's.
-
-    Stages overlap: "patch tokens" (``embedding.patch_embed``) holds the patch conv counted
-    just before it, and a layer's output (``encoder.layers.0``) holds its attention and MLP
-    counted before it. A stage inside or equal to one already counted adds nothing; a stage
-    around earlier ones adds what they did not count (a block's two LayerNorms).
-    """
+    """Each stage's parameters not already counted by an earlier (overlapping) stage: they sum to the model's. A
+    stage around earlier ones adds what they did not count (a block's two LayerNorms)."""
 
     def inside(module: str, outer: str) -> bool:
         return module == outer or module.startswith(outer + ".")
@@ -211,8 +144,7 @@ def counted_params(stages: list[Stage]) -> list[int]:
 
 
 def wide(t: Tensor) -> Tensor:
-    """A tensor the record keeps, in float32 where the model runs in a narrower precision (bfloat16): every
-    number an analysis holds, shows or sums is float32 (float64 stays float64)."""
+    """A tensor the record keeps, in float32 where the model runs narrower (bfloat16); float64 stays float64."""
     return t if t.dtype in (torch.float32, torch.float64) or not t.is_floating_point() else t.float()
 
 
@@ -243,17 +175,8 @@ def _params(module: nn.Module) -> int:
 
 
 class Tracer:
-    """``with Tracer(model) as record: model(x)`` fills ``record`` (a :class:`TraceRecord`).
-
-    Args:
-        model: the chapter's :class:`ViTForImageClassification` (``loaded.module`` of what
-            ``vit.load_model`` returns).
-        head_fusion: how ``record.fused`` fuses the heads: "mean", "max" or "min".
-        keep_qk: keep each layer's queries and keys (for query-patch views).
-        fusions: the head fusions kept in ``record.fusions`` (``head_fusion`` is always among them).
-        fused_dtype: their dtype; ``vit.analyze`` keeps float16 (half the memory; rollout from them
-            is within 1e-3 of float32's, tested).
-    """
+    """``with Tracer(model) as record: model(x)`` fills ``record`` (a :class:`TraceRecord`); ``fusions`` are kept
+    in ``fused_dtype`` (float16 in ``vit.analyze``: rollout within 1e-3 of float32's)."""
 
     def __init__(self, model: ViTForImageClassification, head_fusion: str = "mean", keep_qk: bool = True,
                  fusions: Sequence[str] = HEAD_FUSIONS, fused_dtype: torch.dtype = torch.float32):
@@ -277,15 +200,13 @@ class Tracer:
 
     @contextmanager
     def _computing_aside(self) -> Iterator[None]:
-        """While open, the hooks on the final norm and the head ignore what runs through them: an early exit
-        or the lens, which the tracer computes from inside a block's hook, is not a step of the forward pass."""
+        """While open, the hooks on the final norm and the head ignore what runs through them (an early exit)."""
         self._aside = True
         try:
             yield
         finally:
             self._aside = False
 
-    # --- hooks -----------------------------------------------------------------
     def _stage(self, name: str, module_name: str, notation: str, module: nn.Module, layer: int | None = None):
         def hook(_module, _inputs, output):
             if self._aside:
@@ -296,8 +217,7 @@ class Tracer:
         return hook
 
     def _attention_rows(self, index: int, start: int, weights: Tensor) -> None:
-        """One block of a layer's weights, rows start..start+R-1 of (B, h, N+1, N+1), into the record's summaries
-        (an ``attention_streamed`` watch): the class token's row, every fusion's rows, the distances' sums."""
+        """One block of a layer's weights, rows start..start+R-1 of (B, h, N+1, N+1), into the record's summaries."""
         weights = wide(weights.detach())  # (B, h, R, T), float32 from a bfloat16 model: fused and summed in float32
         stop = start + weights.shape[-2]
         if start == 0:
@@ -324,8 +244,7 @@ class Tracer:
         return self._distances
 
     def _attention_out(self, index: int):
-        """After a layer's attention: its stage, the mean distance's average over the N query patches, and
-        MSA(LN(X)), before it is added to the stream."""
+        """After a layer's attention: its stage, the mean distance, and MSA(LN(X)) before it joins the stream."""
         layer = index + 1
         attn = self.model.encoder.layers[index].attn
 
@@ -391,13 +310,10 @@ class Tracer:
 
     @torch.no_grad()
     def _lens(self, layer: int, output: Tensor) -> None:
-        """The early exit of every patch token: top-1 of softmax(head(norm(Y_i))), i = 1..N (after the prefix).
-
-        One layer at a time: the (B, N, K) logits are a temporary (12 MB at P = 4, K = 1000).
-        """
+        """The early exit of every patch token: top-1 of softmax(head(norm(Y_i))), i = 1..N (after the prefix)."""
         patches = output[:, self.model.config.num_prefix_tokens:].detach()  # (B, T, D) -> (B, N, D)
         with self._computing_aside():  # the norm's and the head's stages are the forward pass's, not the lens'
-            logits = self.model.classify_tokens(patches)  # (B, N, D) -> (B, N, K)
+            logits = classify_each(self.model, patches)  # (B, N, D) -> (B, N, K)
         if logits.shape[-1]:
             prob, index = logits.float().softmax(dim=-1).max(dim=-1)  # (B, N) each
         else:  # a backbone: no class to exit to
@@ -429,7 +345,6 @@ class Tracer:
 
         return hook
 
-    # --- attach / detach ---------------------------------------------------------
     def __enter__(self) -> TraceRecord:
         m = self.model
         emb = m.embedding

@@ -1,22 +1,10 @@
 """AttnLRP: layer-wise relevance propagation through attention, as the model's own forward and one backward pass.
 
 Achtibat et al. 2024, "AttnLRP: Attention-Aware Layer-Wise Relevance Propagation for Transformers" (ICML). With
-relevance written as input x gradient, the LRP rules become changes to the gradient alone, so the forward pass
-gives the model's own numbers (the forward value of every rule below is the plain output, bit for bit):
-
-* LayerNorm: its standard deviation held constant (the identity rule for the division), the centring linear;
-* GELU (and CLIP's QuickGELU): the identity rule, the gradient of ``x * (gelu(x) / x).detach()``;
-* attention: the uniform rule for the two matmuls, half the relevance to each operand, so the gradients into
-  v are halved and those into q and k quartered (softmax(q kᵀ) v: the softmax's rule is its plain gradient
-  under input x gradient, Proposition 3.1);
-* linear layers, the residual sums and the heads: the epsilon rule, which is the plain gradient.
-
-Relevance is read at the patch tokens, what ``patch_embed`` puts out before the class token and the position
-embeddings join them: input x gradient summed over the D features, in float32 whatever the model's precision.
-Read at the pixels instead (summed over the colours and each P x P patch) the brightest patch sat on a shape's edge
-more often: on the two-shape benchmark's first 200 questions the pointing game fell 96.5 -> 94.0 % (any pixel) and
-75.5 -> 73.0 % (the patch >= 25 % covered). The hooks are attached by :func:`rules` and :func:`patch_tokens` and
-always removed.
+relevance as input x gradient, each rule changes the gradient alone; the forward value is the plain output, bit
+for bit. LayerNorm: std held constant; GELU: the identity rule; attention: the uniform rule (q, k quartered, v
+halved; the softmax's is its plain gradient, Prop. 3.1); linear layers and sums: epsilon, the plain gradient.
+Relevance is read at the patch tokens, not the pixels (why: docs/explanations.md).
 """
 
 from __future__ import annotations

@@ -1,42 +1,7 @@
 """Why this class? Explanation maps for a chosen class, and the class-agnostic ones they are compared with.
 
-One registry, :data:`METHODS`; every map is over the patch grid, (rows, cols), raw values:
-
-* ``"rollout"`` — Abnar & Zuidema 2020, "Quantifying Attention Flow in Transformers": heads fused by
-  the mean, no discarding, R = rownorm(A_L + I) ... rownorm(A_1 + I); the map is the class token's
-  row, R[0, 1:]. The same map whatever class is asked about.
-* ``"attention"`` — the last layer's class-token attention, mean over the heads. Class-agnostic too.
-* ``"grad_rollout"`` — Chefer, Gur & Wolf 2021, "Generic Attention-model Explainability for
-  Interpreting Bi-Modal and Encoder-Decoder Transformers" (ICCV): R = I, (N+1) x (N+1); for
-  l = 1..L in order, R <- R + mean_h[(dA_l * A_l)^+] R, where A_l (h, N+1, N+1) are the layer's
-  attention probabilities and dA_l the gradient of the target class's logit (before the softmax)
-  with respect to them. The map is R[0, 1:], not normalised further.
-* ``"gradcam"`` — Selvaraju et al. 2017, "Grad-CAM" (ICCV), on the tokens a_t (t = 1..N, D each)
-  the first LayerNorm (``norm1``) of encoder block l puts out: w_d = mean_t d(logit_c)/d(a_td),
-  map_t = ReLU(sum_d w_d a_td). The block is a parameter (``layer``, 1..L); by default the one
-  :func:`gradcam_layer` names: for the model trained here the best on the faithfulness table's
-  ground truth, elsewhere the block before the last (in the last block's ``norm1`` only the class
-  token's row still reaches the logits through attention, so the gradient to the patch tokens is
-  weakest there; pytorch-grad-cam's ViT tutorial chooses a block before the last too).
-* ``"attnlrp"`` — Achtibat et al. 2024 (ICML): relevance by the LRP rules for attention, read at the patch tokens
-  (:mod:`vit.explanations.lrp`).
-* ``"occlusion"`` — each 2 x 2 block of patch tokens removed in turn, a patch scored by the mean drop of the
-  class's log-probability (:mod:`vit.explanations.occlusion`): what the model does, not a reading of its insides.
-
-"Why A rather than B?": the gradient methods explain ``logit[A] - logit[B]`` (``versus``; by default B is the
-model's strongest other class), what sets A apart from its rival; on two objects the plain logit's map often
-lights both (docs/explanations.md measures it).
-
-Memory. A gradient through every layer's attention keeps, for the backward pass, every layer's
-(h, N+1, N+1) probabilities and then their gradients: at patch size 4 on ViT-B, 12 x 2 x 0.47 GB.
-So when that whole graph is large the forward pass keeps only each block's input (N+1, D) and
-the backward pass recomputes one block at a time with its attention made explicit, walking the
-layers from L down to 1; the row e_0^T (I + C_L) ... (I + C_1) of Chefer's R is accumulated in
-that same order (``row <- row + row C_l``), so no (N+1) x (N+1) matrix outlives its layer. Peak:
-about four (h, N+1, N+1) tensors. A setting that still does not fit the server's budget is
-refused with a sentence naming the smallest patch size that fits.
-
-Token 0 is the class token; tokens 1..N are the patches in row-major order.
+Every map is over the patch grid, (rows, cols), raw values (the methods: docs/explanations.md). The gradient
+methods explain ``logit[A] - logit[B]`` for "why A rather than B?"; their memory: docs/performance.md.
 """
 
 from __future__ import annotations
@@ -60,9 +25,7 @@ from vit.explanations.methods import AUTO, DEFAULT_METHOD, METHODS, default_grad
 from vit.explanations.occlusion import occlusion
 from vit.model.loaded import LoadedModel
 
-# Below this estimate the gradient methods keep the whole autograd graph (one forward, one backward);
-# above it they recompute one block at a time during the backward pass (see the module docstring).
-WHOLE_GRAPH_BYTES = 256 * 2**20
+WHOLE_GRAPH_BYTES = 256 * 2**20  # AttnLRP keeps the whole autograd graph below this, recomputes blocks above
 
 
 @dataclass(frozen=True)
@@ -88,9 +51,6 @@ class Explanation:
         return tuple(self.map.shape)
 
 
-# --------------------------------------------------------------------------- pure functions of tensors
-
-
 def attention_contribution(weights: Tensor, grads: Tensor) -> Tensor:
     """Chefer's per-layer term mean_h[(dA * A)^+]: (..., h, T, T) twice -> (..., T, T), in float32 from a bfloat16
     model (the relevance row multiplies L of them)."""
@@ -102,30 +62,11 @@ def relevance_step(row: Tensor, contribution: Tensor) -> Tensor:
     return row + row @ contribution
 
 
-def relevance_row(contributions: list[Tensor] | Tensor, query: int = 0) -> Tensor:
-    """Row ``query`` of Chefer's R = (I + C_L) ... (I + C_1) from the L per-layer terms (each (T, T)) -> (T,).
-
-    R starts as I and each layer l = 1..L does R <- R + C_l R = (I + C_l) R; a row of the
-    product is taken from the left, layer L first, in O(L T^2).
-    """
-    row = torch.zeros(contributions[0].shape[-1], dtype=contributions[0].dtype, device=contributions[0].device)
-    row[query] = 1.0
-    for contribution in reversed(list(contributions)):
-        row = relevance_step(row, contribution)
-    return row
-
-
 def gradcam_map(activations: Tensor, grads: Tensor, num_prefix: int = 1) -> Tensor:
-    """Grad-CAM over the patch tokens: (N+1, D) activations and their gradients -> (N,).
-
-    w_d = mean over the patch tokens of d(logit)/d(a_td); map_t = ReLU(sum_d w_d a_td). The
-    class token (row 0) takes part in neither, nor do the other ``num_prefix`` tokens (distillation, registers).
-    """
+    """Grad-CAM over the patch tokens, the ``num_prefix`` tokens before them left out: (T, D) activations and their
+    gradients -> (N,). w_d = mean_t d(logit)/d(a_td); map_t = ReLU(sum_d w_d a_td)."""
     weights = grads[num_prefix:].mean(dim=0)  # (D,)
     return (activations[num_prefix:] @ weights).clamp(min=0)  # (N, D) @ (D,) -> (N,)
-
-
-# --------------------------------------------------------------------------- forward and backward passes
 
 
 @contextmanager
@@ -191,25 +132,11 @@ def _attention(model: nn.Module, x: Tensor, target: int | None, _versus=None) ->
     return logits, wide(kept[0][0, :, 0]).mean(dim=0), _top1(logits, target), None  # (h, T) -> (T,)
 
 
-def _grad_rollout(model: nn.Module, x: Tensor, target: int | None, versus=None,
-                  recompute: bool | None = None) -> tuple[Tensor, Tensor, int, int | None]:
-    """Chefer et al.'s relevance row of the class token: (logits (1, K), (N+1,), target, versus).
-
-    ``recompute``: None chooses by :func:`grad_memory`; True recomputes one block at a time in the
-    backward pass; False keeps the whole graph. Both give the same numbers.
-    """
+def _grad_rollout(model: nn.Module, x: Tensor, target: int | None,
+                  versus=None) -> tuple[Tensor, Tensor, int, int | None]:
+    """Chefer et al.'s relevance row of the class token: (logits (1, K), (N+1,), target, versus). Each block is
+    recomputed, layer L first: e_0ᵀ (I + C_L) ... (I + C_1) from the left, so no (N+1) x (N+1) outlives its layer."""
     layers = list(model.encoder.layers)
-    if recompute is None:
-        recompute = grad_memory(model.config, recompute=False) > WHOLE_GRAPH_BYTES
-    if not recompute:
-        with torch.enable_grad(), attention_kept(layers) as kept:
-            tokens = model.embedding(x).detach().requires_grad_()  # a leaf, so the graph is built from here
-            logits = model.head(model.encoder(tokens))  # (B, N+1, D) -> (B, K)
-            target, versus = _question(logits, target, versus)
-            weights = [kept[i] for i in range(len(layers))]  # L x (B, h, N+1, N+1)
-            grads = torch.autograd.grad(_score(logits, target, versus), weights)
-        contributions = [attention_contribution(w[0].detach(), g[0]) for w, g in zip(weights, grads)]
-        return logits.detach(), relevance_row(contributions), target, versus
     *inputs, tokens = _block_inputs(model, x)
     with torch.enable_grad():
         tokens.requires_grad_()
@@ -249,12 +176,8 @@ def _gradcam(model: nn.Module, x: Tensor, target: int | None, versus, layer: int
 
 def _attnlrp(model: nn.Module, x: Tensor, target: int | None, versus=None,
              recompute: bool | None = None) -> tuple[Tensor, Tensor, int, int | None]:
-    """AttnLRP's relevance per patch (:mod:`vit.explanations.lrp`): (logits (1, K), (T,) with 0 for the prefix
-    tokens, target, versus).
-
-    ``recompute`` as in :func:`_grad_rollout`: the whole graph, or a forward pass without gradients keeping each
-    block's input and then one block at a time, layer L first (the rules are each block's own, so both agree).
-    """
+    """AttnLRP's relevance: (logits (1, K), (T,) with 0 for the prefix tokens, target, versus). ``recompute``: one
+    block at a time (None: above :data:`WHOLE_GRAPH_BYTES`); the rules are each block's own, so both paths agree."""
     if recompute is None:
         recompute = lrp_memory(model.config, recompute=False) > WHOLE_GRAPH_BYTES
     with torch.enable_grad(), lrp.rules(model), lrp.patch_tokens(model) as patches:
@@ -292,27 +215,16 @@ _RUN: dict[str, Callable[..., tuple[Tensor, Tensor, int, int | None]]] = {
 }
 
 
-# --------------------------------------------------------------------------- memory
-
-
-def grad_memory(config, recompute: bool = True) -> int:
-    """Bytes a gradient explanation takes beyond the weights, at this config (an estimate, float32).
-
-    Whole graph: per layer autograd keeps the (h, T, T) probabilities and about 16 (T, D) activations,
-    and the backward pass returns one (h, T, T) gradient per layer. Recomputing: L block inputs (T, D),
-    and one block at a time: the probabilities, their gradient, the softmax's gradient and the product
-    (four (h, T, T)) and about 20 (T, D) activations.
-    """
+def grad_memory(config) -> int:
+    """Bytes gradient rollout and Grad-CAM take beyond the weights (float32): L block inputs (T, D), and for
+    one block four (h, T, T) (probabilities, gradients, product) and about 20 (T, D)."""
     T, D, h, L = config.num_tokens, config.embed_dim, config.num_heads, config.num_layers
-    if recompute:
-        return 4 * (L * T * D + 4 * h * T * T + 20 * T * D)
-    return 4 * L * (2 * h * T * T + 16 * T * D)
+    return 4 * (L * T * D + 4 * h * T * T + 20 * T * D)
 
 
 def lrp_memory(config, recompute: bool = True) -> int:
-    """Bytes AttnLRP takes beyond the weights (an estimate, float32): per block autograd keeps about 28 (T, D)
-    tensors (the MLP's 4D-wide ones count four; fused attention keeps no (h, T, T)); recomputing, the L block
-    inputs and one block's."""
+    """Bytes AttnLRP takes beyond the weights (float32): about 28 (T, D) per block kept by autograd (fused
+    attention keeps no (h, T, T)); recomputing, the L block inputs and one block's."""
     T, D, L = config.num_tokens, config.embed_dim, config.num_layers
     return 4 * T * D * (L + 28 if recompute else 28 * L)
 
@@ -320,7 +232,7 @@ def lrp_memory(config, recompute: bool = True) -> int:
 def check_memory(loaded: LoadedModel, method: str) -> None:
     """Refuse, naming the smallest patch size that fits, a method over the server's memory budget."""
     if not METHODS[method].gradient:
-        cost.check_budget(cost.estimate(loaded.name, loaded.config.patch_size, loaded.config.num_layers))
+        cost.check_budget(cost.estimate(loaded.setting))
         return
     memory = lrp_memory if method == "attnlrp" else grad_memory
     budget = cost.MEMORY_BUDGET_GB * 1e9
@@ -333,9 +245,6 @@ def check_memory(loaded: LoadedModel, method: str) -> None:
     raise InputError(f"{METHODS[method].title} at patch size {loaded.config.patch_size} needs about "
                      f"{need / 1e9:.1f} GB for one layer's attention and its gradient; this server allows "
                      f"{cost.MEMORY_BUDGET_GB:g} GB, so {where}.")
-
-
-# --------------------------------------------------------------------------- the API
 
 
 def method_name(value) -> str:
@@ -377,7 +286,7 @@ def versus_index(value, class_names: list[str], target: int | None) -> int | str
 
 
 def gradcam_layer(loaded: LoadedModel, value=None) -> int:
-    """Grad-CAM's block, 1..L: ``value`` checked, or the default for this model (see the module docstring)."""
+    """Grad-CAM's block, 1..L: ``value`` checked, or the default for this model."""
     L = loaded.config.num_layers
     if value is None:
         return default_gradcam_layer(loaded.name, L)
@@ -391,27 +300,14 @@ def gradcam_layer(loaded: LoadedModel, value=None) -> int:
 
 def explain(loaded: LoadedModel, image, method: str = DEFAULT_METHOD, target=None, layer=None,
             versus=AUTO) -> Explanation:
-    """Which patches made the model say ``target`` rather than ``versus``? One map, by one of :data:`METHODS`.
+    """Which patches made the model say ``target`` (index, name or None: the top-1) rather than ``versus`` ("auto":
+    the strongest other; None: the plain logit)? An :class:`Explanation`: one (rows, cols) map by a :data:`METHODS`.
 
         >>> e = vit.explain(loaded, "assets/shapes-heart_and_circle.png")   # AttnLRP: why the top-1, not the 2nd?
-        >>> e.label, e.versus_label, e.prob, e.map.shape   # the classes, the top-1's probability, (rows, cols)
         >>> vit.explain(loaded, "assets/cat.jpg", target="tiger", versus=None).map   # why tiger, plainly
 
-    Args:
-        loaded: from :func:`vit.load_model`.
-        image: a path, bytes, a PIL image or an (H, W[, C]) array (see ``vit.images``), or the
-            :class:`~vit.model.loaded.ModelInput` of ``loaded.input(image)`` (preprocessed once
-            for several calls).
-        method: "attnlrp" (the default), "occlusion", "rollout", "attention", "grad_rollout" or "gradcam".
-        target: the class to explain: an index 0..K-1, a class name, or None for the top-1.
-        versus: for the contrastive (gradient) methods, the rival class B of "why A rather than B?": "auto" (the
-            strongest class other than A), an index or a name, or None for the plain logit of A.
-        layer: Grad-CAM's block, 1..L, whose ``norm1`` output is read (None: :func:`gradcam_layer`'s
-            default for this model); the other methods take no layer and ignore it.
-
-    Returns:
-        An :class:`Explanation`; ``map`` is (rows, cols), raw values as the method defines them;
-        ``layer`` the Grad-CAM block used; ``versus`` the rival explained against (None: none).
+    ``image`` as :func:`vit.images.load_image` takes it, or ``loaded.input(image)`` to preprocess once;
+    ``layer``: Grad-CAM's block 1..L (None: :func:`gradcam_layer`'s default).
     """
     if not isinstance(loaded, LoadedModel):
         raise TypeError(f"explain takes what vit.load_model returns (a LoadedModel), got {type(loaded).__name__}")

@@ -1,10 +1,7 @@
-"""Occlusion on the tokens: the causal check beside a map. Zeiler & Fergus 2014, "Visualizing and Understanding
-Convolutional Networks" (ECCV), on the ViT's own tokens.
-
-Each 2 x 2 block of patch tokens (stride 1: (rows - 1)(cols - 1) blocks) is removed in turn and the model runs on
-the tokens left, as What if? removes patches (:mod:`vit.interventions.forward`: every kept token keeps its position,
-no grey fill). A patch's score is the mean, over the blocks that hold it, of the drop in the asked class's
-log-probability: positive where taking the patch away hurts the class. The runs go in batches.
+"""Occlusion on the tokens, the causal check beside a map: Zeiler & Fergus 2014, "Visualizing and Understanding
+Convolutional Networks" (ECCV). Each 2 x 2 block of patch tokens (stride 1) is removed in turn and the model runs
+on the tokens left, as What if? removes patches; a patch's score is the mean, over the blocks that hold it, of the
+drop in the asked class's log-probability: positive where taking the patch away hurts the class.
 """
 
 from __future__ import annotations
@@ -12,7 +9,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from vit.interventions import forward
+from vit.model.partial import classify_from
 
 BLOCK = 2  # the side of the square of patches removed at once
 BATCH_TOKENS = 8192  # tokens per batch: 42 runs at 196 tokens
@@ -38,23 +35,13 @@ def patch_scores(drops: Tensor, squares: Tensor, num_patches: int) -> Tensor:
     return total / count.clamp(min=1)
 
 
-def _logits(model, tokens: Tensor) -> Tensor:
-    """The model's logits for a batch of token sequences, the last block for the tokens the head reads: (b, T', D)
-    -> (b, K)."""
-    layers = list(model.encoder.layers)
-    for layer in layers[:-1]:
-        tokens = layer(tokens)
-    tokens = forward.class_token_block(layers[-1], tokens, model.head.tokens_read)  # (b, 1, D) or (b, T', D)
-    return model.classify(tokens)
-
-
 @torch.no_grad()
 def occlusion(model, x: Tensor, target: int | None) -> tuple[Tensor, Tensor, int]:
     """(logits (1, K), the scores as a token row (T,) with 0 for the prefix tokens, target)."""
     cfg = model.config
     rows = cols = cfg.grid_size
     tokens = model.embedding(x)  # (1, T, D)
-    logits = _logits(model, tokens)  # (1, K): through the same blocks as the runs, so nothing removed drops 0
+    logits = classify_from(model, tokens)  # (1, K): through the same blocks as the runs, so nothing removed drops 0
     target = int(logits[0].argmax()) if target is None else target
     base = logits[0].float().log_softmax(-1)[target]
     squares = blocks(rows, cols)  # (M, k)
@@ -63,7 +50,7 @@ def occlusion(model, x: Tensor, target: int | None) -> tuple[Tensor, Tensor, int
     keep = torch.stack([every[~torch.isin(every, s)] for s in squares])  # (M, N - k)
     index = torch.cat([torch.arange(prefix).expand(len(keep), -1), prefix + keep], dim=1).to(x.device)  # (M, T - k)
     per_batch = max(1, BATCH_TOKENS // index.shape[1])
-    drops = torch.cat([base - _logits(model, tokens[0][chunk]).float().log_softmax(-1)[:, target]
+    drops = torch.cat([base - classify_from(model, tokens[0][chunk]).float().log_softmax(-1)[:, target]
                        for chunk in index.split(per_batch)])
     scores = patch_scores(drops.cpu(), squares, cfg.num_patches)  # (N,)
     return logits, torch.cat([scores.new_zeros(prefix), scores]), target

@@ -1,26 +1,7 @@
 """Is the explanation right? Deletion and insertion curves over the patches it ranks.
 
-Petsiuk, Das & Saenko 2018, "RISE: Randomized Input Sampling for Explanation of Black-box
-Models" (BMVC), on the ViT's own patches. The patches are ranked by an explanation map
-(most salient first; ties by token index) or by a seeded random permutation. At each
-fraction f = s/steps, s = 0..steps, the top round(f N) patches are
-
-* **deletion**: replaced by the baseline — a faithful map makes the class's probability fall
-  fast: *lower* area under the curve is better;
-* **insertion**: the only ones kept over the baseline — a faithful map makes it rise fast:
-  *higher* area is better.
-
-The baseline is applied in the model's input pixels: ``"mean"`` sets them to the
-normalisation mean (zero after normalising, the same for every image), ``"blur"`` to a
-Gaussian blur of the image (sigma = 5 % of the input side). The probability is the softmax
-probability of the target class; the area is the trapezoid rule over the fractions. So
-deletion at 0 is the unperturbed probability, and deletion at 1 equals insertion at 0: the
-all-baseline image's.
-
-Every distinct perturbed image is run once, in batches: the curves of both modes and both
-orders share their end points; the all-"mean" image (the same for every photo) runs once per
-model, and the unperturbed photo not at all when the saliency is an
-:class:`~vit.explanations.maps.Explanation` of it: its probabilities are the explanation's own.
+Petsiuk, Das & Saenko 2018, "RISE" (BMVC), on the ViT's own patches (docs/explanations.md, "The test"): the top
+round(f N) patches of the map's ranking replaced by the baseline (deletion) or the only ones kept (insertion).
 """
 
 from __future__ import annotations
@@ -37,8 +18,8 @@ from torch import Tensor
 from vit import validate
 from vit.errors import InputError
 from vit.explanations.maps import Explanation, require_classifier, target_index
-from vit.interventions.forward import class_token_block
 from vit.model.loaded import LoadedModel, ModelInput
+from vit.model.partial import classify_from
 
 MODES = ("deletion", "insertion")
 BASELINES = ("mean", "blur")
@@ -64,15 +45,9 @@ class Curve:
         return "lower is better" if self.mode == "deletion" else "higher is better"
 
 
-# --------------------------------------------------------------------------- pure functions
-
-
 def patch_ranking(saliency: Tensor, order: str = "saliency", seed: int = 0) -> Tensor:
-    """Patch indices 0..N-1 (row-major), the first to be deleted or inserted first: (rows, cols) -> (N,).
-
-    "saliency": by decreasing value, ties by index (a stable sort); "random": a permutation
-    seeded by ``seed``, the same on every machine.
-    """
+    """Patch indices 0..N-1 (row-major), the first perturbed first: (rows, cols) -> (N,). "saliency": by decreasing
+    value, ties by index; "random": a permutation seeded by ``seed``, the same on every machine."""
     n = saliency.numel()
     if order == "random":
         return torch.randperm(n, generator=torch.Generator().manual_seed(seed))
@@ -85,10 +60,8 @@ def patch_counts(num_patches: int, steps: int) -> list[int]:
 
 
 def from_image(ranking: Tensor, counts: Iterable[int], mode: str) -> Tensor:
-    """Which patches come from the image (True) and which from the baseline (False): (S, N) bool.
-
-    Deletion: all but the first ``count`` ranked; insertion: only the first ``count``.
-    """
+    """Which patches come from the image (True), not the baseline: (S, N) bool. Deletion: all but the first
+    ``count`` ranked; insertion: only those."""
     rows = []
     for count in counts:
         chosen = torch.zeros(ranking.numel(), dtype=torch.bool)
@@ -98,26 +71,16 @@ def from_image(ranking: Tensor, counts: Iterable[int], mode: str) -> Tensor:
 
 
 def compose(x: Tensor, baseline: Tensor, keep: Tensor, grid: tuple[int, int], patch_size: int) -> Tensor:
-    """Images whose kept patches come from ``x`` and the others from ``baseline``.
-
-    Args:
-        x, baseline: (1, C, H, W) model inputs, H = rows P, W = cols P.
-        keep: (S, N) bool from :func:`from_image`.
-
-    Returns:
-        (S, C, H, W).
-    """
+    """Images whose kept patches come from ``x`` and the others from ``baseline``: (1, C, H, W) twice, (S, N) bool
+    -> (S, C, H, W)."""
     masks = keep.reshape(-1, 1, *grid).to(x.device)  # (S, 1, rows, cols)
     masks = masks.repeat_interleave(patch_size, dim=-2).repeat_interleave(patch_size, dim=-1)  # (S, 1, H, W)
     return torch.where(masks, x, baseline)
 
 
 def blurred(x: Tensor) -> Tensor:
-    """A Gaussian blur of a model input, sigma = ``BLUR_SIGMA`` of its side: (1, C, H, W) -> (1, C, H, W).
-
-    On the normalised input: per-channel normalisation is affine and the kernel sums to 1, so this
-    is the normalised blur of the image (reflected at the borders).
-    """
+    """A Gaussian blur of a model input, sigma = ``BLUR_SIGMA`` of its side: (1, C, H, W) -> (1, C, H, W). On the
+    normalised input: normalisation is affine and the kernel sums to 1, so this is the image's blur, normalised."""
     from torchvision.transforms.functional import gaussian_blur  # noqa: PLC0415
 
     sigma = BLUR_SIGMA * max(x.shape[-2:])
@@ -131,19 +94,10 @@ def trapezoid(fractions: list[float], probs: list[float]) -> float:
     return float(sum((b - a) * (p + q) / 2 for a, b, p, q in zip(fractions, fractions[1:], probs, probs[1:])))
 
 
-# --------------------------------------------------------------------------- the model
-
-
 def class_logits(model, x: Tensor) -> Tensor:
-    """The model's logits, computing in the last block only what reaches the class token: (B, C, H, W) -> (B, K).
-
-    Equal to ``model(x)``; the last block runs :func:`~vit.interventions.forward.class_token_block`.
-    """
-    *layers, last = model.encoder.layers
-    tokens = model.embedding(x)  # (B, C, H, W) -> (B, N+1, D)
-    for layer in layers:
-        tokens = layer(tokens)
-    return model.classify(class_token_block(last, tokens, model.head.tokens_read))  # -> (B, 1, D) -> (B, K)
+    """``model(x)``, the last block computing only what reaches the head (:func:`vit.model.partial.classify_from`):
+    (B, C, H, W) -> (B, K)."""
+    return classify_from(model, model.embedding(x))  # (B, C, H, W) -> (B, N+1, D) -> (B, K)
 
 
 @torch.inference_mode()
@@ -199,15 +153,8 @@ def perturbation_curves(
     orders: tuple[str, ...] = ORDERS,
     seed: int = 0,
 ) -> dict[tuple[str, str], Curve]:
-    """Several curves of one map at once, every distinct perturbed image run once.
-
-    Arguments as :func:`perturbation_curve`'s; ``image`` may also be the
-    :class:`~vit.model.loaded.ModelInput` of ``loaded.input(image)``, and a ``saliency`` that is the
-    :class:`~vit.explanations.maps.Explanation` of this image gives the unperturbed probability too.
-
-    Returns:
-        ``{(mode, order): Curve}`` for every mode in ``modes`` and order in ``orders``.
-    """
+    """Several curves of one map at once, every distinct perturbed image run once: ``{(mode, order): Curve}`` for
+    every mode in ``modes`` and order in ``orders``; the arguments as :func:`perturbation_curve`'s."""
     modes = tuple(validate.choice("mode", m, MODES) for m in modes)
     orders = tuple(validate.choice("order", o, ORDERS) for o in orders)
     inp = loaded.input(image)
@@ -253,25 +200,13 @@ def perturbation_curve(
     order: str = "saliency",
     seed: int = 0,
 ) -> Curve:
-    """Does removing (or keeping only) the patches a map ranks first change the model's mind?
+    """Does removing (or keeping only) the patches a map ranks first change the model's mind? A :class:`Curve`.
 
         >>> e = vit.explain(loaded, "assets/cat.jpg", method="grad_rollout")
         >>> vit.perturbation_curve(loaded, "assets/cat.jpg", e.map, e.target, mode="deletion").auc
 
-    Args:
-        loaded: from :func:`vit.load_model`.
-        image: the image the map explains (a path, bytes, a PIL image or an array), or its
-            :class:`~vit.model.loaded.ModelInput` (``loaded.input(image)``).
-        saliency: (rows, cols) over the patches, or the :class:`~vit.explanations.maps.Explanation`
-            of this image (its map; its probabilities are the curve's unperturbed point).
-        target: the class whose probability is followed: an index, a class name or None (the top-1).
-        mode: "deletion" (lower area = more faithful) or "insertion" (higher area = more faithful).
-        steps: fractions 0, 1/steps, ..., 1 (1 to 100).
-        baseline: "mean" (the normalisation mean) or "blur" (a Gaussian blur of the image).
-        order: "saliency" (the map's ranking, ties by token index) or "random" (seeded by ``seed``).
-
-    Returns:
-        A :class:`Curve` (fractions, probs, auc).
+    ``saliency``: (rows, cols) over the patches, or the image's :class:`~vit.explanations.maps.Explanation`;
+    ``target``: an index, a class name or None (the top-1); ``baseline``: "mean" or "blur".
     """
     mode = validate.choice("mode", mode, MODES)
     order = validate.choice("order", order, ORDERS)

@@ -145,4 +145,31 @@ MESSAGES: dict[str, dict[str, str]] = {
                              "越低越好；insertion：越高越好；各自最好的用粗体。"},
     "replaced-mean": {"en": "the normalisation mean (grey)", "zh": "归一化均值（灰色）"},
     "replaced-blur": {"en": "a blur of the image", "zh": "图像的模糊版本"},
+    # text alternatives: Figure 7 (vit.views.figure7)
+    "alt-filters": {"en": "The first {k} principal components of the patch embedding's {P}×{P}×3 kernels, {rows} rows "
+                          "of {columns}, strongest first; neighbouring pixels correlate {smooth:.2f} on average (1: "
+                          "smooth, 0: noise).",
+                    "zh": "patch embedding 的 {P}×{P}×3 卷积核的前 {k} 个主成分，{rows} 行、每行 {columns} 个，"
+                          "最强的在前；相邻像素的平均相关系数为 {smooth:.2f}（1：平滑，0：噪声）。"},
+    "alt-position": {"en": "Position embedding similarity, {shown}×{columns} tiles for the {rows}×{cols} positions, "
+                           "colours from {lo} to {hi} {numbers}.",
+                     "zh": "Position embedding 相似度，{rows}×{cols} 个位置画成 {shown}×{columns} 格，颜色从 {lo} "
+                           "到 {hi}{numbers}。"},
+    "alt-distance": {"en": "Mean attention distance of the {h} heads in each of {L} layers: layer 1 from {lo1:.0f} to "
+                           "{hi1:.0f} px, layer {L} from {loL:.0f} to {hiL:.0f} px; farthest: layer {fl}, head {fh}, "
+                           "{far:.0f} px; nearest: layer {nl}, head {nh}, {near:.0f} px.",
+                     "zh": "{L} 层中每层 {h} 个 head 的平均 attention 距离：第 1 层在 {lo1:.0f}–{hi1:.0f} 像素之间，"
+                           "第 {L} 层在 {loL:.0f}–{hiL:.0f} 像素之间；最远的是第 {fl} 层 head {fh}，{far:.0f} 像素；"
+                           "最近的是第 {nl} 层 head {nh}，{near:.0f} 像素。"},
+    # text alternatives: Why this class? (vit.views.why)
+    "alt-why": {"en": "{method}{where}, {question} ({label} {prob:.1%}): brightest patches {top}; {focus}.",
+                "zh": "{method}{where}，{question}（{label} {prob:.1%}）：最亮的 patch 是 {top}；{focus}。"},
+    "alt-why-block": {"en": " at block {layer}", "zh": "（第 {layer} 个 block）"},
+    "alt-curve": {"en": "{mode}: p from {start} to {end} in the map's order, AUC {ours} against {rand} in a random "
+                        "order ({beats})",
+                  "zh": "{mode}：按热力图的顺序 p 从 {start} 到 {end}，AUC {ours}，随机顺序为 {rand}（{beats}）"},
+    "alt-better": {"en": "better than random", "zh": "好于随机"},
+    "alt-not-better": {"en": "no better than random", "zh": "不好于随机"},
+    "alt-curves": {"en": "Testing the {method} map for “{label}”: {parts}.",
+                   "zh": "检验 {method} 对“{label}”的热力图：{parts}。"},
 }

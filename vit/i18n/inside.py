@@ -120,4 +120,34 @@ MESSAGES: dict[str, dict[str, str]] = {
                             "{decades} 个数量级；蓝色：被 mask 去掉"},
     "matrix-title": {"en": "Attention matrix, layer {layer}, head {head}",
                      "zh": "Attention 矩阵，第 {layer} 层，head {head}"},
+    # text alternatives: the Inside tab (vit.views.inside)
+    "alt-block": {"en": "Block {layer} of {L}: tokens enter with mean length {stream:.1f}, attention adds "
+                        "{attention:.1f}, the MLP adds {mlp:.1f}, they leave with {output:.1f}; mean length leaving "
+                        "layers 1–{L}: {outputs}.",
+                  "zh": "第 {layer} 个 block（共 {L} 个）：token 进入时平均长度 {stream:.1f}，attention 加上 "
+                        "{attention:.1f}，MLP 加上 {mlp:.1f}，离开时 {output:.1f}；第 1–{L} 层输出的平均长度："
+                        "{outputs}。"},
+    "alt-code": {"en": "The encoder block's forward in code with layer {layer} of {L}'s numbers: shape (1, {T}, {D}) "
+                       "from the first line to the last, {h} heads of d = {d}, MLP hidden {hidden}; mean token length "
+                       "{stream:.1f} in, attention adds {attention:.1f}, the MLP adds {mlp:.1f}, {output:.1f} out.",
+                 "zh": "代码里的 encoder block forward，附第 {layer} 层（共 {L} 层）的数字：从第一行到最后一行形状都是 "
+                       "(1, {T}, {D})，{h} 个 head，每个 d = {d}，MLP 隐藏层 {hidden}；token 平均长度进入时 "
+                       "{stream:.1f}，attention 加上 {attention:.1f}，MLP 加上 {mlp:.1f}，输出 {output:.1f}。"},
+    "alt-votes": {"en": "{count} patches vote “{label}”", "zh": "{count} 个 patch 投给“{label}”"},
+    "alt-votes-other": {"en": "{count} other classes", "zh": "{count} 个投给其他类别"},
+    "alt-lens": {"en": "Each patch's own vote at layer {layer} of {L}: {votes}; {agree} of {n} agree with the final "
+                       "answer “{label}” (mean probability {mean:.2f}).",
+                 "zh": "第 {layer} 层（共 {L} 层）每个 patch 自己的投票：{votes}；{n} 个中有 {agree} 个与最终答案"
+                       "“{label}”一致（平均概率 {mean:.2f}）。"},
+    "alt-norms": {"en": "Patch token lengths after layer {layer} of {L}: from {lo:.1f} to {hi:.1f} (median "
+                        "{median:.1f}), longest {top}{over}; {prefix}.",
+                  "zh": "第 {layer} 层（共 {L} 层）之后 patch token 的长度：从 {lo:.1f} 到 {hi:.1f}（中位数 "
+                        "{median:.1f}），最长的是 {top}{over}；{prefix}。"},
+    "alt-norms-over": {"en": "; {k} over twice the median", "zh": "；{k} 个超过中位数的两倍"},
+    "alt-matrix": {"en": "The whole {T}×{T} attention matrix of layer {layer} of {L}, head {head} of {h}, and beside "
+                         "it the same under a causal mask: largest weight {top} (token {i} on token {j}); token {col} "
+                         "draws the most, {colmean} of a row on average; a token's weight on itself averages {diag}.",
+                   "zh": "第 {layer} 层（共 {L} 层）、head {head}（共 {h} 个）的整个 {T}×{T} attention 矩阵，"
+                         "旁边是加上 causal mask 的同一个矩阵：最大的权重 {top}（token {i} 看 token {j}）；"
+                         "token {col} 得到的最多，平均每行 {colmean}；token 给自己的权重平均为 {diag}。"},
 }

@@ -1,26 +1,7 @@
-"""The lesson's words in both languages (:mod:`vit.lesson`): each step's section, title and the chapter's words,
-and the sentence with this image's numbers.
-
-English quotes the chapter's English edition (``shared/seed/ch11.4-vit-encoder.txt``); Chinese quotes its
-Chinese edition (``zh/ch11-vision-transformers/ch11.4-vit-encoder.qmd`` of jshn9515/deep-learning-notes),
-whose sections are numbered differently (11.4.2 is self-attention on images, 11.4.3 the class token, 11.4.4
-the block with 11.4.4.2 its code and 11.4.4.3 the stacking, 11.4.5 text vs images, 11.4.6 attention's cost,
-11.4.7 the head, 11.4.8 the summary): each Chinese step names the Chinese section it quotes.
-
-The walk is one order for both languages (the English edition's: :data:`vit.lesson.STEP_VIEWS`), and the Chinese
-edition orders the same ideas differently (self-attention, 11.4.2, before the block, 11.4.4). Quoting each
-step's nearest Chinese section made the Chinese walk jump back and forth (11.4.4 → 11.4.2 → 11.4.4.2 → 11.4.3
-→ 11.4.7 → 11.4.5). So each Chinese step quotes a section of the Chinese edition that says what its picture
-shows, chosen so that the numbers never go back along the walk, questions included (vit.i18n.predict):
-11.4.1, 11.4.1, 11.4.2, 11.4.4, 11.4.4, 11.4.4.2, 11.4.4.3, 11.4.4.3, 11.4.7, 11.4.8. The heads step quotes
-11.4.4's own words on self-attention (the block's first step), the token-content step 11.4.4.3's "the encoder's
-output is still a token sequence" (the lens reads every one of them), and the whole path 11.4.8's summary (the
-Chinese 11.4 has no section joining input, encoder and head; its summary says how the class token gathers
-the patches, which is what rollout estimates). A reader who opens the Chinese book at a step's number finds
-the words quoted there, and the numbers only go forward, as the pages of the book do.
-Keys: ``step-<view>-section``, ``-title``, ``-chapter`` and ``detail-<view>``, by the step's picture; ``at-layer``
-and ``at-layer-head``: the phrase that says which layer (and head) a step's picture and numbers are at.
-"""
+"""The lesson's words in both languages (:mod:`vit.lesson`), each edition quoted in its own words and section
+numbers, the Chinese sections never going back along the walk (docs/languages.md). Keys: ``step-<view>-section``,
+``-title``, ``-chapter`` and ``detail-<view>``, by the step's picture; ``at-layer`` and ``at-layer-head``: which
+layer (and head) a step's picture and numbers are at."""
 
 from __future__ import annotations
 

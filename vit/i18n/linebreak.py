@@ -1,14 +1,6 @@
-"""Chinese line-breaking rules (issue 53, item 1): no closing punctuation at a line's start, no opening one at its end.
-
-Chinese has no spaces, so the pictures' text (:func:`vit.views.draw.wrap_text`) and the lesson's PDF
-(:mod:`vit.lesson.export`) may break a line between any two characters. The rule of Chinese typesetting (GB/T
-15834, and the W3C's *Requirements for Chinese Text Layout*, 禁则) forbids two of those breaks: a line never starts
-with closing punctuation ("。" alone on a line, "：x 以 (1, 65, 96) 进入"), and never ends with opening
-punctuation. Both wrappers keep such a mark with its neighbour (:func:`glued`), so the greedy wrap carries the
-character before a "。" down with it, and the character after a "（" up.
-
-Pure: no PIL, no matplotlib.
-"""
+"""Chinese line-breaking (禁则: GB/T 15834, the W3C's *Requirements for Chinese Text Layout*): Chinese may break
+between any two characters, but a line never starts with closing punctuation nor ends with opening punctuation.
+The pictures' and the PDF's wrap keep such a mark with its neighbour (:func:`glued`). Pure: no PIL, no matplotlib."""
 
 from __future__ import annotations
 

@@ -1,13 +1,6 @@
-"""The shapes model's class names as the page shows them (issue 53, item 1): the Chinese beside the English.
-
-The model, the API and the CLI name the classes in English (``vit.shapes.CLASSES``: a model's ``class_names``
-never change); on the Chinese page a student reads "心形 heart", the Chinese name first and the English after it,
-as the Chinese edition of the book sets its terms. Only the 8 shapes are named: ImageNet's 1,000 classes and a
-Hub model's own names stay as the model names them. Every place that shows a class to the class (the top-k, the
-pictures' titles, captions and text alternatives, the lesson, the PDF) passes it through :func:`class_name`.
-
-Pure: no torch, no gradio.
-"""
+"""The shapes model's class names on the Chinese page, "心形 heart", as the book's Chinese edition sets its terms:
+every place that shows a class passes it through :func:`class_name`. The model, the API and the CLI, ImageNet's and
+a Hub model's names stay English. Pure: no torch, no gradio."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""The lesson's predict-first questions in both languages (:mod:`vit.lesson.predict`): each question, its reveal,
-the tally.
-
-Keys: ``ask-<kind>-title`` and ``ask-<kind>`` (the question), ``why-<kind>`` (how the analysis shows the answer).
-"""
+"""The lesson's predict-first questions in both languages (:mod:`vit.lesson.predict`): ``ask-<kind>-title`` and
+``ask-<kind>`` (the question), ``why-<kind>`` (how the analysis shows the answer), the reveal and the tally."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""The progress bar's words in both languages, while the model waits, loads and runs (:mod:`vit.ui.runs`).
-
-Named where a run reports (``progress(0.4, "progress-running", model=..., seconds=...)``) and written in the page's
-language by :class:`vit.ui.lang.Progress`. ``{n}`` is a number, ``{suffix}`` its English ordinal ending.
-"""
+"""The progress bar's words in both languages, named where a run reports (``progress(0.4, "progress-running",
+...)``) and written in the page's language by :class:`vit.ui.lang.Progress`; ``{suffix}``: an English ordinal's."""
 
 from __future__ import annotations
 

@@ -91,4 +91,12 @@ MESSAGES: dict[str, dict[str, str]] = {
     "refusal-not-finite": {"en": "A control sent {value}, which is not a number it can show: move its slider or type "
                                  "a number such as 3.",
                            "zh": "一个控件发来了 {value}，这不是它能显示的数：请拖动它的滑块，或输入一个数，比如 3。"},
+    "refusal-export-share": {"en": "Many lesson PDFs from your address are waiting while other users wait too: this "
+                                   "one was not made. Press the button again in a moment.",
+                             "zh": "来自你的地址的许多课程 PDF 正在等待，其他用户也在等待：这一份没有生成。"
+                                   "请稍后再按一次按钮。"},
+    "refusal-fetch-share": {"en": "Many pages are waiting for a model's weights to download while other users wait "
+                                  "for the model: this analysis stepped aside. Press Analyze again in a moment.",
+                            "zh": "许多页面正在等待模型权重下载，其他用户也在等待模型：这次分析先让开了。"
+                                  "请稍后再按“分析”。"},
 }

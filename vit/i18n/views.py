@@ -1,5 +1,4 @@
-"""The pictures' words in both languages: the stage table, captions, legends and the text drawn in pictures
-(:mod:`vit.views`)."""
+"""The pictures' words in both languages (:mod:`vit.views`): the stage table, captions, legends, drawn text."""
 
 from __future__ import annotations
 
@@ -129,4 +128,45 @@ MESSAGES: dict[str, dict[str, str]] = {
     "plot-layer": {"en": "layer (early exit: final norm + head on its class token)",
                    "zh": "层（early exit：最后的 norm + 分类头作用在 class token 上）"},
     "plot-layer-short": {"en": "layer (early exit)", "zh": "层（early exit）"},  # a plot too narrow for the above
+    # the text alternatives' shared words (vit.views.describe)
+    "alt-focus": {"en": "{share:.0%} of it on {k} of {n} patches",
+                  "zh": "其中 {share:.0%} 落在 {n} 个 patch 中的 {k} 个上"},
+    "alt-flat": {"en": "it is 0 everywhere", "zh": "它处处为 0"},
+    "alt-more": {"en": "and {n} more", "zh": "另有 {n} 个"},
+    "alt-pair": {"en": "layer {layer} head {head}", "zh": "第 {layer} 层 head {head}"},
+    "alt-no-classifier": {"en": "{title}: this model has no classifier (it is a backbone), so there is nothing to "
+                                "read here.",
+                          "zh": "{title}：这个模型没有分类头（它是一个 backbone），这里没有可读的内容。"},
+    # text alternatives: the patch grid and the attention (vit.views.patches, vit.views.attention)
+    "alt-prefix-one": {"en": "the class token (token 0)", "zh": "class token（即 token 0）"},
+    "alt-prefix-many": {"en": "{n} prefix tokens ({names}: tokens 0–{last})",
+                        "zh": "{n} 个 prefix token（{names}：token 0–{last}）"},
+    "alt-outlined": {"en": "; outlined: patch (row {r}, col {c}) = token {token}",
+                     "zh": "；框出的是 patch（第 {r} 行，第 {c} 列）= token {token}"},
+    "alt-grid": {"en": "The image cut into {rows}×{cols} patches of {P}×{P} px, numbered row by row after {prefix}: "
+                       "token {first} at the top left to token {last} at the bottom right{outlined}.",
+                 "zh": "图像被切成 {rows}×{cols} 个 {P}×{P} 像素的 patch，在 {prefix}之后逐行编号：左上角是 token "
+                       "{first}，右下角是 token {last}{outlined}。"},
+    "alt-query": {"en": "Where token {token} (patch row {r}, col {c}) looks, layer {layer} of {L}, head {head} of {h}: "
+                        "brightest patches {top}; {focus}.",
+                  "zh": "token {token}（patch 第 {r} 行，第 {c} 列）看向哪里，第 {layer} 层（共 {L} 层）、head {head}"
+                        "（共 {h} 个）：最亮的 patch 是 {top}；{focus}。"},
+    "alt-rollout": {"en": "Attention rollout, layer {layer} of {L}: brightest patches {top}; {focus}.",
+                    "zh": "Attention rollout，第 {layer} 层（共 {L} 层）：最亮的 patch 是 {top}；{focus}。"},
+    "alt-heads": {"en": "The class token in the {h} heads of layer {layer} of {L}, one tile each; brightest patch of "
+                        "heads 1–{h}: {top}; the most focused, head {best}: {focus}.",
+                  "zh": "第 {layer} 层（共 {L} 层）{h} 个 head 中的 class token，每个 head 一格；head 1–{h} 最亮的 "
+                        "patch：{top}；最集中的是 head {best}：{focus}。"},
+    "alt-layers": {"en": "The class token at each layer, heads fused by {fusion}; brightest patch at layers 1–{L}: "
+                         "{top}; half of its attention on the patches lies on {first} of {n} patches at layer 1, on "
+                         "{last} at layer {L}.",
+                   "zh": "每一层的 class token（head 用 {fusion} 融合）；第 1–{L} 层最亮的 patch：{top}；第 1 层 patch "
+                         "上的 attention 有一半落在 {n} 个 patch 中的 {first} 个上，第 {L} 层落在 {last} 个上。"},
+    "alt-layer-item": {"en": "at layer {layer}: {item}", "zh": "第 {layer} 层 {item}"},
+    # text alternatives: the early exit (vit.views.depth)
+    "alt-depth": {"en": "Early exit after layers 1–{L}: p(“{final}”) {probs}; the top-1 is “{final}” from layer "
+                        "{since} on{before}.",
+                  "zh": "第 1–{L} 层之后的 early exit：p(“{final}”) 依次为 {probs}；从第 {since} 层起 top-1 是"
+                        "“{final}”{before}。"},
+    "alt-depth-before": {"en": " (layer {layer}: “{label}”)", "zh": "（第 {layer} 层是“{label}”）"},
 }

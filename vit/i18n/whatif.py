@@ -72,4 +72,22 @@ MESSAGES: dict[str, dict[str, str]] = {
     "whatif-first": {"en": "Analyse an image first, then ask what if.", "zh": "请先分析一张图像，再问如果……会怎样。"},
     "whatif-one-stays": {"en": "At least one patch must stay: put one back first.",
                          "zh": "至少要留下一个 patch：请先放回一个。"},
+    # text alternatives: What if? (vit.views.whatif)
+    "alt-removed": {"en": "{n} of {total} patches removed (tokens {tokens})",
+                    "zh": "{total} 个 patch 中去掉了 {n} 个（token {tokens}）"},
+    "alt-and": {"en": " and ", "zh": "，并"},
+    "alt-off": {"en": "{n} heads off ({pairs})", "zh": "关闭了 {n} 个 head（{pairs}）"},
+    "alt-whatif": {"en": "What if: {change}. p(“{label}”) from {before} to {after}; the model now says “{now}” ({p}); "
+                         "rollout over the {kept} kept patches is brightest at {top}.",
+                   "zh": "如果：{change}。“{label}”的概率从 {before} 变为 {after}；模型现在说“{now}”（{p}）；"
+                         "保留的 {kept} 个 patch 上的 rollout 最亮的是 {top}。"},
+    "alt-whatif-nothing": {"en": "Nothing taken away: “{label}” at {before}; rollout is brightest at {top}.",
+                           "zh": "还没有拿走任何东西：“{label}”为 {before}；rollout 最亮的是 {top}。"},
+    "alt-grid-heads": {"en": "The {L}×{h} heads, layers down and heads across; {off}.",
+                       "zh": "{L}×{h} 个 head，纵向是层，横向是 head；{off}。"},
+    "alt-none-off": {"en": "none switched off", "zh": "没有关闭任何 head"},
+    "alt-importance": {"en": "Head importance for “{label}”, {L}×{h} heads: the largest drops are {top}; {small} of "
+                             "{total} heads change it by less than 1 point; {off}.",
+                       "zh": "“{label}”的 head 重要性，{L}×{h} 个 head：下降最大的是{top}；{total} 个 head 中有 "
+                             "{small} 个的影响小于 1 个百分点；{off}。"},
 }

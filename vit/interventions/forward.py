@@ -1,17 +1,8 @@
-"""What if? The encoder run on a subset of its tokens, with chosen heads switched off: pure torch functions.
+"""What if? The encoder run on a subset of its tokens, with chosen heads switched off.
 
-A ViT, unlike a CNN, can run on any subset of its tokens: the kept patch tokens keep their own position
-embeddings (added before the selection), the prefix tokens (class, distillation, registers) always stay,
-and attention simply has fewer keys. No grey fill, no new pixels (the insight behind MAE, He et al. 2022).
-
-A head switched off has its slice of the attention output, softmax(QKᵀ/√d) V (B, h, T, D/h), set to zero
-("zero") or to its mean over the tokens ("mean") before the output projection: with the block's names,
-
-    H = X + W_o concat_i( m_i head_i(LN(X)) ),   m_i = 0 for a head switched off,
-
-the attention module's own ``head_mask``. The last block can also run for the class token alone (a subset of
-the queries, every key): :func:`class_token_block`. Every function takes the chapter's modules
-(``vit.model.modules``) and leaves them untouched.
+A ViT can run on any subset of its tokens (the insight behind MAE, He et al. 2022): the kept patches keep their
+position embeddings, the prefix tokens stay, attention has fewer keys. A head switched off has its slice of the
+attention output set to zero or its mean: H = X + W_o concat_i( m_i head_i(LN(X)) ), m_i = 0 when off.
 """
 
 from __future__ import annotations
@@ -25,10 +16,8 @@ ABLATIONS = ("zero", "mean")
 
 
 def kept_tokens(kept_patches: Tensor, num_prefix: int) -> Tensor:
-    """Token indices of the prefix tokens and the kept patches: (n,) patch indices -> (P + n,) token indices.
-
-    Patch i (row-major, 0 = top-left) is token P + i: the prefix tokens come first (chapter 11.4's order).
-    """
+    """Token indices of the prefix tokens and the kept patches: (n,) patch indices -> (P + n,) token indices; patch i
+    (row-major, 0 = top-left) is token P + i."""
     prefix = torch.arange(num_prefix, device=kept_patches.device)
     return torch.cat([prefix, num_prefix + kept_patches])
 
@@ -41,55 +30,27 @@ def heads_on(ablate, num_layers: int, num_heads: int) -> Tensor:
     return on
 
 
-def block(layer: ViTEncoderLayer, x: Tensor, on: Tensor | None = None, ablation: str = "zero",
-          need_weights: bool = False) -> tuple[Tensor, Tensor | None]:
-    """One pre-norm block with some heads off: H = X + MSA'(LN(X)); Y = H + MLP(LN(H)). (B, T, D) -> (B, T, D).
+def heads_off(layer: ViTEncoderLayer, x: Tensor, on: Tensor | None, ablation: str = "zero") -> Tensor:
+    """``layer(x)`` with the heads whose ``on`` entry, (h,) or (B, h), is 0 switched off: (B, T, D) -> (B, T, D).
+    "zero": the block's own head mask; "mean": a hook on ``attend`` sets each such head to its mean over T."""
+    if on is None or ablation == "zero":
+        return layer(x, head_mask=on)
 
-    The block's own modules in the block's order, its attention given the head mask; with every head
-    on it is ``layer(x)`` (eval mode: no dropout).
+    def at_mean(_attend, _inputs, output):
+        out, weights = output  # (B, h, T, D/h)
+        mask = on.to(out.dtype).reshape(-1, out.shape[1], 1, 1)  # (B or 1, h, 1, 1)
+        return mask * out + (1 - mask) * out.mean(dim=-2, keepdim=True), weights
 
-    Args:
-        layer: one encoder block.
-        x: (B, T, D), the block's input.
-        on: (B, h) or (h,): 1 for a head kept, 0 for one switched off; None: every head.
-        ablation: "zero" (the head's output is 0) or "mean" (its mean over the T tokens).
-        need_weights: also return the softmax weights (B, h, T, T).
-
-    Returns:
-        (the block's output (B, T, D), the weights or None).
-    """
-    attn_input = layer.norm1(x)  # (B, T, D)
-    attn_output, weights = layer.attn(attn_input, attn_input, attn_input, need_weights=need_weights,
-                                      head_mask=on, ablation=ablation)
-    x = x + layer.dropout1(layer.scale1(attn_output))  # (B, T, D)
-    x = x + layer.scale2(layer.mlp(layer.norm2(x)))  # (B, T, D)
-    return x, weights
-
-
-def class_token_block(layer: ViTEncoderLayer, x: Tensor, num_tokens: int | None = 1) -> Tensor:
-    """The block's output for the class token alone: (B, N+1, D) -> (B, 1, D), equal to ``layer(x)[:, :1]``.
-
-    As nanoGPT applies its head to the last position only: a head that reads the class token
-    needs, in the last block, only its query, its row of attention, its output projection and
-    its MLP (the keys and values still come from every token). ~83 % of the block's work is
-    skipped: 7 % of ViT-B's forward pass, 21 % of the 4-layer shapes model's. ``num_tokens``
-    leading tokens instead (DeiT's head reads 2: ``model.head.tokens_read``); None: all.
-    """
-    if num_tokens is None:
+    handle = layer.attn.attend.register_forward_hook(at_mean)
+    try:
         return layer(x)
-    attn_input = layer.norm1(x)  # (B, N+1, D)
-    query = attn_input[:, :num_tokens]  # (B, 1, D): one query, N+1 keys
-    attn_output, _ = layer.attn(query, attn_input, attn_input)  # (B, 1, D)
-    cls = x[:, :num_tokens] + layer.dropout1(layer.scale1(attn_output))  # (B, 1, D)
-    return cls + layer.scale2(layer.mlp(layer.norm2(cls)))  # (B, 1, D)
+    finally:
+        handle.remove()
 
 
 def embed(model: ViTForImageClassification, x: Tensor, kept_patches: Tensor | None = None) -> Tensor:
-    """The encoder's input tokens for the kept patches only: (B, C, H, W) -> (B, P + n, D).
-
-    Position embeddings (and CLIP's pre-norm, per token) are applied to all N+1 tokens first, then
-    the removed patches' tokens are dropped: each kept patch keeps its own position.
-    """
+    """The encoder's input tokens for the kept patches only: (B, C, H, W) -> (B, P + n, D). The removed patches'
+    tokens are dropped after the position embeddings (and CLIP's pre-norm): each kept patch keeps its position."""
     tokens = model.embedding(x)  # (B, C, H, W) -> (B, N+1, D)
     if kept_patches is None:
         return tokens
@@ -97,11 +58,8 @@ def embed(model: ViTForImageClassification, x: Tensor, kept_patches: Tensor | No
 
 
 def fused_over_heads_on(weights: Tensor, on: Tensor | None) -> Tensor:
-    """One layer's map for rollout from the heads still on: their mean, (h, T, T) -> (T, T).
-
-    A head switched off passes nothing on, so it has no place in the flow rollout estimates; with every
-    head of a layer off only the residual path is left (a map of zeros: rollout's A + I is then I).
-    """
+    """One layer's map for rollout, the mean of the heads still on (one off passes nothing on): (h, T, T) -> (T, T).
+    With every head off only the residual path is left (zeros: rollout's A + I is then I)."""
     if on is None:
         return weights.mean(dim=0)
     m = on.to(weights.dtype).reshape(-1, 1, 1)  # (h, 1, 1)

@@ -6,8 +6,7 @@
     >>> w.label, w.prob_before, w.prob_after      # the class, its probability before and after
     >>> vit.head_importance(loaded, "assets/shapes-star.png")   # (L, h): the drop when each head alone is off
 
-Patches are numbered row-major from 0 (the top-left patch); (layer, head) pairs from 1, as the app numbers
-them. The math is :mod:`vit.interventions.forward`.
+Patches are numbered row-major from 0 (the top-left patch); (layer, head) pairs from 1, as the app numbers them.
 """
 
 from __future__ import annotations
@@ -24,6 +23,7 @@ from torch import Tensor
 from vit import validate
 from vit.analysis.record import Prediction
 from vit.analysis.rollout import rollout_rows
+from vit.analysis.trace import attention_kept
 from vit.config import display_name
 from vit.cost import check_budget, estimate, fused_itemsize
 from vit.errors import InputError
@@ -31,6 +31,7 @@ from vit.explanations.maps import require_classifier, target_index
 from vit.explanations.perturb import compose, patch_ranking
 from vit.interventions import forward
 from vit.model.loaded import LoadedModel
+from vit.model.partial import classify_from
 
 BATCH_TOKENS = 8192  # images per batch in head importance = this // T: all 12 heads at 197 tokens, 2 at 3,137
 SHOWN_INDICES = 8  # a message quotes at most this many patch indices
@@ -92,9 +93,6 @@ class Intervention:
                 "topk": preds(self.topk), "topk_before": preds(self.topk_before)}
 
 
-# --------------------------------------------------------------------------- checks
-
-
 def patch_indices(value, num_patches: int, name: str) -> list[int]:
     """Sorted, distinct patch indices 0..N-1 from an iterable of integers; one sentence naming ``name`` otherwise."""
     if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
@@ -103,12 +101,12 @@ def patch_indices(value, num_patches: int, name: str) -> list[int]:
     items = list(value)
     if len(items) > num_patches:
         raise InputError(f"{name} names {len(items)} patches, but the image has {num_patches}")
-    bad = [v for v in items if validate._as_integer(v) is None or not 0 <= validate._as_integer(v) < num_patches]
+    bad = [v for v in items if validate.as_integer(v) is None or not 0 <= validate.as_integer(v) < num_patches]
     if bad:
         shown = ", ".join(validate.show(v) for v in bad[:SHOWN_INDICES]) + (", ..." if len(bad) > SHOWN_INDICES else "")
         raise InputError(f"{name} must hold patch indices from 0 to {num_patches - 1} (row-major, 0 = the "
                          f"top-left patch; this image has {num_patches} patches), got {shown}")
-    return sorted({validate._as_integer(v) for v in items})
+    return sorted({validate.as_integer(v) for v in items})
 
 
 def kept_patches(keep, remove, num_patches: int) -> list[int]:
@@ -140,7 +138,7 @@ def head_pairs(value, num_layers: int, num_heads: int) -> tuple[tuple[int, int],
     allowed = f"(layer, head) pairs with layer from 1 to {num_layers} and head from 1 to {num_heads}"
     out = set()
     for p in pairs:
-        layer, head = (validate._as_integer(p[0]), validate._as_integer(p[1])) if len(p) == 2 else (None, None)
+        layer, head = (validate.as_integer(p[0]), validate.as_integer(p[1])) if len(p) == 2 else (None, None)
         if layer is None or head is None or not (1 <= layer <= num_layers and 1 <= head <= num_heads):
             shown = ":".join(map(str, p)) if all(isinstance(v, str) for v in p) else validate.show(tuple(p))
             raise InputError(f"ablate must hold {allowed} (this model has {num_layers} layers of {num_heads} heads), "
@@ -150,17 +148,12 @@ def head_pairs(value, num_layers: int, num_heads: int) -> tuple[tuple[int, int],
 
 
 def ranked(saliency: Tensor, fraction, order: str = "explanation", seed: int = 0) -> list[int]:
-    """The first ``round(fraction N)`` patches of a ranking: by decreasing ``saliency`` (ties by index), or random.
-
-    What "keep only / remove the top x %" and "remove a random x %" name; ``saliency`` is (rows, cols).
-    """
-    fraction = validate._number("fraction", fraction, 0.0, 1.0)
+    """The first ``round(fraction N)`` patches by decreasing ``saliency`` (rows, cols), ties by index, or random:
+    what "keep only / remove the top x %" names."""
+    fraction = validate.number("fraction", fraction, 0.0, 1.0)
     order = validate.choice("order", order, ("explanation", "random"))
     ranking = patch_ranking(saliency, "saliency" if order == "explanation" else "random", seed)
     return sorted(int(i) for i in ranking[: round(fraction * saliency.numel())])
-
-
-# --------------------------------------------------------------------------- the API
 
 
 def _predictions(probs: Tensor, names: list[str], k: int) -> list[Prediction]:
@@ -178,22 +171,9 @@ def _on_grid(row: Tensor, kept: list[int], grid: tuple[int, int]) -> np.ndarray:
 @torch.inference_mode()
 def intervene(loaded: LoadedModel, image, keep=None, remove=None, ablate=(), ablation: str = "zero",
               top_k: int | None = None, target=None, grey: bool = False) -> Intervention:
-    """Run the model on some of its patches, with some heads switched off, and compare with the unchanged model.
-
-    Args:
-        loaded: from :func:`vit.load_model` (any patch size and depth; a classifier).
-        image: a path, bytes, a PIL image, an (H, W[, C]) array or ``loaded.input(image)``.
-        keep: patch indices the model runs on (row-major, 0 = top-left; the prefix tokens always stay), or
-        remove: patch indices it does not see; at most one of the two; neither: every patch.
-        ablate: (layer, head) pairs to switch off, 1-based (or ``"9:5,10:2"``).
-        ablation: "zero" (the head's output is 0) or "mean" (its mean over the tokens).
-        top_k: how many predictions to list, before and after (by default 5, or every class where there are fewer).
-        target: the class followed (index or name); None: the unchanged model's top-1.
-        grey: also run the grey-fill way (the deletion test's baseline): the removed patches set to the
-            normalisation mean in the pixels, every token kept, the same heads off.
-
-    Returns:
-        An :class:`Intervention`.
+    """Run the model on some of its patches (``keep`` or ``remove``, row-major from 0), with some heads off
+    (``ablate``: 1-based (layer, head) pairs), beside the unchanged model: an :class:`Intervention`. ``grey``: also
+    run the removed patches greyed to the normalisation mean instead, every token kept (the deletion test's way).
     """
     if not isinstance(loaded, LoadedModel):
         raise TypeError(f"intervene takes what vit.load_model returns (a LoadedModel), got {type(loaded).__name__}")
@@ -204,7 +184,7 @@ def intervene(loaded: LoadedModel, image, keep=None, remove=None, ablate=(), abl
     ablation = validate.choice("ablation", ablation, forward.ABLATIONS)
     top_k = validate.top_k(top_k, cfg.num_classes)
     target = target_index(target, loaded.class_names)
-    check_budget(estimate(loaded.name, cfg.patch_size, cfg.num_layers))
+    check_budget(estimate(loaded.setting))
     t0 = time.perf_counter()
     inp = loaded.input(image)
     x, grid = inp.x, (cfg.grid_size, cfg.grid_size)  # (1, C, H, W)
@@ -225,7 +205,7 @@ def intervene(loaded: LoadedModel, image, keep=None, remove=None, ablate=(), abl
             greyed = compose(x, torch.zeros_like(x), mask, grid, cfg.patch_size)  # (1, C, H, W)
             out = model.embedding(greyed)  # (1, N+1, D): every token, the same heads off
             for l, layer in enumerate(model.encoder.layers):
-                out, _ = forward.block(layer, out, None if on is None else on[l], ablation)
+                out = forward.heads_off(layer, out, None if on is None else on[l], ablation)
             grey_probs = model.classify(out)[0].float().softmax(-1).cpu()
     row = rollout_rows(fused, every_depth=False)[0, cfg.num_prefix_tokens:]  # (n,): the kept patches
     target = int(before.argmax()) if target is None else target
@@ -246,11 +226,15 @@ def _probs(model, x: Tensor, subset: Tensor | None, on: Tensor | None, ablation:
            dtype: torch.dtype = torch.float32) -> Tensor:
     """The softmax (K,) of the model on the patches ``subset`` (None: all) with the heads ``on`` (None: all), each
     block's attention written out as the tracer computes it; each layer's fused attention appended to ``fused``."""
-    tokens = forward.embed(model, x, subset)  # (1, P + n, D)
-    for l, layer in enumerate(model.encoder.layers):
-        tokens, w = forward.block(layer, tokens, None if on is None else on[l], ablation, need_weights=True)
+
+    def keep(l: int, _out, weights: Tensor) -> None:
         if fused is not None:
-            fused.append(forward.fused_over_heads_on(w[0], None if on is None else on[l]).to(dtype))  # (T', T')
+            fused.append(forward.fused_over_heads_on(weights[0], None if on is None else on[l]).to(dtype))  # (T', T')
+
+    tokens = forward.embed(model, x, subset)  # (1, P + n, D)
+    with attention_kept(model.encoder.layers, keep):
+        for l, layer in enumerate(model.encoder.layers):
+            tokens = forward.heads_off(layer, tokens, None if on is None else on[l], ablation)
     return model.classify(tokens)[0].float().softmax(-1).cpu()
 
 
@@ -259,20 +243,8 @@ def head_importance(loaded: LoadedModel, image, target=None, ablation: str = "ze
                     on_layer: Callable[[int, int], None] | None = None,
                     turn: Callable[[], AbstractContextManager] = nullcontext, batch: int | None = None) -> np.ndarray:
     """The drop in the target's probability when each head alone is switched off: (L, h), positive = it helped.
-
-    The residual stream entering each block is kept from one unchanged forward pass, so switching a head off
-    in layer l re-runs only blocks l..L, for the h heads of that layer in batches: h (L + 1) / 2 forward
-    passes' worth in all (78 for ViT-B/16), the last block for the class token alone.
-
-    Args:
-        target: the class (index or name); None: the top-1.
-        ablation: "zero" or "mean", as in :func:`intervene`.
-        on_layer: ``on_layer(layers_done, L)`` after each layer's heads (progress); an exception it raises stops.
-        turn: entered around the unchanged forward pass and around each batch of heads, the model's lock taken
-            inside it: a server's turn at the model (vit.ui.tabs.whatif), so that others run in between.
-        batch: heads re-run at once (None: as many as BATCH_TOKENS tokens allow); 1 keeps each turn at most one
-            forward pass's worth (on a CPU a batch is no quicker per image).
-    """
+    A head off in layer l re-runs blocks l..L only: h (L + 1) / 2 forward passes' worth. ``turn``: entered around
+    each batch of ``batch`` heads, outside the lock, so that a server's other runs go in between."""
     if not isinstance(loaded, LoadedModel):
         raise TypeError(f"head_importance takes what vit.load_model returns (a LoadedModel), "
                         f"got {type(loaded).__name__}")
@@ -280,7 +252,7 @@ def head_importance(loaded: LoadedModel, image, target=None, ablation: str = "ze
     cfg, model = loaded.config, loaded.module
     ablation = validate.choice("ablation", ablation, forward.ABLATIONS)
     target = target_index(target, loaded.class_names)
-    check_budget(estimate(loaded.name, cfg.patch_size, cfg.num_layers))
+    check_budget(estimate(loaded.setting))
     x = loaded.input(image).x  # (1, C, H, W)
     layers = list(model.encoder.layers)
     L, h = len(layers), cfg.num_heads
@@ -297,12 +269,8 @@ def head_importance(loaded: LoadedModel, image, target=None, ablation: str = "ze
         after = []
         for rows in off_one.split(per_batch):
             with turn(), loaded.lock:
-                t, _ = forward.block(layers[l], streams[l].expand(len(rows), -1, -1), rows, ablation)  # (b, T, D)
-                if l < L - 1:
-                    for later in layers[l + 1:-1]:
-                        t = later(t)
-                    t = forward.class_token_block(layers[-1], t, model.head.tokens_read)  # (b, 1, D) or (b, T, D)
-                after.append(model.classify(t).float().softmax(-1)[:, target])
+                t = forward.heads_off(layers[l], streams[l].expand(len(rows), -1, -1), rows, ablation)  # (b, T, D)
+                after.append(classify_from(model, t, l + 1).float().softmax(-1)[:, target])
         drops[l] = probs[target] - torch.cat(after).cpu()
         if on_layer is not None:
             on_layer(l + 1, L)

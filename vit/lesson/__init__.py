@@ -1,12 +1,5 @@
-"""A guided walk through chapter 11.4 (sections 11.4.1 to 11.4.7), one picture per step.
-
-Each :class:`LessonStep` quotes or paraphrases the chapter briefly and names the
-picture to show (an element id of the app); :func:`lesson_text` fills in this
-image's numbers: the shapes, N, D, h, L, the residual norms, the answer.
-A step whose picture is drawn at one layer (and head) says which, and its numbers are that layer's (and head's):
-the ones the page's Layer and Head controls show, as the picture beside it is drawn (:func:`shown_at`).
-Pure and Gradio-free: an :class:`vit.Analysis` in, markdown out.
-"""
+"""A guided walk through chapter 11.4, a picture per step with this image's numbers, at the page's Layer and Head
+where the picture is (:func:`shown_at`). Gradio-free: an analysis in, markdown out."""
 
 from __future__ import annotations
 
@@ -18,10 +11,9 @@ from vit.errors import InputError
 from vit.i18n.names import class_name
 
 LANGUAGES = i18n.LANGUAGES  # the lesson's text, from the one catalogue (vit.i18n.lesson)
-LESSON_VIEWS = ("patch-grid", "stage-table", "block-view", "block-code", "matrix-view", "rollout-view",
-                "head-views", "layer-views", "depth-plot", "lens-view")  # the app's elem ids a step may show
-STEP_VIEWS = ("patch-grid", "stage-table", "matrix-view", "block-view", "head-views", "block-code", "layer-views",
-              "lens-view", "depth-plot", "rollout-view")  # the walk's order: 11.4.1 to 11.4.7
+# The page's elem ids the steps show, in the walk's order: 11.4.1 to 11.4.7.
+LESSON_VIEWS = ("patch-grid", "stage-table", "matrix-view", "block-view", "head-views", "block-code", "layer-views",
+                "lens-view", "depth-plot", "rollout-view")
 # The steps whose picture is drawn at the Layer control's layer (vit.views.registry: ``d.layer_of(a)``), and of
 # them, those also drawn at the Head control's head; the other steps' pictures show every layer, or none.
 AT_LAYER = ("matrix-view", "block-view", "head-views", "block-code", "lens-view", "rollout-view")
@@ -43,13 +35,11 @@ class LessonStep:
         return tuple(i18n.text(f"step-{self.view}-{part}", lang) for part in ("section", "title", "chapter"))
 
 
-LESSON: list[LessonStep] = [LessonStep(*LessonStep("", "", "", view).words("en"), view) for view in STEP_VIEWS]
+LESSON: list[LessonStep] = [LessonStep(*LessonStep("", "", "", view).words("en"), view) for view in LESSON_VIEWS]
 
 
 def shown_at(a, display=None) -> tuple[int, int]:
-    """(layer, head), 1-based, that a step's picture is drawn at: ``display``'s (a
-    :class:`vit.views.registry.Display` carrying the Layer and Head controls: ``display.layer_of(a)``,
-    ``display.head``), within the model's; without one, the last layer and head 1 (the CLI's and the API's)."""
+    """(layer, head), 1-based, a step's picture is drawn at: ``display``'s, else the last layer and head 1."""
     layer = a.depth if display is None else display.layer_of(a)
     head = 1 if display is None else display.head
     return min(max(int(layer), 1), a.depth), min(max(int(head), 1), a.num_heads)
@@ -71,16 +61,14 @@ def prefix_words(names, lang: str = "en") -> str:
 
 
 def where_words(view: str, a, layer: int, head: int, lang: str = "en") -> str:
-    """The step's one phrase saying which layer (and head) its picture and its numbers are at: "Layer 2 of 4 (the
-    Layer control)"; "" for a step whose picture is not drawn at one layer."""
+    """"Layer 2 of 4 (the Layer control)": where a step's picture and numbers are; "" for one not at a layer."""
     if view in AT_HEAD:
         return i18n.text("at-layer-head", lang, layer=layer, L=a.depth, head=head, h=a.num_heads)
     return i18n.text("at-layer", lang, layer=layer, L=a.depth) if view in AT_LAYER else ""
 
 
 def votes(a, layer: int, index: int) -> tuple[int, int, int]:
-    """The patch lens at ``layer`` (the lens view's record, :meth:`vit.Analysis.patch_lens`): (how many patches vote
-    for class ``index``, the most frequent vote's class, its count; ties to the lower class, as the legend lists)."""
+    """(patches voting for class ``index``, the most frequent vote's class, its count) in the lens at ``layer``."""
     if a.lens_index is None:
         return 0, index, 0
     counts = Counter(int(c) for c in a.lens_index[layer - 1].tolist())
@@ -119,12 +107,7 @@ def _detail(step: LessonStep, a, n: dict, lang: str = "en") -> str:
 
 
 def language(value: object, name: str = "lang") -> str:
-    """The lesson's language asked for by name (the CLI's and the export's ``lang``): en or zh (zh-CN, zh-Hans...
-    too).
-
-    Raises:
-        InputError: anything else, naming what was expected and what was got.
-    """
+    """The lesson's language by name (the CLI's and the export's ``lang``), checked: en or zh (zh-CN... too)."""
     if isinstance(value, str) and value.strip().replace("_", "-").lower().split("-")[0] in i18n.LANGUAGES:
         return i18n.language(value)
     allowed = ", ".join(repr(c) for c in i18n.LANGUAGES)
@@ -132,8 +115,7 @@ def language(value: object, name: str = "lang") -> str:
 
 
 def lesson_text(step: LessonStep, a, lang: str = "en", display=None) -> str:
-    """Markdown for one step in ``lang``: the section, the chapter's words, and this image's numbers, at the layer
-    and head its picture is drawn at with ``display`` (:func:`shown_at`: the last layer and head 1 without one)."""
+    """Markdown for one step: the section, the chapter's words, this image's numbers at :func:`shown_at`."""
     lang = language(lang)
     section, title, chapter = step.words(lang)
     layer, head = shown_at(a, display)

@@ -1,14 +1,4 @@
-"""The lesson to take away (issue 25, part 3): chapter 11.4's guided walk as 16:9 slides, one per step.
-
-Each page holds a step of :data:`vit.lesson.LESSON`: the section and title, the chapter's sentence or
-equation and this image's numbers (all from :func:`vit.lesson.lesson_text`, its markdown set as plain and
-bold text), and the step's picture drawn through the picture registry at print size (the stage table set
-as a table). Pages are 13.333 × 7.5 in, a widescreen slide; the PDF's text is real text in an embedded
-TrueType font (``pdf.fonttype`` 42), so it can be searched and copied. PNGs are the same pages at 1920 × 1080.
-
-Pure and Gradio-free: an :class:`vit.Analysis` in, matplotlib figures or files out. matplotlib is
-imported on first use, so the CLI's ``--help`` does not wait for it.
-"""
+"""The lesson to take away: a 16:9 slide per step, its text beside its picture, as a searchable PDF or as PNGs."""
 
 from __future__ import annotations
 
@@ -17,10 +7,11 @@ import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from vit import fonts, i18n, validate, views
-from vit.i18n import linebreak
+from vit import fonts, i18n, validate
 from vit.lesson import LESSON, LessonStep, language, lesson_text
+from vit.views import base, patches
 from vit.views import registry as pictures
+from vit.views.draw import CJK, pieces
 from vit.views.patches import stage_headers, stage_note
 from vit.views.registry import Display
 
@@ -53,8 +44,6 @@ WEIGHTS_WORDS = {"zh": {"trained": "已训练", "imagenet": "ImageNet 权重", "
 # rcParams only inside the export: TrueType fonts embedded (searchable text), not Type 3 glyph drawings. The
 # family is DejaVu Sans, then a CJK font where one is installed (vit.fonts), glyph by glyph.
 PDF_RC = {"pdf.fonttype": 42, "font.family": "DejaVu Sans"}
-# Chinese has no spaces: a line may break before or after any of these (ideographs, CJK and full-width punctuation).
-CJK = re.compile(r"([\u3000-\u303f\u3400-\u9fff\uff00-\uffef])")
 _RC_LOCK = threading.Lock()  # rc_context swaps global rcParams: two exports at once would undo each other's
 
 
@@ -80,17 +69,15 @@ class Page:
     lang: str
     step: LessonStep
     text: tuple[Paragraph, ...]
-    view: views.View | None  # the step's picture; None where it is the table
+    view: base.View | None  # the step's picture; None where it is the table
     table: tuple[list[str], list[list[str]], str] | None  # (headers, rows, note) of the stage table
     footer: str
     warning: str  # "" for trained weights; the status otherwise (an untrained model says so on every page)
 
 
 def paragraphs(markdown: str) -> tuple[Paragraph, ...]:
-    """The lesson's markdown (``**bold**``, ``> quote``, `` `code` ``, a fenced code block, ``<sup>``/``<sub>``,
-    blank-line paragraphs) as runs of text.
-
-    A first paragraph in bold throughout is the heading; a fenced code block is a "code" paragraph, a run a line."""
+    """The lesson's markdown as runs of text: a first paragraph all bold is the heading, a fenced block is "code"
+    (a run a line), ``<sup>``/``<sub>`` set raised and lowered."""
     out = []
     for i, block in enumerate(b.strip() for b in re.split(r"\n\s*\n", markdown) if b.strip()):
         kind = "text"
@@ -117,9 +104,7 @@ def _scripts(text: str, bold: bool) -> list[Run]:
 
 
 def pages(a, display: Display | None = None, lang: str = "en") -> list[Page]:
-    """The lesson's pages for analysis ``a``: one per step, pictures drawn as ``display`` says (its layer, head,
-    opacity, colour map; the frame is the page's), the text in ``lang`` and at the same layer and head as the
-    picture beside it (the page's Layer and Head controls from the app; the last layer and head 1 by default)."""
+    """A page per step: the pictures drawn as ``display`` says (in the page's frame), the text at the same layer."""
     lang = language(lang)
     slot = _picture_slot()
     frame = (int(slot[2] * PICTURE_DPI), int(slot[3] * PICTURE_DPI))
@@ -130,8 +115,8 @@ def pages(a, display: Display | None = None, lang: str = "en") -> list[Page]:
         warning = f"UNTRAINED：{i18n.text('status-random', lang)}"
     out = []
     for n, step in enumerate(LESSON, 1):
-        table = (stage_headers(lang), views.stage_rows(a, lang),
-                 f"{views.plain(stage_note(lang))} {i18n.text('stage-one-image', lang)}")
+        table = (stage_headers(lang), patches.stage_rows(a, lang),
+                 f"{base.plain(stage_note(lang))} {i18n.text('stage-one-image', lang)}")
         is_table = step.view == "stage-table"
         view = None if is_table else pictures.draw(a, step.view, display)
         out.append(Page(n, len(LESSON), lang, step, paragraphs(lesson_text(step, a, lang, display)), view,
@@ -140,8 +125,7 @@ def pages(a, display: Display | None = None, lang: str = "en") -> list[Page]:
 
 
 def footer_words(a, lang: str = "en") -> str:
-    """Every page's footer in ``lang``: the model (its name in the page's language where the page names it:
-    ``model-<key>`` of vit.i18n.page), its weights and the setting."""
+    """Every page's footer in ``lang``: the model (``model-<key>`` of vit.i18n.page where named), weights, setting."""
     page_name = i18n.PAGE.get(f"model-{a.model}", {})
     model = page_name.get(lang) or a.display_name
     weights = WEIGHTS_WORDS.get(lang, {}).get(a.weights, a.weights)
@@ -150,12 +134,11 @@ def footer_words(a, lang: str = "en") -> str:
 
 
 def file_format(value: str) -> str:
-    """``pdf`` or ``png``, checked."""
     return validate.choice("format", value, FORMATS)
 
 
 def write_pdf(a, path: str | Path, display: Display | None = None, lang: str = "en") -> Path:
-    """The lesson as one PDF, a 16:9 page per step, its text searchable; returns ``path``."""
+    """The lesson as one PDF, a 16:9 page per step; returns ``path``."""
     from matplotlib.backends.backend_pdf import PdfPages  # noqa: PLC0415 - matplotlib on first use
 
     path = Path(path)
@@ -201,9 +184,6 @@ def _rc():
     return stack
 
 
-# --------------------------------------------------------------------------- drawing one page
-
-
 def _picture_slot() -> tuple[float, float, float, float]:
     """(x, y, width, height) in inches of the picture's place: right of the text, under the heading."""
     x = MARGIN + COLUMN + GAP
@@ -211,10 +191,7 @@ def _picture_slot() -> tuple[float, float, float, float]:
 
 
 def figure(page: Page, raster: bool = False):
-    """One page as a matplotlib Figure (no pyplot: safe in a server's threads).
-
-    ``raster``: for a PNG (the picture resampled to the page); else for a PDF (embedded at its own pixels).
-    """
+    """One page as a matplotlib Figure, no pyplot (safe in a server's threads); ``raster``: resampled for a PNG."""
     from matplotlib.figure import Figure  # noqa: PLC0415
 
     fig = Figure(figsize=PAGE_SIZE, dpi=PNG_DPI, facecolor="white")
@@ -275,7 +252,7 @@ class _Ink:
                       va="baseline", transform=self.fig.dpi_scale_trans, parse_math=False)
 
     def piece_width(self, text: str, style: tuple[bool, str], size: float, italic: bool = False) -> float:
-        """A piece's width in inches: ``style`` is (bold, script); a superscript or subscript is set smaller."""
+        """A piece's width in inches; ``style`` is (bold, script)."""
         bold, script = style
         return self.width(text, size * SCRIPT[script][0] if script else size, bold, italic)
 
@@ -294,9 +271,8 @@ class _Ink:
         return out + ([line] if line else [])
 
     def flow(self, runs, x, y, width, size, color=INK, italic=False, draw=True) -> float:
-        """Draw ``runs`` wrapped from baseline ``y`` down; returns the baseline after the last line.
-
-        A line's words of one weight go out as one text object, so a PDF reader finds phrases, not letters."""
+        """Draw ``runs`` wrapped from baseline ``y`` down, a line's words of one style as one text (a PDF reader
+        then finds phrases, not letters); returns the baseline after the last line."""
         step = size * LEADING / 72
         for line in self.lines(runs, width, size, italic):
             at = x
@@ -309,8 +285,7 @@ class _Ink:
         return y
 
     def code(self, runs, x, y, width, size, color=INK, draw=True) -> float:
-        """Lines of code, one a line as written, in the monospace font, smaller where the longest would not fit
-        ``width``; returns the baseline after the last line."""
+        """Code a line each, monospace, smaller where the longest would not fit; returns the next baseline."""
         longest = max((self.width(r.text, size, mono=True) for r in runs), default=0.0)
         size = min(size, size * width / longest) if longest else size
         for run in runs:
@@ -321,54 +296,30 @@ class _Ink:
 
 
 class Word(list):
-    """[(text, (bold, script)), ...]: the pieces of one word ("**star**." is a bold and a plain piece, "Z<sub>ℓ</sub>"
-    a plain and a subscript one). ``tight``: no space before it (a Chinese character, or what follows one: a line
-    may break there, and joins without a space)."""
+    """[(text, (bold, script)), ...]: the pieces of one word; ``tight``: set without a space before it."""
 
     tight = False
 
 
-def _word(pieces, tight: bool = False) -> Word:
-    word = Word(pieces)
+def _word(parts, tight: bool = False) -> Word:
+    word = Word(parts)
     word.tight = tight
     return word
 
 
 def _words(runs) -> list[Word]:
-    """The runs' words; a run that starts without a space continues the word before it; each Chinese character
-    is a word of its own, set without spaces, except that a closing mark ("。", "：", "）") stays with the character
-    before it and an opening one ("（", "“") with the one after (:mod:`vit.i18n.linebreak`)."""
-    words: list[Word] = []
-    glued = False  # the last run ended inside a word
-    for run in runs:
-        for i, part in enumerate(re.split(r"(\s+)", run.text)):
-            if not part:
-                continue
-            if part.isspace():
-                glued = False
-                continue
-            for j, piece in enumerate(p for p in CJK.split(part) if p):
-                after_cjk = bool(words) and bool(CJK.fullmatch(words[-1][-1][0][-1:]))
-                joined = glued and words and (i == 0 or j > 0)
-                if joined and not CJK.fullmatch(piece) and not after_cjk:
-                    words[-1].append((piece, (run.bold, run.script)))
-                else:
-                    words.append(_word([(piece, (run.bold, run.script))], tight=bool(joined)))
-                glued = True
-        glued = glued and not run.text[-1:].isspace()
-    return _kept_together(words)
-
-
-def _kept_together(words: list[Word]) -> list[Word]:
-    """``words`` with each tight word that no line may start with (or that follows an opening mark) joined to the
-    word before it: the wrap then carries them to the next line together."""
-    out: list[Word] = []
-    for word in words:
-        if out and word.tight and linebreak.glued(out[-1][-1][0], word[0][0]):
-            out[-1].extend(word)
-        else:
-            out.append(word)
-    return out
+    """The runs' words as the pictures split them (:func:`vit.views.draw.pieces`), also cut where a run changes."""
+    text = "".join(r.text for r in runs)
+    run_of = [n for n, r in enumerate(runs) for _ in r.text]  # each character's run
+    words, end = [], 0
+    for piece, spaced in pieces(text):
+        start = text.index(piece, end)
+        end = start + len(piece)
+        cuts = [start, *(k for k in range(start + 1, end) if run_of[k] != run_of[k - 1]), end]
+        styled = [(part, (runs[run_of[i]].bold, runs[run_of[i]].script))
+                  for i, j in zip(cuts, cuts[1:]) for part in CJK.split(text[i:j]) if part]
+        words.append(_word(styled, tight=not spaced))
+    return words
 
 
 def _chunks(line: list[Word]) -> list[tuple[tuple[bool, str], str, bool]]:
@@ -397,7 +348,7 @@ def _column(ink: _Ink, body, x: float, top: float, width: float, height: float) 
 
 
 def _set_column(ink: _Ink, body, x, top, width, scale, draw) -> float:
-    """Set the column from baseline ``top`` down; returns the lowest ink's height (inches)."""
+    """Set the column from baseline ``top`` down; returns the lowest ink's height in inches."""
     from matplotlib.patches import Rectangle  # noqa: PLC0415
 
     y, bottom = top, top
@@ -423,7 +374,7 @@ def _picture(fig, ink: _Ink, view, box, raster: bool) -> None:
     import numpy as np  # noqa: PLC0415
 
     x, y, w, h = box
-    notes = [views.plain(t) for t in (view.legend, view.note) if t]
+    notes = [base.plain(t) for t in (view.legend, view.note) if t]
     size = 10.5
     lines = sum(len(ink.lines([Run(t)], w, size)) for t in notes)
     room = h - lines * size * LEADING / 72 - (0.12 if notes else 0)

@@ -1,14 +1,4 @@
-"""Predict, then verify (issue 25, part 1): the lesson's questions, each answered from the analysis on screen.
-
-A class commits to a guess before the reveal (White & Gunstone's predict-observe-explain; the peers' lesson
-sites ask "predict where the heads attend" before the demo confirms it). Nothing here is a fixed answer key:
-the truth of every question is read from the :class:`vit.Analysis` (or, for the last one, from the
-:class:`vit.Intervention` the app runs), so a new image, patch size or model asks the same question with a new
-answer. Pure and Gradio-free: an analysis and a guess in, a :class:`Verdict` and markdown out.
-
-The questions slot into :data:`vit.lesson.LESSON` just before the step that shows their answer
-(:func:`walk`), so the lesson with predictions is the same lesson with a pause before each reveal.
-"""
+"""Predict, then verify (White & Gunstone): each question before its step, answered from the analysis."""
 
 from __future__ import annotations
 
@@ -59,8 +49,7 @@ NEEDS_CLASSIFIER = {"layer", "runner_up", "survive"}  # questions about class sc
 
 
 def walk(predict: bool = True) -> list[LessonStep | PredictStep]:
-    """The lesson's steps, each question of :data:`PREDICT` just before the step that reveals its answer
-    (the ones with no such step at the end); without ``predict``, :data:`LESSON` as it is."""
+    """The lesson's steps, each question of :data:`PREDICT` just before the step that reveals its answer (or last)."""
     if not predict:
         return list(LESSON)
     out: list[LessonStep | PredictStep] = []
@@ -68,9 +57,6 @@ def walk(predict: bool = True) -> list[LessonStep | PredictStep]:
         out += [q for q in PREDICT if q.ahead_of == step.view and q not in out]  # once, before the first reveal
         out.append(step)
     return out + [q for q in PREDICT if not q.ahead_of]
-
-
-# --------------------------------------------------------------------------- what is true, from the analysis
 
 
 def proposal(a) -> list[int]:
@@ -83,14 +69,13 @@ def proposal(a) -> list[int]:
 
 
 def decided_at(a) -> int:
-    """The first layer whose early exit (the class token after that layer, through the final norm and head)
-    already names the final answer as its top-1."""
+    """The first layer whose early exit already names the final answer as its top-1."""
     final = a.topk[0].index
     return next(p.layer for p in a.layer_predictions if p.index == final)
 
 
 def patch_rank(a, cell: tuple[int, int]) -> int:
-    """Where patch (row, col) ranks among the N patches by rollout of the class token at the last layer: 1 = most."""
+    """Patch (row, col)'s rank among the N patches by the last layer's rollout: 1 = most."""
     heat = [float(v) for v in a.rollout().flatten()]
     mine = heat[cell[0] * a.grid[1] + cell[1]]
     return 1 + sum(v > mine for v in heat)
@@ -101,9 +86,6 @@ def top_patches(n: int) -> int:
     return max(1, math.ceil(TOP_SHARE * n))
 
 
-# --------------------------------------------------------------------------- the question and the verdict
-
-
 def _cell_words(cell: tuple[int, int], a, lang: str = "en") -> str:
     from vit.views.draw import token_index  # noqa: PLC0415 - torch-free, PIL
 
@@ -112,10 +94,8 @@ def _cell_words(cell: tuple[int, int], a, lang: str = "en") -> str:
 
 
 def question(q: PredictStep, a, lang: str = "en", display=None) -> str:
-    """Markdown for the question in ``lang``, with what the class needs to answer it and nothing of the answer.
-
-    A question asked beside a picture drawn at the Layer control's layer (the runner-up's rollout) says which, from
-    ``display`` as the picture is drawn with it (:func:`vit.lesson.shown_at`: the last layer without one)."""
+    """Markdown for the question, with what the class needs to answer it and nothing of the answer; beside a picture
+    drawn at a layer (the runner-up's rollout), it says which (:func:`vit.lesson.shown_at` of ``display``)."""
     section, title = q.words(lang)
     head = f"**{section} {title}**"
     if q.kind in NEEDS_CLASSIFIER and not a.has_classifier:
@@ -147,9 +127,8 @@ class Verdict:
 
 
 def _whole(guess, lo: int, hi: int | None = None) -> int:
-    """A typed guess as a whole number from ``lo`` to ``hi`` (``None``: no upper end; a guess of a million tokens is
-    a wrong answer, not a refused one). Anything else (an empty box, 2.5, -1, 65, a word) is refused in a student's
-    words, in any language (the key ``guess-whole``), never with the raw value ("got None")."""
+    """A typed guess as a whole number from ``lo`` to ``hi`` (None: a million tokens is wrong, not refused); anything
+    else is refused in a student's words (``guess-whole``), never with the raw value."""
     wanted = dict(key="guess-whole", lo=lo, hi=hi) if hi is not None else dict(key="guess-whole-from", lo=lo)
     try:
         value = float(guess)
@@ -167,13 +146,8 @@ def _yes_no(guess) -> bool:
 
 
 def check(q: PredictStep, a, guess, w=None, lang: str = "en") -> Verdict:
-    """The class's ``guess`` against what the analysis ``a`` shows.
-
-    ``guess``: a number for "tokens" and "layer", a (row, col) patch for "patch", "yes" or "no" for
-    "runner_up" and "survive". "survive" also takes ``w``, the :class:`vit.Intervention` that removed
-    :func:`proposal`'s patches. Raises InputError for a guess that is no answer (its :meth:`~InputError.words` in
-    any language), or a question a model without a classifier cannot answer. The verdict's words are in ``lang``.
-    """
+    """The class's ``guess`` (a number, a (row, col) patch, or "yes"/"no") against what ``a`` shows; "survive" also
+    takes ``w``, the intervention that removed :func:`proposal`'s patches. InputError for a guess that is no answer."""
     if q.kind in NEEDS_CLASSIFIER and not a.has_classifier:
         raise InputError(i18n.text("ask-no-classifier-refusal", lang))
 

@@ -1,8 +1,5 @@
-"""The chapter's model and everything that builds it: the modules (``modules``), the checkpoints
-(``checkpoints``: torchvision's files, the key map, download and cache), ``load`` (``load_model``),
-``resample`` (PI-resize, position embeddings), ``preprocess``, ``families``, the ``loaded`` record
-and ``train`` (the shapes model). The chapter's classes are importable from here; nothing is imported
-until it is used, so torch-free code (``families``) stays torch-free.
+"""The chapter's model and everything that builds it; the chapter's classes are importable from here, each
+imported when first used, so torch-free code (``families``) stays torch-free.
 """
 
 from vit import exports

@@ -1,10 +1,6 @@
-"""Pretrained checkpoints: the registry, the download cache (and its memory of failed downloads), the key map.
-
-The checkpoints are torchvision's (``torchvision.models.ViT_*_Weights``): their
-URLs, preprocessing and the 1,000 ImageNet class names ship with torchvision.
-Files live in torch's standard hub cache, ``$TORCH_HOME/hub/checkpoints/``
-(``~/.cache/torch`` by default), under torchvision's own file names, so a file
-fetched by torchvision is found here and the other way round.
+"""torchvision's checkpoints (``torchvision.models.ViT_*_Weights``): the registry, the download cache (and its memory
+of failed downloads), the key map. Files live in torch's hub cache, ``$TORCH_HOME/hub/checkpoints/``, under
+torchvision's own names, so a file fetched by torchvision is found here and the other way round.
 """
 
 from __future__ import annotations
@@ -89,23 +85,8 @@ def download(
     progress: Callable[[int, int], None] | None = None,
     timeout: float | None = None,
 ) -> Path:
-    """Fetch a family's checkpoint into the hub cache, unless it is already there.
-
-    The file is written under a temporary name in the same folder, checked
-    against the hash prefix in its name, and only then renamed, so a partial
-    download is never seen as a checkpoint.
-
-    Args:
-        name: a key of ``CHECKPOINTS``.
-        progress: called as ``progress(bytes_done, bytes_total)`` (total 0 if unknown).
-        timeout: seconds to wait for the connection and for each read.
-
-    Returns:
-        The path of the cached file.
-
-    Raises:
-        DownloadError: with a sentence saying what went wrong.
-    """
+    """A family's checkpoint in the hub cache, downloaded unless it is there (``timeout``: seconds per read); checked
+    against the hash prefix in its name before the rename, so a partial download is never seen as a checkpoint."""
     ckpt = CHECKPOINTS[name]
     dest = cached_path(name)
     if dest.is_file():
@@ -141,24 +122,14 @@ def download(
         tmp.unlink(missing_ok=True)
 
 
-# A failed download is not retried for this long, so a class without a network
-# does not wait for a timeout on every request.
+# A failed download is not retried for this long: a class without a network does not wait on every request.
 RETRY_DOWNLOAD_AFTER_S = 60.0
 _failed_downloads: dict[str, tuple[float, str, str]] = {}  # name -> (when, public reason, full reason)
 
 
 def fetch_checkpoint(name: str, progress: Callable[[int, int], None] | None = None) -> tuple[Path | None, str, str]:
-    """A family's checkpoint in the cache, downloaded if it is not there yet; or None and why not.
-
-    Apart from loading so that a server can fetch on one process and load on another: on a
-    ZeroGPU Space the model loads in a GPU worker whose seconds count against the visitor's
-    quota, and the download happens before, on the CPU. A file in the cache is always tried
-    first: a download that failed a moment ago says nothing about a checkpoint that has been
-    put there since. A failed download is not tried again for ``RETRY_DOWNLOAD_AFTER_S``.
-
-    Returns:
-        (the cached file, "", "") or (None, why not for a web page, why not in full).
-    """
+    """A family's checkpoint, downloaded if need be: (the file, "", "") or (None, why not for a web page, in full).
+    The cache is tried first even after a failed download (a file may have been put there since)."""
     path = cached_path(name)
     if not path.is_file():
         failed = _failed_downloads.get(name)
@@ -180,15 +151,7 @@ ORPHAN_PARTIAL_AGE_S = 3600.0  # a partial file without a pid (older versions) i
 
 
 def remove_stale_partials(folder: Path | None = None) -> list[Path]:
-    """Remove ``.partial`` downloads left by processes that died (kill -9, power cut).
-
-    A partial file's name carries its writer's pid; it is removed when that process
-    is gone. One without a pid is removed once it is an hour old. Called before
-    every download and when the app starts.
-
-    Returns:
-        The files removed.
-    """
+    """Remove (and return) the ``.partial`` downloads of processes that died (a name carries its writer's pid)."""
     folder = cache_dir() if folder is None else folder
     removed = []
     try:
@@ -211,11 +174,8 @@ def remove_stale_partials(folder: Path | None = None) -> list[Path]:
 
 
 def read_state_dict(path: str | os.PathLike) -> dict[str, Tensor]:
-    """Load a torchvision-format state dict from a ``.pth`` file, tensors only (``weights_only=True``).
-
-    Raises:
-        WeightsError: the message names the path and the reader's error; ``.public`` only the file's name.
-    """
+    """A torchvision-format state dict from a ``.pth`` file, tensors only (``weights_only=True``); a WeightsError
+    names the path and the reader's error (``.public`` only the file's name)."""
     path = Path(path)
     if not path.is_file():
         raise WeightsError(f"weights file not found: {path}", public=f"weights file {path.name} not found")
@@ -263,11 +223,7 @@ _LAYER = re.compile(r"encoder\.layers\.encoder_layer_(\d+)\.")
 
 
 def convert_torchvision(state: dict[str, Tensor]) -> dict[str, Tensor]:
-    """Rename a torchvision ViT state dict to ours; returns a new dict (the input is untouched).
-
-    Raises:
-        WeightsError: naming every key the map does not know.
-    """
+    """A torchvision ViT state dict under our names (a new dict); a WeightsError names the keys the map lacks."""
     out: dict[str, Tensor] = {}
     unknown = []
     for tv_key, value in state.items():

@@ -1,12 +1,6 @@
-"""Where a family's weights and class names come from: torchvision's checkpoints, or the files trained here.
-
-The five torchvision families download their checkpoint once (``vit.model.checkpoints``)
-and take ImageNet's 1,000 class names and preprocessing from torchvision. The
-families in ``config.TRAINED_HERE`` ship their weights in ``assets/``
-(``<name>.pth``, a state dict under the chapter's names, and ``<name>.json``
-beside it: config, classes, seed, training time, accuracy and the file's
-SHA-256), are never downloaded, and name their own classes and normalisation.
-Torch-free: the app asks these questions before anything heavy is imported.
+"""Where a family's class names and normalisation come from: torchvision's (ImageNet's 1,000 classes), or, for the
+families trained here, ``assets/<name>.pth`` (never downloaded) and ``<name>.json`` beside it (config, classes,
+seed, training time, accuracy, the file's SHA-256). Torch-free: the app asks before anything heavy is imported.
 """
 
 from __future__ import annotations

@@ -1,13 +1,6 @@
-"""Hugging Face Hub repositories -> our config and a state dict under the chapter's names.
-
-``vit.model.hubconfig`` reads a repository's small files (torch-free); here the weights are found
-(``model.safetensors``, else ``pytorch_model.bin`` read with ``weights_only=True``), refused before the
-download when larger than ``MAX_WEIGHTS_BYTES``, read, renamed through the format's one key map
-(``vit.model.hubkeys``), and fitted to the config: the shapes say what an older config.json leaves
-out (registers, LayerScale, the MLP's width), and a position embedding trained on another grid is
-resampled to the one the model runs at (DINOv2 in transformers: trained at 518 px, run at 224 px, as
-its ``interpolate_pos_encoding`` does at every forward). Offline with nothing cached, the model is
-built with random weights and its status says so, as for torchvision's checkpoints.
+"""A Hugging Face Hub repository's weights -> a state dict under the chapter's names, fitted to its config: refused
+before the download when too large, renamed through ``vit.model.hubkeys``, their shapes correcting an older
+config.json, a position embedding on another grid resampled (DINOv2: trained at 518 px, run at 224).
 """
 
 from __future__ import annotations
@@ -39,12 +32,8 @@ def untrained_because_offline(spec: HubSpec, detail: str) -> tuple[str, str]:
 
 
 def weights_file(spec: HubSpec, progress: Progress | None = None, max_bytes: int | None = None) -> Path:
-    """The repository's weights on disk: ``model.safetensors``, else ``pytorch_model.bin``.
-
-    Raises:
-        FileUnavailable: offline and not cached, or the download failed.
-        InputError: the file is larger than ``max_bytes`` (said before anything is downloaded), or there is none.
-    """
+    """The repository's weights on disk; FileUnavailable offline and not cached, InputError over ``max_bytes``
+    (said before the download) or none."""
     limit = hubconfig.MAX_WEIGHTS_BYTES if max_bytes is None else max_bytes
     for filename in hubconfig.WEIGHTS_FILES:
         if spec.folder is None and not _cached(spec.name, filename):
@@ -99,12 +88,8 @@ def to_ours(spec: HubSpec, state: State) -> State:
 
 
 def config_from_state(config: ViTConfig, state: State) -> ViTConfig:
-    """The config with what the weights' shapes say (our key names): what an older config.json leaves out.
-
-    D, L, the MLP's width, the patch size, registers, the distillation token, LayerScale, the pre-norm,
-    q/k/v and patch biases, and which prefix tokens the position embedding covers. Not h (no shape says
-    it), nor the image size (a position embedding on another grid is resampled: :func:`fit_state`).
-    """
+    """The config with what the weights' shapes say (all but h and the image size), which an older config.json
+    may leave out."""
     patch = state["embedding.patch_embed.proj.weight"]  # (D, C, P, P)
     D = patch.shape[0]
     layers = {int(k.split(".")[2]) for k in state if k.startswith("encoder.layers.")}
@@ -141,12 +126,8 @@ def _is_square(n: int) -> bool:
 
 
 def fit_state(config: ViTConfig, state: State, antialias: bool = True) -> State:
-    """The state with a position embedding on the config's grid (a new dict): resampled, prefix rows kept.
-
-    ``antialias`` as the library does it at every forward (transformers' DINOv2 without registers: False).
-
-    A backbone's missing head needs nothing (:class:`~vit.model.hubmodules.NoClassifier` has no parameters).
-    """
+    """The state with a position embedding resampled to the config's grid (a new dict), ``antialias`` as the
+    library does it at every forward."""
     key = "embedding.pos_embed.weight"
     pos, covered = state[key], config.num_pos_prefix_tokens
     side = round((pos.shape[1] - covered) ** 0.5)
@@ -160,26 +141,30 @@ def fit_state(config: ViTConfig, state: State, antialias: bool = True) -> State:
     return state
 
 
-def hub_state(spec: HubSpec, progress: Progress | None = None) -> tuple[State | None, HubSpec, str, str]:
-    """The pretrained state of a Hub model in our names, fitted; or None and why not.
-
-    Returns:
-        (state or None, the spec with the config the weights' shapes say (registered again), a sentence
-        for anyone when there is no state, the same in full).
-    """
-    failed = _failed.get(spec.name)
+def fetched(name: str, progress: Progress | None = None) -> tuple[Path | None, str, str]:
+    """A Hub model's weights on disk (its config.json read first where only its name was): (the file, "", "") or
+    (None, why not for anyone, in full); a failed download is not tried again for ``RETRY_DOWNLOAD_AFTER_S``."""
+    spec = hubconfig.reread(name, progress)
+    if spec.why_not_read:
+        return None, *untrained_because_offline(spec, spec.why_not_read)
+    failed = _failed.get(name)
     if failed and time.monotonic() - failed[0] < RETRY_DOWNLOAD_AFTER_S:
-        return None, spec, failed[1], failed[2]
+        return None, failed[1], failed[2]
     try:
         path = weights_file(spec, progress)
     except FileUnavailable as exc:
         public, detail = untrained_because_offline(spec, str(exc))
-        _failed[spec.name] = (time.monotonic(), public, detail)
-        return None, spec, public, detail
-    _failed.pop(spec.name, None)
+        _failed[name] = (time.monotonic(), public, detail)
+        return None, public, detail
+    _failed.pop(name, None)
+    return path, "", ""
+
+
+def hub_state(spec: HubSpec, path: Path) -> tuple[State, HubSpec]:
+    """The weights file's state in our names, fitted, and the spec with the config its shapes say (registered)."""
     state = to_ours(spec, read_weights(path))
     config = config_from_state(spec.config, state)
     if config != spec.config:
         spec = hubconfig.remember(replace(spec, config=config))
     antialias = not (spec.format == "transformers" and spec.architecture == "dinov2")
-    return fit_state(config, state, antialias), spec, "", ""
+    return fit_state(config, state, antialias), spec

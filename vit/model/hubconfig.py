@@ -1,17 +1,8 @@
 """A Hugging Face Hub repository's small files -> our config, its name, classes and preprocessing (torch-free).
 
-Two formats hold plain ViT classifiers on the Hub: timm's (``config.json`` with ``architecture``,
-``model_args`` and ``pretrained_cfg``: Wightman, "PyTorch Image Models") and transformers'
-(``config.json`` with ``model_type`` ``vit``, ``deit``, ``dinov2`` or ``dinov2_with_registers``, and
-``preprocessor_config.json``). :func:`read_spec` reads either into a :class:`HubSpec` and registers its
-config under the repository id (``vit.config.register``), so ``vit.validate`` and ``vit.cost`` know it
-as they know the presets. The weights are ``vit.model.hub``'s job (torch).
-
-Files come through ``huggingface_hub`` (its cache, ``HF_HOME``, ``HF_HUB_CACHE``, ``HF_HUB_OFFLINE`` and
-the token of ``hf auth login``), or from a local folder holding a repository's files. Offline with
-nothing cached, the architecture is read from the repository's name (``timm/vit_tiny_patch16_224.augreg_in1k``,
-``google/vit-base-patch16-224``), so the model can still be built, with random weights, and say so.
-Anything that is not a plain ViT is refused with one sentence naming it.
+:func:`read_spec` reads timm's or transformers' config.json into a :class:`HubSpec` and registers its config under
+the repository id, as the presets are. Offline with nothing cached, the architecture is read from the name (random
+weights, and the status says so). Anything that is not a plain ViT is refused in one sentence naming it.
 """
 
 from __future__ import annotations
@@ -19,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -42,6 +34,8 @@ _REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
 
 SPECS: dict[str, HubSpec] = {}  # registry key -> what was read
+RETRY_CONFIG_AFTER_S = 60.0  # a config.json that could not be had is asked for again after this long
+_config_tried: dict[str, float] = {}  # registry key -> when its config.json was last asked for
 
 
 def is_hub_name(value) -> bool:
@@ -72,15 +66,8 @@ class FileUnavailable(Exception):
 
 
 def fetch(name: str, filename: str, folder: Path | None = None, progress: Progress | None = None) -> Path | None:
-    """A repository's file on disk: from ``folder``, or the Hub cache (downloaded if need be).
-
-    Returns:
-        The path, or None when the repository has no such file.
-
-    Raises:
-        FileUnavailable: the file may exist but cannot be had now (offline, not cached; no network).
-        InputError: the repository does not exist or is private without a token.
-    """
+    """A repository's file on disk, from ``folder`` or the Hub cache (downloaded if need be); None when the
+    repository has none."""
     if folder is not None:
         path = folder / filename
         return path if path.is_file() else None
@@ -96,6 +83,13 @@ def fetch(name: str, filename: str, folder: Path | None = None, progress: Progre
     except (errors.LocalEntryNotFoundError, errors.OfflineModeIsEnabled, OSError) as exc:
         raise FileUnavailable(f"{filename} of {name} could not be downloaded and is not cached "
                               f"({type(exc).__name__})") from None
+
+
+def _cached(name: str, filename: str) -> bool:
+    """Whether the Hub cache holds the file now (no network)."""
+    from huggingface_hub import try_to_load_from_cache  # noqa: PLC0415
+
+    return Path(name).is_dir() or isinstance(try_to_load_from_cache(name, filename), str)
 
 
 def file_size(name: str, filename: str) -> int | None:
@@ -151,22 +145,15 @@ def licence_of(readme: Path | None) -> str | None:
 
 
 def read_spec(value: str, progress: Progress | None = None) -> HubSpec:
-    """Read a repository's config (and preprocessing, classes, licence) and register it.
-
-    Args:
-        value: a repository id ("timm/vit_tiny_patch16_224.augreg_in21k_ft_in1k", "google/vit-base-patch16-224")
-            or a local folder holding a repository's files.
-
-    Returns:
-        The :class:`HubSpec`, also in ``SPECS`` and its config in ``vit.config.HUB_MODELS``.
-
-    Raises:
-        InputError: not a repository id or folder, no config.json, or not a plain ViT (the sentence says what).
-    """
+    """Read and register a repository's config, preprocessing, classes and licence ("org/name" or a folder)."""
     if not is_hub_name(value):
         raise InputError(f"expected a Hugging Face Hub repository id such as 'timm/vit_tiny_patch16_224.augreg_in1k' "
                          f"or a folder holding a repository's files, got {value!r}")
-    name = registry_key(value)
+    return _read(registry_key(value), progress)
+
+
+def _read(name: str, progress: Progress | None) -> HubSpec:
+    """:func:`read_spec` of a registry key."""
     folder = Path(name) if Path(name).is_dir() and not _REPO_ID.match(name) else None
     try:
         config_json = _json(fetch(name, "config.json", folder, progress))
@@ -177,6 +164,18 @@ def read_spec(value: str, progress: Progress | None = None) -> HubSpec:
             raise InputError(f"{name} has no config.json: expected a timm or transformers repository")
         spec = _spec_from_files(name, folder, config_json)
     return remember(spec)
+
+
+def reread(name: str, progress: Progress | None = None) -> HubSpec:
+    """The registered spec; one read from the name alone is read again from config.json (at most once every
+    ``RETRY_CONFIG_AFTER_S``)."""
+    spec = SPECS[name]
+    if spec.read_from == "config.json":
+        return spec
+    if time.monotonic() - _config_tried.get(name, -1e9) <= RETRY_CONFIG_AFTER_S and not _cached(name, "config.json"):
+        return spec  # a file put in the cache since (python -m vit download) is read at once: no network asked
+    _config_tried[name] = time.monotonic()  # the page's asks are spaced; a read elsewhere (the CLI, a test) is not one
+    return remember(replace(_read(name, progress), display_name=spec.display_name))
 
 
 def remember(spec: HubSpec) -> HubSpec:

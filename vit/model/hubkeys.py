@@ -1,10 +1,8 @@
 """The key maps of the Hub's two formats into the chapter's names (pure functions, as ``convert_torchvision``).
 
-One table per format, ``{i}`` the encoder layer. timm fuses q, k and v into one ``qkv`` (3D, D), split
-here into ``q_proj``, ``k_proj`` and ``v_proj`` in that order (timm's ``Attention`` reshapes its output
-as (B, T, 3, h, D/h)). transformers keeps them apart; its classifiers prefix the backbone's keys with
-``vit.``, ``deit.`` or ``dinov2.``. Keys that are no part of an inference forward pass (transformers'
-``mask_token``, ``ViTModel``'s pooler) are dropped; any other key the table does not know is an error.
+One table per format, ``{i}`` the encoder layer. timm's fused ``qkv`` (3D, D) is split into ``q_proj``, ``k_proj``
+and ``v_proj`` in that order (its ``Attention`` reshapes to (B, T, 3, h, D/h)). Keys no inference forward uses
+(``mask_token``, ``ViTModel``'s pooler) are dropped; any other key the table does not know is an error.
 """
 
 from __future__ import annotations
@@ -110,11 +108,7 @@ def _convert(state: dict[str, Tensor], table: dict, layer: re.Pattern, template:
 
 
 def convert_timm(state: dict[str, Tensor]) -> dict[str, Tensor]:
-    """Rename a timm ViT state dict to ours (a new dict; the input is untouched).
-
-    Raises:
-        WeightsError: naming the keys the map does not know (an attention pool, rotary embeddings, ...).
-    """
+    """A timm ViT state dict under our names (a new dict); a WeightsError names the keys the map does not know."""
     return _convert(state, TIMM_KEYS, _TIMM_LAYER, "blocks.{i}.", "timm")
 
 

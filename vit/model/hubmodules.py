@@ -1,20 +1,8 @@
 """The pieces the plain ViTs of the Hugging Face Hub add to the chapter's model, each chosen by a ``ViTConfig`` field.
 
-``vit.model.modules`` builds the chapter's model and takes one of these where the config turns it on, as
-timm does: an optional piece is ``nn.Identity`` when off (LayerScale), a variant is a module of its own
-(the prefix tokens, the position embedding, the head). The chapter's presets use none of them, so their
-modules and state-dict keys are the chapter's. With P prefix tokens the sequence is T = N + P tokens long;
-shape comments write (B, T, D) where the chapter's (B, N+1, D) is the case P = 1.
-
-* more prefix tokens: DeiT's distillation token (Touvron et al. 2021, "Training data-efficient image
-  transformers & distillation through attention") and registers (Darcet et al. 2024, "Vision Transformers
-  Need Registers"): :class:`PrefixTokens`;
-* position embeddings that skip some prefix tokens (DeiT III, Touvron et al. 2022; DINOv2 with registers
-  in transformers, Oquab et al. 2023): :class:`PartialPositionEmbedding`;
-* LayerScale (Touvron et al. 2021, "Going deeper with Image Transformers"): :class:`LayerScale`;
-* CLIP's QuickGELU (Radford et al. 2021): :class:`QuickGELU`;
-* heads: DeiT's two (:class:`DistilledHead`), DINOv2's class token and patch mean
-  (:class:`TokenAndPatchMeanHead`), a backbone's none (:class:`NoClassifier`).
+As timm does, an optional piece is ``nn.Identity`` when off (LayerScale) and a variant is a module of its own; the
+chapter's presets use none, so their state-dict keys are the chapter's. With P prefix tokens the sequence is
+T = N + P long: (B, T, D) where the chapter's (B, N+1, D) is the case P = 1.
 """
 
 from __future__ import annotations
@@ -33,8 +21,8 @@ class QuickGELU(nn.Module):
 
 
 class LayerScale(nn.Module):
-    """A learned scale per channel on a residual branch, diag(gamma) f(x) (Touvron et al. 2021, CaiT;
-    DeiT III and DINOv2 use it): (..., D) -> (..., D)."""
+    """A learned scale per channel on a residual branch, diag(gamma) f(x) (Touvron et al. 2021, "Going deeper
+    with Image Transformers"; DeiT III and DINOv2 use it): (..., D) -> (..., D)."""
 
     def __init__(self, embed_dim: int):
         super().__init__()
@@ -45,11 +33,8 @@ class LayerScale(nn.Module):
 
 
 class PrefixTokens(nn.Module):
-    """Prepends the class token and the other prefix tokens the config asks for: (B, N, D) -> (B, T, D).
-
-    In the order timm and transformers use: the class token, DeiT's distillation token, then the R
-    registers. Each is a parameter only when the config has it, so a checkpoint's keys are its own.
-    """
+    """Prepends the class token, DeiT's distillation token (Touvron et al. 2021) and R registers (Darcet et al.
+    2024, "Vision Transformers Need Registers") as the config asks, in timm's order: (B, N, D) -> (B, T, D)."""
 
     def __init__(self, config: ViTConfig):
         super().__init__()
@@ -72,9 +57,8 @@ class PrefixTokens(nn.Module):
 
 
 class PartialPositionEmbedding(nn.Module):
-    """One learned vector per position for the patches and the first ``covered`` prefix tokens; the other
-    prefix tokens are left as they are (none covered in DeiT III, the class token alone in DINOv2 with
-    registers in transformers): the weight is (1, covered + N, D)."""
+    """One learned vector, (1, covered + N, D), for the patches and the first ``covered`` prefix tokens (none in
+    DeiT III, Touvron et al. 2022; the class token alone in transformers' DINOv2 with registers)."""
 
     def __init__(self, config: ViTConfig):
         super().__init__()
@@ -93,11 +77,8 @@ class PartialPositionEmbedding(nn.Module):
 
 
 class NoClassifier(nn.Module):
-    """The "head" of a backbone (a DINOv2 without a classifier): no classes, (..., F) -> (..., 0) logits.
-
-    So every view of attention and tokens runs on a backbone as on a classifier, and the predictions
-    say "this model has no classifier" instead of failing. No parameters.
-    """
+    """The "head" of a backbone (a DINOv2 without a classifier): (..., F) -> (..., 0) logits, so every view runs
+    on a backbone as on a classifier."""
 
     def forward(self, x: Tensor) -> Tensor:
         return x.new_zeros(*x.shape[:-1], 0)  # (..., F) -> (..., 0)
@@ -106,8 +87,6 @@ class NoClassifier(nn.Module):
 class DistilledHead(nn.Module):
     """DeiT's head at inference: the mean of ``head`` on the class token and ``head_dist`` on the
     distillation token (Touvron et al. 2021): (B, T, D) -> (B, K)."""
-
-    tokens_read = 2  # the class and distillation tokens
 
     def __init__(self, config: ViTConfig):
         super().__init__()
@@ -121,8 +100,6 @@ class DistilledHead(nn.Module):
 class TokenAndPatchMeanHead(nn.Module):
     """DINOv2's linear classifiers (Oquab et al. 2023): the class token joined with the mean of the patch
     tokens, (B, T, D) -> (B, 2D) -> (B, K)."""
-
-    tokens_read = None  # the patch mean reads every token
 
     def __init__(self, config: ViTConfig):
         super().__init__()

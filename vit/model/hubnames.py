@@ -1,11 +1,8 @@
 """What a ViT's name says about its architecture (torch-free): ``vit_small_patch14_reg4_dinov2`` -> a config.
 
-timm's architecture names follow one pattern (family, size, ``patchP``, the image size, variants), and
-so do the repository names of transformers' checkpoints (``google/vit-base-patch16-224``,
-``facebook/deit-small-distilled-patch16-224``, ``facebook/dinov2-small``). Older timm repositories have
-no ``model_args`` in their config.json, and a repository whose config.json cannot be had (offline, not
-cached) has only its name: both are read here. What a name implies is what timm's model functions
-(``timm/models/vision_transformer.py``, ``deit.py``) pass to ``VisionTransformer``.
+timm's architecture names and transformers' repository names (``google/vit-base-patch16-224``) follow one pattern:
+family, size, ``patchP``, image size, variants. Read here for older timm repositories (no ``model_args``) and for
+a repository whose config.json cannot be had; a name implies what timm's model functions pass to its ViT.
 """
 
 from __future__ import annotations
@@ -61,11 +58,7 @@ def refuse_not_plain(name: str) -> None:
 
 
 def config_kwargs(name: str) -> dict:
-    """The ViTConfig fields a name implies (size, patch size, image size, variants), before any model_args.
-
-    Raises:
-        InputError: the name is not a plain ViT's, or says no size.
-    """
+    """The ViTConfig fields a name implies, before any model_args; InputError: not a plain ViT's, or no size."""
     refuse_not_plain(name)
     parts = _parts(name)
     size = next((p for p in parts if p in SIZES), None)
@@ -107,10 +100,8 @@ def display_name(name: str, kw: dict, source: str) -> str:
 
 
 def spec_from_name(name: str) -> HubSpec:
-    """A :class:`~vit.model.hubconfig.HubSpec` from the repository's name alone (its config.json could not be had).
-
-    ImageNet's 1,000 classes, except a DINOv2, MAE or CLIP without "in1k" in its name: a backbone.
-    """
+    """A HubSpec from the repository's name alone: ImageNet's classes, but a backbone for a DINOv2, MAE or CLIP
+    without "in1k" in its name."""
     kw = config_kwargs(name)
     lowered = name.lower()
     if any(w in lowered for w in ("dinov2", "mae", "clip")) and not any(w in lowered for w in ("in1k", "imagenet")):

@@ -1,10 +1,7 @@
-"""timm's config.json -> a :class:`~vit.model.hubconfig.HubSpec` (torch-free).
+"""timm's config.json (Wightman, "PyTorch Image Models") -> a :class:`~vit.model.hubconfig.HubSpec` (torch-free).
 
-timm (Wightman, "PyTorch Image Models") writes ``architecture`` (the model function's name), ``num_classes``,
-``global_pool``, ``model_args`` (the arguments given beside the architecture's own: newer versions only) and
-``pretrained_cfg`` (``input_size``, ``crop_pct``, ``crop_mode``, ``interpolation``, ``mean``, ``std``,
-``label_names``, ``license``). The architecture's own arguments come from its name (``vit.model.hubnames``);
-``model_args`` then override them, as ``timm.create_model(architecture, **model_args)`` does.
+The architecture's own arguments come from its name (``vit.model.hubnames``); ``model_args`` (newer versions
+only) override them, as ``timm.create_model(architecture, **model_args)`` does; ``pretrained_cfg`` says the rest.
 """
 
 from __future__ import annotations

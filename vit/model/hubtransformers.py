@@ -1,10 +1,8 @@
 """transformers' config.json and preprocessor_config.json -> a :class:`~vit.model.hubconfig.HubSpec` (torch-free).
 
-Four model types are plain ViTs: ``vit`` (Dosovitskiy et al. 2021), ``deit`` (Touvron et al. 2021: a
-class and a distillation token), ``dinov2`` (Oquab et al. 2023: LayerScale, a classifier on the class
-token and the patch mean) and ``dinov2_with_registers`` (Darcet et al. 2024: registers after the class
-token, without a position embedding). The head follows ``architectures``: ``*ForImageClassification*``
-has one, ``*Model`` is a backbone.
+Four model types are plain ViTs: ``vit`` (Dosovitskiy et al. 2021), ``deit`` (Touvron et al. 2021), ``dinov2``
+(Oquab et al. 2023) and ``dinov2_with_registers`` (Darcet et al. 2024). ``*ForImageClassification*`` has a head,
+``*Model`` is a backbone.
 """
 
 from __future__ import annotations

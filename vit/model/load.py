@@ -6,11 +6,7 @@
     'ViT-B/16 ImageNet weights (torchvision); patch embedding PI-resized 16->24;
      position embedding 14x14->9x9; first 6 of 12 layers'
 
-``loaded`` holds the plain module (``loaded.module``) and, beside it, its config, preprocessing,
-class names and status. As torchvision's builder, the steps are short and apart: choose the
-state (:func:`_chosen_state`), cut it to the depth (:func:`_cut_depth`), resample it to the patch
-size (:func:`_resampled`, the pure functions of ``vit.model.resample``), build (:func:`_built`).
-The checkpoint's download and its memory of failures live in ``vit.model.checkpoints``.
+As torchvision's builder: choose the state, cut it to the depth, resample it to the patch size, build.
 """
 
 from __future__ import annotations
@@ -25,17 +21,13 @@ from vit import validate
 from vit.config import DISPLAY_NAMES, HUB_MODELS, PRESETS, TRAINED_HERE, ViTConfig, native_config
 from vit.errors import InputError, WeightsError
 from vit.model import families, hubconfig, precision
-from vit.model.checkpoints import (
-    CHECKPOINTS,
-    check_shapes,
-    convert_torchvision,
-    fetch_checkpoint,
-    read_state_dict,
-)
+from vit.model.checkpoints import CHECKPOINTS, check_shapes, convert_torchvision, read_state_dict
 from vit.model.loaded import LoadedModel
 from vit.model.modules import ViTForImageClassification
 from vit.model.preprocess import preprocess_for
 from vit.model.resample import pi_resize_patch_embed, resample_pos_embed
+from vit.model.weights import ensure
+from vit.validate import Setting
 
 Progress = Callable[[int, int], None]
 State = dict[str, torch.Tensor]  # a state dict in our key names
@@ -47,7 +39,6 @@ def default_device() -> torch.device:
 
 
 def _weights_file(weights: str | os.PathLike) -> Path:
-    """The path a ``weights`` argument names, ``~`` expanded."""
     return Path(os.path.expanduser(str(weights)))
 
 
@@ -66,7 +57,7 @@ def _native_shapes(name: str) -> dict[str, torch.Size]:
 
 def _pretrained_state(name: str, progress: Progress | None) -> tuple[dict | None, str, str]:
     """The native checkpoint in our key names, or None and why not (for a web page, and in full)."""
-    path, public, detail = fetch_checkpoint(name, progress)
+    path, public, detail = ensure(name, progress)
     if path is None:
         return None, public, detail
     try:
@@ -79,13 +70,8 @@ def _pretrained_state(name: str, progress: Progress | None) -> tuple[dict | None
 
 
 def _trained_state(name: str, weights: str) -> tuple[dict[str, torch.Tensor], str, str, str]:
-    """The weights of a family trained here: (state in our key names, what was loaded, a sentence, the same
-    with the file's path and the reader's error where it failed).
-
-    ``"trained"`` (and ``"imagenet"``, the default of every family) is the file shipped in
-    ``assets/``; a path is a state dict as ``python -m vit train-shapes`` writes it. Nothing is
-    ever downloaded; a missing or broken shipped file falls back to random weights, and says so.
-    """
+    """A family trained here: "trained" (or "imagenet") is the file shipped in ``assets/``, never downloaded; a
+    path a state dict as ``python -m vit train-shapes`` writes it."""
     display = DISPLAY_NAMES[name]
     if weights in ("trained", "imagenet"):
         path = families.weights_path(name)
@@ -108,7 +94,7 @@ def _trained_state(name: str, weights: str) -> tuple[dict[str, torch.Tensor], st
 
 
 def load_model(
-    name: str | validate.Setting = "vit_b_16",
+    name: str | Setting = "vit_b_16",
     weights: str = "imagenet",
     patch_size: int | None = None,
     depth: int | None = None,
@@ -116,48 +102,38 @@ def load_model(
     progress: Progress | None = None,
     dtype: str | torch.dtype = "float32",
 ) -> LoadedModel:
-    """Build one of the six ViT families (five torchvision checkpoints, one trained here) under the chapter's names.
-
-    Args:
-        name: "vit_b_16", "vit_b_32", "vit_l_16", "vit_l_32" or "vit_h_14" (or "ViT-B/16"), or
-            "vit_tiny_shapes", the small ViT trained here on ``vit.shapes``' drawings. Or a
-            :class:`vit.validate.Setting` (family, patch size and depth, already valid): it is
-            not validated again, and ``patch_size`` and ``depth`` are then not given.
-        weights: "imagenet" (torchvision's checkpoint, downloaded once into the torch hub cache;
-            offline, the model falls back to random weights and ``status`` says so), "random",
-            or the path of a ``.pth`` state dict in torchvision's format. For "vit_tiny_shapes",
-            "trained" (or the default "imagenet") loads the weights shipped in ``assets/``, never
-            downloading anything, and a path is a state dict as ``python -m vit train-shapes`` writes it.
-        patch_size: P from 4 to 64 (to 32 for "vit_tiny_shapes"); None keeps the checkpoint's. Another P
-            PI-resizes the patch embedding (FlexiViT) and resamples the position embedding to the new grid,
-            grid = round(native resolution / P); the input size becomes grid x P.
-        depth: keep the first ``depth`` encoder layers (1..L), then the final norm and head.
-        device: where to run; default CUDA if available, else CPU.
-        progress: ``progress(bytes_done, bytes_total)`` while downloading.
-        dtype: the precision the module runs in: "float32" (the reference, as torch, timm and transformers
-            default), "bfloat16", or "auto" (bfloat16 where the processor has bfloat16 matmuls:
-            :mod:`vit.model.precision`); ``torch.float32`` and ``torch.bfloat16`` are taken too.
-
-    Returns:
-        A :class:`~vit.model.loaded.LoadedModel`: the module in eval mode (``.module``) and beside it
-        ``config``, ``preprocess``, ``class_names``, ``status`` (a sentence saying what was loaded
-        and done, without server paths or raw exception text), ``status_detail`` (the same with
-        them, for the CLI and logs), ``weights`` (what was actually loaded: "imagenet", "trained",
-        "random" or the path) and ``name``.
+    """One of the ViT families under the chapter's names (a preset, a Hub id or folder, or a ``Setting``), as a
+    :class:`LoadedModel`. ``weights``: "imagenet" (offline: random, and ``status`` says so), "random" or a
+    ``.pth`` path. Another ``patch_size`` PI-resizes the patch embedding (FlexiViT); ``depth`` keeps the first
+    layers. ``progress(bytes_done, bytes_total)`` while downloading.
     """
     validate.dtype(dtype)  # before anything is read or downloaded
-    if isinstance(name, validate.Setting):
+    if isinstance(name, Setting):
         if patch_size is not None or depth is not None:
             raise TypeError("load_model takes a Setting or a name with patch_size and depth, not both "
                             f"(got patch_size={patch_size!r}, depth={depth!r} beside {name})")
-        setting, hub_name = name, name.name if name.name in HUB_MODELS else None
-    else:
-        setting, hub_name = None, _hub_name(name, progress)
-    if hub_name is not None:  # first: the weights' shapes may correct the config read from config.json
-        state, weights_used, what, detail = _hub_chosen(hub_name, weights, progress)
-    setting = setting or validate.setting(hub_name or name, patch_size, depth)
+        return load_setting(name, weights, device, progress, dtype)
+    hub_name = _hub_name(name, progress)  # a Hub model's config is read (once) and registered before validation
     if hub_name is None:
-        state, weights_used, what, detail = _chosen_state(setting, weights, progress)
+        return load_setting(validate.setting(name, patch_size, depth), weights, device, progress, dtype)
+    chosen = _hub_chosen(hub_name, weights, progress)  # first: the weights' shapes may correct its config.json
+    return _finished(validate.setting(hub_name, patch_size, depth), chosen, device, dtype)
+
+
+def load_setting(setting: Setting, weights: str = "imagenet", device: str | torch.device | None = None,
+                 progress: Progress | None = None, dtype: str | torch.dtype = "float32") -> LoadedModel:
+    """:func:`load_model`'s work for a valid setting (the server's model cache calls it): nothing is checked again."""
+    if setting.name in HUB_MODELS:
+        chosen = _hub_chosen(setting.name, weights, progress)
+    else:
+        chosen = _chosen_state(setting, weights, progress)
+    return _finished(setting, chosen, device, dtype)
+
+
+def _finished(setting: Setting, chosen: tuple[State, str, str, str], device: str | torch.device | None,
+              dtype: str | torch.dtype) -> LoadedModel:
+    """The model of ``setting`` from the chosen native state: cut, checked, resampled, built, in ``dtype``."""
+    state, weights_used, what, detail = chosen
     state = _cut_depth(state, setting.depth)
     # Before anything is resampled: a B/32 file given for B/16 is named as such, not as a resampling error.
     native_shapes = _cut_depth(_native_shapes(setting.name), setting.depth)
@@ -177,9 +153,8 @@ def load_model(
     )
 
 
-def _chosen_state(setting: validate.Setting, weights: str, progress: Progress | None) -> tuple[State, str, str, str]:
-    """The native state the ``weights`` argument asks for: (state, what was loaded, a sentence, the sentence
-    with paths and the reader's error where one failed, or "")."""
+def _chosen_state(setting: Setting, weights: str, progress: Progress | None) -> tuple[State, str, str, str]:
+    """The native state ``weights`` asks for: (state, what was loaded, a sentence, the sentence with paths)."""
     name, display = setting.name, setting.display_name
     if families.is_trained_here(name) and weights != "random":
         return _trained_state(name, weights)
@@ -211,19 +186,17 @@ def _hub_chosen(name: str, weights: str, progress: Progress | None) -> tuple[Sta
     """A Hub model's native state as ``weights`` asks: "pretrained" (or "imagenet", the default) or "random"."""
     from vit.model import hub  # noqa: PLC0415 - safetensors and huggingface_hub, only for Hub models
 
+    if weights not in ("pretrained", "imagenet", "random"):
+        raise InputError(f"weights for a Hub model must be 'pretrained' or 'random', got {weights!r}")
+    path, public, detail = (None, "", "") if weights == "random" else ensure(name, progress)
     spec = hubconfig.spec_of(name)
-    display = spec.display_name
     read = "" if spec.read_from == "config.json" else f"; architecture read from {spec.read_from}"
     if weights == "random":
-        return _random_state(name), "random", f"UNTRAINED {display} (random weights, as asked){read}", ""
-    if weights not in ("pretrained", "imagenet"):
-        raise InputError(f"weights for a Hub model must be 'pretrained' or 'random', got {weights!r}")
-    if spec.why_not_read:
-        public, detail = hub.untrained_because_offline(spec, spec.why_not_read)
+        return _random_state(name), "random", f"UNTRAINED {spec.display_name} (random weights, as asked){read}", ""
+    if path is None:
+        read = read if spec.why_not_read else ""
         return _random_state(name), "random", public + read, detail + read
-    state, spec, public, detail = hub.hub_state(spec, progress)
-    if state is None:
-        return _random_state(name), "random", public, detail
+    state, spec = hub.hub_state(spec, path)
     where = f"the folder {Path(name).name}" if spec.folder is not None else f"the Hub ({name})"
     licence = f"; licence: {spec.licence}" if spec.licence else ""
     return state, "pretrained", f"{spec.display_name} weights from {where}{licence}", ""
@@ -237,9 +210,8 @@ def _cut_depth(state: dict, depth: int) -> dict:
     return {k: v for k, v in state.items() if kept(k)}
 
 
-def _resampled(state: State, setting: validate.Setting) -> tuple[State, list[str]]:
-    """The state at the setting's patch size (a new dict; PI-resized kernel, resampled position embedding),
-    and a note for each change, the depth's included."""
+def _resampled(state: State, setting: Setting) -> tuple[State, list[str]]:
+    """The state at the setting's patch size (a new dict), and a note for each change, the depth's included."""
     native, P, grid = setting.native, setting.patch_size, setting.grid
     state, notes = dict(state), []
     if P != native.patch_size:

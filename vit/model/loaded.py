@@ -1,10 +1,5 @@
-"""What :func:`vit.load_model` returns: the module, and what was loaded beside it.
-
-As torchvision's weights objects carry url, transforms and category names next to
-a builder that returns a plain module, a :class:`LoadedModel` holds the chapter's
-:class:`~vit.model.ViTForImageClassification` untouched, and beside it the config it
-was built from, the preprocessing, the class names and a sentence saying what was
-loaded. Nothing is bolted onto the ``nn.Module``.
+"""What :func:`vit.load_model` returns: the chapter's module untouched and, beside it, as torchvision's weights
+objects carry them, its config, preprocessing, class names and a sentence saying what was loaded.
 """
 
 from __future__ import annotations
@@ -15,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from vit.images import load_image
+from vit.validate import Setting
 
 if TYPE_CHECKING:  # the record itself needs no torch: it only holds what load_model built
     import numpy as np
@@ -28,11 +24,8 @@ if TYPE_CHECKING:  # the record itself needs no torch: it only holds what load_m
 
 @dataclass(frozen=True, eq=False)
 class ModelInput:
-    """One image as a model receives it, computed once per request (:meth:`LoadedModel.input`).
-
-    ``vit.explain``, ``vit.perturbation_curves`` and ``vit.analyze`` take it in place of an image,
-    so a request that asks several of them decodes and preprocesses its image once.
-    """
+    """One image as a model receives it: ``vit.analyze``, ``vit.explain`` and the curves take it in place of an
+    image, so a request that asks several of them decodes and preprocesses its image once."""
 
     x: Tensor = field(repr=False)  # (1, C, H, W): normalised, on the model's device
     view: np.ndarray = field(repr=False)  # (H, W, 3) uint8: the pixels the model sees (resized, centre-cropped)
@@ -41,11 +34,7 @@ class ModelInput:
 
 @dataclass(frozen=True, eq=False)  # eq=False: compared and hashed by identity, like the module it holds
 class LoadedModel:
-    """A built model and its metadata.
-
-    ``loaded(x)`` runs the module; ``loaded.module`` is the plain ``nn.Module`` for
-    anything that walks it (``loaded.module.encoder``, a :class:`~vit.analysis.trace.Tracer`).
-    """
+    """A built model and its metadata: ``loaded(x)`` runs the module; ``loaded.module`` is the plain ``nn.Module``."""
 
     module: ViTForImageClassification = field(repr=False)  # in eval mode, no gradients, on its device
     config: ViTConfig  # the config the module was built from (patch size and depth as asked)
@@ -63,16 +52,8 @@ class LoadedModel:
         return self.module(x.float())  # the pixels stay float32 (vit.model.precision)
 
     def input(self, image) -> ModelInput:
-        """The model's input for an image: decoded (``vit.images.load_image``), preprocessed, on the device.
-
-        Args:
-            image: a path, bytes, a PIL image or an (H, W[, C]) array; a :class:`ModelInput` for
-                this model is returned as it is.
-
-        Returns:
-            A :class:`ModelInput`: ``x`` (1, C, S, S) with S = ``config.image_size``, and ``view``
-            (S, S, 3) uint8.
-        """
+        """The model's input for a path, bytes, a PIL image or an (H, W[, C]) array: decoded, preprocessed, on the
+        device (a :class:`ModelInput` for this model is returned as it is)."""
         if isinstance(image, ModelInput):
             size = self.config.image_size
             if tuple(image.x.shape[-2:]) != (size, size):
@@ -90,14 +71,18 @@ class LoadedModel:
         return self.module.parameters()
 
     @property
+    def setting(self) -> Setting:
+        """The family, patch size and depth it was built at."""
+        return Setting(self.name, self.config.patch_size, self.config.num_layers)
+
+    @property
     def device(self) -> torch.device:
         """Where the module's parameters are."""
         return next(self.module.parameters()).device
 
     @property
     def dtype(self) -> torch.dtype:
-        """The module's precision: torch.float32, or torch.bfloat16 (``load_model(..., dtype=...)``: its linear
-        layers, :func:`vit.model.precision.to`)."""
+        """The module's precision: torch.float32, or torch.bfloat16 (:func:`vit.model.precision.to`)."""
         from vit.model import precision  # noqa: PLC0415 - imports torch
 
         return precision.of(self.module)

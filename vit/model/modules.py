@@ -1,19 +1,10 @@
-"""The Vision Transformer of chapter 11.4, under the chapter's names.
-
-Dosovitskiy et al. 2021, "An Image is Worth 16x16 Words". The image is cut
-into P x P patches, each patch becomes a token, a class token is prepended,
-position embeddings are added, and a stack of pre-norm encoder layers lets the
-tokens exchange information; the class token's output is classified:
+"""The Vision Transformer of chapter 11.4 (Dosovitskiy et al. 2021, "An Image is Worth 16x16 Words"), under the
+chapter's names, and nothing else:
 
     (B, C, H, W) -> (B, N, D) -> (B, N+1, D) -> ... -> (B, N+1, D) -> (B, D) -> (B, K)
 
-This file holds the chapter's modules and nothing else: no tracing, no weights loading. The plain ViTs
-of the Hub add a few pieces (more prefix tokens, LayerScale, a norm before the encoder, QuickGELU, other
-heads): each is chosen here by its ``ViTConfig`` field from ``vit.model.hubmodules``, and is
-``nn.Identity`` (no parameters) or the chapter's own module when the field is off, so the presets'
-forward passes and state-dict keys are the chapter's.
-As in nanoGPT, every composite module takes the one :class:`ViTConfig` whole, so
-no module has defaults of its own that could disagree with it.
+The Hub's extra pieces (``vit.model.hubmodules``: prefix tokens, LayerScale, a pre-norm, QuickGELU, heads) are
+``nn.Identity`` or the chapter's module when off, so the presets' forward and state-dict keys are the chapter's.
 """
 
 from __future__ import annotations
@@ -27,11 +18,8 @@ from vit.model.hubmodules import HUB_HEADS, LayerScale, NoClassifier, PartialPos
 
 
 class PatchEmbedding(nn.Module):
-    """Cuts the image into P x P patches and projects each to D dimensions.
-
-    A convolution with kernel = stride = P is a linear map applied to every
-    patch independently.
-    """
+    """Cuts the image into P x P patches and projects each to D dimensions: a convolution with kernel = stride = P
+    is a linear map applied to every patch independently."""
 
     def __init__(self, patch_size: int, in_channels: int, embed_dim: int, bias: bool = True):
         super().__init__()
@@ -70,11 +58,8 @@ class PositionEmbedding(nn.Module):
 
 
 class ViTEmbedding(nn.Module):
-    """Image to token sequence (chapter 11.3): (B, C, H, W) -> (B, N+1, D), or (B, T, D) with more prefix tokens.
-
-    With ``config.pre_norm`` a LayerNorm follows (CLIP's ln_pre, Radford et al. 2021): the tokens the
-    first block receives are this module's output either way.
-    """
+    """Image to token sequence (chapter 11.3): (B, C, H, W) -> (B, N+1, D), or (B, T, D) with more prefix tokens;
+    with ``config.pre_norm``, CLIP's LayerNorm after it (Radford et al. 2021)."""
 
     def __init__(self, config: ViTConfig):
         super().__init__()
@@ -98,18 +83,9 @@ class ViTEmbedding(nn.Module):
 
 
 def attention_weights(q: Tensor, k: Tensor, out: Tensor | None = None) -> Tensor:
-    """softmax(q kᵀ / √d) over the keys: the attention weights of every head, (..., Tq, d), (..., T, d) -> (..., Tq, T).
-
-    The one place they are computed: the attention module, the tracer's row blocks and the views of
-    any query all call it. Without autograd the softmax runs in place on the scores (its ``out`` is
-    its input): at 3,137 tokens one layer's weights are 472 MB for ViT-B, and a second copy is not made.
-    In float32 whatever the model's precision: a score of 10 rounded to bfloat16 is off by up to 0.03,
-    3 % of its weight (``vit.model.precision``).
-
-    Args:
-        q: queries, (..., Tq, d), d = D/h; k: keys, (..., T, d).
-        out: a (..., Tq, T) buffer to compute them in (the tracer reuses one for every block of rows).
-    """
+    """softmax(q kᵀ / √d) over the keys for every head: (..., Tq, d), (..., T, d) -> (..., Tq, T), the one place
+    they are computed. Without autograd the softmax runs in place on the scores (in ``out`` if given); float32
+    whatever the model's precision (docs/performance.md, "Attention weights: in place, in float32")."""
     scores = torch.matmul(q.float() * q.shape[-1] ** -0.5, k.float().transpose(-2, -1), out=out)  # (..., Tq, T)
     if scores.requires_grad:
         return scores.softmax(dim=-1)
@@ -117,21 +93,13 @@ def attention_weights(q: Tensor, k: Tensor, out: Tensor | None = None) -> Tensor
 
 
 def split_heads(x: Tensor, num_heads: int) -> Tensor:
-    """(..., T, D) -> (..., h, T, D/h): each head's slice of a q, k or v projection.
-
-    Head i takes features i*D/h .. (i+1)*D/h - 1, as ``nn.MultiheadAttention`` splits them;
-    ``vit.analysis.rollout`` splits the queries and keys the tracer kept with this same function.
-    """
+    """(..., T, D) -> (..., h, T, D/h): head i takes features i*D/h .. (i+1)*D/h - 1, as ``nn.MultiheadAttention``."""
     return x.unflatten(-1, (num_heads, -1)).transpose(-3, -2)
 
 
 class ScaledDotProductAttention(nn.Module):
-    """softmax(q kᵀ / √d) v for every head: (B, h, N+1, D/h) -> (B, h, N+1, D/h), no parameters.
-
-    Returns ``(output, weights)``: without ``need_weights`` the fused ``scaled_dot_product_attention``
-    kernel and no weights; with it the weights (B, h, N+1, N+1) of :func:`attention_weights`. A module
-    of its own, as vit-pytorch names its softmax, so that what computes it can be watched or swapped.
-    """
+    """softmax(q kᵀ / √d) v for every head: (B, h, N+1, D/h) -> (B, h, N+1, D/h), and the weights (B, h, N+1, N+1)
+    with ``need_weights`` (else the fused kernel, and None); a module, as vit-pytorch's softmax, to be watched."""
 
     def __init__(self, dropout: float):
         super().__init__()
@@ -146,13 +114,9 @@ class ScaledDotProductAttention(nn.Module):
 
 
 class MultiheadAttention(nn.Module):
-    """Batch-first multi-head self-attention (chapter 8) with separate q/k/v projections.
-
-    Returns ``(output, weights)``: weights are ``None`` unless ``need_weights``, in which case the
-    per-head weights (B, h, N+1, N+1) are returned. ``head_mask`` (h,) or (B, h) switches heads off
-    (What if?): a head whose entry is 0 has its output, before ``out_proj``, set to zero (``ablation``
-    "zero") or to its mean over the tokens ("mean"); a 1 keeps it (Michel et al. 2019).
-    """
+    """Batch-first multi-head self-attention (chapter 8) with separate q/k/v projections; weights (B, h, N+1, N+1)
+    only with ``need_weights``. ``head_mask``, (h,) or (B, h) of 0/1, multiplies each head's output before
+    ``out_proj``: a 0 switches the head off (Michel et al. 2019)."""
 
     def __init__(self, config: ViTConfig):
         super().__init__()
@@ -167,15 +131,13 @@ class MultiheadAttention(nn.Module):
         self.out_proj = nn.Linear(embed_dim, embed_dim)
 
     def forward(self, query: Tensor, key: Tensor, value: Tensor, need_weights: bool = False,
-                head_mask: Tensor | None = None, ablation: str = "zero") -> tuple[Tensor, Tensor | None]:
+                head_mask: Tensor | None = None) -> tuple[Tensor, Tensor | None]:
         q = split_heads(self.q_proj(query), self.num_heads)  # (B, N+1, D) -> (B, h, N+1, D/h)
         k = split_heads(self.k_proj(key), self.num_heads)
         v = split_heads(self.v_proj(value), self.num_heads)
         out, weights = self.attend(q, k, v, need_weights)  # (B, h, N+1, D/h), (B, h, N+1, N+1) or None
         if head_mask is not None:
-            mask = head_mask.to(out.dtype).reshape(-1, self.num_heads, 1, 1)  # (B or 1, h, 1, 1)
-            off = out.mean(dim=-2, keepdim=True) if ablation == "mean" else torch.zeros_like(out[..., :1, :])
-            out = mask * out + (1 - mask) * off  # the heads switched off: zero, or their mean over the tokens
+            out = head_mask.to(out.dtype).reshape(-1, self.num_heads, 1, 1) * out  # (B or 1, h, 1, 1): heads off
         out = out.transpose(1, 2).reshape(query.shape[0], -1, self.embed_dim)  # -> (B, N+1, D)
         return self.out_proj(out), weights
 
@@ -185,10 +147,8 @@ class ViTMLP(nn.Module):
 
     def __init__(self, config: ViTConfig):
         super().__init__()
-        # Named so the hidden activations (B, N+1, 4D) can be watched as ``mlp.act``. It is
-        # registered before ``net`` so that is the name ``named_modules()`` gives it; ``net``
-        # holds the same module at index 1, keeping the state-dict keys ``net.0.*`` and
-        # ``net.3.*`` that checkpoints are converted to (a GELU has no parameters of its own).
+        # Registered before ``net`` so the hidden activations (B, N+1, 4D) are watched as ``mlp.act``; ``net`` holds
+        # it too, at index 1 (a GELU has no parameters: the state-dict keys stay ``net.0.*`` and ``net.3.*``).
         self.act = QuickGELU() if config.activation == "quick_gelu" else nn.GELU()
         self.net = nn.Sequential(
             nn.Linear(config.embed_dim, config.mlp_dim),  # (B, N+1, D) -> (B, N+1, 4D)
@@ -203,10 +163,8 @@ class ViTMLP(nn.Module):
 
 
 class ViTEncoderLayer(nn.Module):
-    """Pre-norm encoder block: H = X + MSA(LN(X)); Y = H + MLP(LN(H)).
-
-    With ``config.layer_scale`` each branch is scaled by its LayerScale: H = X + diag(g1) MSA(LN(X)).
-    """
+    """Pre-norm encoder block: H = X + MSA(LN(X)); Y = H + MLP(LN(H)). With ``config.layer_scale`` each branch is
+    scaled by its LayerScale: H = X + diag(g1) MSA(LN(X))."""
 
     def __init__(self, config: ViTConfig):
         super().__init__()
@@ -218,9 +176,9 @@ class ViTEncoderLayer(nn.Module):
         self.scale1 = LayerScale(config.embed_dim) if config.layer_scale else nn.Identity()
         self.scale2 = LayerScale(config.embed_dim) if config.layer_scale else nn.Identity()
 
-    def forward(self, x: Tensor) -> Tensor:
+    def forward(self, x: Tensor, head_mask: Tensor | None = None) -> Tensor:
         attn_input = self.norm1(x)
-        attn_output, _ = self.attn(attn_input, attn_input, attn_input, need_weights=False)
+        attn_output, _ = self.attn(attn_input, attn_input, attn_input, need_weights=False, head_mask=head_mask)
         x = x + self.dropout1(self.scale1(attn_output))  # (B, N+1, D)
         x = x + self.scale2(self.mlp(self.norm2(x)))  # (B, N+1, D)
         return x
@@ -241,13 +199,7 @@ class ViTEncoder(nn.Module):
 
 
 class ViTClassificationHead(nn.Module):
-    """Classifies the class token: (B, N+1, D) -> (B, D) -> (B, K).
-
-    A backbone (``config.head`` "none", K = 0) has a :class:`~vit.model.hubmodules.NoClassifier`
-    for ``head``; the Hub's other heads are in ``vit.model.hubmodules``.
-    """
-
-    tokens_read = 1  # how many leading tokens the head reads (None: all of them)
+    """Classifies the class token: (B, N+1, D) -> (B, D) -> (B, K); a backbone (K = 0) has a ``NoClassifier``."""
 
     def __init__(self, config: ViTConfig):
         super().__init__()
@@ -276,22 +228,6 @@ class ViTForImageClassification(nn.Module):
         return logits
 
     def classify(self, tokens: Tensor) -> Tensor:
-        """The final norm and the head, from a block's output: (B, N+1, D) -> (B, K).
-
-        What ``forward`` does after the encoder's layers, for code that runs the layers itself;
-        ``model.classify(tokens)`` equals ``model(x)`` when ``tokens`` is the last layer's output, and is
-        the early exit (what the model would predict if it stopped there) on any other block's.
-        """
+        """The final norm and the head on a block's output, (B, N+1, D) -> (B, K): the early exit, or ``forward``'s
+        end for code that runs the layers itself (timm's ``forward_head``)."""
         return self.head(self.encoder.norm(tokens))  # (B, N+1, D) -> (B, K)
-
-    def classify_tokens(self, tokens: Tensor) -> Tensor:
-        """The logit lens: the final norm and head on each token as if it were the one read, (..., T, D) -> (..., T, K).
-
-        Each token is handed to the head as a sequence made of that token alone, so the family's head
-        reads it in every place it reads: the chapter's head on it; DeiT's the mean of its two heads;
-        DINOv2's the token joined with itself as the patch mean.
-        """
-        D = tokens.shape[-1]
-        alone = self.encoder.norm(tokens).reshape(-1, 1, D)  # (..., T, D) -> (M, 1, D)
-        alone = alone.expand(-1, self.config.num_prefix_tokens + 1, -1)  # (M, prefix + 1, D), no copy
-        return self.head(alone).unflatten(0, tokens.shape[:-1])  # (M, K) -> (..., T, K)

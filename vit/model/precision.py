@@ -1,23 +1,9 @@
 """The precision a model runs in: float32 (the reference) or bfloat16 where this machine computes it faster.
 
-bfloat16 keeps float32's range with an 8-bit mantissa; processors with native bfloat16 matrix units (AVX512_BF16
-and AMX on x86, Apple's M2 and later, every recent GPU) run its matmuls 2-4x faster, and the matmuls are nearly
-all of a ViT's time. ``"auto"`` asks the processor, never a clock, so every start on the same machine gives the same
-answer: on CUDA whether the device supports bfloat16; on a CPU (:func:`cpu_dtype`) bfloat16 only on x86 with a
-bfloat16 matrix instruction (:data:`BF16_FLAGS`, read from Linux's ``/proc/cpuinfo``), else float32. Timing a short
-matmul, as ``"auto"`` did before, flipped its answer on a busy machine (issue 56). Arm stays float32: torch's macOS
-wheels do not use Apple's bfloat16 dot instructions and their float32 goes to Accelerate (pytorch/torchchat#1444),
-and on a Graviton3 a bfloat16 ``bmm`` measured ~27x slower than float32 (pytorch/pytorch#151934).
-
-A model "in bfloat16" (:func:`to`) has its linear layers in bfloat16, where the matmuls are, but those of its first
-:data:`FLOAT32_BLOCKS` encoder blocks; the rest stays float32: the patch embedding (the pixels rounded to bfloat16
-moved every attention map by ~1 % of its maximum), the residual stream and the norms (the sums that carry each
-layer's rounding into the next). The first blocks' rounding is carried and grown by every block after them: with
-all blocks in bfloat16 the shapes model's min fusion (its smallest maps, maxima down to 0.13) was up to 2.9 % of
-its maximum off float32's (60 two-shape drawings), with the first block in float32 up to 2.6 %, with the first two
-up to 2.0 % (300 drawings); on ViT-B/16 that is 2 of 12 blocks, ~1/6 of the matmuls. What needs float32
-downstream (softmax sums, rollout's products over the layers, the norms shown to the class, the explanations'
-relevance rows) is accumulated in float32 by the code that reads the model (``vit.analysis``, ``vit.explanations``).
+``"auto"`` asks the processor, never a clock, so every start on a machine gives the same answer: on CUDA whether
+the device supports bfloat16; on a CPU bfloat16 only on x86 with a bfloat16 matrix instruction, else float32. In
+bfloat16 the linear layers are, but those of the first :data:`FLOAT32_BLOCKS` blocks; the patch embedding, the
+residual stream and the norms stay float32 (why, with the figures: docs/performance.md, "vit.model.precision").
 """
 
 from __future__ import annotations
@@ -56,15 +42,13 @@ def auto(device_type: str = "cpu") -> torch.dtype:
 
 
 def cpu_dtype(flags: Iterable[str], machine: str) -> torch.dtype:
-    """``"auto"`` on a CPU: bfloat16 on x86 (``machine`` as :func:`platform.machine` names it) whose ``flags`` (as
-    /proc/cpuinfo names them) hold one of :data:`BF16_FLAGS`, else float32: arm (Apple silicon, Graviton) too, and
-    x86 without them, where torch's bfloat16 matmul is emulated (the module docstring says why)."""
+    """``"auto"`` on a CPU: bfloat16 on x86 whose ``flags`` (as /proc/cpuinfo names them) hold one of
+    :data:`BF16_FLAGS`, else float32 (arm too; x86 without them emulates bfloat16 matmuls)."""
     return torch.bfloat16 if machine.lower() in X86 and BF16_FLAGS & {f.lower() for f in flags} else torch.float32
 
 
 def cpu_flags(cpuinfo: Path = CPUINFO) -> frozenset[str]:
-    """The CPU's feature flags from Linux's ``/proc/cpuinfo`` (``flags`` lines on x86, ``Features`` on arm); none
-    where there is no such file (macOS, Windows: ``"auto"`` is float32 there)."""
+    """The CPU's feature flags from Linux's ``/proc/cpuinfo``; none where there is no such file (macOS, Windows)."""
     try:
         text = cpuinfo.read_text(errors="replace")
     except OSError:
@@ -78,10 +62,8 @@ def cpu_flags(cpuinfo: Path = CPUINFO) -> frozenset[str]:
 
 
 def to(module: nn.Module, dtype: torch.dtype) -> nn.Module:
-    """``module`` (a :class:`vit.model.modules.ViTForImageClassification`) in ``dtype``, in place: float32 whole;
-    otherwise its linear layers in ``dtype`` (each casts what comes in, a forward pre-hook, and gives ``dtype`` out)
-    but those of the first :data:`FLOAT32_BLOCKS` encoder blocks, and everything else in float32 (the module
-    docstring says why)."""
+    """``module`` in ``dtype``, in place: float32 whole, or its linear layers in ``dtype`` (each casting what comes
+    in) but those of the first :data:`FLOAT32_BLOCKS` blocks, and everything else in float32."""
     module.float()
     if dtype != torch.float32:
         kept = set(module.encoder.layers[:FLOAT32_BLOCKS].modules())

@@ -1,10 +1,6 @@
-"""What the model sees: torchvision's preprocessing, scaled to the input size.
-
-torchvision's ``ImageClassification`` resizes the shorter side to
-``resize_size``, centre-crops ``crop_size`` and normalises. When a patch size
-changes the input size (grid x P), resize and crop scale with it. The
-geometric part (:meth:`Preprocess.view`) is kept apart from normalisation so
-the app can draw the patch grid over exactly the pixels the model receives.
+"""What the model sees: torchvision's preprocessing (resize the shorter side, centre-crop, normalise), scaled when
+a patch size changes the input size. The geometry (:meth:`Preprocess.view`) is kept apart from normalisation so
+the app draws the patch grid over exactly the pixels the model receives.
 """
 
 from __future__ import annotations
@@ -54,11 +50,8 @@ class Preprocess:
 
 
 def preprocess_for(name: str, image_size: int) -> Preprocess:
-    """torchvision's preprocessing for a family, scaled from its crop size to ``image_size``.
-
-    A family trained here (``vit.families``) has its own: the shorter side resized to
-    ``image_size`` (no margin: drawn shapes may touch the border), centre crop, its normalisation.
-    """
+    """A family's preprocessing scaled to ``image_size``; one trained here resizes straight to it (no margin:
+    drawn shapes may touch the border)."""
     if name in HUB_MODELS:
         return _hub_preprocess(name, image_size)
     if is_trained_here(name):
@@ -77,12 +70,8 @@ def preprocess_for(name: str, image_size: int) -> Preprocess:
 
 
 def _hub_preprocess(name: str, image_size: int) -> Preprocess:
-    """A Hub model's preprocessing as its repository states it (``vit.model.hubconfig``), scaled to ``image_size``.
-
-    timm's eval transform (``resolve_data_config`` + ``create_transform``): the shorter side resized to
-    floor(S / crop_pct), centre crop S; transformers' image processors: resize (both sides for ViT's and
-    DeiT's, the shorter side for DINOv2's), centre crop where ``do_center_crop``.
-    """
+    """A Hub model's preprocessing as its repository states it (timm's eval transform, or transformers' image
+    processor), scaled to ``image_size``."""
     from vit.model.hubconfig import spec_of  # noqa: PLC0415
 
     spec = spec_of(name)

@@ -1,11 +1,9 @@
 """Changing the patch size of a pretrained ViT (pure functions).
 
-Beyer et al. 2023, "FlexiViT: One Model for All Patch Sizes", section 3.4:
-the patch-embedding kernel is resized with the pseudo-inverse of the bilinear
-resize matrix, ``w_new = pinv(B^T) w_old``, so that a patch upsampled by B
-gives the same token as the original patch under the original kernel:
-``<B x, w_new> = <x, w_old>``. The position embedding of the patch tokens is
-resampled to the new grid; the class token's position (any prefix tokens') is kept.
+Beyer et al. 2023, "FlexiViT: One Model for All Patch Sizes", section 3.4: the patch-embedding kernel is resized
+with the pseudo-inverse of the bilinear resize matrix, ``w_new = pinv(B^T) w_old``, so that a patch upsampled by B
+gives the same token: ``<B x, w_new> = <x, w_old>``. The patch tokens' position embedding is resampled to the new
+grid; the prefix tokens' positions are kept.
 """
 
 from __future__ import annotations
@@ -32,15 +30,7 @@ def resize_matrix(old_size: tuple[int, int], new_size: tuple[int, int]) -> Tenso
 
 
 def pi_resize_patch_embed(weight: Tensor, new_size: tuple[int, int]) -> Tensor:
-    """PI-resize a patch-embedding kernel (D, C, P, P) -> (D, C, p, p).
-
-    Args:
-        weight: the convolution kernel of the patch embedding.
-        new_size: the new patch size (p, p).
-
-    Returns:
-        A new tensor; ``weight`` is not modified. Same size returns a copy.
-    """
+    """PI-resize a patch-embedding kernel (D, C, P, P) -> (D, C, p, p): a new tensor (a copy at the same size)."""
     old_size = tuple(weight.shape[-2:])
     if old_size == tuple(new_size):
         return weight.clone()
@@ -49,11 +39,8 @@ def pi_resize_patch_embed(weight: Tensor, new_size: tuple[int, int]) -> Tensor:
 
 
 def pi_resize_kernel(weight: Tensor, new_size: tuple[int, int]) -> Tensor:
-    """:func:`pi_resize_patch_embed` inside the autograd graph, in ``weight``'s dtype: (D, C, P, P) -> (D, C, p, p).
-
-    What training at random patch sizes applies (``vit.model.train.embed_at_patch_size``), so a
-    kernel trained at P and resized by ``load_model`` is the one the training saw.
-    """
+    """:func:`pi_resize_patch_embed` inside the autograd graph, in ``weight``'s dtype: what training at random patch
+    sizes applies, so a kernel resized by ``load_model`` is the one the training saw."""
     pinv = pi_resize_matrix(tuple(weight.shape[-2:]), tuple(new_size)).to(weight.device, weight.dtype)  # (p*p, P*P)
     return _apply_pi_resize(weight, pinv, tuple(new_size))
 
@@ -65,11 +52,7 @@ def _apply_pi_resize(weight: Tensor, pinv: Tensor, new_size: tuple[int, int]) ->
 
 
 def pi_resize_matrix(old_size: tuple[int, int], new_size: tuple[int, int]) -> Tensor:
-    """The linear map of PI-resize, ``pinv(B^T)``: (p*p, P*P) in float64, ``w_new = pinv(B^T) w_old``.
-
-    A new tensor each call; the pseudo-inverse itself is computed once per pair of sizes (as timm's
-    ``PatchEmbedResamplerFixedOrigSize`` caches it), since training asks for it at every step.
-    """
+    """``pinv(B^T)``, (p*p, P*P) in float64, a new tensor; cached per pair of sizes (training asks at every step)."""
     return _pi_resize_matrix(tuple(old_size), tuple(new_size)).clone()
 
 
@@ -82,14 +65,8 @@ def resample_pos_embed(
     pos_embed: Tensor, old_grid: tuple[int, int], new_grid: tuple[int, int], num_prefix_tokens: int = 1,
     antialias: bool = True,
 ) -> Tensor:
-    """Resample a position embedding (1, prefix + gh*gw, D) to a new grid (bicubic), the prefix kept.
-
-    As timm's ``resample_abs_pos_embed``: the first ``num_prefix_tokens`` positions (the class
-    token's, for the chapter's ViT) are not on the grid and are kept as they are. ``antialias=False``
-    is what transformers' DINOv2 (without registers) does when it runs at another size.
-
-    Returns a new tensor (1, prefix + new_gh*new_gw, D); the same grid returns a copy.
-    """
+    """Resample a position embedding (1, prefix + gh*gw, D) -> (1, prefix + gh'*gw', D), bicubic, prefix kept, as
+    timm's ``resample_abs_pos_embed``. ``antialias=False`` is transformers' DINOv2 (without registers)."""
     num_tokens = num_prefix_tokens + old_grid[0] * old_grid[1]
     if pos_embed.shape[1] != num_tokens:
         raise ValueError(

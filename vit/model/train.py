@@ -1,23 +1,6 @@
-"""Training the chapter's ViT from scratch on drawn shapes: the family ``vit_tiny_shapes``.
-
-The model is :class:`vit.model.ViTForImageClassification` itself, built from
-``PRESETS["vit_tiny_shapes"]``; the data are ``vit.shapes``' drawings, drawn
-once per run and kept as uint8 tensors. The recipe is a small DeiT-style one
-(Touvron et al. 2021): AdamW, linear warmup then cosine decay, label smoothing,
-and the eight rotations and flips of the square as augmentation (every class is
-invariant under them). The masks the drawings come with serve as dense labels
-(token labelling, Jiang et al. 2021): the patch tokens under the shape are also
-trained to name its class: dense, local gradients on top of the class token's one.
-
-Random patch sizes (Beyer et al. 2023, "FlexiViT", section 3): after the first
-``flexi_after`` of the run (all at the native P), half the steps run at a patch
-size drawn from ``TrainSettings.patch_sizes``, with the patch-embedding
-kernel PI-resized from the native P and the position embedding resampled from
-the native grid, inside the graph, by the functions ``load_model`` applies at
-another P (:func:`embed_at_patch_size`, over ``vit.model.resample``).
-The image is resized to grid x P first, as the preprocessing at that P does.
-So the weights are trained for exactly what the patch-size knob does to them.
-"""
+"""Training ``vit_tiny_shapes`` from scratch on drawn shapes (``vit.shapes``): a DeiT-style recipe (Touvron et al.
+2021), the square's eight symmetries as augmentation, the masks as dense labels (token labelling, Jiang et al. 2021)
+and random patch sizes (FlexiViT, Beyer et al. 2023) through the very functions ``load_model`` applies at another P."""
 
 from __future__ import annotations
 
@@ -40,6 +23,7 @@ from vit import shapes
 from vit.config import DISPLAY_NAMES, PRESETS, ViTConfig, grid_for_patch_size, patch_size_range
 from vit.model import families
 from vit.model.modules import ViTEmbedding, ViTForImageClassification
+from vit.model.partial import classify_each
 from vit.model.resample import pi_resize_kernel, resample_pos_embed
 
 NAME = "vit_tiny_shapes"
@@ -51,9 +35,7 @@ Progress = Callable[[int, int, float], None]
 
 @dataclass(frozen=True)
 class TrainSettings:
-    """A recipe. The defaults are the *plain* recipe (``shapes.sample_arrays``: plain one-shape drawings, a
-    15-minute budget); :data:`SKETCH`, issue 40's, is the shipped file's (:data:`SHIPPED`), :data:`MIXED` the
-    file's before it."""
+    """A recipe; the defaults are the *plain* one (plain one-shape drawings, a 15-minute budget)."""
 
     epochs: int = 40
     train_images: int = 16_384  # drawn once (vit.shapes.sample_arrays, or training_set for a mix)
@@ -66,7 +48,7 @@ class TrainSettings:
     native_share: float = 0.5  # ... except for this share of the steps, which run at the native P,
     flexi_after: float = 0.7  # and every step before this fraction of the run (first learn the shapes)
     two_share: float = 0.0  # of the training drawings with two shapes (targets 1/2 and 1/2) ...
-    varied_share: float = 0.0  # ... and of those in the varied style (vit.shapes' module docstring)
+    varied_share: float = 0.0  # ... and of those in the varied style (docs/shapes-model.md)
     sketch_share: float = 0.0  # ... and of those sketched with a pen (vit.shapes: style "sketch")
     recolour: bool = False  # per image: colours inverted, grey or channels permuted (:func:`recolour`)
     token_weight: float = 1.0  # token labelling: weight of the loss on the patch tokens under the shape
@@ -77,22 +59,16 @@ class TrainSettings:
     seed: int = 0
 
 
-# Issue 22's recipe, the file shipped before issue 40: fixed steps, no budget. 18 epochs = 10,368 steps, 848 s on an
-# idle 2-core machine, three quarters of them with half the patch tokens (every one under a shape kept).
+# The recipe shipped before SKETCH (docs/shapes-model.md has the two recipes' times and tables).
 MIXED = TrainSettings(epochs=18, train_images=36_864, patch_sizes=tuple(range(5, 17)), flexi_after=0.4,
                       two_share=0.25, varied_share=0.6, recolour=True, keep_share=0.5, keep_until=0.75,
                       max_seconds=None)
-# Issue 40's recipe, the shipped file's, for anyone's drawing: MIXED's with 35 % of the drawings sketched with a pen,
-# 30 % two-shape, twice the drawings, 28 epochs = 32,256 steps, token dropout until 0.85 of them: 2,139 s on a 2-core
-# machine (2026-12-04; 132 s more to draw the data). docs/shapes-model.md has its tables beside MIXED's.
+# The shipped file's recipe, for anyone's drawing: MIXED's with pen sketches and twice the drawings.
 SKETCH = TrainSettings(epochs=28, train_images=73_728, patch_sizes=tuple(range(5, 17)), flexi_after=0.4,
                        two_share=0.3, varied_share=0.5, sketch_share=0.35, recolour=True, keep_share=0.5,
                        keep_until=0.85, max_seconds=None)
 RECIPES = {"mixed": MIXED, "plain": TrainSettings(), "sketch": SKETCH}
 SHIPPED = "sketch"  # the recipe of assets/vit_tiny_shapes.pth: `python -m vit train-shapes` with no --recipe
-
-
-# --------------------------------------------------------------------------- data
 
 
 def to_tensor(images: np.ndarray) -> Tensor:
@@ -107,10 +83,7 @@ def normalise(x: Tensor, name: str = NAME) -> Tensor:
 
 
 def augment(x: Tensor, generator: torch.Generator) -> Tensor:
-    """Each image turned by one of the 8 symmetries of the square, uniformly: (B, C, S, S) -> same.
-
-    A mask stacked as an extra channel turns with its image.
-    """
+    """Each image turned by one of the square's 8 symmetries (a mask stacked as a channel turns with it)."""
     for op in (lambda t: t.flip(-1), lambda t: t.flip(-2), lambda t: t.transpose(-1, -2)):
         pick = torch.rand(x.shape[0], generator=generator) < 0.5
         x = torch.where(pick.view(-1, 1, 1, 1).to(x.device), op(x), x)
@@ -119,11 +92,7 @@ def augment(x: Tensor, generator: torch.Generator) -> Tensor:
 
 def recolour(x: Tensor, generator: torch.Generator, invert: float = 0.15, grey: float = 0.1,
              permute: float = 0.25) -> Tensor:
-    """Colour changes every class is invariant under, on normalised images: (B, 3, S, S) -> same.
-
-    Per image, independently: the colours inverted (255 - v is -x after normalising at mean 0.5),
-    turned grey (the channels' mean), or the RGB channels permuted.
-    """
+    """Per normalised image, independently: colours inverted (255 - v is -x at mean 0.5), grey, or channels permuted."""
     B = x.shape[0]
     pick = lambda p: (torch.rand(B, generator=generator) < p).view(-1, 1, 1, 1).to(x.device)  # noqa: E731
     x = torch.where(pick(invert), -x, x)
@@ -133,25 +102,9 @@ def recolour(x: Tensor, generator: torch.Generator, invert: float = 0.15, grey: 
     return torch.where(pick(permute), shuffled, x)
 
 
-# --------------------------------------------------------------------------- the forward at any patch size
-
-
 def embed_at_patch_size(embedding: ViTEmbedding, x: Tensor, patch_size: int) -> Tensor:
-    """The embedding at another patch size p, from its weights, inside the autograd graph (FlexiViT).
-
-    As timm's ``PatchEmbed.set_input_size``, with the pure functions of ``vit.model.resample``: the
-    kernel is PI-resized P -> p and the position embedding resampled from the embedding's grid to
-    (H/p, W/p), what ``load_model(..., patch_size=p)`` does to the weights, here without copying
-    them, so training at random patch sizes trains what that knob uses. At p = P it is ``embedding(x)``.
-
-    Args:
-        embedding: the model's :class:`~vit.model.ViTEmbedding`.
-        x: (B, C, H, W), H and W multiples of p.
-        patch_size: p.
-
-    Returns:
-        (B, N+1, D) with N = (H/p) (W/p).
-    """
+    """The embedding at patch size p inside the autograd graph, (B, C, H, W) -> (B, N+1, D): what
+    ``load_model(..., patch_size=p)`` does to the weights (timm's ``PatchEmbed.set_input_size``), without a copy."""
     if patch_size == embedding.patch_embed.patch_size:
         return embedding(x)
     proj, grid = embedding.patch_embed.proj, embedding.grid
@@ -167,17 +120,8 @@ def embed_at_patch_size(embedding: ViTEmbedding, x: Tensor, patch_size: int) -> 
 
 
 def flexi_tokens(model: ViTForImageClassification, x: Tensor, patch_size: int, keep: Tensor | None = None) -> Tensor:
-    """The model at patch size P up to its last block, from its native weights, differentiably (FlexiViT).
-
-    (B, C, S, S) -> the last block's output (B, N+1, D), before the final norm (``model.classify``
-    takes it from there). At another P the image is resized to grid x P, as the preprocessing at
-    that P does, and embedded by :func:`embed_at_patch_size`: what
-    ``load_model(..., patch_size=P)`` does, here inside the autograd graph.
-
-    Args:
-        keep: (B, M) indices of the patch tokens the blocks see (token dropout, :func:`kept_tokens`), the
-            class token always; the output is then (B, M+1, D), its patch tokens in ``keep``'s order.
-    """
+    """The model at patch size P up to its last block, differentiably: (B, C, S, S) -> (B, N+1, D), before the
+    final norm; with ``keep``, (B, M) indices of the patch tokens the blocks see, (B, M+1, D)."""
     if patch_size != model.config.patch_size:
         side = grid_for_patch_size(model.config.image_size, patch_size) * patch_size
         if side != x.shape[-1]:
@@ -192,26 +136,16 @@ def flexi_tokens(model: ViTForImageClassification, x: Tensor, patch_size: int, k
 
 
 def kept_tokens(classes: Tensor, share: float, generator: torch.Generator) -> Tensor:
-    """Token dropout (PatchDropout, Liu et al. 2023), sparing the shapes: which patch tokens a step keeps.
-
-    (B, N) token classes (-1: background) -> (B, M) indices, M = ceil(share x N): every token under a shape
-    (as many as fit), then background tokens at random. The blocks' cost falls with M; the background the
-    model learns to ignore is still there, thinner.
-    """
+    """Token dropout (PatchDropout, Liu et al. 2023) sparing the shapes: (B, N) token classes (-1: background)
+    -> (B, M) kept indices, M = ceil(share x N), every token under a shape first."""
     B, N = classes.shape
     M = max(1, math.ceil(share * N))
     score = torch.rand(B, N, generator=generator).to(classes.device) + (classes >= 0).float()  # shapes first
     return score.topk(M, dim=1).indices  # (B, M)
 
 
-# --------------------------------------------------------------------------- the loop
-
-
 def token_targets(masks: Tensor, patch_size: int, side: int, coverage: float) -> Tensor:
-    """Which patch tokens lie under the shape: (B, 1, S, S) float masks -> (B, N) bool at patch size P.
-
-    The mask is resized as the image is (to grid x P pixels), then averaged over each P x P patch.
-    """
+    """Which patch tokens lie under the shape: (B, 1, S, S) float masks -> (B, N) bool at patch size P."""
     if masks.shape[-1] != side:
         masks = F.interpolate(masks, size=(side, side), mode="bilinear", align_corners=False, antialias=True)
     covered = F.avg_pool2d(masks, patch_size)  # (B, 1, H/P, W/P)
@@ -219,26 +153,16 @@ def token_targets(masks: Tensor, patch_size: int, side: int, coverage: float) ->
 
 
 def token_labelling_loss(model: ViTForImageClassification, z: Tensor, targets: Tensor) -> Tensor:
-    """Jiang et al. 2021, "All Tokens Matter" (token labelling), with the masks as the dense labels.
-
-    The final norm and the head are applied to every patch token of the last block's output
-    z (B, N+1, D); the tokens under a shape are trained to name its class: every patch token
-    that shows part of a shape gets a gradient, not only the class token.
-
-    Args:
-        targets: (B, N) int64, each token's class (-1: background).
-    """
-    logits = model.classify_tokens(z[:, 1:])  # (B, N, D) -> (B, N, K)
+    """Token labelling (Jiang et al. 2021, "All Tokens Matter"), the masks as dense labels: every patch token of
+    z (B, N+1, D) that shows part of a shape is trained to name it. ``targets``: (B, N), -1 for background."""
+    logits = classify_each(model, z[:, 1:])  # (B, N, D) -> (B, N, K)
     if not (targets >= 0).any():
         return logits.sum() * 0.0
     return F.cross_entropy(logits[targets >= 0], targets[targets >= 0])
 
 
 def token_classes(masks: Tensor, labels: Tensor, patch_size: int, side: int, coverage: float) -> Tensor:
-    """Each patch token's class: (B, k, S, S) float masks and (B, k) labels (-1: none) -> (B, N) int64, -1 background.
-
-    A token covered by two shapes' masks (they never overlap, but share patches at their rims) takes the first's.
-    """
+    """(B, k, S, S) masks and (B, k) labels (-1: none) -> each patch token's class (B, N), -1 background, first wins."""
     out = torch.full((masks.shape[0], (side // patch_size) ** 2), -1, dtype=torch.long, device=masks.device)
     for j in range(masks.shape[1]):
         under = token_targets(masks[:, j:j + 1], patch_size, side, coverage) & (labels[:, j:j + 1] >= 0)  # (B, N)
@@ -247,10 +171,8 @@ def token_classes(masks: Tensor, labels: Tensor, patch_size: int, side: int, cov
 
 
 def soft_targets(labels: Tensor, num_classes: int, smoothing: float) -> Tensor:
-    """(B, k) labels (-1: none) -> (B, K): the probability split evenly between an image's classes, then smoothed.
-
-    With one class per image this is ``F.cross_entropy``'s own ``label_smoothing`` target.
-    """
+    """(B, k) labels (-1: none) -> (B, K): the probability split evenly between an image's classes, then smoothed
+    (with one class, ``F.cross_entropy``'s own ``label_smoothing`` target)."""
     valid = (labels >= 0).float()  # (B, k)
     target = torch.zeros(labels.shape[0], num_classes, device=labels.device)
     target.scatter_add_(1, labels.clamp(min=0), valid / valid.sum(1, keepdim=True))
@@ -267,7 +189,7 @@ def _optimizer(model: ViTForImageClassification, settings: TrainSettings) -> tor
 
 
 def _schedule(done: float, warmup: float) -> float:
-    """Linear warmup to 1, then cosine decay to 0: the learning rate's factor when ``done`` (0..1) of the run is."""
+    """The learning rate's factor with ``done`` (0..1) of the run behind: linear warmup, then cosine decay."""
     if done < warmup:
         return max(done / warmup, 1e-3)
     return 0.5 * (1 + math.cos(math.pi * min(1.0, (done - warmup) / max(1e-9, 1 - warmup))))
@@ -289,15 +211,8 @@ def _check_data(config: ViTConfig, images: Tensor, labels: Tensor, settings: Tra
 def _step(model: ViTForImageClassification, optimizer: torch.optim.Optimizer, settings: TrainSettings,
           x: Tensor, y: Tensor, mask: Tensor | None, patch_size: int,
           drop: torch.Generator | None = None) -> float:
-    """One optimiser step on a batch at patch size P; returns the class token's loss.
-
-    Args:
-        x: (B, C, S, S) normalised, augmented images; y: (B, k) their classes (-1: no k-th shape);
-            a two-shape image's target is 1/2 on each class.
-        mask: (B, k, S, S) where each shape is, for token labelling; None trains the class token alone.
-        drop: with a generator (and masks), the blocks see ``settings.keep_share`` of the patch tokens
-            (:func:`kept_tokens`).
-    """
+    """One optimiser step at patch size P on (B, C, S, S) images, (B, k) classes (-1: no k-th shape) and
+    (B, k, S, S) masks (None: the class token alone); returns the class token's loss."""
     classes = keep = None
     if mask is not None:
         side = grid_for_patch_size(model.config.image_size, patch_size) * patch_size
@@ -327,25 +242,8 @@ def train(
     progress: Progress | None = None,
     masks: Tensor | None = None,
 ) -> tuple[ViTForImageClassification, list[float]]:
-    """Train a ViT from scratch on drawn shapes.
-
-    Args:
-        config: the native config (its patch size and grid are what is saved).
-        images: (n, 3, S, S) uint8, S = ``config.image_size``.
-        labels: (n,) int64 class indices, or (n, k) for images with up to k shapes (-1: none).
-        settings: epochs, batch size, optimiser, patch sizes, seed. With ``max_seconds`` the run
-            ends when the budget is spent, the schedule following whichever of steps and time is
-            further along (then the steps taken depend on the machine, and the run is repeatable
-            only where the budget was not what ended it).
-        device: where to train.
-        progress: called as ``progress(step, total_steps, loss)`` after every step.
-        masks: (n, S, S) bool, or (n, k, S, S) aligned with (n, k) labels: where each shape is; with
-            them the patch tokens under a shape are trained to name it too (``token_labelling_loss``,
-            weight ``settings.token_weight``).
-
-    Returns:
-        The model (eval mode, on the CPU) and the loss of every step (the class token's loss).
-    """
+    """Train a ViT from scratch on (n, 3, S, S) uint8 images, (n,) or (n, k) labels (-1: none) and, for token
+    labelling, (n, S, S) or (n, k, S, S) masks; returns the model (eval, on the CPU) and every step's loss."""
     _check_data(config, images, labels, settings)
     if labels.ndim == 1:
         labels = labels.view(-1, 1)  # (n,) -> (n, 1): one shape per image
@@ -396,9 +294,6 @@ def train(
     return model.cpu().eval(), losses
 
 
-# --------------------------------------------------------------------------- measuring
-
-
 @torch.inference_mode()
 def accuracy(loaded, images, labels, batch_size: int = 250) -> float:
     """Top-1 accuracy of a :class:`~vit.model.loaded.LoadedModel` on PIL images, through its own preprocessing."""
@@ -412,14 +307,7 @@ def accuracy(loaded, images, labels, batch_size: int = 250) -> float:
 
 
 def accuracy_tables(weights: str | Path, images, labels, device: str | torch.device = "cpu") -> dict:
-    """Accuracy at every patch size the app offers (PI-resized) and at every depth (early exit).
-
-    Every number comes from ``load_model(NAME, weights, patch_size=P)`` or ``depth=d``: the
-    path the app and the CLI take.
-
-    Returns:
-        ``{"patch_size": {"4": acc, ...}, "depth": {"1": acc, ...}}`` (JSON keys are strings).
-    """
+    """``{"patch_size": {"4": acc, ...}, "depth": {"1": acc, ...}}`` at each P and depth, via ``load_model``."""
     from vit.model.load import load_model  # noqa: PLC0415 - api imports this module's neighbours
 
     lo, hi = patch_size_range(NAME)
@@ -434,12 +322,7 @@ def accuracy_tables(weights: str | Path, images, labels, device: str | torch.dev
 @torch.inference_mode()
 def two_shape_table(weights: str | Path, seed: int, device: str | torch.device = "cpu",
                     images: int = EVAL_IMAGES) -> dict:
-    """On fresh two-shape drawings (plain style) at the native P: are the two shapes the model's top two?
-
-    Returns:
-        ``{"images": n, "seed": seed, "top_two": share with both shapes as the top two,
-        "both_in_top_three": share, "one_top_one": share whose top-1 is one of the two}``.
-    """
+    """On fresh two-shape drawings at the native P: the shares with both shapes top two, in the top three, one top-1."""
     from vit.model.load import load_model  # noqa: PLC0415
 
     loaded = load_model(NAME, str(weights), device=device)
@@ -479,9 +362,6 @@ def draw_training_set(settings: TrainSettings, size: int, workers: int = 1) -> t
     return tuple(np.concatenate(arrays) for arrays in zip(*drawn))
 
 
-# --------------------------------------------------------------------------- the whole run
-
-
 def progress_bar(label: str, stream=sys.stderr, width: int = 30) -> Progress:
     """A one-line text progress bar: step, loss, speed and time left."""
     t0 = time.perf_counter()
@@ -512,24 +392,8 @@ def train_shapes(
     log: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True),
     workers: int = 2,
 ) -> dict:
-    """Draw the data, train ``vit_tiny_shapes``, measure it, and write ``<out>.pth`` and ``<out>.json``.
-
-    Args:
-        out: the ``.pth`` path (default ``assets/vit_tiny_shapes.pth``); the JSON goes beside it.
-        epochs: overrides ``settings.epochs``.
-        seed: seeds the drawings (``shapes.sample(n, seed)``), the init and the order;
-            the tables are measured on ``seed + EVAL_SEED_OFFSET``.
-        device: default CUDA when present, else the CPU.
-        settings: the recipe; default the shipped file's, ``RECIPES[SHIPPED]``.
-        minutes: a time budget for the training loop (``TrainSettings.max_seconds``); the JSON
-            records how many steps were taken and whether the budget ended the run. Without it
-            (the default) the run is the same on every machine: the steps are fixed by the settings.
-        workers: processes drawing the training set (each image depends only on (seed, i): the
-            same set with any number).
-
-    Returns:
-        The JSON written beside the weights, as a dict.
-    """
+    """Draw the data, train ``vit_tiny_shapes``, measure it, write ``<out>.pth`` and ``<out>.json``; returns the JSON.
+    Without ``minutes`` (a budget for the loop) the run is the same on every machine, whatever ``workers``."""
     from vit.model.load import default_device, load_model  # noqa: PLC0415
 
     settings = settings or RECIPES[SHIPPED]
@@ -567,11 +431,7 @@ def train_shapes(
 
 
 def record(key: str, table, path: str | Path | None = None) -> None:
-    """Put a benchmark's table into the JSON beside the shipped weights (``<json>[key] = table``), keeping the rest.
-
-    The benchmarks (``benchmarks/independent_shapes.py``, ``benchmarks/faithfulness.py``) measure what
-    training does not; ``--record`` keeps their figures beside the weights they measured.
-    """
+    """``<json>[key] = table`` in the JSON beside the weights: a benchmark's ``--record`` keeps its figures there."""
     path = Path(path) if path is not None else families.meta_path(NAME)
     meta = json.loads(path.read_text(encoding="utf-8"))
     meta[key] = table
@@ -580,10 +440,7 @@ def record(key: str, table, path: str | Path | None = None) -> None:
 
 def _meta(out: Path, settings: TrainSettings, device: torch.device, losses: list[float], tables: dict,
           eval_seed: int, seconds: tuple[float, float, float]) -> dict:
-    """The JSON written beside the weights: config, classes, recipe, machine, times and accuracy.
-
-    ``seconds``: drawing, training and the whole run.
-    """
+    """The JSON written beside the weights; ``seconds``: drawing, training and the whole run."""
     drawing, training, total = seconds
     return {
         "name": NAME,

@@ -1,15 +1,5 @@
-"""Decoding bounded before it starts (issue 26): decodes run at once only while their memory fits a budget.
-
-The header says what a decode will hold at its peak (:func:`vit.images.decode_cost`), so the server can
-admit a decode before any pixel is decoded: :class:`DecodeBudget` lets decodes run together only while the
-total of their costs stays within ``max_bytes`` (``VIT_DECODE_BUDGET_GB``, 1.0 by default), fairly between
-clients (fair queuing: a client's decodes take turns with every other client's, so one client's line of large
-images holds back another's photo by at most one of them), and refuses at once a decode larger than the whole budget.
-:func:`load_image_bounded` reads the header, waits for its turn, decodes.
-
-Everything here blocks: call it from a worker thread (gradio runs sync handlers in threads), never on the
-event loop. Torch-free and gradio-free.
-"""
+"""Decodes run at once only while their memory fits a budget (``VIT_DECODE_BUDGET_GB``), in turns between clients,
+admitted from the header's cost before any pixel is decoded. Blocking: call from a worker thread."""
 
 from __future__ import annotations
 
@@ -43,11 +33,7 @@ class DecodeWaitedTooLong(InputError):
 
 
 def budget_bytes(environ: Mapping[str, str] = os.environ) -> int:
-    """The decode budget in bytes from ``VIT_DECODE_BUDGET_GB`` (gigabytes, 1e9 bytes), 1.0 GB if unset.
-
-    Raises:
-        ValueError: the variable is set to something that is not a positive number.
-    """
+    """The decode budget in bytes from ``VIT_DECODE_BUDGET_GB`` (1.0 if unset); ValueError if not a positive number."""
     return int(positive_number(environ, BUDGET_ENV, DEFAULT_BUDGET_GB, "gigabytes") * 1e9)
 
 
@@ -59,15 +45,8 @@ class _Waiter:
 
 
 class DecodeBudget:
-    """A thread-safe admission gate: the decodes running at once hold at most ``max_bytes`` together.
-
-    ``with budget.admit(cost, client=...):`` blocks until this decode is the next and the running total plus
-    ``cost`` fits, then holds ``cost`` until the block ends (also by an exception). The next is the waiting
-    decode with the smallest turn, the earliest of equals: a decode's turn is one after its client's previous
-    decode and not before the last admitted one, so clients take turns (round robin) and each client's
-    decodes keep their order. A small decode does not overtake the next while it waits for room: no decode
-    starves.
-    """
+    """A thread-safe admission gate: the decodes running at once hold at most ``max_bytes`` together. Clients take
+    turns (round robin), each client's decodes keep their order, and a small one never overtakes: none starves."""
 
     def __init__(self, max_bytes: int | None = None):
         self.max_bytes = budget_bytes() if max_bytes is None else int(max_bytes)
@@ -94,18 +73,8 @@ class DecodeBudget:
     @contextmanager
     def admit(self, cost_bytes: int, *, timeout: float | None = DEFAULT_TIMEOUT_S,
               give_up: Callable[[], bool] | None = None, client: str | None = None) -> Iterator[None]:
-        """Hold ``cost_bytes`` of the budget for the block, after waiting for them.
-
-        Args:
-            cost_bytes: the decode's peak memory (``DecodeCost.peak_bytes``).
-            client: who asks (an address; None: one anonymous client), for fairness between clients.
-            timeout: the most seconds to wait (``None``: no limit).
-            give_up: asked every 0.1 s while waiting; ``True`` stops the wait (e.g. the client went away).
-
-        Raises:
-            DecodeTooLarge: ``cost_bytes`` is more than the whole budget (before waiting).
-            DecodeWaitedTooLong: the timeout passed or ``give_up`` said so.
-        """
+        """Hold ``cost_bytes`` (``DecodeCost.peak_bytes``) of the budget for the block, after waiting for them;
+        ``client``: an address (None: one anonymous client); ``give_up()`` stops the wait."""
         cost = max(0, int(cost_bytes))
         if cost > self.max_bytes:
             raise DecodeTooLarge(
@@ -174,17 +143,8 @@ def default_budget() -> DecodeBudget:
 def load_image_bounded(source: ImageSource, budget: DecodeBudget | None = None, *,
                        timeout: float | None = DEFAULT_TIMEOUT_S,
                        give_up: Callable[[], bool] | None = None, client: str | None = None):
-    """:func:`vit.images.load_image`, admitted against a decode budget before any pixel is decoded.
-
-    The header is read and checked first (a bad file, a refused format, too many pixels or scans fail
-    before waiting), then the decode waits for its share of ``budget`` (the process's default budget if
-    ``None``; ``client`` for its fairness), then runs. A PIL image or a numpy array is already decoded:
-    converted at once.
-
-    Raises:
-        InputError: whatever :func:`~vit.images.load_image` raises, and :class:`DecodeTooLarge` or
-            :class:`DecodeWaitedTooLong` from :meth:`DecodeBudget.admit`.
-    """
+    """:func:`vit.images.load_image`, admitted against ``budget`` (the process's if None) after the header's checks
+    (a bad file fails before waiting); a PIL image or an array is converted at once."""
     if isinstance(source, (Image.Image, np.ndarray)):
         return load_image(source)
     data, label = read_encoded(source)

@@ -1,11 +1,5 @@
-"""The only way a path that came with a request reaches the filesystem, and the server's picture folder.
-
-* :func:`proven_file`: a path is resolved (symlinks followed) and must name a regular file
-  under one of the server's own folders (its upload folder, its assets); anything else is
-  refused with one sentence that says nothing about the path.
-* :class:`PictureFolder`: the server's folder of encoded pictures, pruned by age in the
-  background, removed at exit, and folders of dead servers removed at start.
-"""
+"""The only way a path that came with a request reaches the filesystem (:func:`proven_file`), and the server's
+picture folder (:class:`PictureFolder`: bounded, pruned by age, removed at exit and by the next start)."""
 
 from __future__ import annotations
 
@@ -31,20 +25,8 @@ _URL = re.compile(r"^[a-z][a-z0-9+.-]*:", re.IGNORECASE)  # http:, https:, file:
 
 
 def proven_file(candidate, roots: Iterable[str | os.PathLike]) -> Path:
-    """The resolved path of ``candidate`` if it is a regular file under one of ``roots``.
-
-    Args:
-        candidate: a path as it came in a request (a string; anything else is refused).
-        roots: the folders whose files the server may read (resolved here too).
-
-    Returns:
-        The real path (symlinks followed, ``..`` gone).
-
-    Raises:
-        InputError: :data:`UPLOAD_AGAIN` for anything else: a URL, a path outside the
-            roots (existing or not, file or folder), a symlink leading out, a missing file.
-            The same sentence every time, so a refusal tells nothing about the path.
-    """
+    """The real path of ``candidate`` (a string) if it is a regular file under one of ``roots``; for anything else
+    the same :data:`UPLOAD_AGAIN` every time, so a refusal tells nothing about the path."""
     if not isinstance(candidate, str) or not candidate or "\x00" in candidate or _URL.match(candidate):
         raise InputError(key=UPLOAD_AGAIN)
     try:
@@ -55,7 +37,6 @@ def proven_file(candidate, roots: Iterable[str | os.PathLike]) -> Path:
     except (OSError, ValueError):
         pass
     raise InputError(key=UPLOAD_AGAIN)
-
 
 
 PICTURE_PREFIX = "vit-app-"
@@ -70,11 +51,7 @@ BUDGETS_MB = {"session": ("VIT_PICTURES_SESSION_MB", 64), "address": ("VIT_PICTU
 
 
 def picture_budgets(environ=os.environ) -> dict[str, int]:
-    """The picture folder's budgets in bytes, from :data:`BUDGETS_MB` and the environment.
-
-    Raises:
-        ValueError: a variable set to something that is not a positive number (one sentence).
-    """
+    """The picture folder's budgets in bytes (:data:`BUDGETS_MB`, the environment); ValueError if not positive."""
     return {kind: int(positive_number(environ, name, default, "megabytes") * 1e6)
             for kind, (name, default) in BUDGETS_MB.items()}
 
@@ -98,14 +75,9 @@ class _File:
 
 
 class PictureFolder:
-    """The files the server makes for its users (pictures, lesson PDFs, downloads), for gradio to serve.
-
-    Bounded on its own, never at the uploads' expense: each session and each address has a budget of bytes, and
-    the folder one in all; beyond one, the owner's (or the server's) oldest files go at once. Files older than
-    ``max_age_s`` go in the background. Every name carries a whole uuid4 (:meth:`new_path`). The folder goes at
-    exit (the app turns SIGTERM into a normal exit too); its name carries the server's pid, so the next start can
-    remove the folders of servers that were killed.
-    """
+    """The files the server makes for its users (pictures, lesson PDFs, downloads), for gradio to serve: beyond a
+    session's, an address's or the folder's budget the owner's oldest go. The folder's name carries the pid, so the
+    next start removes the folders of killed servers."""
 
     def __init__(self, max_age_s: float = PICTURE_AGE_S, every_s: float = 60.0, parent: str | None = None,
                  budgets: dict[str, int] | None = None):
@@ -120,9 +92,8 @@ class PictureFolder:
         threading.Thread(target=self._prune_forever, name="prune-pictures", daemon=True).start()
 
     def new_path(self, suffix: str = ".png", readable: str = "") -> Path:
-        """A new file's path: ``<readable>-<uuid4>.<suffix>``. The whole uuid4 (122 random bits) is in every name:
-        gradio serves any file of its upload folder to anyone who names it, so a name must not be guessable
-        (``readable``, what a student sees as the download's name, is made safe for a file name)."""
+        """A new file's path: ``<readable>-<uuid4>.<suffix>``. The whole uuid4 (122 random bits): gradio serves any
+        file of its upload folder to anyone who names it, so a name must not be guessable."""
         readable = re.sub(r"[^A-Za-z0-9_.-]+", "-", readable)[:80]
         return self.path / f"{readable + '-' if readable else ''}{uuid.uuid4().hex}{suffix}"
 
@@ -184,11 +155,7 @@ class PictureFolder:
 
 
 def remove_stale_folders(parent: str | os.PathLike, orphan_age_s: float = 3600.0) -> list[Path]:
-    """Remove picture folders left by servers that died (their pid is gone).
-
-    A folder without a pid in its name (older versions) is removed once it is older
-    than ``orphan_age_s``.
-    """
+    """Remove picture folders of dead servers (pid gone); one without a pid once older than ``orphan_age_s``."""
     removed = []
     try:
         entries = list(Path(parent).iterdir())

@@ -1,26 +1,6 @@
-"""What one request may carry, checked before gradio reads it (issue 26): an ASGI middleware.
-
-:class:`RequestLimits` refuses, each in one sentence and with nothing read beyond the limit:
-
-* routes the app does not use (gradio's deep links, its development reload route): 404;
-* a ``Host`` other than the server's own, and another site's ``Origin``, where the server is
-  private (it listens on loopback: a web page cannot reach it by DNS rebinding): 403;
-* a ``session_hash`` that gradio could not have made (longer than 64 characters, or not URL-safe): 400;
-* a body larger than the app's events need (64 KiB), an upload larger than one 20 MB image, or an
-  upload with more than one file: 413; an upload over its address's share of the upload folder: 429; one that
-  does not fit the folder's cap: 507 (:class:`~vit.serve.uploads.UploadSpace`, told who stored which file);
-* a job from a client that already has ``max_jobs`` queued or running: 429;
-* an event stream (``queue/data``) for a session with nothing pending: 404, before gradio starts it (gradio
-  raised its 404 inside the stream it had started, and uvicorn logged a 5.6 KB traceback each: High 3 of the
-  review of 2026-12-04); an HTTP error gradio raises inside any stream ends it, one line in the log within the
-  client's :class:`LogQuota`;
-* gradio's refusal of a file (a picture evicted or pruned, a path it does not serve: 403) in one sentence that names
-  no path (gradio's names the path asked for, the server's own folders), the same for every file.
-
-It also tells the :class:`~vit.serve.sessions.SessionLedger` who uses which session, so that one
-client minting sessions evicts only its own, and notes which sessions have their event stream open.
-A client that leaves before its request is read (an aborted upload) is one line in the log.
-Gradio-free: what it needs of gradio comes in as callables.
+"""What one request may carry, checked before gradio reads it: ASGI middleware, gradio-free. Each route read here is
+in :data:`ROUTES`, which vit.ui.gradio_internals.check finds among the launched server's. The attacks behind each
+refusal: docs/reliability.md.
 """
 
 from __future__ import annotations
@@ -56,6 +36,16 @@ STREAM = re.compile(r"/gradio_api/(?:queue/data|call/(?:v2/)?[^/]+/(?P<event>[A-
 FILE = re.compile(r"/gradio_api/file[=/]")  # gradio's file route (and its older spelling)
 HEARTBEAT = re.compile(r"/gradio_api/heartbeat/(?P<hash>[^/]*)/?$")
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
+HEARTBEAT_KEY = "heartbeat:"  # a page's heartbeat in Streams: this, then its session hash
+# Every route the middleware reads, as a request to it, with the pattern that reads it: a route gradio moves stops
+# the start (vit.ui.gradio_internals.check) instead of going unlimited.
+ROUTES = (("GET", "/gradio_api/deep_link", UNUSED), ("GET", "/gradio_api/dev/reload", UNUSED),
+          ("POST", "/gradio_api/upload", UPLOAD), ("POST", "/gradio_api/queue/join", JOBS),
+          *(("POST", f"/gradio_api/{route}/x", BY_NAME) for route in ("call/v2", "call", "run", "api")),
+          *(("POST", f"/gradio_api/{route}/x", JOBS) for route in ("call/v2", "call", "run", "api")),
+          ("GET", "/gradio_api/queue/data", STREAM), ("GET", "/gradio_api/call/x/1", STREAM),
+          ("GET", "/gradio_api/call/v2/x/1", STREAM), ("GET", "/gradio_api/file=x", FILE),
+          ("GET", "/gradio_api/file/x", FILE), ("GET", "/gradio_api/heartbeat/x", HEARTBEAT))
 
 # Each refusal's message key (vit.i18n.refusals): written in the language of the page that sent the request.
 BAD_HASH = "refusal-bad-hash"
@@ -70,9 +60,8 @@ FILE_GONE = "refusal-file-gone"
 
 
 class LogQuota:
-    """At most ``lines`` log lines per client in each ``window_s``: a client sending bad input gets one line each time,
-    until its quota is spent; then nothing until the window ends, when one line says how many were left out. The log
-    cannot be grown without bound by one client (the security review of 2026-12-02: 400 bad requests, 644 KB)."""
+    """At most ``lines`` log lines per client in each ``window_s``, then one line saying how many were left out: one
+    client's bad input cannot grow the log without bound."""
 
     def __init__(self, lines: int = 20, window_s: float = 60.0, clients: int = 4096):
         self.lines, self.window_s = lines, window_s
@@ -97,8 +86,7 @@ class LogQuota:
             return write, left_out
 
     def info(self, logger: logging.Logger, client: str, message: str, *args) -> None:
-        """``logger.info(message, *args)`` if ``client``'s quota allows it; first a line saying how many were left
-        out, if any were."""
+        """``logger.info(message, *args)`` within ``client``'s quota, after a line saying how many were left out."""
         write, left_out = self.allow(client)
         if left_out:
             logger.info("(%d more lines of this client were left out of the log)", left_out)
@@ -110,16 +98,14 @@ TRUST_ENV = "VIT_TRUST_FORWARDED"
 
 
 def trusts_forwarded(environ=os.environ) -> bool:
-    """Whether ``X-Forwarded-For`` names the client: on a Space (its proxy appends the address), or where the operator
-    says a proxy that appends one stands in front (``VIT_TRUST_FORWARDED=1``); never otherwise (a client could
-    name any address)."""
+    """Whether ``X-Forwarded-For`` names the client: on a Space, or with ``VIT_TRUST_FORWARDED=1`` (a proxy that appends
+    the address stands in front); never otherwise, as a client could name any address."""
     return environ.get(TRUST_ENV, "").strip() == "1" or bool(environ.get("SPACE_ID"))
 
 
 def client_address(scope, trust_forwarded: bool) -> str:
-    """The request's client: the address that connected, or, behind a trusted proxy (a Space), the last
-    address its ``X-Forwarded-For`` names: the one the proxy itself added, whether it appended it to the client's
-    line or sent a line of its own (repeated lines join in order, RFC 9110 5.3); earlier ones a client can forge."""
+    """The request's client: the address that connected, or, behind a trusted proxy (a Space), the last address
+    of its ``X-Forwarded-For`` lines joined in order (RFC 9110 5.3): the proxy's own (a client can forge the rest)."""
     if trust_forwarded:
         lines = [value.decode("latin-1") for name, value in scope.get("headers", ()) if name == b"x-forwarded-for"]
         entries = [e.strip() for e in ",".join(lines).split(",") if e.strip()]
@@ -146,8 +132,7 @@ def _host_of(authority: str) -> str:
 
 @dataclass
 class Streams:
-    """The event streams clients hold open, keyed by session hash (``/queue/data``) or event id (``/call/``),
-    and when each was last open: a job nobody reads is told apart from one whose page is listening."""
+    """The event streams and heartbeats clients hold open, by session hash or event id, and when each was last open."""
 
     remember: int = 50_000  # keys whose last time open is kept (the oldest forgotten first)
     clock: Callable[[], float] = time.monotonic  # gradio's queue stamps its jobs with time.monotonic too
@@ -179,6 +164,10 @@ class Streams:
         with self._lock:
             return any(k in self._open for k in keys)
 
+    def page_open(self, session: str) -> bool:
+        """Whether the page of ``session`` holds its heartbeat or its event stream open."""
+        return self.is_open(session, HEARTBEAT_KEY + session)
+
     def unread_s(self, since: float, *keys: str) -> float:
         """Seconds since ``since`` (a job's arrival) that no stream of ``keys`` has been open: 0 while one is."""
         with self._lock:
@@ -200,19 +189,11 @@ class Refused(Exception):  # noqa: N818 - a reply, not a failure
 
 
 class RequestLimits:
-    """ASGI middleware; see the module docstring. Every argument but ``app`` is optional.
-
-    Args:
-        ledger: told of every (session, client); its evictions go to ``forget``.
-        forget: ``forget(session_hash)`` drops what the server keeps for an evicted session.
-        private_hosts: the host names this server answers to; ``None`` (a public server) checks nothing.
-        uploads: the upload folder's :class:`~vit.serve.uploads.UploadSpace`.
-        max_upload: bytes one upload's file may have (gradio's ``max_file_size``).
-        jobs_of: ``jobs_of(client)`` -> that client's jobs queued or running now; with ``max_jobs``.
-        streams: where open event streams are noted (:class:`Streams`).
-        pending: ``pending(session_hash)`` -> whether gradio's queue holds messages for that session (a
-            ``queue/data`` stream without: 404).
-        background: coroutines to run on the server's event loop, started with the first request.
+    """ASGI middleware answering at the door, in one sentence in the page's language: unused routes (404), a foreign
+    Host or Origin on a private server (403), a bad session hash (400), a body or upload too large or of more than
+    one file (413), an upload over its address's share (429) or the folder's cap (507), a job beyond ``max_jobs``
+    (429), an event stream with nothing ``pending`` (404), gradio's refusal of a file (no path). It tells the
+    ``ledger`` who uses which session; ``background`` coroutines start with the first request.
     """
 
     def __init__(self, app, ledger: SessionLedger | None = None, forget: Callable[[str], None] | None = None,
@@ -270,6 +251,9 @@ class RequestLimits:
                 return
         elif session is not None:
             self._seen(session, client)
+        if session is not None and scope.get("method") == "GET" and HEARTBEAT.search(path):
+            await self._stream(scope, receive, send, HEARTBEAT_KEY + session, client)
+            return
         stream = STREAM.search(path) if scope.get("method") == "GET" else None
         if stream:
             event = stream.group("event")
@@ -283,9 +267,7 @@ class RequestLimits:
         await self.app(scope, receive, send)
 
     async def _stream(self, scope, receive, send, key: str | None, client: str) -> None:
-        """An event stream, noted in ``streams`` while it is open. An HTTP error that gradio raises inside a stream it
-        has started (a session gone meanwhile, an event id it never had: ``/call/<name>/<id>``) ends the stream, in one
-        line of the log within the client's quota; anything else keeps its traceback."""
+        """An event stream, noted in ``streams`` while open; an HTTP error gradio raises inside it is one log line."""
         state = {"started": False, "ended": False}
 
         async def noted(message):
@@ -310,8 +292,7 @@ class RequestLimits:
                 self.streams.closed(key)
 
     async def _file(self, scope, receive, send) -> None:
-        """gradio's file route; its refusal (403, or 404) becomes one sentence that names no path, the same for every
-        file: a picture evicted or pruned, a path gradio does not serve, one that never was."""
+        """gradio's file route; its refusal (403, 404) becomes one sentence naming no path, the same for every file."""
         refused: list[int] = []
 
         async def answer(message):
@@ -370,9 +351,8 @@ class RequestLimits:
                 self.forget(gone)
 
     async def _join(self, client: str, scope, receive, send) -> None:
-        """A job joins gradio's queue if its client has fewer than ``max_jobs`` there or on their way: a burst of
-        joins is counted as it arrives, not only once gradio has queued them (the check and the count are one step
-        of the event loop)."""
+        """A job joins gradio's queue if its client has fewer than ``max_jobs`` there or on their way (the check and
+        the count are one step of the event loop, so a burst is counted as it arrives)."""
         if self.jobs_of is not None and self.jobs_of(client) + self._joining.get(client, 0) >= self.max_jobs:
             raise Refused(429, TOO_MANY_JOBS)
         self._joining[client] = self._joining.get(client, 0) + 1
@@ -499,7 +479,7 @@ def _replay(body: bytes, receive):
 
 def _language(scope) -> str:
     """The language of the page that sent a request: its ``vit_lang`` cookie, else Accept-Language (as
-    :func:`vit.ui.lang.of` reads it from gradio's request, which the middleware does not have)."""
+    :func:`vit.ui.lang.of` reads it)."""
     headers = dict(scope.get("headers") or ())
     cookie = re.search(r"(?:^|;)\s*vit_lang=([A-Za-z-]{1,16})", headers.get(b"cookie", b"").decode("latin-1"))
     return i18n.language(cookie.group(1) if cookie else headers.get(b"accept-language", b"").decode("latin-1"))
@@ -510,3 +490,19 @@ async def _reply(send, status: int, detail: str) -> None:
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
     await send({"type": "http.response.body", "body": body})
+
+
+class PrivateEventGuard:
+    """ASGI middleware: the app's private events (``private``: their api names) answer the page only, never a by-name
+    call: gradio 6.31 routes ``/gradio_api/call/<name>`` to every event, ``api_visibility="private"`` ones too. The
+    page calls them by number through the queue; every event that takes an image checks it as well."""
+
+    def __init__(self, app, private: frozenset[str]):
+        self.app, self.private = app, private
+
+    async def __call__(self, scope, receive, send):
+        match = BY_NAME.search(scope.get("path", "")) if scope["type"] == "http" else None
+        if match and match.group("name") in self.private:
+            await _reply(send, 404, "Not Found")
+            return
+        await self.app(scope, receive, send)

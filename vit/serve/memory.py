@@ -18,12 +18,8 @@ if os.name == "posix":
 
 
 def trim_memory() -> bool:
-    """Give the heap pages freed by an analysis back to the OS (glibc ``malloc_trim``).
-
-    glibc keeps freed memory in its arenas for reuse; after a burst of large analyses
-    a server would otherwise stay at its peak for good. Returns whether anything was
-    released (False where there is no glibc).
-    """
+    """Give the heap pages an analysis freed back to the OS (glibc ``malloc_trim``; else False): glibc keeps them for
+    reuse, and a server would stay at its peak for good."""
     return bool(_libc and _libc.malloc_trim(0))
 
 

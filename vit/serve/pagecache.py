@@ -1,13 +1,8 @@
-"""The page itself (``GET /``) answered from memory (issue 26): an ASGI middleware.
+"""The page itself (``GET /``) answered from memory: an ASGI middleware, gradio-free.
 
-Gradio builds the page for every ``GET /``: a deep copy of the app's whole configuration (~0.4 MB here)
-rewritten for the request's root URL and rendered into the HTML template, tens of milliseconds of Python
-on a quiet machine and far more while decodes and model runs hold the cores. The page depends only on
-the request's URL and the headers gradio reads to find the public root (``Host``, ``X-Forwarded-Host``,
-``X-Forwarded-Proto``, ``X-Gradio-Server``); this app has no login. So the answer is kept for a short
-while per such key, and a new visitor's page costs a lookup. Only complete ``200`` answers without
-cookies are kept. Gradio-free.
-"""
+gradio builds the page anew for every visitor (a deep copy of the whole config, tens of ms, far more under load); it
+depends only on the URL and the headers gradio reads for the public root, and this app has no login. So a complete
+``200`` without cookies is kept for a while per such key."""
 
 from __future__ import annotations
 

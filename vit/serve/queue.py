@@ -1,11 +1,6 @@
-"""One model run at a time for the whole server, fairly between addresses, then between the browser sessions
-(pages) of an address: at most one waiting run per browser session (a newer request replaces it) and none while
-the session's own run is going; the address served least recently goes next (round robin between addresses, so
-one address's line of expensive runs holds another address back by at most one turn: High 1 of the review of
-2026-12-04); within an address, cheap runs before a line of expensive ones (shortest expected finish first), so
-pages of equal cost alternate; a long run gives way to a request ranked before it at its next layer boundary
-(:meth:`Turn.give_way`), then goes on ahead of later arrivals of its address. One address may hold at most
-``share`` of the handlers waiting here while another address's request waits for a handler (:class:`Crowded`)."""
+"""One model run at a time for the whole server: turns between addresses, then between the pages of an address.
+The rules, why, and the figures: docs/reliability.md, "Turns by address".
+"""
 
 from __future__ import annotations
 
@@ -72,46 +67,22 @@ class Turn:
     ticket: _Ticket
 
     def give_way(self, wanted: Callable[[], bool] | None = None, report: Report | None = None) -> bool:
-        """At a layer boundary: if a waiting request is due to finish before this run, pause for it.
-
-        The slot goes to that request; this run waits, keeping its place (its expected finish), so it
-        goes on ahead of every later arrival and is never starved. It only gives way to a request of
-        another ``resource`` (another setting, so another model object: the tracer's hooks are module
-        state, and this run keeps its hooks and the model's lock while paused). Returns whether it
-        paused. While paused, ``report`` hears its place; if ``wanted()`` turns False it raises
-        :class:`Withdrawn` (its caller unwinds the run).
-        """
+        """At a layer boundary: pause for a waiting request ranked first, keeping its place; whether it paused. It
+        gives way only to another ``resource``: a paused run keeps the tracer's hooks and the model's lock."""
         return self.queue._give_way(self.ticket, wanted, report)
 
 
 @dataclass
 class FairQueue:
-    """Who runs the model next, among the requests of every address and session.
-
-    ``with queue.turn(session, seconds, address=...) as turn:`` blocks until it is this request's turn.
-    A session has at most one run going and at most one waiting: a request that
-    finds its session's run going (or paused) is refused (:class:`Busy`); one that finds an
-    earlier request of its session waiting takes that one's place (the earlier one
-    raises :class:`Replaced`). Waiting requests are served by expected finish,
-    arrival time + estimated seconds, so a 0.5 s request overtakes a line of 12 s
-    ones that arrived less than 12 s before it, and an expensive request still gets
-    its turn once it has waited as long as it will take. A run that calls
-    :meth:`Turn.give_way` between its layers lets a request due before it run first.
-
-    That order holds within an address; between addresses, the one whose last turn (a run taking a slot, or a
-    paused one resuming) is the least recent goes first, an address never served (or forgotten) before any
-    other: one address's line holds another's request back by at most one turn, and at a layer boundary
-    not even that (:meth:`_overtakes`).
-
-    ``share`` and ``crowded``: an address holding more than ``share`` requests here (waiting, running, paused,
-    or waiting for its page's previous run in :func:`take_turn`) while ``crowded(address)`` says another
-    address's request waits for a handler (gradio's ``model`` slots, vit.ui.gradio_internals) gives handlers
-    back: its last-ranked waiting request is refused (:class:`Crowded`), within :data:`REPORT_S`.
-    """
+    """Who runs the model next: ``with queue.turn(session, seconds) as turn:`` blocks until it is this request's turn.
+    The address served least recently goes first; within an address the earliest expected finish. A session is
+    :class:`Busy` while its run goes; a newer request :class:`Replaced` its waiting one; an address over ``share``
+    while another waits has its last-ranked request refused (:class:`Crowded`)."""
 
     slots: int = 1
     max_paused: int = MAX_PAUSED
     share: int = 0  # requests one address may hold here while another waits for a handler; 0: no limit
+    refusal: str = CROWDED  # the key of Crowded's sentence (vit.i18n.refusals): what was not started
     crowded: Callable[[str], bool] | None = None  # crowded(address): another address waits for a handler
     pauses: int = 0  # how many times a run gave way (the log and the tests read it)
     clock: Callable[[], float] = time.monotonic  # seconds (tests give their own)
@@ -124,13 +95,9 @@ class FairQueue:
 
     @contextmanager
     def turn(self, session: str, seconds: float, resource: Hashable | None = None,
-             wanted: Callable[[], bool] | None = None, report: Report | None = None, address: str = ""):
-        """The model's turn; ``resource``: what a paused run of it holds (see :meth:`Turn.give_way`).
-
-        While it waits, ``report(place, seconds)`` hears its place in line and an estimate of the wait;
-        if ``wanted()`` turns False it leaves the line (:class:`Withdrawn`); if its address is over its share
-        while another waits for a handler and it is the address's last in line, :class:`Crowded`.
-        """
+             wanted: Callable[[], bool] | None = None, report: Report | None = None, address: str | None = None):
+        """The model's turn; ``resource``: what a paused run of it holds; ``wanted()`` turning False raises
+        :class:`Withdrawn`; ``address``: by default the handler's (vit.serve.files.OWNER)."""
         with self._turn(session, seconds, resource, wanted, report, address) as turn:
             yield turn
 
@@ -157,8 +124,9 @@ class FairQueue:
             return held + self._retrying[address] > self.share and self.crowded(address)
 
     @contextmanager
-    def _turn(self, session: str, seconds: float, resource: Hashable | None, wanted, report, address: str):
+    def _turn(self, session: str, seconds: float, resource: Hashable | None, wanted, report, address: str | None):
         """:meth:`turn`, as :func:`take_turn` enters it."""
+        address = OWNER.get()[1] if address is None else address
         ticket = self._enter(session, seconds, resource, address)
         try:
             with self._cond:
@@ -197,7 +165,7 @@ class FairQueue:
             if not ticket.paused and self._last_of_crowded(ticket):
                 self._waiting.remove(ticket)
                 self._cond.notify_all()
-                raise Crowded(key=CROWDED)
+                raise Crowded(key=self.refusal)
             if report is not None:
                 place, seconds = self._place(ticket)
                 if (place, round(seconds)) != said:
@@ -228,7 +196,7 @@ class FairQueue:
         return self._served.get(ticket.address, 0), ticket.key
 
     def _last_of_crowded(self, ticket: _Ticket) -> bool:
-        """Whether ``ticket`` is its address's last-ranked request in line while the address is over its share."""
+        """Whether ``ticket`` is its address's last-ranked request in line while over its share."""
         if not self.over_share(ticket.address):
             return False
         mine = [t for t in self._waiting if t.address == ticket.address and not t.paused and not t.replaced]
@@ -241,9 +209,8 @@ class FairQueue:
         return ticket is min((t for t in self._waiting if self._runnable(t, held)), key=self._rank, default=None)
 
     def _overtakes(self, waiting: _Ticket, running: _Ticket) -> bool:
-        """Whether ``running`` gives way to ``waiting`` at its next layer boundary: ``waiting`` ranks before it (its
-        address was served less recently, or, of the same address, it is due first), and, of another address, that
-        address has no run paused already (one address's line does not pause the others' runs in turn)."""
+        """Whether ``running`` gives way to ``waiting`` at its next layer boundary: ``waiting`` ranks first and, of
+        another address, that address has no run paused already (its line does not pause others' runs in turn)."""
         if running.resource is None or waiting.paused or self._rank(waiting) >= self._rank(running):
             return False
         if waiting.address != running.address and any(
@@ -300,16 +267,8 @@ class FairQueue:
 def take_turn(queue: FairQueue, session: str, seconds: float, give_up: Callable[[], bool],
               resource: Hashable | None = None, wanted: Callable[[], bool] | None = None,
               report: Report | None = None, address: str | None = None):
-    """``with take_turn(...) as turn:`` the model's turn in ``queue``, waiting while the session's last run finishes.
-
-    ``queue.turn`` refuses a session whose own run is going (:class:`Busy`): a page request then looks
-    again every :data:`RETRY_S` until that run is done, unless ``give_up()`` says to stop waiting, and
-    then the :class:`Busy` is raised. A request replaced meanwhile raises :class:`Replaced`, and one no
-    longer ``wanted()`` :class:`Withdrawn`, as in ``turn``; ``resource`` and ``report`` are ``turn``'s.
-    ``address``: the client's, by default the one the request's handler runs for (vit.serve.files.OWNER, set
-    by vit.ui.events.handler). While it waits for its page's run, an address over its share is refused
-    (:class:`Crowded`) before any of its requests in line.
-    """
+    """``queue.turn``, waiting (every :data:`RETRY_S`) while the session's own last run finishes, until ``give_up()``;
+    while it waits it counts in its address's share."""
     address = OWNER.get()[1] if address is None else address
     with ExitStack() as stack:
         while True:
@@ -321,6 +280,6 @@ def take_turn(queue: FairQueue, session: str, seconds: float, give_up: Callable[
                     raise
                 with queue.retrying(address):
                     if queue.over_share(address):
-                        raise Crowded(key=CROWDED) from None
+                        raise Crowded(key=queue.refusal) from None
                     time.sleep(RETRY_S)
         yield turn

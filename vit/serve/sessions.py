@@ -1,13 +1,5 @@
-"""Which browser sessions a server remembers, and for whom (issue 26): bounded per client and in all.
-
-Every request that names a ``session_hash`` is :meth:`SessionLedger.seen` with its client's address.
-A client keeps at most ``per_client`` sessions (its own least recently seen go first when it opens
-more), the server at most ``max_sessions`` (the least recently seen of all go first), and a session
-idle for ``idle_s`` is forgotten. So one client minting a session per request evicts only its own
-sessions, and a student who used the page in the last ``idle_s`` seconds keeps their state.
-
-The ledger only decides; its owner forgets what it evicts (gradio's session state, the app's Session).
-Thread-safe, gradio-free and torch-free.
+"""Which browser sessions a server remembers, and for whom: bounded per client and in all. One client minting
+sessions evicts only its own, and never an open page. The ledger only decides; its owner forgets what it evicts.
 """
 
 from __future__ import annotations
@@ -37,11 +29,7 @@ def valid_hash(value: object) -> bool:
 
 
 def positive_int(environ: Mapping[str, str], name: str, default: int) -> int:
-    """A whole number >= 1 from ``environ[name]``; ``default`` when unset.
-
-    Raises:
-        ValueError: set to something else (the operator's typo stops the start, in one sentence).
-    """
+    """A whole number >= 1 from ``environ[name]``, ``default`` when unset; ValueError (one sentence) otherwise."""
     raw = environ.get(name, "").strip()
     if not raw:
         return default
@@ -55,11 +43,7 @@ def positive_int(environ: Mapping[str, str], name: str, default: int) -> int:
 
 
 def positive_number(environ: Mapping[str, str], name: str, default: float, unit: str) -> float:
-    """A finite number > 0 from ``environ[name]``, in ``unit`` (named in the refusal); ``default`` when unset.
-
-    Raises:
-        ValueError: set to something else (the operator's typo stops the start, in one sentence).
-    """
+    """A finite number > 0 of ``unit`` from ``environ[name]``, ``default`` when unset; ValueError otherwise."""
     raw = environ.get(name, "").strip()
     try:
         number = float(raw) if raw else float(default)
@@ -77,13 +61,15 @@ class _Entry:
 
 
 class SessionLedger:
-    """Sessions by last use, each with its client; :meth:`seen` returns the sessions to forget."""
+    """Sessions by last use, each with its client; :meth:`seen` returns the sessions to forget. A ``live(session)``
+    one (its page open) is never forgotten for ``per_client`` or idleness, for ``max_sessions`` only last."""
 
     def __init__(self, max_sessions: int = MAX_SESSIONS, per_client: int = PER_CLIENT, idle_s: float = IDLE_S,
-                 clock: Callable[[], float] = time.monotonic):
+                 clock: Callable[[], float] = time.monotonic, live: Callable[[str], bool] = lambda session: False):
         if max_sessions < 1 or per_client < 1:
             raise ValueError(f"the session limits must be at least 1, got {max_sessions} and {per_client}")
         self.max_sessions, self.per_client, self.idle_s, self.clock = max_sessions, per_client, idle_s, clock
+        self.live = live
         self._all: OrderedDict[str, _Entry] = OrderedDict()  # least recently seen first
         self._by_client: dict[str, OrderedDict[str, None]] = {}
         self._lock = threading.Lock()
@@ -102,11 +88,8 @@ class SessionLedger:
             return session in self._all
 
     def seen(self, session: str, client: str) -> list[str]:
-        """``session`` was used now by ``client``; returns the sessions to forget (never ``session`` itself).
-
-        Forgotten, in this order: sessions idle longer than ``idle_s``; the client's least recently
-        seen beyond ``per_client``; the server's least recently seen beyond ``max_sessions``.
-        """
+        """``session`` was used now by ``client``; the sessions to forget (never ``session``): idle past ``idle_s``,
+        the client's least recently seen beyond ``per_client``, the server's beyond ``max_sessions``; open ones kept."""
         now = self.clock()
         with self._lock:
             entry = self._all.get(session)
@@ -117,16 +100,28 @@ class SessionLedger:
                 entry.last = now
                 self._all.move_to_end(session)
                 self._by_client[entry.client].move_to_end(session)
-            gone = [s for s, _ in itertools.takewhile(lambda item: now - item[1].last > self.idle_s, self._all.items())]
-            mine = self._by_client[self._all[session].client]
-            gone += list(mine)[:max(0, len(mine) - self.per_client)]
+            idle = itertools.takewhile(lambda item: now - item[1].last > self.idle_s, self._all.items())
+            gone = [s for s, _ in idle if not self.live(s)]
             for s in gone:
                 self._drop(s)
-            extra = max(0, len(self._all) - self.max_sessions)
-            oldest = list(itertools.islice((s for s in self._all if s != session), extra))
-            for s in oldest:
-                self._drop(s)
-            return gone + oldest
+            mine = self._by_client[self._all[session].client]
+            gone += self._drop_oldest(mine, len(mine) - self.per_client, session, live_too=False)
+            return gone + self._drop_oldest(self._all, len(self._all) - self.max_sessions, session, live_too=True)
+
+    def _drop_oldest(self, sessions, n: int, keep: str, live_too: bool) -> list[str]:
+        """Drop the ``n`` least recently seen of ``sessions`` but ``keep``: those whose page is closed first."""
+        if n <= 0:
+            return []
+        closed, open_ = [], []
+        for s in sessions:
+            if len(closed) >= n:
+                break
+            if s != keep:
+                (open_ if self.live(s) else closed).append(s)
+        oldest = (closed + (open_ if live_too else []))[:n]
+        for s in oldest:
+            self._drop(s)
+        return oldest
 
     def _drop(self, session: str) -> None:
         entry = self._all.pop(session, None)

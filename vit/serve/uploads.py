@@ -1,21 +1,5 @@
-"""The upload folder bounded on disk (issue 26): its own folder per server, a size cap, no leftovers.
-
-* :func:`server_folder`: this server's folder under one root (``$GRADIO_TEMP_DIR`` or ``$TMPDIR/gradio``),
-  named with its pid, after removing the folders of servers that are gone (``kill -9``, an OOM kill).
-* :class:`UploadSpace`: the uploads hold at most ``max_bytes`` (``VIT_UPLOAD_GB``, 1 by default), and one
-  address at most its share (``VIT_UPLOAD_ADDRESS_GB``, half the folder by default): an upload is admitted only
-  if it fits both, with what is there and what other uploads in flight reserved. What makes room is the
-  uploading address's own oldest files first, then the oldest of whichever other address holds the most; never
-  a file a live page shows (``shown``) nor one younger than ``KEEP_AGE_S`` (it may be about to be analysed).
-  One client uploading 19 MB files in a loop used to delete every student's photo a minute after it came, and
-  10 of 18 other students' uploads got 507 (High 2 of the review of 2026-12-04): now it meets its own share
-  (429) and makes room only with its own files. A drawing is kept here too (:meth:`UploadSpace.store`), under
-  the same rules (Medium 9). Partial files of aborted uploads and empty folders are swept away. The server's
-  picture folder inside it is neither counted nor touched (it has budgets of its own:
-  :class:`vit.serve.files.PictureFolder`).
-
-Blocking (file system walks): call from a worker thread, never on the event loop. Gradio-free.
-"""
+"""The upload folder bounded on disk: its own folder per server, a cap, a share per address, no leftovers.
+Blocking (file system walks): call from a worker thread. The attacks behind it: docs/reliability.md."""
 
 from __future__ import annotations
 
@@ -35,9 +19,8 @@ from vit.serve.sessions import positive_number
 UPLOAD_ENV = "VIT_UPLOAD_GB"
 DEFAULT_UPLOAD_GB = 1.0
 SHARE_ENV = "VIT_UPLOAD_ADDRESS_GB"  # what one address may hold; unset: DEFAULT_SHARE of the folder
-# Half the folder (500 MB at the default 1 GB): a class of 30 behind one NAT can each have a 16 MB phone photo on
-# screen at once (480 MB; a 4 MB photo: 125 uploads before their own oldest unshown ones go), and one address,
-# whatever it sends, leaves the other 500 MB to everyone else (25 uploads of the largest 20 MB, 125 photos of 4 MB).
+# Half the folder: a class of 30 behind one NAT can each show a 16 MB photo, and one address leaves the other half
+# to everyone else (the figures: docs/reliability.md).
 DEFAULT_SHARE = 0.5
 OVER_SHARE, FULL = "refusal-upload-share", "refusal-upload-full"  # why an upload was not admitted (vit.i18n.refusals)
 UNOWNED = "\x00unowned"  # files no upload recorded (gradio's own, a partial upload): no address's share
@@ -48,29 +31,19 @@ MIN_WALK_S = 1.0  # ... and at most this often when an upload would not fit
 
 
 def upload_bytes(environ: Mapping[str, str] = os.environ) -> int:
-    """The upload folder's cap in bytes from ``VIT_UPLOAD_GB`` (1e9 bytes each), 1 GB if unset.
-
-    Raises:
-        ValueError: set to something that is not a positive number.
-    """
+    """The upload folder's cap in bytes from ``VIT_UPLOAD_GB`` (1 if unset); ValueError if not a positive number."""
     return int(positive_number(environ, UPLOAD_ENV, DEFAULT_UPLOAD_GB, "gigabytes") * 1e9)
 
 
 def address_share(max_bytes: int, environ: Mapping[str, str] = os.environ) -> int:
-    """What one address may hold in the upload folder: ``VIT_UPLOAD_ADDRESS_GB`` (at most the folder), else
-    :data:`DEFAULT_SHARE` of ``max_bytes``.
-
-    Raises:
-        ValueError: set to something that is not a positive number.
-    """
+    """One address's share in bytes: ``VIT_UPLOAD_ADDRESS_GB`` (at most the folder), else :data:`DEFAULT_SHARE`."""
     if not environ.get(SHARE_ENV, "").strip():
         return int(max_bytes * DEFAULT_SHARE)
     return min(max_bytes, int(positive_number(environ, SHARE_ENV, 1.0, "gigabytes") * 1e9))
 
 
 def gradio_upload_folder() -> str:
-    """Where gradio keeps uploads: ``$GRADIO_TEMP_DIR`` (gradio's documented variable, which the app sets to a folder
-    of this server's own: app.py), else ``$TMPDIR/gradio`` as gradio makes it."""
+    """Where gradio keeps uploads: ``$GRADIO_TEMP_DIR`` (which app.py sets), else ``$TMPDIR/gradio`` as gradio does."""
     return os.environ.get("GRADIO_TEMP_DIR") or str((Path(tempfile.gettempdir()) / "gradio").resolve())
 
 
@@ -83,8 +56,8 @@ def server_folder(root: str | os.PathLike) -> Path:
 
 
 def _files(folder: Path) -> list[tuple[float, int, Path, bool]]:
-    """(mtime, size, path, at the top level) of every regular file under ``folder``, the server's own picture folder
-    left out (its files are bounded on their own: vit.serve.files.PictureFolder)."""
+    """(mtime, size, path, at the top level) of every regular file under ``folder``, the picture folder left out
+    (bounded on its own)."""
     found = []
     for dirpath, dirs, names in os.walk(folder):
         dirs[:] = [d for d in dirs if not d.startswith(PICTURE_PREFIX)]
@@ -100,15 +73,8 @@ def _files(folder: Path) -> list[tuple[float, int, Path, bool]]:
 
 
 class UploadSpace:
-    """What the upload folder may hold: ``max_bytes`` in files, plus what admitted uploads reserved; of it, one
-    address at most ``share_bytes``.
-
-    Args:
-        folder: the upload folder (gradio's, ``$GRADIO_TEMP_DIR``).
-        max_bytes: the folder's cap (``VIT_UPLOAD_GB`` if None).
-        share_bytes: one address's (``VIT_UPLOAD_ADDRESS_GB``, else half of ``max_bytes``, if None).
-        shown: ``shown()`` -> the paths of the images live pages show or analyse now (never removed to make room).
-    """
+    """What the upload folder may hold: ``max_bytes`` in files and reservations, one address at most
+    ``share_bytes``. Room is made from the uploader's oldest files first, never from what ``shown()`` names."""
 
     def __init__(self, folder: str | os.PathLike, max_bytes: int | None = None, share_bytes: int | None = None,
                  shown: Callable[[], Iterable[str]] | None = None):
@@ -129,16 +95,8 @@ class UploadSpace:
         return self.reserve(nbytes, client) is None
 
     def reserve(self, nbytes: int, client: str = "") -> str | None:
-        """Reserve ``nbytes`` for an upload from ``client`` if they fit its share and the folder; else why not:
-        :data:`OVER_SHARE` (the address holds its share, with nothing of its own to remove) or :data:`FULL`.
-
-        What makes room: the address's own oldest files first, then those of the other address that holds the
-        most, oldest first; never a file a live page shows or one younger than KEEP_AGE_S. Pair every admission
-        with :meth:`release` once the upload has ended (stored or not). The folder is walked at most every
-        ``WALK_EVERY_S`` (between walks, the last walk's total plus the uploads that ended since), and again when
-        an upload would not fit, at most every ``MIN_WALK_S``: a class's uploads do not queue behind one walk of
-        thousands of files each.
-        """
+        """Reserve ``nbytes`` for ``client``'s upload if they fit, else why not; pair it with :meth:`release`. The
+        folder is walked at most every ``WALK_EVERY_S``, so a class's uploads do not queue behind walks."""
         with self._lock:
             files = self._walk_if(WALK_EVERY_S)
             if self._over(nbytes, client) > 0 and files is None:
@@ -180,12 +138,7 @@ class UploadSpace:
             return self._used_by.get(client, 0)
 
     def store(self, data: bytes, name: str, client: str) -> Path:
-        """Keep ``data`` (a drawing) as an upload of ``client``: in a folder of its own with a whole uuid4 in its
-        name, counted against the address's share and kept by the same rules as its photos.
-
-        Raises:
-            InputError: it does not fit (:data:`OVER_SHARE` or :data:`FULL`, one sentence each).
-        """
+        """Keep ``data`` (a drawing) as an upload of ``client``, in a folder of its own named by a whole uuid4."""
         refused = self.reserve(len(data), client)
         if refused is not None:
             raise InputError(key=refused)
@@ -208,8 +161,7 @@ class UploadSpace:
         return max(self._own_over(nbytes, client), self._total_over(nbytes))
 
     def _walk_if(self, older_than_s: float) -> list | None:
-        """The folder's files, walked anew if the last walk is older than ``older_than_s`` (else None); each
-        address's bytes counted again, and the owners of files gone forgotten."""
+        """The folder's files, walked anew if the last walk is older than ``older_than_s`` (else None)."""
         if time.monotonic() - self._walked < older_than_s:
             return None
         files = _files(Path(self._real))
@@ -225,9 +177,8 @@ class UploadSpace:
         return files
 
     def _make_room(self, files, nbytes: int, client: str) -> None:
-        """Remove files until the upload fits: ``client``'s own oldest first (to its share, and for the folder),
-        then, for the folder, the oldest of the address holding the most (files no upload recorded count as one
-        address). Never a file younger than KEEP_AGE_S or one a live page shows."""
+        """Remove files until the upload fits: ``client``'s own oldest first, then the oldest of the address holding
+        the most. Never a file younger than KEEP_AGE_S or one a live page shows."""
         now = time.time()
         shown = {os.path.realpath(p) for p in self.shown() if isinstance(p, str)}
         mine, theirs = [], {}

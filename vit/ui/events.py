@@ -1,16 +1,5 @@
-"""What happens when someone does something: one function per event, returning outputs by name.
-
-Every handler returns ``{elem_id: value}`` (the names of :mod:`vit.ui.layout`'s components),
-so no output is ever matched by position; :func:`named` turns that into gradio's
-``{component: value}``. Two kinds of callers:
-
-* the page (private events): controls are clamped to what they show, a setting that is
-  slow or needs a large download waits for the Analyze button (the pictures say they are
-  out of date), the newest request of a session wins and older results are dropped, and
-  pictures are redrawn only when what they show changes (:func:`page_redraw`);
-* the API (``/analyze``, ``/redraw``, ``/top_k``, ...): strict, every bad value named in
-  its message, every picture returned.
-"""
+"""One handler per action, returning ``{elem_id: value}``. Analyze, redraw and top-k each read their inputs two
+ways (:class:`Reading`): strictly for the API, as the controls show them for the page."""
 
 from __future__ import annotations
 
@@ -19,20 +8,20 @@ import logging
 import os
 import time
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import gradio as gr
 from PIL import Image
 
 from vit import cost as costs
-from vit import i18n, validate, views
-from vit.config import patch_size_range
+from vit import i18n, validate
+from vit.config import native_config, patch_size_range
 from vit.errors import InputError
 from vit.model.families import ASSETS, is_trained_here
 from vit.serve.files import owned_by
 from vit.serve.limits import LogQuota
 from vit.ui import inputs, meter, models, pictures, runs, startup
-from vit.ui.inputs import Number, Query, layer_head
+from vit.ui.inputs import Number, Query
 from vit.ui.lang import of as language_of
 from vit.ui.lang import progress_in
 from vit.ui.runs import PROGRESS_DRAWING
@@ -52,52 +41,44 @@ from vit.ui.state import (
     show,
 )
 from vit.validate import Setting
-from vit.views import registry
+from vit.views import base, draw, patches, registry
 from vit.views.registry import Display
 
 log = logging.getLogger("vit.app")
 
 DEFAULTS = Display()  # the display before anyone changes it (vit.views.registry: defined there once)
-NO_CLASSIFIER = i18n.text("no-classifier")  # what the top-k box says then
 AUTO_DOWNLOAD_MB = 400  # larger checkpoints (ViT-L, ViT-H) download only when Analyze is pressed
+BUSY = dict(interactive=False, value="Analyzing…")  # the Analyze button while any of the page's runs goes on
+IDLE = dict(interactive=True, value="Analyze")
 
-# /analyze's outputs, in the order API clients receive them.
-ANALYZE_OUTPUTS = ("banner", "patch-grid", "patch-grid-caption", "stage-table", "rollout-view",
-                   "rollout-view-caption", "head-views", "head-views-caption", "layer-views",
-                   "layer-views-caption", "query-view", "query-view-caption", "predictions", "depth-plot",
-                   "timing", "analysis-key")
-REDRAW_PICTURES = registry.ANALYSIS_PICTURES  # the depth plot too: it is drawn to fill its frame
-REDRAW_OUTPUTS = tuple(n for p in REDRAW_PICTURES for n in (p, f"{p}-caption")) + ("grid-info", "timing")
-
-
-def click_outputs(tab: str) -> tuple[str, ...]:
-    """A click on a picture of ``tab``: the new query patch, the pictures of that tab that the query changes and their
-    captions, the grid's geometry (where the page outlines the clicked patch), the timing (an event with fewer
-    outputs is a quicker round trip). The patch grid is not among them: the page outlines the patch itself."""
-    pictures = [n for n in registry.on_tab(tab) if n in REDRAW_PICTURES and "query" in registry.PICTURES[n].depends_on
-                and not registry.PICTURES[n].marks_query]
-    return ("query", *(x for p in pictures for x in (p, f"{p}-caption")), "grid-info", "timing")
-# /redraw's outputs (the API's five pictures, each followed by its caption, then the timing).
-API_REDRAW_OUTPUTS = tuple(n for p in registry.API_PICTURES for n in (p, f"{p}-caption")) + ("timing",)
-# The inputs of /analyze and of the page's analyses, in the order of the handlers' arguments.
-# /analyze's inputs: the API's own P, depth and layer (None unless given: the model's own), the page's others.
+# The API's outputs in the order its clients receive them; /analyze's key is a gr.State (not sent to clients).
+API_REDRAW_OUTPUTS = (*(n for p in registry.API_PICTURES for n in (p, f"{p}-caption")), "timing")
+ANALYZE_OUTPUTS = ("banner", "stage-table", "predictions", "depth-plot", *API_REDRAW_OUTPUTS, "analysis-key")
+# /analyze's inputs in its parameters' order: the api-* ones are None unless given (the model's own).
 ANALYZE_INPUTS = ("image", "model", "api-patch-size", "api-depth", "top-k", "head-fusion", "discard-ratio",
                   "api-layer", "head", "opacity", "colormap", "query")
 PAGE_ANALYZE_INPUTS = ("image", "model", "patch-size", "depth", "top-k", "head-fusion", "discard-ratio", "layer",
                        "head")
+PAGE_ANALYZE_OUTPUTS = ("banner", "stage-table", "predictions", "timing", "analysis-key", "notice", "patch-size",
+                        "depth", "layer", "head", "cost-meter", "offer")
+REDRAW_PICTURES = registry.ANALYSIS_PICTURES  # the depth plot too: it is drawn to fill its frame
+REDRAW_OUTPUTS = (*(n for p in REDRAW_PICTURES for n in (p, f"{p}-caption")), "grid-info", "timing")
 MODEL_SETTINGS_OUTPUTS = ("patch-size", "depth", "cost-meter", "layer", "head")
 METER_OUTPUTS = ("cost-meter", "notice")
 BUTTON_OUTPUTS = ("analyze", "notice")
-BUSY = dict(interactive=False, value="Analyzing…")  # the Analyze button while any of the page's runs goes on
-IDLE = dict(interactive=True, value="Analyze")
+
+
+def click_outputs(tab: str) -> tuple[str, ...]:
+    """A click's outputs on ``tab`` (not the patch grid: the page outlines the clicked patch itself)."""
+    pictures = [n for n in registry.on_tab(tab) if n in REDRAW_PICTURES and "query" in registry.PICTURES[n].depends_on
+                and not registry.PICTURES[n].marks_query]
+    return ("query", *(x for p in pictures for x in (p, f"{p}-caption")), "grid-info", "timing")
 
 
 def button(state: dict, request: gr.Request | None) -> dict:
     """The Analyze button's update (:data:`BUSY` or :data:`IDLE`) in the page's language."""
     key = "analyzing" if state is BUSY else "analyze"
     return gr.update(**{**state, "value": i18n.PAGE[key][language_of(request)]})
-PAGE_ANALYZE_OUTPUTS = ("banner", "stage-table", "predictions", "timing",
-                        "analysis-key", "notice", "patch-size", "depth", "layer", "head", "cost-meter")
 
 
 def named(fn: Callable[..., dict], names: tuple[str, ...]) -> Callable[..., tuple]:
@@ -115,9 +96,7 @@ def named(fn: Callable[..., dict], names: tuple[str, ...]) -> Callable[..., tupl
 
 
 def page_event(fn: Callable[..., dict], names: tuple[str, ...]) -> Callable[..., tuple]:
-    """:func:`named` for an ``always_last`` event of the page: a refusal (or a failure) is its toast and changes
-    nothing, and the event ends as a success. In gradio 6.31's page an ``always_last`` event that failed never runs
-    again (it stays "submitted"): one refused image stopped every later analysis of that page."""
+    """:func:`named` whose refusal is a toast, not a failure (gradio never reruns a failed ``always_last`` event)."""
     wrapped = named(fn, names)
 
     @functools.wraps(fn)
@@ -133,10 +112,7 @@ def page_event(fn: Callable[..., dict], names: tuple[str, ...]) -> Callable[...,
 
 
 def handler(fn: Callable) -> Callable:
-    """Our errors become messages a student reads; anything else is logged and the server keeps serving.
-
-    Pictures in the result go out as files, each in its registry's encoding (:func:`vit.ui.state.picture_file`).
-    """
+    """Our errors become a student's message, others are logged; pictures in the result go out as files."""
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
@@ -177,7 +153,6 @@ def _request(args, kwargs) -> gr.Request | None:
 
 
 def _language(args, kwargs) -> str:
-    """The language of the page a handler answers."""
     return language_of(_request(args, kwargs))
 
 
@@ -185,7 +160,7 @@ def _as_files(result):
     def encode(x, name=None):
         picture = registry.PICTURES.get(name)
         encoding = picture.encoding if picture else "png"
-        if isinstance(x, views.View):
+        if isinstance(x, base.View):
             return pictures.shown(x, encoding)
         return picture_file(x, encoding) if isinstance(x, Image.Image) else x
 
@@ -196,23 +171,127 @@ def _as_files(result):
     return encode(result)
 
 
-# --------------------------------------------------------------------------- the API's events
+@dataclass(frozen=True)
+class Reading:
+    """The API's inputs strictly, refused by name (:data:`STRICT`); the page's clamped as its controls show them."""
+
+    page: bool
+
+    def setting(self, model: str, patch_size: Number, depth: Number) -> Setting:
+        return validate.setting(model, patch_size, depth, clamp=self.page)
+
+    def top_k(self, value: Number, classes: int) -> int:
+        return inputs.top_k(value, classes) if self.page else min(validate.top_k(value), classes)
+
+    def discard_ratio(self, value: Number) -> float:
+        return inputs.discard_ratio(value) if self.page else validate.discard_ratio(value)
+
+    def layer_head(self, layer: Number, head: Number, depth: int, heads: int, layers: int) -> tuple[int, int]:
+        """1-based (layer, head) of a run of ``depth`` of the model's ``layers``; a layer past it shows the last."""
+        if self.page:
+            return inputs.clamp(layer, 1, depth, depth), inputs.clamp(head, 1, heads, 1)
+        return (depth if layer is None else min(validate.layer(layer, layers), depth)), validate.head(head, heads)
+
+    def display(self, query: Query, layer: Number, head: Number, opacity: Number, colormap: str, depth: int,
+                heads: int, layers: int, request: gr.Request | None, **more) -> Display:
+        layer, head = self.layer_head(layer, head, depth, heads, layers)
+        opacity = inputs.opacity(opacity, DEFAULTS.opacity) if self.page else validate.opacity(opacity)
+        return Display(inputs.query_fraction(query), layer, head, opacity, inputs.colormap_name(colormap),
+                       lang=self.language(request), **more)
+
+    def language(self, request: gr.Request | None) -> str:
+        return language_of(request) if self.page else "en"
+
+
+STRICT, PAGE = Reading(page=False), Reading(page=True)
+
+
+def _predictions(a, k: int, lang: str) -> dict | str:
+    return patches.top_k(a, k, lang) or i18n.text("no-classifier", lang)  # a backbone has no classes to list
+
+
+def _files(a, displays: dict[str, Display], page: bool) -> dict:
+    """Each picture of ``displays`` drawn and encoded (:func:`vit.ui.pictures.drawn_files`), then its caption."""
+    out = {}
+    for name, (file, caption) in pictures.drawn_files(a, displays, page=page).items():
+        out[name], out[f"{name}-caption"] = file, caption
+    return out
 
 
 @handler
+def analysis(reading: Reading, image: object, model: str, patch_size: Number, depth: Number, top_k: Number,
+             head_fusion: str, discard_ratio: Number, layer: Number, head: Number, opacity: Number = DEFAULTS.opacity,
+             colormap: str = DEFAULTS.cmap, query: Query = DEFAULTS.query, progress=None, request: gr.Request = None,
+             explicit: bool = False) -> dict:
+    """Run the ViT and keep the analysis. The page's run is its session's (:func:`_claim`): a slow one waits for
+    Analyze, the newest request wins."""
+    t0 = time.perf_counter()
+    if image is None and reading.page:
+        return {}  # the image was cleared
+    lang = reading.language(request)
+    setting = reading.setting(model, patch_size, depth)
+    native = setting.native
+    top_k = reading.top_k(top_k, native.num_classes)  # the shapes model has 8 classes
+    head_fusion, discard_ratio = validate.head_fusion(head_fusion), reading.discard_ratio(discard_ratio)
+    out, session, number = {}, None, None
+    if reading.page:
+        # Only a clamped value goes back: echoing the others could overwrite what the student is typing meanwhile.
+        sent = {"patch-size": patch_size, "depth": depth}
+        out = {k: v for k, v in {"patch-size": setting.patch_size, "depth": setting.depth}.items() if v != sent[k]}
+        session, wanted = SESSIONS.get(session_of(request)), Shown(inputs.image_id(image), setting)
+        log.debug("page analysis asked for %s (explicit: %s, image %s)", meter.setting_words(setting), explicit,
+                  wanted.image)
+        number, notice = _claim(session, wanted, explicit, lang)
+        if number is None:
+            return {**out, "notice": notice}
+    else:  # every value checked before the model runs
+        display = reading.display(query, layer, head, opacity, colormap, setting.depth, native.num_heads,
+                                  native.num_layers, request)
+    progress = progress_in(progress, lang)
+    try:
+        source, filename = inputs.image_source(image)
+        a, run_s = runs.run(source, filename, setting, top_k, head_fusion, discard_ratio, progress,
+                            session_of(request), None if session is None else lambda: session.wants(number), lang)
+        if a is None or (session is not None and session.latest != number):
+            return {}  # a newer request of this session: it shows instead
+        t2 = time.perf_counter()
+        key = analysis_store().put(a)
+        if session is not None:
+            before = session.shown.setting if session.shown is not None else None
+            show(session, wanted, key)  # the analysis it showed before goes, unless another session shows it
+    finally:
+        if session is not None:
+            with session.lock:
+                if session.running == wanted and session.latest == number:
+                    session.running = None
+    out.update({"banner": meter.banner_html(a, lang), "stage-table": pictures.stage_table(a, lang),
+                "predictions": _predictions(a, top_k, lang), "analysis-key": key})
+    if session is not None:
+        out.update(_analysed(a, setting, before, layer, head, lang))
+    else:
+        progress(PROGRESS_DRAWING, "progress-drawing")
+        out["depth-plot"] = registry.draw(a, "depth-plot").image
+        out.update(_files(a, dict.fromkeys(registry.API_PICTURES, display), page=False))  # two at a time
+    timing = runs.timing_fields(a, run_s, t0, t2)
+    if session is not None:
+        session.timing = timing  # a redraw writes the line again, in the page's language then
+    out["timing"] = i18n.text("timing", lang, **timing)
+    log.info("analysed %s: %s", meter.setting_words(setting), out["timing"])
+    release_memory()
+    return out
+
+
 def analyze(image: object, model: str, patch_size: Number = None, depth: Number = None, top_k: Number = 5,
             head_fusion: str = "mean", discard_ratio: Number = 0.0, layer: Number = None, head: Number = 1,
-            opacity: Number = DEFAULTS.opacity,
-            colormap: str = DEFAULTS.cmap, query: Query = DEFAULTS.query, progress=gr.Progress(),
-            request: gr.Request = None) -> tuple:
-    """Run the ViT on one image and draw every view.
+            opacity: Number = DEFAULTS.opacity, colormap: str = DEFAULTS.cmap, query: Query = DEFAULTS.query,
+            progress=gr.Progress(), request: gr.Request = None) -> tuple:
+    """Run the ViT on one image and draw every view (``/analyze``: :data:`ANALYZE_OUTPUTS`, in that order).
 
     Args:
         image: the photo (any JPEG/PNG/WebP/GIF/BMP/TIFF).
         model: "ViT-B/16", "ViT-B/32", "ViT-L/16", "ViT-L/32", "ViT-H/14" (or "vit_b_16" ...), or
             "ViT-Tiny shapes, trained here" ("vit_tiny_shapes": 64 px, drawn shapes, no download).
-        patch_size: P in pixels, 4 to 64 (4 to 32 for the shapes model); the grid becomes
-            round(224 / P) per side (round(64 / P) for the shapes model). Not given: the checkpoint's own.
+        patch_size: P in pixels, 4 to 64 (4 to 32 for the shapes model). Not given: the checkpoint's own.
         depth: how many encoder blocks to run, 1 to L. Not given: all L of the model.
         top_k: how many predictions to list, 1 to 20.
         head_fusion: how rollout and the per-layer maps fuse the heads: "mean", "max" or "min".
@@ -221,85 +300,18 @@ def analyze(image: object, model: str, patch_size: Number = None, depth: Number 
         head: the head to inspect, 1-based.
         opacity: of the heatmaps over the image, 0 to 1.
         colormap: "cividis", "viridis", "magma" or "gray".
-
-    Returns:
-        The weights banner, the patch grid and its caption, the stage table, the rollout,
-        per-head and per-layer maps and the query-patch view with their captions, the
-        top-k predictions, the depth plot and the timings (in that order).
     """
-    t0 = time.perf_counter()
-    source, filename = inputs.image_source(image)
-    setting = validate.setting(model, patch_size, depth)  # once: everything below takes the record
-    native = setting.native
-    top_k = min(validate.top_k(top_k), native.num_classes)  # the shapes model has 8 classes
-    head_fusion = validate.head_fusion(head_fusion)
-    discard_ratio = validate.discard_ratio(discard_ratio)
-    layer = setting.depth if layer is None else min(validate.layer(layer, native.num_layers), setting.depth)
-    display = Display(inputs.query_fraction(query), layer, validate.head(head, native.num_heads),
-                      validate.opacity(opacity), inputs.colormap_name(colormap))
-    a, run_s = runs.run(source, filename, setting, top_k, head_fusion, discard_ratio, progress, session_of(request))
-    progress_in(progress, "en")(PROGRESS_DRAWING, "progress-drawing")  # the API's words: English
-    t2 = time.perf_counter()
-    out = {"banner": meter.banner_html(a), "stage-table": pictures.stage_table(a), "predictions": views.top_k(a, top_k),
-           "depth-plot": registry.draw(a, "depth-plot").image}
-    api = dict.fromkeys(registry.API_PICTURES, display)
-    for name, (file, caption) in pictures.drawn_files(a, api, page=False).items():
-        out[name], out[f"{name}-caption"] = file, caption  # drawn and encoded two at a time
-    out["timing"] = runs.timing(a, run_s, t0, t2)
-    out["analysis-key"] = analysis_store().put(a)
-    log.info("analysed %s: %s", meter.setting_words(setting), out["timing"])
-    release_memory()
-    out = _as_files(out)  # each picture in its encoding, by name
+    out = analysis(STRICT, image, model, patch_size, depth, top_k, head_fusion, discard_ratio, layer, head, opacity,
+                   colormap, query, progress, request)
     return tuple(out[k] for k in ANALYZE_OUTPUTS)
 
 
-@handler
-def redraw_all(key: str | None, query_x: Number = DEFAULTS.query[0], query_y: Number = DEFAULTS.query[1],
-               layer: Number = None, head: Number = 1, opacity: Number = DEFAULTS.opacity,
-               colormap: str = DEFAULTS.cmap, head_fusion: str = "mean", discard_ratio: Number = 0.0) -> dict:
-    """Every picture of this session's last analysis again, with other display settings (no model run).
-
-    Args:
-        query_x, query_y: the query patch, as fractions of the picture's width and height (0 to 1).
-        layer, head, opacity, colormap, head_fusion, discard_ratio: as for ``/analyze``.
-
-    Returns:
-        The five pictures, each followed by its caption: patch grid, query patch, rollout,
-        per head, per layer; then the timing.
-    """
-    t0 = time.perf_counter()
-    a = runs.with_options(key, head_fusion, discard_ratio)
-    layer, head = layer_head(a, layer, head)
-    display = Display(inputs.query_fraction((query_x, query_y)), layer, head, validate.opacity(opacity),
-                      inputs.colormap_name(colormap))
-    out = {}
-    api = dict.fromkeys(registry.API_PICTURES, display)
-    for name, (file, caption) in pictures.drawn_files(a, api, page=False).items():
-        out[name], out[f"{name}-caption"] = file, caption  # drawn and encoded two at a time
-    out["timing"] = pictures.redrawn(t0)
-    return out
-
-
-@handler
-def predictions(key: str | None, top_k: Number):
-    """Another top-k: read from the kept probabilities."""
-    if key is None:
-        return gr.skip()
-    a = kept(key)
-    return views.top_k(a, min(validate.top_k(top_k), max(1, len(a.probs)))) or NO_CLASSIFIER
-
-
-# --------------------------------------------------------------------------- the page's events
-
-
-@handler
-def page_predictions(key: str | None, top_k: Number, request: gr.Request = None):
-    """The page's top-k slider: another top-k, clamped to what the box shows (no toast for a typed 0 or 50)."""
-    if key is None:
-        return gr.skip()
-    a = kept(key)
-    lang = language_of(request)
-    return views.top_k(a, inputs.top_k(top_k, max(1, len(a.probs))), lang) or i18n.text("no-classifier", lang)
+def page_analyze(image: object, model: str, patch_size: Number, depth: Number, top_k: Number, head_fusion: str,
+                 discard_ratio: Number, layer: Number, head: Number, explicit: bool = False, progress=gr.Progress(),
+                 request: gr.Request = None) -> dict:
+    """The page's analysis; gradio gives ``progress`` and ``request`` at their places: right after the page's inputs."""
+    return analysis(PAGE, image, model, patch_size, depth, top_k, head_fusion, discard_ratio, layer, head,
+                    progress=progress, request=request, explicit=explicit)
 
 
 def _auto_reason(c: costs.Cost, lang: str = "en") -> str:
@@ -314,7 +326,7 @@ def _auto_reason(c: costs.Cost, lang: str = "en") -> str:
     if models.is_hub(c.name):  # its weights' size from its parameters (float32), until they are cached
         from vit.model import hub  # noqa: PLC0415 - huggingface_hub and safetensors
 
-        megabytes = costs.estimate(c.name).weights_bytes / 1e6  # the whole file, whatever the depth run
+        megabytes = costs.checkpoint_bytes(c.name) / 1e6  # the whole file, whatever the depth run
         if megabytes <= AUTO_DOWNLOAD_MB or hub.is_cached(c.name):
             return ""
         return i18n.text("reason-weights", lang, mb=f"{megabytes:,.0f}")
@@ -325,25 +337,8 @@ def _auto_reason(c: costs.Cost, lang: str = "en") -> str:
     return ""
 
 
-def _slider(value: Number, top: int, reset: bool = False) -> dict:
-    """A 1..top slider after a run; with a single value (depth 1) it is hidden: a slider needs two ends.
-
-    ``value`` is the control's value when the run started: while it still fits, only the range is sent, so
-    a value the student chose while the run went on stays; one that no longer fits (or ``reset``) is set.
-    """
-    update = dict(minimum=1, maximum=max(top, 2), visible=top > 1)
-    number = inputs.clamp(value, 1, top, top)
-    if reset or number != value or top == 1:
-        update["value"] = top if reset else number
-    return gr.update(**update)
-
-
 def _claim(session: Session, wanted: Shown, explicit: bool, lang: str = "en") -> tuple[int | None, str]:
-    """Under the session's lock: (the run's number, "") if ``wanted`` runs now, else (None, the notice to show).
-
-    A setting already shown or running is not run again (two triggers of one change, Enter and the box
-    losing focus, run once); a slow one waits for Analyze unless ``explicit``.
-    """
+    """Under the session's lock: (the run's number, "") if ``wanted`` runs now, else (None, the notice to show)."""
     with session.lock:
         if wanted == session.running:  # Enter and the box losing focus, or a blur and Analyze: it runs once
             return None, meter.running(session.shown.setting if session.shown else None, wanted.setting, lang)
@@ -361,69 +356,26 @@ def _claim(session: Session, wanted: Shown, explicit: bool, lang: str = "en") ->
         return number, ""
 
 
-@handler
-def page_analyze(image: object, model: str, patch_size: Number, depth: Number, top_k: Number, head_fusion: str,
-                 discard_ratio: Number, layer: Number, head: Number, progress=gr.Progress(), request: gr.Request = None,
-                 explicit: bool = False) -> dict:
-    """The page's analysis: Analyze (``explicit``), or a new image, patch size, depth or model.
-
-    Controls are read as they show (clamped); a setting already shown or running is not run
-    again; a slow one waits for Analyze; the newest request of a session wins. Pictures are not
-    drawn here: the new analysis key triggers :func:`page_redraw` with the controls as they are then.
-    """
-    t0 = time.perf_counter()
-    if image is None:
-        return {}
-    session = SESSIONS.get(session_of(request))
-    setting = inputs.page_setting(model, patch_size, depth)
-    # A clamped value goes back to its control, so the control shows what runs; others are left alone
-    # (echoing them could overwrite what the student is typing meanwhile).
-    sent = {"patch-size": patch_size, "depth": depth}
-    controls = {k: v for k, v in {"patch-size": setting.patch_size, "depth": setting.depth}.items() if v != sent[k]}
-    wanted = Shown(inputs.image_id(image), setting)
-    log.debug("page analysis asked for %s (explicit: %s, image %s)", meter.setting_words(setting), explicit,
-              wanted.image)
-    lang = language_of(request)
-    number, notice = _claim(session, wanted, explicit, lang)
-    if number is None:
-        return {**controls, "notice": notice}
-    top_k = inputs.top_k(top_k, setting.native.num_classes)
-    progress = progress_in(progress, request)  # its words in the page's language
-    try:
-        source, filename = inputs.image_source(image)
-        a, run_s = runs.run(source, filename, setting, top_k, validate.head_fusion(head_fusion),
-                            inputs.discard_ratio(discard_ratio), progress, session_of(request),
-                            still_wanted=lambda: session.wants(number), lang=language_of(request))
-        if a is None or session.latest != number:  # a newer request of this session: it shows instead
-            return {}
-        t2 = time.perf_counter()
-        before = session.shown.setting if session.shown is not None else None
-        key = analysis_store().put(a)
-        show(session, wanted, key)  # the analysis it showed before goes, unless another session shows it
-    finally:
-        with session.lock:
-            if session.running == wanted and session.latest == number:
-                session.running = None
-    out = {**controls, **_analysed(a, key, setting, before, layer, head, top_k, lang)}
-    session.timing = runs.timing_fields(a, run_s, t0, t2)
-    out["timing"] = i18n.text("timing", lang, **session.timing)
-    log.info("analysed %s: %s", meter.setting_words(setting), out["timing"])
-    release_memory()
-    return out
-
-
-def _analysed(a, key: str, setting: Setting, before: Setting | None, layer, head, top_k: int,
-              lang: str = "en") -> dict:
-    """A new analysis's outputs on the page (its pictures follow from the new key: :func:`page_redraw`)."""
+def _analysed(a, setting: Setting, before: Setting | None, layer: Number, head: Number, lang: str = "en") -> dict:
+    """The page's own outputs for a new analysis: the notice cleared, the sliders' ranges, the meter, the offer."""
     same_model = before is not None and (before.name, before.depth) == (setting.name, setting.depth)
     return {
-        "banner": meter.banner_html(a, lang), "stage-table": pictures.stage_table(a, lang),
-        "predictions": views.top_k(a, top_k, lang) or i18n.text("no-classifier", lang), "analysis-key": key,
         "notice": "",
         "layer": _slider(layer, setting.depth, reset=not same_model),  # another model or depth: its last layer
         "head": _head(head, a.num_heads),
         "cost-meter": meter.cost_meter(setting, shown=True, lang=lang),
+        "offer": gr.update(visible=meter.offers_trained(a)),  # the model trained here, beside the banner
     }
+
+
+def _slider(value: Number, top: int, reset: bool = False) -> dict:
+    """A 1..top slider after a run (hidden for a single value: a slider needs two ends). ``value`` is the control's
+    when the run started: while it still fits, only the range is sent (a value chosen meanwhile stays)."""
+    update = dict(minimum=1, maximum=max(top, 2), visible=top > 1)
+    number = inputs.clamp(value, 1, top, top)
+    if reset or number != value or top == 1:
+        update["value"] = top if reset else number
+    return gr.update(**update)
 
 
 def _head(value: Number, heads: int) -> dict:
@@ -432,52 +384,34 @@ def _head(value: Number, heads: int) -> dict:
     return gr.update(maximum=heads) if number == value else gr.update(maximum=heads, value=number)
 
 
-def page_analyze_now(image: object, model: str, patch_size: Number, depth: Number, top_k: Number, head_fusion: str,
-                     discard_ratio: Number, layer: Number, head: Number, progress=gr.Progress(),
-                     request: gr.Request = None) -> dict:
-    """The Analyze button: runs whatever the setting costs (within the server's budget).
-
-    The same parameters as :func:`page_analyze`, spelled out: gradio passes ``progress`` and
-    ``request`` only to a function that names them.
-    """
-    return page_analyze(image, model, patch_size, depth, top_k, head_fusion, discard_ratio, layer, head,
-                        progress=progress, request=request, explicit=True)
-
-
 @handler
-def page_redraw(key: str | None, query: Query, layer: Number, head: Number, opacity: Number, colormap: str,
-                head_fusion: str, discard_ratio: Number, screen: str | bool = "", tab_on_screen: str = "patches",
-                request: gr.Request = None, only: tuple[str, ...] | None = None) -> dict:
-    """Any display control, a click or an arrow key, a new analysis or another tab: redraw what changed.
-
-    No model run. Only the pictures of the tab on screen whose inputs changed are drawn and sent (``only``: of
-    these names, a click's); a redraw of an analysis the browser session no longer shows, or one overtaken by a
-    newer redraw, is dropped.
-    """
-    if key is None:
+def redraw(reading: Reading, key: str | None, query: Query, layer: Number, head: Number, opacity: Number,
+           colormap: str, head_fusion: str, discard_ratio: Number, screen: str | bool = "", tab: str = "patches",
+           request: gr.Request = None, only: tuple[str, ...] | None = None) -> dict:
+    """``key``'s pictures again with other display settings (no model run): the API's all, the page's changed ones."""
+    if key is None and reading.page:
         return {}
     t0 = time.perf_counter()
+    a = runs.with_options(key, head_fusion, reading.discard_ratio(discard_ratio))
+    projector, _ = inputs.screen(screen, tab)
+    display = reading.display(query, layer, head, opacity, colormap, a.depth, a.num_heads,
+                              native_config(a.model).num_layers, request, projector=projector,
+                              marks=not reading.page)  # the page outlines the query's patch on the grid itself
+    if not reading.page:
+        return {**_files(a, dict.fromkeys(registry.API_PICTURES, display), page=False), "timing": pictures.redrawn(t0)}
     session = SESSIONS.get(session_of(request))
     number = session.redraw = SESSIONS.next_number()
-    a = runs.with_options(key, head_fusion, inputs.discard_ratio(discard_ratio))
-    layer = inputs.clamp(layer, 1, a.depth, a.depth)
-    head = inputs.clamp(head, 1, a.num_heads, 1)
-    projector, _ = inputs.screen(screen, tab_on_screen)
-    display = Display(inputs.query_fraction(query), layer, head, inputs.opacity(opacity, DEFAULTS.opacity),
-                      inputs.colormap_name(colormap), projector, lang=language_of(request),
-                      marks=False)  # the page outlines the query's patch on the grid itself
-    cell = views.query_cell(display.query, a.grid)
-    out, drawn = {}, {}
-    own = {n: replace(display, frame=inputs.screen(screen, tab_on_screen, n)[1])  # each picture's frame
-           for n in registry.on_tab(tab_on_screen)}
-    for name in registry.on_tab(tab_on_screen):
+    cell = base.query_cell(display.query, a.grid)
+    own = {n: replace(display, frame=inputs.screen(screen, tab, n)[1]) for n in registry.on_tab(tab)}  # its frame
+    drawn = {}
+    for name in own:
         sig = registry.signature(registry.variant_key(key, name, a.head_fusion, a.discard_ratio), name, own[name], cell)
         gone = not os.path.exists(session.sent.get(name, ""))  # pruned since: the page can no longer fetch it
         if (session.drawn.get(name) != sig or gone) and (only is None or name in only):
             drawn[name] = sig
-    for name, (file, caption) in pictures.drawn_files(a, {n: own[n] for n in drawn}).items():
-        out[name], out[f"{name}-caption"] = file, caption
-        session.sent[name] = file["value"]
+    out = _files(a, {n: own[n] for n in drawn}, page=True)
+    for name in drawn:
+        session.sent[name] = out[name]["value"]
     if "patch-grid" in own:  # where the page outlines the query's patch
         drawn["grid-info"] = (key, cell)
         if session.drawn.get("grid-info") != drawn["grid-info"]:
@@ -490,9 +424,49 @@ def page_redraw(key: str | None, query: Query, layer: Number, head: Number, opac
     return out
 
 
+def redraw_all(key: str | None, query_x: Number = DEFAULTS.query[0], query_y: Number = DEFAULTS.query[1],
+               layer: Number = None, head: Number = 1, opacity: Number = DEFAULTS.opacity,
+               colormap: str = DEFAULTS.cmap, head_fusion: str = "mean", discard_ratio: Number = 0.0,
+               request: gr.Request = None) -> dict:
+    """Every picture of this session's last analysis again, with other display settings (``/redraw``, no model run).
+
+    Args:
+        query_x, query_y: the query patch, as fractions of the picture's width and height (0 to 1).
+        layer, head, opacity, colormap, head_fusion, discard_ratio: as for ``/analyze``.
+    """
+    return redraw(STRICT, key, (query_x, query_y), layer, head, opacity, colormap, head_fusion, discard_ratio,
+                  request=request)
+
+
+def page_redraw(key: str | None, query: Query, layer: Number, head: Number, opacity: Number, colormap: str,
+                head_fusion: str, discard_ratio: Number, screen: str | bool = "", tab_on_screen: str = "patches",
+                request: gr.Request = None, only: tuple[str, ...] | None = None) -> dict:
+    """Any display control, a click or an arrow key, a new analysis or another tab: redraw what changed."""
+    return redraw(PAGE, key, query, layer, head, opacity, colormap, head_fusion, discard_ratio, screen, tab_on_screen,
+                  request=request, only=only)
+
+
+@handler
+def top_classes(reading: Reading, key: str | None, value: Number, request: gr.Request = None):
+    """Another top-k, read from the kept probabilities (no model run)."""
+    if key is None:
+        return gr.skip()
+    a = kept(key)
+    return _predictions(a, reading.top_k(value, max(1, len(a.probs))), reading.language(request))
+
+
+def predictions(key: str | None, top_k: Number, request: gr.Request = None):
+    """``/top_k``: another top-k of this session's last analysis, 1 to 20."""
+    return top_classes(STRICT, key, top_k, request)
+
+
+def page_predictions(key: str | None, top_k: Number, request: gr.Request = None):
+    """The page's top-k slider, clamped to what its box shows (no toast for a typed 0 or 50)."""
+    return top_classes(PAGE, key, top_k, request)
+
+
 def click(key: str | None, clicked: str):
-    """A click on a picture of the model's view: the patch the page says was clicked (vit/ui/page.js maps the
-    pointer through the picture's cells) becomes the query, as the fractions (x, y) of its centre."""
+    """The clicked patch (as vit/ui/page.js maps it) becomes the query: the fractions (x, y) of its centre."""
     a = analysis_store().get(key)
     cell = None if a is None else inputs.clicked_cell(clicked, *a.grid)
     if cell is None:
@@ -505,9 +479,7 @@ def click(key: str | None, clicked: str):
 def click_redraw(key: str | None, which: str, query: Query, layer: Number, head: Number, opacity: Number,
                  colormap: str, head_fusion: str, discard_ratio: Number, screen: str, tab_on_screen: str,
                  clicked: str, request: gr.Request = None) -> dict:
-    """A click on a picture: the new query patch and the pictures drawn for it, in one round trip.
-
-    The picture's own tab is the one on screen (it was clicked): its pictures are the ones redrawn."""
+    """A click on a picture: the new query and its tab's pictures drawn for it, in one round trip."""
     tab = registry.PICTURES[which].tab if which in registry.PICTURES else tab_on_screen
     clicked = click(key, clicked)
     if not isinstance(clicked, tuple):
@@ -526,7 +498,7 @@ def move(key: str | None, query: Query, direction: str):
     if a is None:
         return gr.skip()
     rows, cols = a.grid
-    r, c = views.query_cell(inputs.query_fraction(query), a.grid)
+    r, c = base.query_cell(inputs.query_fraction(query), a.grid)
     dr, dc = MOVES.get(direction, (0, 0))
     r, c = min(max(r + dr, 0), rows - 1), min(max(c + dc, 0), cols - 1)
     return ((c + 0.5) / cols, (r + 0.5) / rows)
@@ -537,10 +509,9 @@ def page_closed(request: gr.Request = None) -> None:
     end_session(session_of(request))
 
 
-def analysis_started(model: str, patch_size: Number, depth: Number, request: gr.Request = None,
-                     explicit: bool = False) -> dict:
-    """The first step of each of the page's analysis chains (Analyze, a new image, P, depth or model): the button
-    says "Analyzing…" and is disabled; Analyze's own run says so in the notice too."""
+def analysis_started(model: str, patch_size: Number, depth: Number, explicit: bool = False,
+                     request: gr.Request = None) -> dict:
+    """First step of each analysis chain: the button is disabled; Analyze's own run (``explicit``) says so too."""
     session = SESSIONS.get(session_of(request))
     with session.lock:
         session.busy += 1
@@ -548,7 +519,7 @@ def analysis_started(model: str, patch_size: Number, depth: Number, request: gr.
         shown = session.shown.setting if session.shown else None
     out = {"analyze": button(BUSY, request)}
     try:
-        wanted = inputs.page_setting(model, patch_size, depth)
+        wanted = validate.setting(model, patch_size, depth, clamp=True)
     except InputError:
         return out  # the run itself says what is wrong
     if explicit and wanted != shown:
@@ -556,23 +527,10 @@ def analysis_started(model: str, patch_size: Number, depth: Number, request: gr.
     return out
 
 
-def analyze_started(model: str, patch_size: Number, depth: Number, request: gr.Request = None) -> dict:
-    """The Analyze button's chain: :func:`analysis_started`, with the notice."""
-    return analysis_started(model, patch_size, depth, request=request, explicit=True)
-
-
-def analysis_ended(model: str | None = None, patch_size: Number = None, depth: Number = None,
-                   request: gr.Request = None, explicit: bool = False) -> dict:
-    """The last step of each analysis chain: the button comes back only when no other chain is still under way
-    (a blur's chain that ends while Analyze's run goes on leaves it disabled, and the notice says "running").
-
-    It comes back, too, once nothing of the page runs, waits or was asked for: gradio fires a replaced image's change
-    twice (the old value cleared, the new one set), which starts its chain twice while the run, an ``always_last``
-    event, may run and end once (a refused file then left the button "Analyzing…" for good).
-
-    The last chain to end restates the notice from the session as it is then, for the controls (``model``,
-    ``patch_size``, ``depth``) as they are: an earlier step's "Running…" answered while the run went on could
-    otherwise land after the run's own "" and stay over pictures that nothing is changing."""
+def analysis_ended(model: str | None = None, patch_size: Number = None, depth: Number = None, explicit: bool = False,
+                   request: gr.Request = None) -> dict:
+    """Last step of each chain: the button comes back once nothing runs or waits (a replaced image fires twice); the
+    notice is restated, as an earlier "Running…" could land after the run's own "" and stay."""
     session = SESSIONS.get(session_of(request))
     with session.lock:
         session.busy = max(session.busy - 1, 0)
@@ -587,7 +545,7 @@ def analysis_ended(model: str | None = None, patch_size: Number = None, depth: N
         if model is not None and running is None:
             try:
                 out["notice"] = _idle_notice(shown.setting if shown else None,
-                                             inputs.page_setting(model, patch_size, depth), lang)
+                                             validate.setting(model, patch_size, depth, clamp=True), lang)
             except InputError:
                 out["notice"] = ""  # the meter says what is wrong (settings_changed)
         return out
@@ -602,16 +560,10 @@ def _idle_notice(shown: Setting | None, setting: Setting, lang: str) -> str:
     return meter.out_of_date(shown, setting, _auto_reason(costs.estimate(setting), lang), lang)
 
 
-def analyze_ended(model: str | None = None, patch_size: Number = None, depth: Number = None,
-                  request: gr.Request = None) -> dict:
-    """The Analyze button's chain: :func:`analysis_ended`."""
-    return analysis_ended(model, patch_size, depth, request=request, explicit=True)
-
-
 def settings_changed(model: str, patch_size: Number, depth: Number, request: gr.Request = None) -> dict:
     """The meter and the out-of-date notice while the setting is being chosen (no model run)."""
     try:
-        setting = inputs.page_setting(model, patch_size, depth)
+        setting = validate.setting(model, patch_size, depth, clamp=True)
     except InputError as exc:
         return {"cost-meter": f"⚠ {exc}", "notice": ""}
     lang = language_of(request)
@@ -630,17 +582,13 @@ def settings_changed(model: str, patch_size: Number, depth: Number, request: gr.
 
 @handler
 def drawn(data: str, request: gr.Request = None):
-    """A finished stroke, or an undo: the page's canvas (``inputs.drawing``) becomes the image, and the image's own
-    chain analyses it as it does an upload: at once where the setting is quick (the shapes model), else on Analyze.
-    It is kept with the uploads, under the same rules (:func:`vit.ui.state.keep_drawing`), not as a picture."""
+    """A finished stroke, or an undo: the canvas becomes the image, kept with the uploads."""
     return keep_drawing(inputs.drawing(data))
 
 
 @handler
 def model_settings(model: str, head: Number, request: gr.Request = None) -> dict:
-    """A new model: its own patch size and depth, the sliders' ranges, and the cost meter. With no analysis on the
-    page, the Layer and Head sliders take the new model's ranges too (else they stay the shown analysis's until the
-    new one comes: :func:`_analysed`)."""
+    """A new model: its own P and depth, the sliders' ranges, the meter; Layer's and Head's too if none is shown."""
     own = validate.setting(model)  # the family at its own patch size and depth
     P, L = own.patch_size, own.depth
     lo, hi = patch_size_range(own.name)
@@ -655,11 +603,6 @@ def model_settings(model: str, head: Number, request: gr.Request = None) -> dict
     return out
 
 
-def offer_button(banner: str) -> dict:
-    """Show the "try the model trained here" button while the banner offers it."""
-    return gr.update(visible=isinstance(banner, str) and "data-offer=" in banner)
-
-
 def use_trained_model() -> str:
     """The offer's button: switch the model dropdown to the model trained here (which then runs)."""
     return meter.TRAINED_MODEL
@@ -670,14 +613,12 @@ def download(key: str | None, which: str, query: Query, layer: Number, head: Num
              head_fusion: str, discard_ratio: Number, request: gr.Request = None) -> str:
     """One picture with its title, caption and legend, as one PNG file to save (the page's controls, clamped)."""
     a = runs.with_options(key, head_fusion, inputs.discard_ratio(discard_ratio))
-    layer, head = inputs.clamp(layer, 1, a.depth, a.depth), inputs.clamp(head, 1, a.num_heads, 1)
-    display = Display(inputs.query_fraction(query), layer, head, inputs.opacity(opacity, DEFAULTS.opacity),
-                      inputs.colormap_name(colormap), lang=language_of(request))
+    display = PAGE.display(query, layer, head, opacity, colormap, a.depth, a.num_heads, a.depth, request)
     view = registry.draw(a, which, display, weights=pictures.model_weights(a))
-    with views.drawing_language(display.lang):
-        picture = views.captioned(view)
+    with draw.language(display.lang):
+        picture = base.captioned(view)
     return str(picture_folder().write(lambda path: picture.save(path, format="PNG", compress_level=1), ".png",
-                                      readable=f"{which}-{a.model}-P{a.patch_size}-L{layer}"))
+                                      readable=f"{which}-{a.model}-P{a.patch_size}-L{display.layer}"))
 
 
 LANGUAGE_OUTPUTS = ("lang", "banner", "stage-table", "predictions", "cost-meter", "patch-size", "depth", "examples",
@@ -686,20 +627,15 @@ EXAMPLES = sorted(p for p in ASSETS.glob("*") if p.suffix.lower() in (".jpg", ".
 
 
 def example_names(lang: str = "en") -> list[str]:
-    """The examples' names under their pictures, in ``lang``."""
     return [i18n.text(f"example-{p.stem}", lang) for p in EXAMPLES]
 
 
 def page_language(key: str | None, model: str, patch_size: Number, depth: Number, top_k: Number, shown: str = "",
                   request: gr.Request = None) -> dict:
-    """The page loaded, or its language switched: the text the server wrote, again in the page's language
-    (the components' own words the browser translates itself), and the switch set to it. No model run, no picture.
-
-    ``shown``: the language the page shows, as its script chose it (vit/ui/page.js: the address's ``?lang=``, the
-    switch's last choice, the browser's); the request's own (its cookie) where it says nothing."""
+    """The page loaded or its language switched: the server's text again in ``shown`` (page.js's choice)."""
     lang = shown if shown in i18n.LANGUAGES else language_of(request)
     try:
-        setting = inputs.page_setting(model, patch_size, depth)
+        setting = validate.setting(model, patch_size, depth, clamp=True)
         native = validate.setting(model)
     except InputError:
         return {}
@@ -711,9 +647,8 @@ def page_language(key: str | None, model: str, patch_size: Number, depth: Number
     a = analysis_store().get(key) if key is not None else None
     if a is None:
         return {**out, "banner": startup.startup_banner(lang)}
-    top = views.top_k(a, inputs.top_k(top_k, max(1, len(a.probs))), lang)
     out.update({"banner": meter.banner_html(a, lang), "stage-table": pictures.stage_table(a, lang),
-                "predictions": top or i18n.text("no-classifier", lang),
+                "predictions": _predictions(a, PAGE.top_k(top_k, max(1, len(a.probs))), lang),
                 "cost-meter": meter.cost_meter(setting, shown=True, lang=lang)})
     return out
 

@@ -1,14 +1,11 @@
-"""The model work of a request, under ZeroGPU's ``spaces.GPU`` where that package is installed.
-
-On a ZeroGPU Space the model work of an analysis (:func:`run_model`) and of an explanation
-(:func:`run_explanation`) runs under ``spaces.GPU`` for a duration computed from the setting's
-cost; everywhere else it is an ordinary call. See README, "Put it online".
-"""
+"""The model work of a request: under ZeroGPU's ``spaces.GPU`` on a ZeroGPU Space, for a duration computed from the
+setting's cost (docs/performance.md, "ZeroGPU durations"); an ordinary call everywhere else."""
 
 from __future__ import annotations
 
 import logging
 import math
+from contextlib import nullcontext
 
 from vit import cost as costs
 from vit.explanations.methods import forward_passes
@@ -22,9 +19,7 @@ except ImportError:
 
 log = logging.getLogger("vit.app")
 
-# How long a run may hold a ZeroGPU GPU (zerogpu_seconds), from the setting's cost. Measured on an H200
-# (benchmarks/gpu-check-h200-2026-11-30.txt): ViT-B/16 analyses take 25 ms at P=16 and 0.47 s at P=4,
-# the latter mostly copying its 0.7 GB of kept attention maps, queries and keys back to host memory.
+# How long a run may hold a ZeroGPU GPU (zerogpu_seconds), from the setting's cost: docs/performance.md.
 ZEROGPU_START_S = 10.0  # ZeroGPU forks its GPU worker and starts CUDA before our code runs
 ZEROGPU_LOAD_BYTES_PER_S = 0.5e9  # checkpoint from the disk cache to a model on the GPU: read, resample, copy
 ZEROGPU_KEPT_BYTES_PER_S = 1.0e9  # kept maps to host memory (1.5 GB/s measured), then to the server process
@@ -34,26 +29,14 @@ CURVES_FACTOR = 8.0
 
 
 def gpu(duration):
-    """``spaces.GPU(duration=duration)`` where the ``spaces`` package is installed; elsewhere nothing.
-
-    On a ZeroGPU Space the decorated function runs in a GPU worker process for at most
-    ``duration(*args, **kwargs)`` seconds. Outside ZeroGPU ``spaces.GPU`` returns the function
-    unchanged, and without the package there is nothing to apply: a CPU Space, a GPU server
-    and ``python app.py`` run it as an ordinary call.
-    """
+    """``spaces.GPU(duration=duration)`` where the ``spaces`` package is installed, else the function as it is."""
     if spaces is None:
         return lambda fn: fn
     return spaces.GPU(duration=duration)
 
 
 def zerogpu_seconds(c: costs.Cost) -> int:
-    """How long a run of the setting ``c`` may hold a ZeroGPU GPU: start-up, model onto the GPU, the run.
-
-    Too short and ZeroGPU stops the run; too long and a visitor with less quota left than this
-    is refused, and everyone's requests wait lower in ZeroGPU's queue (the quota itself is
-    charged for the time used). So it grows with the checkpoint's size and the setting's
-    FLOPs and kept bytes: ~12 s for ViT-B/16 at P=16, ~13 s at P=4, ~26 s for ViT-H/14 at P=4.
-    """
+    """How long a run of ``c`` may hold a ZeroGPU GPU: start-up, model onto the GPU, the run (docs/performance.md)."""
     load = c.weights_bytes / ZEROGPU_LOAD_BYTES_PER_S
     run = c.gflops / meter.GPU_GFLOPS + c.kept_bytes / ZEROGPU_KEPT_BYTES_PER_S
     return math.ceil(ZEROGPU_START_S + ZEROGPU_MARGIN * (load + run))
@@ -66,19 +49,10 @@ def gpu_seconds(setting: Setting, *_, **__) -> int:
 
 @gpu(duration=gpu_seconds)
 def run_model(setting: Setting, image, top_k: int, head_fusion: str, discard_ratio: float, on_layer=None):
-    """The GPU work of one analysis: the model for the setting from the model cache, then the traced run.
+    """The GPU work of one analysis, in its fair-queue turn: the model from the model cache, the traced run.
 
-    On a ZeroGPU Space ``spaces`` runs this in its GPU worker process: the (validated) arguments
-    and the returned :class:`vit.Analysis` are pickled across, and the model is built on the CPU
-    and moved to the GPU here, not at import as ZeroGPU's docs prefer, because the setting (family,
-    P, depth) is only known per request and there is no GPU outside this function; the worker's
-    own model cache keeps it while ZeroGPU keeps the worker. The checkpoint is in the disk cache
-    already (:func:`vit.ui.startup.fetch_weights`), so no quota is spent waiting on the network.
-    Everywhere else this is an ordinary call in the request's thread. It runs inside the fair
-    queue's turn, so one analysis at a time holds the model (and the GPU), as before. ``on_layer``
-    (progress, and stopping a run nobody waits for) is only passed where this runs in the
-    request's own process.
-    """
+    On ZeroGPU it runs in the GPU worker (``on_layer`` cannot cross) and builds the model here, not at import as
+    ZeroGPU's docs prefer: the setting is known per request only."""
     from vit.analysis import run  # noqa: PLC0415 - imports torch
 
     loaded = state.model_cache().get(setting, "imagenet")
@@ -90,8 +64,7 @@ def run_model(setting: Setting, image, top_k: int, head_fusion: str, discard_rat
 
 
 def explain_seconds(setting: Setting, image=None, method: str = "", *_, **__) -> int:
-    """:func:`run_explanation`'s ZeroGPU duration: an analysis' allowance, the model work made the method's
-    forward passes (3.5x; occlusion's one per block) + 8x larger."""
+    """:func:`run_explanation`'s ZeroGPU duration: an analysis's, plus the method's and the curves' passes."""
     c = costs.estimate(setting)
     grid = setting.config.grid_size
     return zerogpu_seconds(c) + math.ceil(ZEROGPU_MARGIN * (forward_passes(method, grid, grid) + CURVES_FACTOR)
@@ -101,11 +74,7 @@ def explain_seconds(setting: Setting, image=None, method: str = "", *_, **__) ->
 @gpu(duration=explain_seconds)
 def run_explanation(setting: Setting, image, method: str, target: int, curves: bool = False,
                     baseline: str = "mean", layer: int | None = None, versus: int | str | None = None):
-    """The GPU work of "Why this class?": (Explanation, {(mode, order): Curve} or {}).
-
-    Like :func:`run_model`: the model from the model cache, in the GPU worker on ZeroGPU, an ordinary
-    call elsewhere; inside the fair queue's turn.
-    """
+    """The GPU work of "Why this class?", as :func:`run_model`'s: (Explanation, {(mode, order): Curve} or {})."""
     from vit.explanations.maps import explain  # noqa: PLC0415 - imports torch
     from vit.explanations.perturb import perturbation_curves  # noqa: PLC0415
 
@@ -142,8 +111,6 @@ def importance_seconds(setting: Setting, *_, **__) -> int:
 def run_head_importance(setting: Setting, image, target: int, ablation: str, on_layer=None, turn=None):
     """The GPU work of "Head importance": the (L, h) drops (``on_layer``: progress; ``turn``: the model's turn, taken
     anew for each layer; both in this process only, where the caller takes no turn around it)."""
-    from contextlib import nullcontext  # noqa: PLC0415
-
     from vit.interventions.run import head_importance  # noqa: PLC0415 - imports torch
 
     loaded = state.model_cache().get(setting, "imagenet")

@@ -1,46 +1,30 @@
-"""Every use of gradio's private objects, in this one module, checked when the server starts (issue 38).
-
-gradio (tested: 6.28 to 6.31, requirements.txt) offers no public way to do what these protections of a server shared
-by a class need (issue 26's review); each is worth keeping, so each stays, here and only here:
-
-* lean sessions: :class:`LeanStateHolder`, whose sessions keep no copy of every component's config (gradio makes one
-  per session, ~0.5 MB, for deep links, which the app does not serve): :func:`install`, :func:`forget`;
-* each client's jobs in gradio's queue, for the per-address job limit (:func:`jobs_of`), and whether another address's
-  job waits for a ``model`` handler, for an address's share of them (:func:`waiting_elsewhere`);
-* whether gradio's queue holds messages for a session, so that an event stream with nothing to read is a plain 404
-  before gradio starts it (:func:`pending`);
-* whether anyone reads a job's event stream: a run nobody reads is not started and stops once its client has gone
-  (:func:`watch`, :func:`reader`), and waiting jobs nobody reads leave the queue (:func:`reap_unread`);
-* gradio's own refusals of a payload as one log line and one sentence, not a traceback (:func:`refuse_quietly`);
-* the page's language switch calls the ``changeLocale`` export of gradio's page bundle (:data:`LOCALE_JS`, which
-  vit/ui/layout.py puts into the page's script).
-
-:func:`check` runs before the server starts (app.launch) and after: where gradio lacks any of these, the app refuses to
-start with one sentence naming it (tests/test_gradio_internals.py takes each away). Nothing falls back silently.
-"""
+"""Every use of gradio's private objects, in this one module, checked when the server starts: gradio offers no
+public way to do what a shared server's protections need (:data:`NEEDED`). Where anything is missing the app
+refuses to start, naming it; nothing falls back silently. Why each is kept: docs/reliability.md."""
 
 from __future__ import annotations
 
 import asyncio
 import datetime
 import errno
-import inspect
 import logging
 import time
 import weakref
 from copy import copy
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 
 import gradio
 from gradio import context, queueing, state_holder
 from gradio.components import State
 from gradio.exceptions import Error, InvalidPathError
 from pydantic import ValidationError
+from starlette.routing import Match  # gradio's server: starlette's routes
 
 from vit import i18n
 from vit.serve.files import UPLOAD_AGAIN
-from vit.serve.limits import Streams, client_address
+from vit.serve.limits import ROUTES, Streams, client_address
 
 TESTED = "6.28 to 6.31"  # the gradio releases these are tested on (requirements.txt; .ci/run tests the lowest)
 
@@ -57,11 +41,10 @@ NEEDED = (
         state_holder.SessionState._update_config, state_holder.SessionState._update_value_in_config]),
     ("whether a job is read", "gradio.context.LocalContext.blocks, .event_id", lambda: [
         context.LocalContext.blocks, context.LocalContext.event_id]),
-    ("each client's jobs", "Queue.event_queue_per_concurrency_id, .active_jobs, .clean_events", lambda: [
-        _in_init(queueing.Queue, "event_queue_per_concurrency_id", "active_jobs", "pending_event_ids_session",
-                 "pending_messages_per_session", "stopped"), queueing.Queue.clean_events]),
-    ("each client's jobs", "Event.request, .session_hash, ._id, .alive, .enqueue_time", lambda: [
-        _in_init(queueing.Event, "request", "session_hash", "_id", "alive", "enqueue_time")]),
+    ("each client's jobs", "Queue.clean_events", lambda: [queueing.Queue.clean_events]),
+    ("each client's jobs", "Event.request, .session_hash, ._id, .alive, .enqueue_time", lambda: [_sets(
+        queueing.Event(None, SimpleNamespace(concurrency_id=None), None, None),
+        "request", "session_hash", "_id", "alive", "enqueue_time")]),
     ("quiet refusals", "Blocks.preprocess_data", lambda: [gradio.Blocks.preprocess_data, InvalidPathError]),
     ("the language switch", "changeLocale in gradio's page bundle", lambda: [_page_exports("changeLocale")]),
 )
@@ -69,17 +52,32 @@ LAUNCHED = (  # on the running server
     ("lean sessions", "server_app.state_holder (a StateHolder with session_data, time_last_used, lock)",
      lambda demo: [demo.server_app.state_holder.session_data, demo.server_app.state_holder.time_last_used,
                    demo.server_app.state_holder.lock]),
-    ("each client's jobs", "Blocks._queue", lambda demo: [demo._queue.event_queue_per_concurrency_id]),
+    ("each client's jobs", "Blocks._queue (a Queue with event_queue_per_concurrency_id, active_jobs, ...)",
+     lambda demo: [_sets(demo._queue, "event_queue_per_concurrency_id", "active_jobs", "pending_event_ids_session",
+                         "pending_messages_per_session", "stopped")]),
+    ("lean sessions", "SessionState's attributes, each re-created by LeanSessionState", lambda demo: [_sets(
+        LeanSessionState(demo), *vars(state_holder.SessionState(demo)))]),
+    ("private events", "get_config_file()'s dependencies, each with api_name and api_visibility", lambda demo: [
+        _sets(SimpleNamespace(**d), "api_name", "api_visibility") for d in demo.get_config_file()["dependencies"]]),
+    ("request limits", "each route the middleware reads (vit.serve.limits.ROUTES)", lambda demo: [
+        _routes(demo.server_app.routes)]),
 )
 
 
-def _in_init(cls, *names: str) -> bool:
-    """Whether ``cls.__init__`` sets every attribute of ``names`` (instance attributes exist only on instances)."""
-    source = inspect.getsource(cls.__init__)
-    missing = [n for n in names if f"self.{n}" not in source]
+def _sets(obj, *names: str):
+    """``obj``, if it has an attribute of each of ``names`` of its own (not its class's)."""
+    missing = [n for n in names if n not in vars(obj)]
     if missing:
-        raise AttributeError(f"{cls.__name__} sets no {', '.join(missing)}")
-    return True
+        raise AttributeError(f"{type(obj).__name__} sets no {', '.join(missing)}")
+    return obj
+
+
+def _routes(routes) -> None:
+    """Every route of vit.serve.limits.ROUTES is one of ``routes`` (starlette's), and read by its pattern."""
+    for method, path, pattern in ROUTES:
+        scope = {"type": "http", "method": method, "path": path, "root_path": ""}
+        if not pattern.search(path) or all(r.matches(scope)[0] is not Match.FULL for r in routes):
+            raise AttributeError(f"no route {method} {path}")
 
 
 def _page_exports(name: str) -> bool:
@@ -100,15 +98,12 @@ LOCALE_JS = """async (locale) => {
 
 
 def check(demo=None) -> None:
-    """Everything this module uses is there (and, given a launched ``demo``, on its server).
-
-    Raises:
-        GradioInternalsMissing: one sentence naming what is missing and what it is for.
-    """
+    """Everything this module uses is there (and, given a launched ``demo``, on its server, with the routes the
+    middleware reads and the config fields :func:`private_events` reads); else :class:`GradioInternalsMissing`."""
     for what, name, reach in (*NEEDED, *(((w, n, lambda r=r: r(demo)) for w, n, r in LAUNCHED) if demo else ())):
         try:
             reach()
-        except (AttributeError, TypeError, OSError) as exc:
+        except (AttributeError, TypeError, KeyError, OSError) as exc:
             raise GradioInternalsMissing(
                 f"gradio {gradio.__version__} lacks {name} ({exc}), which the server's {what} use; this app is "
                 f"tested on gradio {TESTED}: install one of those (pip install -r requirements.txt)") from None
@@ -171,6 +166,12 @@ class LeanStateHolder(state_holder.StateHolder):
             self.time_last_used.pop(session_id, None)
 
 
+def private_events(demo) -> frozenset[str]:
+    """The api names of every event kept out of the API (``api_visibility="private"``), gradio's own among them."""
+    return frozenset(d["api_name"] for d in demo.get_config_file()["dependencies"]
+                     if d.get("api_visibility") == "private" and d.get("api_name"))
+
+
 def install(demo, capacity: int) -> None:
     """Replace the launched server's ``StateHolder`` by a :class:`LeanStateHolder` of ``capacity``."""
     app = demo.server_app
@@ -196,14 +197,8 @@ LOGGED_CHARS = 200  # of a refused payload's reason in the log (a 10 MB path is 
 
 
 def refuse_quietly(demo) -> None:
-    """gradio's own refusals of a payload, before any handler runs, as one log line each.
-
-    gradio 6.31 prints a full traceback for every payload its ``preprocess_data`` refuses (a ``FileData``
-    naming a path it did not upload or one too long to look up, a bare string for an image): the review's
-    7,392 crafted requests wrote 9.4 MB of log. Here that refusal is logged in one line (the reason cut to
-    :data:`LOGGED_CHARS`) and its sender gets one sentence, the same for every path (no oracle). Anything
-    else preprocessing raises (a full disk, gradio's own bug) keeps its traceback.
-    """
+    """gradio's own refusals of a payload as one log line each and one sentence to the sender, the same for every
+    path (gradio 6.31 printed a full traceback each); anything else (a full disk) keeps its traceback."""
     original = demo.preprocess_data
 
     async def preprocess_data(block_fn, inputs, state, *args, **kwargs):
@@ -244,8 +239,8 @@ def jobs_of(demo, trust_forwarded: bool):
 
 
 def waiting_elsewhere(demo, trust_forwarded: bool, concurrency_id: str = "model"):
-    """``waiting(address)``: whether a job of another address waits in gradio's queue for a handler of
-    ``concurrency_id`` (vit.serve.queue.FairQueue.crowded: an address over its share then gives handlers back)."""
+    """``waiting(address)``: whether a job of another address waits in gradio's queue for a ``concurrency_id``
+    handler (vit.serve.queue.FairQueue.crowded)."""
 
     def waiting(address: str) -> bool:
         line = demo._queue.event_queue_per_concurrency_id.get(concurrency_id)
@@ -259,9 +254,8 @@ def waiting_elsewhere(demo, trust_forwarded: bool, concurrency_id: str = "model"
 
 
 def pending(demo):
-    """``pending(session_hash)``: whether gradio's queue holds messages for that session (it has joined, and its
-    stream has not been dropped). gradio 6.31 starts a ``queue/data`` stream for any session and raises its 404 inside
-    it, which uvicorn logs as a traceback (vit.serve.limits answers 404 first)."""
+    """``pending(session_hash)``: whether gradio's queue holds messages for that session; gradio 6.31 raises a
+    404 inside any other's stream, which uvicorn logs as a traceback (vit.serve.limits answers 404 first)."""
 
     def has(session_hash: str) -> bool:
         return session_hash in demo._queue.pending_messages_per_session
@@ -291,8 +285,7 @@ class Reader:
         return None if scope is None else client_address(scope, self.trust_forwarded)
 
     def there(self) -> bool:
-        """Whether the job is still wanted: gradio has not dropped it (its stream closed) and its stream has
-        been open at some time in the last :data:`UNREAD_S` seconds since it joined."""
+        """Whether the job is still wanted: gradio kept it and its stream was open in the last :data:`UNREAD_S`."""
         if self.event is None:
             return True
         if not getattr(self.event, "alive", True):
@@ -300,11 +293,7 @@ class Reader:
         return self.streams is None or self.streams.unread_s(self.event.enqueue_time, *self._keys()) <= UNREAD_S
 
     def arrives(self, poll_s: float = POLL_S) -> bool:
-        """Wait until the job's stream is open: True then, False once the client is no longer :meth:`there`.
-
-        A page and gradio_client open the stream as they join (they wait here a few ms at most); a job that
-        nobody reads never gets further.
-        """
+        """Wait until the job's stream is open (a page opens it as it joins): True, or False once not :meth:`there`."""
         while self.there():
             if self.streams is None or self.event is None or self.streams.is_open(*self._keys()):
                 return True
@@ -328,12 +317,7 @@ def reader() -> Reader:
 
 async def reap_unread(demo, streams: Streams, every_s: float = 1.0) -> None:
     """Forever, on the server's event loop: drop waiting jobs whose event stream has not been open for
-    :data:`UNREAD_S` seconds since they joined (never opened, or closed: their client has gone).
-
-    A page and gradio_client open the stream as they join; a job nobody will read (a flood that joins
-    and never listens) would otherwise wait for a handler and run for nobody. gradio drops the jobs of
-    a stream it sees close; a job already with its handler stops there (:meth:`Reader.there`).
-    """
+    :data:`UNREAD_S` seconds since they joined (a flood that joins and never listens would run for nobody)."""
     queue = demo._queue
     while not queue.stopped:
         await asyncio.sleep(every_s)
@@ -345,7 +329,7 @@ async def reap_unread(demo, streams: Streams, every_s: float = 1.0) -> None:
 
 
 def _forget_pending(queue, streams: Streams, event) -> None:
-    """gradio's per-session bookkeeping of a dropped job (``clean_events`` by id leaves it: a leak per minted
+    """gradio's per-session bookkeeping of a dropped job, which ``clean_events`` by id leaves (a leak per minted
     session), unless the session still has jobs or an open stream."""
     ids = queue.pending_event_ids_session.get(event.session_hash)
     if ids is not None:

@@ -1,8 +1,5 @@
-"""Reading a request: the controls as the page shows them, and the one gate for images.
-
-The page's controls are clamped to what they show (a number box accepts 100 in a 4..64
-slider and shows 64); the API's values are validated strictly by ``vit.validate``.
-"""
+"""Reading a request: the controls as the page shows them (``vit.validate``'s clamp mode), and the one gate for
+images."""
 
 from __future__ import annotations
 
@@ -10,10 +7,9 @@ import base64
 import binascii
 import html
 import json
-import math
 
 from vit import validate
-from vit.config import native_config, patch_size_range
+from vit.config import native_config
 from vit.errors import InputError
 from vit.images import decode_cost
 from vit.model.families import ASSETS
@@ -21,7 +17,6 @@ from vit.serve.decode import load_image_bounded
 from vit.serve.files import proven_file
 from vit.serve.uploads import gradio_upload_folder
 from vit.ui import gradio_internals
-from vit.validate import MAX_DISCARD_RATIO, MAX_TOP_K, Setting
 from vit.views.draw import COLORMAPS
 from vit.views.registry import CENTRE, SCREENS, screen_frame
 
@@ -30,61 +25,21 @@ Number = float | int | str | None  # a control's number
 Query = tuple[float, float] | list | None  # the query patch, fractions (x, y) of the picture
 
 
-def _number(value: Number) -> float | None:
-    """A control's value as a float; None for anything that is not a number, NaN included (the control's default
-    then).
-
-    Raises:
-        InputError: a number no control can show: infinite, or too large for a float (``1e999``, ``"inf"`` or a
-            400-digit integer from a script), in one sentence (``refusal-not-finite``).
-    """
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    except OverflowError:  # an int past a float's range
-        number = math.inf
-    if math.isnan(number):
-        return None
-    if math.isinf(number):
-        raise InputError(key="refusal-not-finite", value=validate.show(value))
-    return number
-
-
 def clamp(value: Number, lo: int, hi: int, default: int) -> int:
-    """A control's number as the page shows it: rounded and clamped to [lo, hi]; not a number -> default; an
-    infinite one is refused (:func:`_number`).
-
-    A browser's number box accepts 100 in a 4..64 slider and shows 64; what runs is what it shows.
-    """
-    number = _number(value)
-    return default if number is None else int(min(max(round(number), lo), hi))
+    """A control's integer as the page shows it (:func:`vit.validate.integer`'s clamp mode)."""
+    return validate.integer("", value, lo, hi, clamp=True, default=default)
 
 
 def opacity(value: Number, default: float) -> float:
-    """The opacity slider as the page shows it: a number clamped to [0, 1]; not a number -> default."""
-    number = _number(value)
-    return default if number is None else min(max(number, 0.0), 1.0)
+    return validate.opacity(value, clamp=True, default=default)
 
 
 def discard_ratio(value: Number) -> float:
-    """The discard-ratio slider as the page shows it: a number clamped to [0, 0.99]; not a number -> 0."""
-    number = _number(value)
-    return 0.0 if number is None else min(max(number, 0.0), MAX_DISCARD_RATIO)
+    return validate.discard_ratio(value, clamp=True)
 
 
 def top_k(value: Number, num_classes: int) -> int:
-    """The top-k slider as the page shows it: clamped to 1..min(20, the model's classes); not a number -> 5."""
-    return clamp(value, 1, min(MAX_TOP_K, num_classes), 5)
-
-
-def page_setting(model: str, patch_size: Number, depth: Number) -> Setting:
-    """The :class:`~vit.validate.Setting` of the page's controls: P and depth clamped to the model's ranges,
-    then validated, once, as everywhere else (:func:`vit.validate.setting`)."""
-    name = validate.model_name(model)
-    native, (lo, hi) = native_config(name), patch_size_range(name)
-    return validate.setting(name, clamp(patch_size, lo, hi, native.patch_size),
-                            clamp(depth, 1, native.num_layers, native.num_layers))
+    return validate.top_k(value, num_classes, clamp=True)
 
 
 def colormap_name(value) -> str:
@@ -97,10 +52,8 @@ MAX_SCREEN_CHARS = 40  # "laptop+projector" and the like: anything longer is not
 
 
 def screen(value, tab: str, picture: str | None = None) -> tuple[bool, tuple[int, int] | None]:
-    """(projector mode, the frame ``tab``'s pictures are drawn for, or ``picture``'s own) on the screen the page
-    named when it opened: "phone", "laptop" or "wide", "+projector" in projector mode (vit/ui/page.js; the frames
-    are :data:`vit.views.registry.SCREENS`). A bare bool (a script) is projector mode at the fixed sizes; anything
-    else is normal mode at the fixed sizes."""
+    """(projector mode, the frame ``tab``'s pictures, or ``picture``, are drawn for) on the screen the page named
+    (vit/ui/page.js); a bare bool (a script) is projector mode, anything else normal mode at the fixed sizes."""
     if isinstance(value, bool):
         return value, None
     if not isinstance(value, str) or len(value) > MAX_SCREEN_CHARS:
@@ -111,9 +64,8 @@ def screen(value, tab: str, picture: str | None = None) -> tuple[bool, tuple[int
 
 
 def clicked_cell(value, rows: int, cols: int) -> tuple[int, int] | None:
-    """The cell (row, col) of a ``rows`` x ``cols`` grid that the page says was clicked: it maps the pointer through
-    the picture as shown and its cells (:class:`vit.views.base.Cells`, vit/ui/page.js) and sends ``"[row, col]"``.
-    None for anything else (no cell under the pointer, a value made up by a client)."""
+    """The cell (row, col) of a ``rows`` x ``cols`` grid the page says was clicked (``"[row, col]"``, mapped through
+    the picture as shown by vit/ui/page.js); None for anything else."""
     if not isinstance(value, str) or len(value) > 40:
         return None
     try:
@@ -142,17 +94,8 @@ def layer_head(a, layer, head) -> tuple[int, int]:
 
 
 def image_source(image: object):
-    """The one gate for every image that comes with a request, public event or internal.
-
-    A gr.Image payload names a file; only a file that gradio itself received as an
-    upload (or one of the app's own examples) is ever opened: the path is resolved,
-    symlinks followed, and must lie under :func:`upload_roots`. Anything else (another
-    path, a URL, a ``data:`` string, a dict without a path) gets one sentence that says
-    nothing about the path. PIL images and arrays come only from Python callers.
-
-    Returns:
-        (what ``vit.images.load_image`` reads, the name the student knows the file by).
-    """
+    """The one gate for every image that comes with a request: (what ``load_image`` reads, the name the student
+    knows the file by). Only a file proven to lie under :func:`upload_roots` is ever opened."""
     if image is None or image == "" or image == {}:
         raise InputError(key="refusal-no-image")
     if isinstance(image, dict):
@@ -175,15 +118,8 @@ DRAWING_TYPES = ("data:image/png;base64,", "data:image/jpeg;base64,")
 
 
 def drawing(value: object):
-    """The page's canvas as an RGB image: a ``data:`` URL of a PNG or JPEG, DRAWING_PX square, not blank.
-
-    Its size is read from the header first; then it is decoded as an upload is (:func:`load_image`, within the
-    decode budget). Nothing touches the disk.
-
-    Raises:
-        InputError: an empty or blank canvas (``refusal-empty-canvas``); anything else that is not the
-            canvas's picture: another type, too long, not base64, another size (``refusal-not-a-drawing``).
-    """
+    """The page's canvas as an RGB image: a ``data:`` URL of a PNG or JPEG, DRAWING_PX square (read from the
+    header first), not blank; decoded as an upload is, and nothing touches the disk."""
     if value is None or value == "":
         raise InputError(key="refusal-empty-canvas")
     kind = next((k for k in DRAWING_TYPES if isinstance(value, str) and value.startswith(k)), None)
@@ -216,10 +152,8 @@ def shown_name(name: str) -> str:
 
 
 def load_image(source: object, name: str | None, reader: gradio_internals.Reader | None = None):
-    """Decode the upload within the server's decode budget (``vit.serve.decode``: concurrent decodes share
-    ``VIT_DECODE_BUDGET_GB``, each costed from its header before any pixel is decoded); messages name the file
-    as the student knows it (cut and escaped), never the server's path. Decodes wait their turn fairly between
-    clients, and a job whose client has gone leaves the line (``vit.ui.gradio_internals.reader``)."""
+    """Decode the upload within the server's decode budget (``vit.serve.decode``), fairly between clients (one
+    whose client has gone leaves the line); messages name the file as the student knows it, never the path."""
     reader = reader or gradio_internals.reader()
     try:
         return load_image_bounded(source, client=reader.client(), give_up=lambda: not reader.there())

@@ -1,11 +1,7 @@
 """The page's language: gradio's ``gr.I18n`` for the components, and the language of a request.
 
-The browser picks the components' language (gradio reads ``navigator.language``); the page's switch and
-``?lang=zh`` / ``?lang=en`` override it (``vit/ui/page.js``), which also keeps the choice in the
-``vit_lang`` cookie. Every request carries that cookie, so a handler learns the language the page shows
-from its ``gr.Request`` (:func:`of`); without the cookie (a first visit, before the page's script ran), the
-page's ``?lang=``, then the browser's Accept-Language; without any (the API's clients), English.
-"""
+The browser picks the components' language; page.js's switch and ``?lang=`` override it and keep the choice in the
+``vit_lang`` cookie, which every request carries: a handler reads it from its ``gr.Request`` (:func:`of`)."""
 
 from __future__ import annotations
 
@@ -21,9 +17,8 @@ def translations() -> dict[str, dict[str, str]]:
     """Every component's words by language: :data:`vit.i18n.PAGE`, and the pictures' titles and texts."""
     out = i18n.page_translations()
     for name, p in PICTURES.items():
-        title, what_is = i18n.page.PICTURES_ZH[name]
-        out["en"].update({f"title-{name}": p.title, f"what-{name}": p.what_is})
-        out["zh"].update({f"title-{name}": title, f"what-{name}": what_is})
+        for lang in i18n.LANGUAGES:
+            out[lang].update({f"title-{name}": p.title[lang], f"what-{name}": p.what_is[lang]})
     return out
 
 
@@ -38,8 +33,7 @@ def t(key: str) -> gr.I18nData:
 
 
 def of(request: gr.Request | None) -> str:
-    """The language the page that sent ``request`` shows: its cookie, else its address's ``?lang=``, else
-    Accept-Language, else English."""
+    """The language of the page that sent ``request``: cookie, ``?lang=``, Accept-Language, else English."""
     if request is None:
         return i18n.DEFAULT
     try:
@@ -50,8 +44,7 @@ def of(request: gr.Request | None) -> str:
 
 
 class Progress:
-    """gradio's progress bar, told a message's key and fields (:mod:`vit.i18n.progress`) and writing it in
-    ``lang``: ``progress(0.4, "progress-running", model="ViT-B/16", seconds=3)``."""
+    """gradio's progress bar, told a message's key and fields (:mod:`vit.i18n.progress`), written in ``lang``."""
 
     def __init__(self, progress, lang: str):
         self.progress, self.lang = progress, lang

@@ -1,12 +1,5 @@
-"""The page: composes its sections, one module per tab (:mod:`vit.ui.tabs`), as gradio's native_plots demo does.
-
-Every main part has a stable ``elem_id`` (README, "Embedding and styling"): ``banner``,
-``model``, ``patch-size``, ``depth``, ``cost-meter``, ``predictions``, ``layer``, ``head``,
-``patch-grid``, ``query-view``, ``rollout-view``, ``head-views``, ``layer-views``,
-``depth-plot``, ``stage-table``, ``why-map``, ``why-curves``, ``why-table``; each picture's caption is
-``<picture>-caption``. Components live in one dict by elem_id, and handlers (:mod:`vit.ui.events`)
-return their outputs by the same names.
-"""
+"""The page: composes its sections, one per tab (:mod:`vit.ui.tabs`), as gradio's native_plots demo does.
+Components live in one dict by their stable ``elem_id`` (docs/api-cli.md); handlers return outputs by those names."""
 
 from __future__ import annotations
 
@@ -19,10 +12,13 @@ from vit import i18n
 from vit.ui import events, gradio_internals, inputs, models
 from vit.ui.state import STATE_TTL_S, key_expired
 from vit.ui.tabs import controls, inside, lesson, quiz, whatif, why
-from vit.ui.tabs.picture_tabs import attention, depth, figure7, patches
+from vit.ui.tabs.picture_tabs import PictureTab
+from vit.views import registry
 from vit.views.registry import Display
 
-TABS = (patches, attention, depth, why, whatif, inside, figure7, lesson)  # in the page's order
+# The page's sections, in its order (vit.views.registry.TABS names them).
+TABS = (PictureTab("patches"), PictureTab("attention"), PictureTab("depth"), why, whatif, inside, PictureTab("figure7"),
+        lesson)
 EXAMPLES = controls.EXAMPLES
 HERE = Path(__file__).resolve().parent
 CSS = (HERE / "page.css").read_text()
@@ -63,7 +59,7 @@ def build_demo() -> gr.Blocks:
         c["analysis-key"] = gr.State(None, time_to_live=STATE_TTL_S,  # of the tab's vit.Analysis in the store
                                      delete_callback=key_expired)
         c["query"] = gr.State(Display().query)  # the query patch, as fractions (x, y) of the picture
-        c["tab-on-screen"] = gr.State(patches.TAB)  # only its pictures are drawn
+        c["tab-on-screen"] = gr.State(registry.TABS[0])  # only its pictures are drawn
         with gr.Row(equal_height=False):
             with gr.Column(scale=1, min_width=controls.SIDEBAR_WIDTH, elem_id="sidebar"):
                 controls.build_sidebar(c)

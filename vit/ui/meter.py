@@ -1,7 +1,4 @@
-"""The text around the pictures: the cost meter, the weights banner, the out-of-date notice.
-
-Pure functions of a setting or an analysis (torch-free: the meter answers before torch loads).
-"""
+"""The text around the pictures (cost meter, weights banner, notice), torch-free: it answers before torch loads."""
 
 from __future__ import annotations
 
@@ -16,19 +13,14 @@ from collections import deque
 from vit import cost as costs
 from vit import i18n
 from vit.config import DISPLAY_NAMES, display_name, native_config
-from vit.errors import InputError
 from vit.model.families import is_trained_here
 from vit.validate import Setting
 
-# Throughput of the traced forward pass on a CPU core, measured with torch 2 on 2 cores:
-# ViT-B/16 at 224 px (35 GFLOPs) takes 0.45 s. Used only to say what will be slow.
+# The traced forward pass's rate (docs/performance.md, "The cost meter"): used only to say what will be slow.
 CPU_GFLOPS_PER_CORE = 38.0
 GPU_GFLOPS = 20_000.0
 SLOW_S = 2.0  # above this a setting waits for the Analyze button, and the meter says so
-# The meter learns from this server's own recent analyses: the fixed rate above was 2.5-2.7x too fast for
-# ViT-B/16 on a loaded 2-core machine (classroom review, 2026-12-04). Each analysis long enough to be mostly
-# arithmetic records how much longer it took than the fixed rate says; estimates are scaled by the median of
-# the last RECENT_RUNS (a median: one run slowed by a model build or a burst of load moves it little).
+# Estimates scale by the median slowdown of the last RECENT_RUNS analyses (one slow run moves a median little).
 RECENT_RUNS = 20
 LEARN_FROM_S = 0.05  # runs the fixed rate puts under this are mostly overhead, not FLOPs: not learnt from
 SLOWDOWN_BOUNDS = (0.25, 16.0)  # the learnt factor never goes beyond these, whatever the record says
@@ -43,9 +35,8 @@ def hardware(lang: str = "en") -> tuple[str, float]:
 
 
 def _cuda() -> bool:
-    """Whether torch, if something imported it, sees a GPU. Another thread may still be importing it (the startup
-    download, the pre-warm): ``import`` waits for that import to finish, where ``sys.modules`` would hand over a
-    half-initialised module (AttributeError: partially initialized module 'torch' has no attribute 'cuda')."""
+    """Whether torch, if imported, sees a GPU. ``import`` waits for a thread still importing it, where
+    ``sys.modules`` would hand over a half-initialised module (no attribute 'cuda')."""
     if "torch" not in sys.modules:
         return False
     import torch  # noqa: PLC0415 - imported already (or being imported): this waits for it, nothing more
@@ -58,8 +49,7 @@ def _cores() -> int:
 
 
 class RunRecord:
-    """A small bounded record of this server's recent analyses: how many times longer each model run took than
-    the fixed rate (:func:`hardware`) estimated. Thread-safe: the server's runs finish in several threads."""
+    """How many times longer this server's recent model runs took than the fixed rate said; thread-safe."""
 
     def __init__(self, size: int = RECENT_RUNS):
         self._ratios: deque[float] = deque(maxlen=size)
@@ -73,8 +63,7 @@ class RunRecord:
                 self._ratios.append(seconds / fixed)
 
     def slowdown(self) -> float:
-        """The median measured / fixed-rate time of the recent runs (bounded by :data:`SLOWDOWN_BOUNDS`);
-        1.0 before any run."""
+        """The recent runs' median ratio, within :data:`SLOWDOWN_BOUNDS`; 1.0 before any."""
         with self._lock:
             ratios = list(self._ratios)
         if not ratios:
@@ -94,13 +83,11 @@ RECENT = RunRecord()  # this server's
 
 
 def record_run(c: costs.Cost, seconds: float) -> None:
-    """Learn from an analysis of cost ``c`` whose model run took ``seconds`` here (:data:`RECENT`)."""
     RECENT.add(c.gflops, seconds)
 
 
 def estimated_seconds(c: costs.Cost) -> float:
-    """The model time of a run of cost ``c`` on this server: its FLOPs at the fixed rate of :func:`hardware`,
-    scaled by what the recent runs here took (:meth:`RunRecord.slowdown`)."""
+    """``c``'s model time here: its FLOPs at the fixed rate, scaled by the recent runs' slowdown."""
     return c.gflops / hardware()[1] * RECENT.slowdown()
 
 
@@ -109,10 +96,7 @@ def over_budget(c: costs.Cost) -> bool:
 
 
 def cost_markdown(c: costs.Cost, shown: bool = False, lang: str = "en") -> str:
-    """The cost meter: tokens, attention entries, GFLOPs, and a warning when it will be slow.
-
-    ``shown``: the pictures show this setting already, so a slow one no longer asks for Analyze.
-    """
+    """Tokens, attention entries, GFLOPs, and a warning when it will be slow (unless the pictures show it)."""
     where, _ = hardware(lang)
     seconds = estimated_seconds(c)
     time = i18n.text("about-seconds", lang, seconds=seconds) if seconds >= 0.05 else i18n.text("under-a-tenth", lang)
@@ -132,13 +116,9 @@ def cost_markdown(c: costs.Cost, shown: bool = False, lang: str = "en") -> str:
     return "\n\n".join(lines)
 
 
-def cost_meter(setting: Setting | str, patch_size=None, depth=None, shown: bool = False, lang: str = "en") -> str:
-    """The cost meter for a :class:`~vit.validate.Setting` (or a model name, patch size and depth to validate
-    first); a bad setting is described instead of raised."""
-    try:
-        return cost_markdown(costs.estimate(setting, patch_size, depth), shown, lang)
-    except InputError as exc:
-        return f"⚠ {exc}"
+def cost_meter(setting: Setting, shown: bool = False, lang: str = "en") -> str:
+    """The cost meter of a validated setting."""
+    return cost_markdown(costs.estimate(setting), shown, lang)
 
 
 def setting_words(setting: Setting, lang: str = "en") -> str:
@@ -147,8 +127,7 @@ def setting_words(setting: Setting, lang: str = "en") -> str:
 
 
 def model_words(name: str, display: str, lang: str = "en") -> str:
-    """Model ``name``'s name in ``lang``: the page's own where it has one (``model-<name>`` in
-    :data:`vit.i18n.PAGE`, the menu's label: "ViT-Tiny 形状，在这里训练"), else ``display`` ("ViT-B/16")."""
+    """Model ``name`` as ``lang`` names it: the page's ``model-<name>`` where there is one, else ``display``."""
     words = i18n.PAGE.get(f"model-{name}")
     return words[i18n.language(lang)] if words else display
 
@@ -159,10 +138,8 @@ def analysis_setting(a) -> Setting:
 
 
 def banner_html(analysis=None, lang: str = "en") -> str:
-    """The weights banner: which weights run and what the pictures show, in a colour and a word.
-
-    In English it says the model's own status; in Chinese, a summary of it (what was loaded and changed)."""
-    offer, shows = "", ""
+    """Which weights run and what the pictures show, in a colour and a word (in Chinese, a summary of the status)."""
+    shows = ""
     if analysis is None:
         kind, head, text = "idle", i18n.text("banner-idle-head", lang), i18n.text("banner-idle", lang)
     else:
@@ -172,7 +149,6 @@ def banner_html(analysis=None, lang: str = "en") -> str:
         if analysis.weights == "random":
             kind, head = "bad", i18n.text("banner-untrained", lang)
             text = re.sub(r"^UNTRAINED:?\s*", "", text)
-            offer = trained_offer(analysis.model)
         elif (analysis.patch_size, analysis.depth) != (native.patch_size, native.num_layers):
             kind, head = "warn", i18n.text("banner-modified", lang, head=pretrained)
         else:
@@ -184,12 +160,11 @@ def banner_html(analysis=None, lang: str = "en") -> str:
     body = re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text.replace("->", "→")))
     if kind == "bad":  # why a download failed is for the teacher: in smaller print
         body = re.sub(r" \([^()]{40,}\)", lambda m: f'<span class="detail">{m.group(0)}</span>', body)
-    return banner_div(kind, f"<b>{html.escape(head)}</b> · {body}{offer}", shows)
+    return banner_div(kind, f"<b>{html.escape(head)}</b> · {body}", shows)
 
 
 def banner_div(kind: str, inner: str, attributes: str = "") -> str:
-    """The banner's box. It shows two lines; the rest shows on hover, or on focus, which a tap gives it on a touch
-    screen (``tabindex``: a touch screen has no hover; page.css)."""
+    """The banner's box: two lines, the rest on hover or focus (``tabindex``: a tap focuses it on a touch screen)."""
     return f'<div class="banner {kind}" role="status" tabindex="0"{attributes}>{inner}</div>'
 
 
@@ -222,21 +197,13 @@ def download_banner_html(name: str, done: int, total: int, failed: bool = False,
     return banner_div(kind, f"<b>{html.escape(head)}</b> · {html.escape(text)}")
 
 
-def trained_offer(model: str) -> str:
-    """The banner's mark offering the model trained here (the button beside the banner shows while it is there)."""
-    if is_trained_here(model):
-        return ""
-    return f'<span class="offer" data-offer="{html.escape(TRAINED_MODEL)}"></span>'
+def offers_trained(a) -> bool:
+    """Whether the page offers the model trained here beside the banner: the weights asked for could not be had."""
+    return a.weights == "random" and not is_trained_here(a.model)
 
 
 def out_of_date(shown: Setting | None, wanted: Setting, reason: str = "", lang: str = "en") -> str:
-    """The notice over the pictures while the settings differ from what they show ("" when they agree).
-
-    Args:
-        shown: the setting the pictures show, or None before any analysis.
-        wanted: the setting the controls say now.
-        reason: why it did not run by itself ("takes ~12 s here").
-    """
+    """The notice while the controls' setting is not the one shown ("" if it is, or none is); ``reason``: why."""
     if shown is None or shown == wanted:
         return ""
     why = (f"（{reason}）" if i18n.language(lang) == "zh" else f" ({reason})") if reason else ""

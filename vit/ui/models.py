@@ -1,19 +1,16 @@
 """The models the page's menu offers: the six presets, a short curated list of small Hub ViTs, and the
 operator's own (``python app.py --models ID[,ID...]`` or ``VIT_MODELS``).
 
-A web visitor picks from this menu and never types a repository id: ``vit.validate.model_name`` refuses
-an id nobody registered, so no request can make the server download what it names. The curated models are
-registered from their names at start (no network: ``vit.model.hubnames``); their config.json and weights
-come when one is first analysed, with progress in the banner, or at a Space's build
-(``preload_from_hub`` in README.md's front matter). The operator's are read at start (config.json: the
-operator asked for them, on a machine that may be online).
+A visitor picks from this menu and never types a repository id: ``vit.validate.model_name`` refuses an id nobody
+registered, so no request can make the server download what it names. The curated models are registered from
+their names (no network); their files come when one is first analysed (``vit.model.weights``) or at a Space's
+build (``preload_from_hub`` in README.md). The operator's config.json are read at start.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
@@ -42,10 +39,8 @@ CURATED: tuple[Curated, ...] = (
     Curated("timm/vit_base_patch16_clip_224.openai_ft_in1k", "ViT-B/16 from CLIP, ImageNet (timm, Hub)",
             "CLIP's pretraining and its norm before the encoder, fine-tuned on ImageNet; 346 MB"),
 )
-RETRY_CONFIG_AFTER_S = 60.0  # a config.json that could not be had is asked for again after this long
 
 _MENU: dict[str, str] = {}  # the menu's name -> the registry key
-_config_tried: dict[str, float] = {}  # registry key -> when its config.json was last asked for
 
 
 def operator_models(arg: str | None = None) -> list[str]:
@@ -55,14 +50,8 @@ def operator_models(arg: str | None = None) -> list[str]:
 
 
 def register(operator: Iterable[str] = (), curated: bool = True) -> list[str]:
-    """Put the curated models (from their names, no network) and the operator's (config.json read now) in the menu.
-
-    Returns:
-        The Hub models' menu names, in the menu's order.
-
-    Raises:
-        InputError: an operator's id that is not a plain ViT (the sentence says what it is).
-    """
+    """Put the curated models (from their names, no network) and the operator's (config.json read now) in the menu;
+    the Hub models' menu names, in order. InputError: an operator's id that is not a plain ViT."""
     from vit.model import hubconfig, hubnames  # noqa: PLC0415 - only for Hub models
 
     names = []
@@ -71,7 +60,6 @@ def register(operator: Iterable[str] = (), curated: bool = True) -> list[str]:
         names.append(_listed(spec, c.menu_name))
     for value in operator:
         spec = hubconfig.read_spec(value)
-        _config_tried[spec.name] = time.monotonic()
         names.append(_listed(spec, spec.display_name))
         log.info("model menu: %s (%s)", spec.display_name, spec.name)
     return names
@@ -103,27 +91,3 @@ def menu_name(key: str) -> str:
 
 def is_hub(name: str) -> bool:
     return name in HUB_MODELS
-
-
-def fetch(name: str, report) -> None:
-    """A Hub model's config.json (when only its name was read) and weights into the Hub cache, before its run.
-
-    Nothing fails here: offline or on a failed download, the model loads with random weights and the
-    banner says UNTRAINED, as for torchvision's checkpoints; a weights file over the server's limit is
-    refused by ``vit.load_model`` with its sentence.
-    """
-    from vit.model import hub, hubconfig  # noqa: PLC0415 - huggingface_hub and safetensors, only for Hub models
-    from vit.model.hubconfig import FileUnavailable  # noqa: PLC0415
-
-    spec = hubconfig.spec_of(name)
-    if spec.read_from != "config.json" and time.monotonic() - _config_tried.get(name, -1e9) > RETRY_CONFIG_AFTER_S:
-        _config_tried[name] = time.monotonic()
-        spec = hubconfig.remember(replace(hubconfig.read_spec(name, report), display_name=menu_name(name)))
-    if spec.why_not_read:
-        return
-    try:
-        hub.weights_file(spec, report)
-    except FileUnavailable as exc:
-        log.warning("%s: weights not downloaded (%s)", spec.display_name, exc)
-    except Exception as exc:  # noqa: BLE001 - load_model says it in the banner; the server keeps serving
-        log.warning("%s: %s", spec.display_name, exc)

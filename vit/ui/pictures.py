@@ -1,10 +1,5 @@
-"""The page's words and helpers around the pictures: captions, the grid's geometry, the stage table.
-
-Which pictures there are, how each is drawn and what it depends on is :mod:`vit.views.registry`
-(shared with the CLI and the benchmark); this module adds only what the page needs besides:
-caption text, the hover's geometry, the stage table's HTML, and Figure 7's weights from the
-server's model cache (:func:`model_weights`, passed to ``vit.views.registry.draw`` as ``weights=``).
-"""
+"""What the page needs around the pictures: captions, the grid's geometry, the stage table, Figure 7's weights from
+the model cache. Which pictures there are and how each is drawn is :mod:`vit.views.registry` (shared with the CLI)."""
 
 from __future__ import annotations
 
@@ -16,15 +11,15 @@ from concurrent.futures import ThreadPoolExecutor
 
 import gradio as gr
 
-from vit import i18n, views
+from vit import i18n
 from vit.ui.state import model_cache, picture_file
 from vit.validate import Setting
-from vit.views import registry
+from vit.views import base, patches, registry
 from vit.views.patches import stage_headers, stage_note
 from vit.views.registry import Display, Weights
 
 
-def caption(view: views.View) -> str:
+def caption(view: base.View) -> str:
     parts = [view.caption]
     if view.legend:
         parts.append(f"*{view.legend}*")
@@ -33,9 +28,8 @@ def caption(view: views.View) -> str:
     return "\n\n".join(parts)
 
 
-def shown(view: views.View, encoding: str = "png") -> dict:
-    """A picture as the page gets it: its file (where it takes clicks, its cells in the name: the page maps a click
-    through them) and its text alternative, written from its data (:attr:`vit.views.View.alt`)."""
+def shown(view: base.View, encoding: str = "png") -> dict:
+    """A picture as the page gets it: its file (its cells in the name, where it takes clicks) and its alt text."""
     return gr.update(value=picture_file(view.image, encoding, view.cells), alt_text=view.alt or None)
 
 
@@ -43,9 +37,8 @@ _DRAWERS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="draw")  # PIL's
 
 
 def drawn_files(a, displays: dict[str, Display], page: bool = True) -> dict[str, tuple]:
-    """Each picture of ``displays`` drawn as its display says and saved in its encoding (JPEG or PNG), two at a
-    time (a click's grid and query view together): {name: (picture, caption)}, the picture as the page gets it
-    (:func:`shown`), or (``page=False``, the HTTP API) its file's path."""
+    """Each picture of ``displays`` drawn and saved, two at a time: {name: (picture, caption)}, the picture as the
+    page gets it (:func:`shown`) or, ``page=False``, its file's path."""
     weights = model_weights(a)
 
     def one(name: str) -> tuple[dict | str, str]:
@@ -59,14 +52,12 @@ def drawn_files(a, displays: dict[str, Display], page: bool = True) -> dict[str,
 
 def model_weights(a) -> Weights:
     """Figure 7's weight pictures for the model the analysis ran: "filters" or "similarity" -> the array."""
-
     return functools.partial(_weights, a.model, a.weights, a.patch_size, a.depth)
 
 
 @functools.lru_cache(maxsize=16)
 def _weights(name: str, weights: str, patch_size: int, depth: int, kind: str):
-    """The principal patch filters ("filters": an SVD, seconds on 2 cores, so kept per model) or the position
-    embeddings' similarity ("similarity") of a model as loaded, at the setting an analysis ran."""
+    """A loaded model's principal patch filters ("filters": an SVD, so kept) or position similarity."""
     import vit  # noqa: PLC0415 - torch
 
     loaded = model_cache().get(Setting(name, patch_size, depth), "imagenet")
@@ -74,9 +65,8 @@ def _weights(name: str, weights: str, patch_size: int, depth: int, kind: str):
 
 
 def grid_info(a, cell: tuple[int, int]) -> str:
-    """The query's patch ``cell`` (row, col) and its token, for the outline the page draws over it on the patch grid
-    (vit/ui/page.js; where the grid's cells are is in the grid picture's own name: :func:`shown`)."""
-    token = views.token_index(cell, a.grid, a.num_prefix_tokens)
+    """The query's ``cell`` (row, col) and its token, for the outline page.js draws over it on the patch grid."""
+    token = base.token_index(cell, a.grid, a.num_prefix_tokens)
     return (f'<div id="grid-geometry" data-prefix="{a.num_prefix_tokens}" data-row="{cell[0]}" data-col="{cell[1]}" '
             f'data-token="{token}"></div>')
 
@@ -86,13 +76,13 @@ def stage_table(a, lang: str = "en") -> str:
     headers = stage_headers(lang)
     head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
     rows = []
-    for row in views.stage_rows(a, lang):
+    for row in patches.stage_rows(a, lang):
         # Module paths break only after a dot ("encoder.layers.0.attn"), never inside a word.
         texts = [html.escape(str(v)).replace(".", ".<wbr>") if i == 1 else html.escape(str(v))
                  for i, v in enumerate(row)]
         cells = "".join(f'<td data-label="{html.escape(h)}">{t}</td>' for h, t in zip(headers, texts))
         rows.append(f"<tr>{cells}</tr>")
-    note = f"{views.plain(stage_note(lang))} {i18n.text('stage-one-image', lang)}"
+    note = f"{base.plain(stage_note(lang))} {i18n.text('stage-one-image', lang)}"
     return (f'<table class="stages"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
             f'<p class="table-note">{html.escape(note)}</p>')
 

@@ -1,36 +1,30 @@
-"""Running the model for a request: its turn in the fair queue, the weights, progress layer by layer.
-
-One run at a time holds the model (:class:`vit.serve.queue.FairQueue`); a page request that no
-longer matters (its session sent a newer one, or its page is gone) waits instead of being refused,
-leaves the line, or stops at the next layer once it is no longer wanted; so does a job whose client
-does not read its event stream (never opened it, or has gone), which is not even decoded. A long run
-gives way at its layer boundaries to a request due before it, of another setting (another model object: the
-tracer's hooks are module state, and the paused run keeps them), and a waiting request's progress
-text says its place in line and the estimated wait.
-"""
+"""Running the model for a request: its turn in the fair queue, the weights, progress layer by layer. A request
+no longer wanted leaves the line or stops at the next layer; a long run gives way there to a quicker one."""
 
 from __future__ import annotations
 
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from vit import cost as costs
 from vit import i18n, validate
 from vit.errors import InputError
+from vit.serve.prefetch import FETCHES
 from vit.serve.queue import Busy, Turn, Withdrawn, take_turn
 from vit.serve.sessions import positive_number
-from vit.ui import gpu, gradio_internals, meter, startup
+from vit.ui import gpu, gradio_internals, inputs, meter, startup
 from vit.ui.inputs import Number, load_image
+from vit.ui.lang import of as language_of
 from vit.ui.lang import progress_in
-from vit.ui.state import RUNS, fair_queue, kept, model_cache
+from vit.ui.state import RUNS, SESSIONS, fair_queue, kept, model_cache, session_of
 from vit.validate import Setting
 
 log = logging.getLogger("vit.app")
 
-# Where a request's progress bar stands (0 to 1) at each stage: waiting for the model, loading it,
-# running it (the layers then take PROGRESS_LAYERS of the bar), drawing the pictures.
+# Where the progress bar stands (0 to 1) at each stage; the layers take PROGRESS_LAYERS of the bar.
 PROGRESS_LOADING, PROGRESS_WAITING, PROGRESS_RUNNING, PROGRESS_LAYERS, PROGRESS_DRAWING = 0.02, 0.05, 0.4, 0.5, 0.8
 
 
@@ -46,12 +40,7 @@ def _progress_reporter(progress, label: str) -> Callable[[int, int], None]:
 
 def run(source, filename: str | None, setting: Setting, top_k: int, head_fusion: str, discard_ratio: float,
         progress, session: str, still_wanted: Callable[[], bool] | None = None, lang: str = "en"):
-    """Decode, wait for the model's turn, fetch weights, run: the :class:`vit.Analysis` and the run's seconds.
-
-    ``still_wanted()`` (the page) says whether the session still wants this run; while another run of
-    the same session holds the model, the request waits instead of being refused, and gives up
-    when it is no longer wanted (``None`` is returned), as it does while in line or paused.
-    """
+    """Decode, fetch the weights, wait for the turn, run: (the Analysis, its seconds), or (None, 0.0) if not wanted."""
     c = costs.estimate(setting)
     costs.check_budget(c)  # before any download or model run
     check_duration(meter.estimated_seconds(c), i18n.text("what-analysis", lang, setting=setting.display_name), lang)
@@ -66,7 +55,8 @@ def run(source, filename: str | None, setting: Setting, top_k: int, head_fusion:
 
     # The weights before the model's turn: a download (or, offline, its failure) never holds the model from others.
     progress(PROGRESS_LOADING, "progress-loading", model=setting.display_name)
-    startup.fetch_weights(setting.name, _progress_reporter(progress, setting.display_name))
+    FETCHES.wait(setting.name, lambda report: startup.fetch_weights(setting, report),  # one download, waited on
+                 _progress_reporter(progress, setting.display_name))  # by a bounded share of the model's handlers
     seconds = turn_seconds(setting, c)
     progress(PROGRESS_WAITING, "progress-waiting")
     in_line = _waiting_progress(progress, PROGRESS_WAITING)
@@ -100,8 +90,7 @@ def run(source, filename: str | None, setting: Setting, top_k: int, head_fusion:
 
 
 class _TimedTurn:
-    """A run's :class:`~vit.serve.queue.Turn` that adds up the seconds spent in :meth:`give_way` (paused while a
-    quicker run went first): the meter learns from the model's own time (:func:`vit.ui.meter.record_run`)."""
+    """A :class:`~vit.serve.queue.Turn` adding up the seconds it gave way: the meter learns the model's own time."""
 
     def __init__(self, turn: Turn):
         self.turn, self.paused = turn, 0.0
@@ -115,9 +104,7 @@ class _TimedTurn:
 
 
 def turn_seconds(setting: Setting, c: costs.Cost, cache=None) -> float:
-    """The seconds a run holds the model, as the fair queue orders it: the traced forward, plus building the
-    model where ``cache`` (the server's model cache) does not hold the setting (ViT-H/14 at depth 1: a 0.1 s
-    run after a 3 s build). On ZeroGPU the models live in the GPU worker, out of sight: the run alone."""
+    """The seconds a run holds the model: the forward, plus the build where ``cache`` lacks it (not on ZeroGPU)."""
     seconds = meter.estimated_seconds(c)
     if gpu.spaces is not None:
         return seconds
@@ -133,21 +120,12 @@ MAX_RUN_S = 300.0  # the longest model work one action may ask for, estimated (h
 
 
 def max_run_s() -> float:
-    """The server's limit on one action's estimated model time: ``$VIT_MAX_RUN_S`` seconds, else :data:`MAX_RUN_S`.
-
-    Raises:
-        ValueError: set to something that is not a positive number (the app checks it at start: one sentence).
-    """
+    """One action's longest estimated model time: ``$VIT_MAX_RUN_S`` (checked at start), else :data:`MAX_RUN_S`."""
     return positive_number(os.environ, MAX_RUN_ENV, MAX_RUN_S, "seconds")
 
 
 def check_duration(seconds: float, what: str, lang: str = "en") -> None:
-    """Refuse, before anything runs, an action whose estimated model time is over :func:`max_run_s` (it would hold
-    the model from the whole class); the message gives the estimate, the limit and what to change.
-
-    Raises:
-        InputError: in ``lang``.
-    """
+    """Refuse up front an action estimated over :func:`max_run_s`: it would hold the model from the whole class."""
     limit = max_run_s()
     if seconds > limit:
         raise InputError(i18n.text("too-long", lang, what=what, seconds=seconds, limit=limit, env=MAX_RUN_ENV))
@@ -161,8 +139,7 @@ GONE = "Nobody was reading this request's answer any more: it was stopped."
 
 
 def _gone(still_wanted: Callable[[], bool] | None):
-    """A run no longer wanted: the page's request (``still_wanted`` given) gets nothing; an API one, whose
-    caller expects an analysis, ends in one sentence (logged as a refusal, sent to nobody)."""
+    """A run no longer wanted: the page's gets nothing; an API one, whose caller awaits an analysis, is refused."""
     if still_wanted is None:
         raise ClientGone(GONE)
     return None, 0.0
@@ -173,8 +150,7 @@ class Superseded(Exception):
 
 
 def _waiting_progress(progress, where: float, paused_at: tuple[int, int] | None = None) -> Callable[[int, float], None]:
-    """The progress text while a request waits in line (paused after a layer ``paused_at = (n, total)``, or before
-    it began): its place and the estimated wait."""
+    """The progress text while in line, before the run or paused after layer ``paused_at`` (n, total)."""
 
     def report(place: int, seconds: float) -> None:
         if paused_at is None:
@@ -188,8 +164,7 @@ def _waiting_progress(progress, where: float, paused_at: tuple[int, int] | None 
 
 
 def _layer_progress(progress, display: str, wanted: Callable[[], bool], turn: Turn) -> Callable[[int, int], None]:
-    """Progress layer by layer; a run the session no longer wants stops at the next layer, and a long
-    run gives way to a quicker one there (:meth:`vit.serve.queue.Turn.give_way`)."""
+    """Progress per layer; there a run no longer wanted stops, and a long one gives way to a quicker one."""
 
     def on_layer(done: int, total: int) -> None:
         if not wanted():
@@ -213,11 +188,38 @@ def timing_fields(a, run_s: float, t0: float, t2: float) -> dict:
 
 
 def with_options(key: str, head_fusion: str, discard_ratio: Number):
-    """The analysis of ``key`` with another head fusion or discard ratio (no model run).
-
-    The kept analysis holds every fusion's maps and remembers its recent variants
-    (:meth:`vit.Analysis.with_options`): a variant shares its tensors, so nothing more goes
-    into the store, and its rollout rows are computed when first drawn.
-    """
+    """``key``'s analysis with another head fusion or discard ratio: a variant sharing its tensors, no model run."""
     a = kept(key)
     return a.with_options(validate.head_fusion(head_fusion), validate.discard_ratio(discard_ratio))
+
+
+PATIENCE_S = 120.0  # how long a tab's model work waits for its session's own run to finish before giving up
+# Each tab's model work: (what a refusal over the time limit calls it, its counter in vit.ui.state.RUNS).
+WORK = {"why": ("what-explanation", "explain"), "whatif": ("what-action", "whatif")}
+
+
+def shown_image(request, image: object, key: str, tab: str) -> tuple:
+    """(Setting, decoded image) of the analysis shown; refused (``<tab>-changed``) if the page shows another."""
+    session = SESSIONS.get(session_of(request))
+    if image is None or session.shown is None or session.key != key or session.shown.image != inputs.image_id(image):
+        raise InputError(i18n.text(f"{tab}-changed", language_of(request)))
+    source, filename = inputs.image_source(image)
+    return meter.analysis_setting(kept(key)), load_image(source, filename)
+
+
+@contextmanager
+def model_turn(request, image: object, key: str, factor: float, what: str, progress, tab: str,
+               running: str = "progress-method-running") -> Iterator[tuple]:
+    """A tab's model work (``factor`` forward passes) in its turn, refused over the time limit: (setting, PIL)."""
+    lang = language_of(request)
+    progress = progress_in(progress, lang)  # its words in the page's language
+    setting, pil = shown_image(request, image, key, tab)
+    seconds = meter.estimated_seconds(costs.estimate(setting)) * factor
+    words, counter = WORK[tab]
+    check_duration(seconds, i18n.text(words, lang), lang)
+    progress(0.05, "progress-method-waiting", what=what)
+    deadline = time.monotonic() + PATIENCE_S
+    with take_turn(fair_queue(), session_of(request), seconds, give_up=lambda: time.monotonic() > deadline):
+        progress(0.3, running, what=what, seconds=f"{max(seconds, 0.1):.1f}")
+        yield setting, pil
+        RUNS[counter] += 1

@@ -1,18 +1,21 @@
 """A Space's start: the default model's checkpoint downloads in the background, and the banner says how far.
 
-A Space starts with an empty cache; this way the first student waits less (or not at all)
-for ViT-B/16's 330 MB, and every open page shows how far it is (:func:`startup_status`).
+A Space starts with an empty cache; so the first student waits less (or not at all) for ViT-B/16's 330 MB.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 
 import gradio as gr
 
 from vit import validate
-from vit.ui import meter, models
+from vit.ui import meter
 from vit.ui.lang import of as language_of
+from vit.validate import Setting
+
+log = logging.getLogger("vit.app")
 
 DEFAULT_MODEL = "ViT-B/16"  # shown first on the page, and fetched at a Space's start
 STARTUP_OUTPUTS = ("banner", "startup-timer")
@@ -26,7 +29,7 @@ def on_space() -> bool:
 
 
 def start_prefetch():
-    """On a Space, from the start: the default model's checkpoint downloads in the background."""
+    """On a Space: the default model's checkpoint downloads in the background from the start."""
     global _prefetch
     from vit.serve.prefetch import Prefetch  # noqa: PLC0415 - imports torch in its own thread only
 
@@ -34,33 +37,24 @@ def start_prefetch():
     return _prefetch
 
 
-def fetch_weights(name: str, report) -> None:
-    """The family's checkpoint into the disk cache before :func:`vit.ui.gpu.run_model`, in this process.
+def fetch_weights(setting: Setting, report) -> None:
+    """The setting's weights on disk before :func:`vit.ui.gpu.run_model`'s turn (``report(bytes_done, bytes_total)``).
 
-    The startup download is waited for while it runs, so the first analysis on a Space neither
-    fetches the file a second time nor gives up on it while it is merely slow. A failed download
-    is remembered by :func:`vit.model.load.fetch_checkpoint`; the model then loads with random weights and
-    the banner says UNTRAINED.
-
-    Args:
-        name: the family ("vit_b_16").
-        report: ``report(bytes_done, bytes_total)`` while waiting or downloading.
+    The startup download is waited for, not repeated nor given up on while it is merely slow. Nothing fails here:
+    the load says UNTRAINED, or refuses with its sentence, and the server keeps serving.
     """
     # vit.model.load first, as app._prewarm imports it: two threads entering torchvision by different
     # modules at once can find it half imported.
-    from vit.model.load import fetch_checkpoint  # noqa: I001, PLC0415 - imports torch (load first: see above)
-    from vit.model.checkpoints import CHECKPOINTS  # noqa: PLC0415
-
-    if models.is_hub(name):  # a Hub model: its config.json and weights into the Hub cache
-        models.fetch(name, report)
-        return
-    if name not in CHECKPOINTS:  # a family that ships its own weights: nothing to download
-        return
+    import vit.model.load  # noqa: F401, PLC0415 - imports torch
+    from vit.model import weights  # noqa: PLC0415
 
     prefetch = _prefetch
-    if prefetch is not None and prefetch.name == name:
+    if prefetch is not None and prefetch.name == setting.name:
         prefetch.wait(report)
-    fetch_checkpoint(name, progress=report)
+    try:
+        weights.ensure(setting.name, report)
+    except Exception as exc:  # noqa: BLE001 - the load says it again, in the model's status or its refusal
+        log.warning("%s: %s", setting.display_name, exc)
 
 
 def startup_banner(lang: str = "en") -> str:
@@ -72,10 +66,8 @@ def startup_banner(lang: str = "en") -> str:
 
 
 def startup_status(key: str | None, request: gr.Request = None) -> dict:
-    """Each tick of the banner's timer on a Space, until the startup download has finished.
-
-    A page that shows an analysis keeps its own banner.
-    """
+    """Each tick of the banner's timer on a Space, until the startup download has finished (a page that shows an
+    analysis keeps its own banner)."""
     p = _prefetch
     out = {"startup-timer": gr.Timer(active=p is not None and not p.finished)}
     if key is None:

@@ -1,8 +1,5 @@
 """What the server keeps between requests: models, analyses, the model's queue, pictures, sessions.
-
-One of each per server process, created on first use (nothing heavy at import).
-A browser session holds only small keys; everything large lives here, bounded.
-"""
+One of each per process, made on first use; a browser session holds only small keys, the large lives here, bounded."""
 
 from __future__ import annotations
 
@@ -16,7 +13,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from vit import validate
 from vit.bounded import BoundedDict
@@ -30,13 +27,16 @@ from vit.serve.uploads import UploadSpace, gradio_upload_folder
 from vit.validate import Setting
 from vit.views import registry
 
+if TYPE_CHECKING:  # vit.serve.cache imports torch: not at import
+    from vit.serve.analyses import AnalysisStore
+    from vit.serve.cache import ModelCache
+
 log = logging.getLogger("vit.app")
 
 STATE_TTL_S = 3600  # a session's analysis key is dropped an hour after its last update
 MAX_SESSIONS = serve_sessions.MAX_SESSIONS  # sessions remembered (gradio's as many: app.launch); LRU beyond
 MODEL_SLOTS = 1  # model runs at once, for the whole server (vit.serve.queue.FairQueue)
-# Of the model's 16 handlers (vit.ui.tabs.parts.MODEL_WAITERS), one address may hold this many while another address's
-# request waits for one (FairQueue.share): 4 stay for the others; alone, an address (a class behind a NAT) holds all 16.
+# Of the model's 16 handlers, one address may hold this many while another waits (FairQueue.share); alone, all 16.
 MODEL_SHARE = 12
 
 # How many times the model ran (tests check that display-only changes do not add to it).
@@ -79,22 +79,20 @@ def dtype_setting(environ=os.environ) -> str:
         raise ValueError(f"{DTYPE_ENV}: {exc}") from None
 
 
-def _model_cache():
+def _model_cache() -> ModelCache:
     from vit.serve.cache import ModelCache  # noqa: PLC0415 - imports torch
 
     return ModelCache(dtype=dtype_setting())
 
 
-def _analysis_store():
-    from vit.serve.cache import AnalysisStore  # noqa: PLC0415 - its module imports torch
+def _analysis_store() -> AnalysisStore:
+    from vit.serve.analyses import AnalysisStore  # noqa: PLC0415
 
-    return AnalysisStore()
+    return AnalysisStore(showing=SESSIONS.showing)  # a live page's analysis goes last
 
 
 def _picture_folder() -> PictureFolder:
-    """Inside gradio's upload folder (``$GRADIO_TEMP_DIR``: the app gives each server its own): gradio serves a
-    file from there as it is, where it would hash and copy one from elsewhere (~3 ms a picture). Bounded on its
-    own (:class:`vit.serve.files.PictureFolder`); the upload cap does not count it (vit.serve.uploads)."""
+    """Inside gradio's upload folder, whose files gradio serves as they are (others it hashes and copies); bounded."""
     parent = os.environ.get("GRADIO_TEMP_DIR") or os.path.join(tempfile.gettempdir(), "gradio")
     os.makedirs(parent, exist_ok=True)
     folder = PictureFolder(parent=parent)
@@ -103,17 +101,15 @@ def _picture_folder() -> PictureFolder:
 
 
 model_cache = Lazy(_model_cache)  # the one vit.serve.cache.ModelCache of this server
-analysis_store = Lazy(_analysis_store)  # vit.serve.cache.AnalysisStore: sessions hold keys, analyses live here
-fair_queue = Lazy(lambda: FairQueue(slots=MODEL_SLOTS, share=MODEL_SHARE))  # who runs the model next (app.py says
-# whom gradio's queue holds back: FairQueue.crowded)
+analysis_store = Lazy(_analysis_store)  # vit.serve.analyses.AnalysisStore: sessions hold keys, analyses live here
+fair_queue = Lazy(lambda: FairQueue(slots=MODEL_SLOTS, share=MODEL_SHARE))  # who runs the model next
 picture_folder = Lazy(_picture_folder)  # vit.serve.files.PictureFolder: pruned in the background, removed at exit
 # The upload folder's shares (vit.serve.uploads.UploadSpace): never a file a live page shows removed to make room.
 upload_space = Lazy(lambda: UploadSpace(gradio_upload_folder(), shown=SESSIONS.images))
 
 
 def reset() -> None:
-    """Forget the model cache, the kept analyses and the picture folder (its files go): the next server reads
-    TORCH_HOME, GRADIO_TEMP_DIR and the picture budgets again (tests start servers with other ones)."""
+    """Forget caches, pictures and sessions: the next server reads its environment again (tests start several)."""
     model_cache.forget()
     analysis_store.forget()
     upload_space.forget()
@@ -125,10 +121,8 @@ def reset() -> None:
 
 
 def picture_file(image, encoding: str = "png", cells=None) -> str:
-    """Save a picture for gradio to serve, in ``encoding`` ("jpeg" or "png": the registry's
-    :attr:`vit.views.registry.Picture.encoding`, written by :func:`vit.views.registry.encode`), and return its
-    path. A picture that takes clicks carries its cells (:class:`vit.views.base.Cells`) in its name,
-    ``<uuid>.cells-x0-y0-w-h-rows-cols.png``: the page maps a click through the very picture it shows."""
+    """A picture saved for gradio to serve; its path. One that takes clicks carries its cells in its name
+    (``<uuid>.cells-x0-y0-w-h-rows-cols.png``): the page maps a click through the very picture it shows."""
     where = "" if cells is None else ".cells-" + "-".join(
         f"{v:.1f}" for v in (cells.x0, cells.y0, cells.w, cells.h)) + f"-{cells.rows}-{cells.cols}"
     suffix = f"{where}.jpg" if encoding == "jpeg" else f"{where}.png"
@@ -136,13 +130,7 @@ def picture_file(image, encoding: str = "png", cells=None) -> str:
 
 
 def keep_drawing(image) -> str:
-    """A drawing is the student's input, not a picture: it is kept with the uploads, counted against the address's
-    share and removed only as an upload is (never while a live page shows it), where the picture folder pruned it
-    after 10 minutes or under the session's own redraws (Medium 9 of the review of 2026-12-04). Returns its path.
-
-    Raises:
-        InputError: the address holds its share of the upload folder, or the folder is full (one sentence).
-    """
+    """A drawing is the student's input, not a picture: kept with the uploads, in the address's share; its path."""
     png = io.BytesIO()
     image.save(png, format="PNG", compress_level=1)
     return str(upload_space().store(png.getvalue(), "drawing.png", OWNER.get()[1]))
@@ -158,8 +146,7 @@ def session_of(request) -> str:
 
 
 def owner_of(request) -> tuple[str, str]:
-    """(session, address) of a request, for the budgets of the files made for it (vit.serve.files.PictureFolder);
-    the address as the server's limits read it (a trusted proxy's ``X-Forwarded-For``: vit.serve.limits)."""
+    """(session, address) of a request for its files' budgets, the address as the server's limits read it."""
     if request is None:
         return "", ""
     headers = getattr(request, "headers", None) or {}
@@ -187,9 +174,6 @@ def release_memory() -> None:
              rss_bytes() / 1e9, models / 1e9, analyses / 1e9)
 
 
-# --------------------------------------------------------------------------- sessions
-
-
 @dataclass(frozen=True)
 class Shown:
     """An image at a setting: what a session's pictures show, or what its run is computing."""
@@ -200,22 +184,16 @@ class Shown:
 
 @dataclass
 class Session:
-    """What one browser session asked for last and what its pictures show (small: no pictures, no tensors).
+    """What one browser session asked for last and what its pictures show (small: no pictures, no tensors)."""
 
-    ``latest`` numbers the session's analysis requests; a run whose number is no longer the latest
-    when it finishes is dropped (the newest request wins); ``redraw`` does the same for redraws.
-    ``drawn`` maps each picture's elem_id to the inputs it was drawn from, so a redraw sends only
-    the pictures that change.
-    """
-
-    latest: int = 0
+    latest: int = 0  # the number of its latest analysis request: an older run that finishes later is dropped
     running: Shown | None = None  # the run going now
     shown: Shown | None = None  # what the pictures show
     key: str | None = None  # the store's key of the analysis they show
     redraw: int = 0  # the number of the latest redraw; an older one that finishes later is dropped
     explained: int = 0  # the same for the "Why this class?" map
     tested: tuple | None = None  # (key, class, method, layer) of the map the Why tab's curves test, while shown
-    drawn: dict[str, tuple] = field(default_factory=dict)
+    drawn: dict[str, tuple] = field(default_factory=dict)  # each picture's inputs as drawn: a redraw sends changes
     sent: dict[str, str] = field(default_factory=dict)  # each picture's file as last sent (it may be pruned since)
     busy: int = 0  # the page's analysis chains under way (Analyze stays disabled until the last one ends)
     asked: int = 0  # of them, the Analyze button's: a setting waiting for Analyze then says "running", not "press"
@@ -271,7 +249,6 @@ class Sessions:
         return {shown.image for s in found for shown in (s.shown, s.running) if shown is not None}
 
     def showing(self, key: str) -> bool:
-        """Whether any session's pictures show the analysis of ``key``."""
         with self._lock:
             return any(s.key == key for s in self._sessions.values())
 
@@ -284,11 +261,7 @@ SESSIONS = Sessions()
 
 
 def show(session: Session, shown: Shown, key: str) -> None:
-    """A session's new analysis lands: its pictures now show ``shown`` from ``key``.
-
-    The analysis they showed before goes from the store at once unless another session shows it
-    (a tab holds one key: nothing else can show it); a session whose page went meanwhile keeps nothing.
-    """
+    """A session's new analysis lands (unless its page went); the one shown before goes unless another shows it."""
     with session.lock:
         if session.ended:
             gone = key
@@ -307,8 +280,7 @@ def forget_unshown(key: str | None) -> int:
 
 
 def end_session(session: str) -> int:
-    """A page is gone (closed or reloaded): its run stops at the next layer, a waiting one leaves the
-    line, and its analyses go from the store. Returns the bytes dropped."""
+    """A page is gone: its run stops at the next layer, a waiting one leaves the line, its analyses go; the bytes."""
     found = SESSIONS.pop(session)
     if found is None:
         return 0
@@ -328,8 +300,7 @@ def end_session(session: str) -> int:
 
 
 def key_expired(key) -> None:
-    """gradio dropped a tab's analysis key (its time to live passed, :data:`STATE_TTL_S`): the tab can no
-    longer show that analysis, so it goes (``gr.State``'s ``delete_callback``)."""
+    """``gr.State``'s ``delete_callback``: a tab's key expired (:data:`STATE_TTL_S`), so its analysis goes."""
     if isinstance(key, str):
         SESSIONS.let_go(key)
         forget_unshown(key)

@@ -1,13 +1,12 @@
-"""The Attention tab's views: attention rollout (Abnar & Zuidema, 2020) and the class token's attention
-as small multiples, one tile per head of a layer or one per layer (chapter 11.4.2).
-"""
+"""The Attention tab's views (chapter 11.4.2): attention rollout (Abnar & Zuidema, 2020) and the class token's
+attention, one tile per head of a layer or one per layer."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from vit import i18n
-from vit.views import base, draw
+from vit.views import base, describe, draw
 from vit.views.base import DISPLAY_SIZE, TILE_SIZE, View, fit_note
 
 
@@ -20,20 +19,18 @@ def rollout_view(a, layer: int, opacity: float, cmap: str, size: int = DISPLAY_S
     discard = i18n.text("rollout-discard", lang, ratio=a.discard_ratio) if a.discard_ratio else ""
     caption = i18n.text("rollout-caption", lang, layer=layer, fusion=a.head_fusion, discard=discard,
                         share=base.class_token_share(heat, lang))
-    return View(image, caption, legend, i18n.text("rollout-title", lang, layer=layer), scale, fit_note(a, lang),
-                cells=base.patch_cells(a, size))
+    alt = i18n.text("alt-rollout", lang, layer=layer, L=a.depth, top=describe.top(heat, a.num_prefix_tokens, lang),
+                    focus=describe.focus_words(heat, lang))
+    return View(image, caption, legend, i18n.text("rollout-title", lang, layer=layer), scale, fit_note(a, lang), alt,
+                base.patch_cells(a, size))
 
 
 # --------------------------------------------------------------------------- small multiples
 
 
 def _sheet(n: int, size: int | tuple[int, int]) -> tuple[int, int]:
-    """(columns, tile px) for n tiles.
-
-    ``size`` a tile's px: 4 a row up to 16 tiles, then 6 smaller ones; a few tiles drawn larger.
-    ``size`` a frame (width, height): the columns that give the largest tiles with the whole sheet, its
-    titles and its colour bar inside the frame (``vit.views.draw.small_multiples``' geometry).
-    """
+    """(columns, tile px) for n tiles: for a tile ``size``, 4 a row up to 16 tiles, then 6; for a frame (width,
+    height), the largest tiles whose sheet fits it (:func:`vit.views.draw.sheet_fit`)."""
     if isinstance(size, tuple):
         return draw.sheet_fit(n, *size)
     columns = n if n <= 4 else 4 if n <= 16 else 6
@@ -55,10 +52,16 @@ def _tiles_view(a, maps: np.ndarray, titles: list[str], opacity: float, cmap: st
 def heads_view(a, layer: int, opacity: float, cmap: str, size: int | tuple[int, int] = TILE_SIZE,
                lang: str = "en") -> View:
     """Layer ``layer``, one tile per head: the class token's attention in each (``size``: tile px, or a frame)."""
+    maps = a.head_maps(layer).numpy()  # (h, rows, cols)
     titles = [i18n.text("tile-head", lang, n=i + 1) for i in range(a.num_heads)]
-    image, legend = _tiles_view(a, a.head_maps(layer).numpy(), titles, opacity, cmap, size, lang)  # (h, rows, cols)
+    image, legend = _tiles_view(a, maps, titles, opacity, cmap, size, lang)
     caption = i18n.text("heads-caption", lang, layer=layer, h=a.num_heads)
-    return View(image, caption, legend, i18n.text("heads-title", lang, layer=layer))
+    found = [describe.focus(m) or (0.0, m.size, m.size) for m in maps]
+    best = min(range(len(maps)), key=lambda i: (found[i][1], -found[i][0], i))  # the fewest patches hold half
+    tops = [str(describe.brightest(m, a.num_prefix_tokens, 1)[0][0]) for m in maps]  # each tile: where, not how much
+    alt = i18n.text("alt-heads", lang, layer=layer, L=a.depth, h=len(maps), top=describe.join(tops, lang),
+                    best=best + 1, focus=describe.focus_words(maps[best], lang))
+    return View(image, caption, legend, i18n.text("heads-title", lang, layer=layer), alt=alt)
 
 
 def layers_view(a, opacity: float, cmap: str, size: int | tuple[int, int] = TILE_SIZE, lang: str = "en") -> View:
@@ -67,4 +70,8 @@ def layers_view(a, opacity: float, cmap: str, size: int | tuple[int, int] = TILE
     titles = [i18n.text("tile-layer", lang, n=n) for n in range(1, a.depth + 1)]
     image, legend = _tiles_view(a, maps, titles, opacity, cmap, size, lang)
     caption = i18n.text("layers-caption", lang, fusion=a.head_fusion, L=a.depth)
-    return View(image, caption, legend, i18n.text("layers-title", lang, L=a.depth))
+    tops = describe.series([str(describe.brightest(m, a.num_prefix_tokens, 1)[0][0]) for m in maps], lang)
+    first, last = (describe.focus(m) or (0.0, m.size, m.size) for m in (maps[0], maps[-1]))
+    alt = i18n.text("alt-layers", lang, fusion=a.head_fusion, L=a.depth, top=tops, first=first[1], n=maps[0].size,
+                    last=last[1])
+    return View(image, caption, legend, i18n.text("layers-title", lang, L=a.depth), alt=alt)

@@ -1,9 +1,5 @@
-"""What every view shares: the :class:`View` record, the picture sizes, clicks and tokens, the note on
-the input's fit, the heat view (an overlay with its colour bar and legend) and the picture to keep.
-
-``query_cell``, ``token_index``, ``picture_box`` and ``clicked_fraction`` turn a click on a picture into a
-patch (row, col) and its token (chapter 11.4's row-major order, the class token first).
-"""
+"""What every view shares: the :class:`View` record, picture sizes, clicks to patches and tokens (:class:`Cells`,
+:func:`query_cell`), the note on the input's fit, the heat view and the picture to keep."""
 
 from __future__ import annotations
 
@@ -14,7 +10,6 @@ import numpy as np
 from PIL import Image
 
 from vit import i18n
-from vit.errors import InputError
 from vit.views import draw
 
 DISPLAY_SIZE = draw.DISPLAY_SIZE  # px, main pictures: drawn at the size the page shows them
@@ -24,9 +19,8 @@ DEPTH_PLOT_SIZE = (800, 400)  # px (width, height) of the early-exit plot
 
 @dataclass(frozen=True)
 class Cells:
-    """Where a picture takes clicks: a grid of ``rows`` x ``cols`` cells (patches, or layers x heads) in the box
-    (x0, y0, w, h), in the picture's own pixels. The page maps a click on the picture as shown through it (one
-    scale, one offset: vit/ui/page.js), and outlines the cell it names."""
+    """Where a picture takes clicks: ``rows`` x ``cols`` cells in the box (x0, y0, w, h) of its own pixels; the page
+    maps a click through it (one scale, one offset: vit/ui/page.js)."""
 
     x0: float
     y0: float
@@ -50,9 +44,7 @@ class View:
     title: str = ""  # short, for headers and download file names
     scale: tuple[float, float] | None = None  # numbers at the colour bar's (left, right) ends; None: no bar / per tile
     note: str = ""  # honesty about the input (crop, enlargement); "" if nothing to say
-    # Its text alternative, written from its data in its language: what it shows, the numbers a student would read
-    # off it (the page's <img alt>, for a screen reader).
-    alt: str = ""
+    alt: str = ""  # the page's <img alt>: what it shows and the numbers to read off it, from its data, in its language
     cells: Cells | None = None  # a picture that takes clicks: where its cells are (None: it takes none)
 
 
@@ -80,38 +72,17 @@ def patch_cells(a, size: int = DISPLAY_SIZE) -> Cells:
 
 
 def picture_box(a, size: int = DISPLAY_SIZE) -> tuple[int, int, int, int]:
-    """(x0, y0, w, h) of the image inside the patch grid's picture (margins carry numbers on fine grids).
-
-    Overlays draw the image at (0, 0) with the colour bar below, so their box is
-    ``(0, 0, *display_size(a, size))``.
-    """
+    """(x0, y0, w, h) of the image inside the patch grid's picture (past its margins, on fine grids)."""
     return draw.grid_layout(a.grid, display_size(a, size), a.num_prefix_tokens).box
 
 
 def grid_size_for(a, width: int, height: int) -> int:
-    """The ``size`` at which the patch grid, its margins included (fine grids number them), fits width x height."""
+    """The ``size`` at which the patch grid, margins included, fits width x height."""
     size = max(16, min(width, height))
     x0, y0, _, _ = picture_box(a, size)
     if x0 or y0:  # numbers on margins: the picture gives them their room
         size = max(16, min(width - x0, height - y0))
     return size
-
-
-def clicked_fraction(index, size: tuple[int, ...]) -> tuple[float, float]:
-    """A click at pixel (x, y) as fractions (x, y) of the image it fell on.
-
-    ``size`` is the image's (w, h) when it fills the picture, or its box (x0, y0, w, h)
-    inside a larger one (:func:`picture_box`). A click on a margin or colour bar
-    clamps to the nearest patch.
-    """
-    try:
-        x, y = (float(v) for v in index)
-        x0, y0, w, h = (0, 0, *size) if len(size) == 2 else size
-    except (TypeError, ValueError):
-        raise InputError(f"expected a click position (x, y) on the picture, got {index!r}") from None
-    if not (np.isfinite(x) and np.isfinite(y)):
-        raise InputError(f"expected a click position (x, y) on the picture, got {index!r}")
-    return min(max((x - x0) / w, 0.0), 0.999999), min(max((y - y0) / h, 0.0), 0.999999)
 
 
 # --------------------------------------------------------------------------- honest about the input
@@ -121,13 +92,8 @@ _ENLARGED_ABOVE = 2.0  # so is an upload enlarged more than this
 
 
 def fit_note(a, lang: str = "en") -> str:
-    """A sentence when the model sees much less of the upload than the student thinks, else "".
-
-    Preprocessing resizes the shorter side and cuts the centre square (``vit.preprocess``),
-    so a long strip loses its ends and a tiny image is blown up into blocks. The
-    fraction is that of the centre square; torchvision's crop trims a further thin
-    border from every image (224 of 256 px), which is not this upload's doing.
-    """
+    """A sentence where the centre square (``vit.preprocess``) cuts a long strip's ends or blows a tiny image up into
+    blocks, else "" (torchvision's thin crop border, 224 of 256 px, is every image's and not counted)."""
     if a.source_size is None:
         return ""
     w, h = a.source_size
@@ -156,7 +122,8 @@ def no_classifier_view(a, title: str, size, lang: str = "en") -> View:
     width = size[0] if isinstance(size, tuple) else size
     words = i18n.text("no-classifier-card", lang)
     card = draw.message_card(i18n.text("no-classifier-title", lang, title=title), words, max(240, int(width)))
-    return View(card, f"**{title}:** {words}", title=f"{title} (no classifier)")
+    return View(card, f"**{title}:** {words}", title=f"{title} (no classifier)",
+                alt=i18n.text("alt-no-classifier", lang, title=title))
 
 
 def heat_view(a, heat: np.ndarray, opacity: float, cmap: str, size: int, mark=None, label: str | None = None,

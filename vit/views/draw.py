@@ -1,12 +1,5 @@
-"""Pictures from numbers, the image primitives: colormaps, fonts, heatmap overlays, the patch grid,
-colour bars, text fitting and wrapping, small multiples, panels, tile sheets and category overlays.
-
-numpy and PIL only (matplotlib for its colormap tables, imported lazily). Nothing here
-knows about torch modules: inputs are arrays. The plots (axes, bars, dots, lines, the
-depth plot, the block diagram) are :mod:`vit.views.plots`', which draws with these; this
-module never imports it. Colormaps default to cividis, which reads the same to
-colour-blind viewers and in greyscale.
-"""
+"""The image primitives, numpy and PIL only: colormaps, fonts, overlays, the patch grid, colour bars, text wrapping,
+tiles; :mod:`vit.views.plots` draws with these. Cividis by default: colour-blind safe, and it reads in grey."""
 
 from __future__ import annotations
 
@@ -37,8 +30,7 @@ def colormap_lut(name: str = "cividis") -> np.ndarray:
     return (colormaps[name](np.linspace(0, 1, 256))[:, :3] * 255).round().astype(np.uint8)
 
 
-# The language the pictures are drawn in (vit.views.registry.draw sets it for one drawing, in its own thread):
-# Chinese text is drawn in a CJK font (PIL has no glyph fallback); English in DejaVu Sans, as always.
+# The pictures' language, set per drawing by registry.draw: Chinese needs a CJK font (PIL has no glyph fallback).
 LANGUAGE: contextvars.ContextVar[str] = contextvars.ContextVar("vit_picture_language", default="en")
 
 
@@ -53,13 +45,13 @@ def language(lang: str):
 
 
 def font(size: int, bold: bool = True) -> ImageFont.ImageFont:
-    """DejaVu Sans (bold by default) at ``size`` px; PIL's own font where DejaVu is not installed. Drawing in
-    Chinese (:func:`language`): Noto Sans CJK SC where it is installed."""
-    return _font(size, bold, LANGUAGE.get() == "zh")
+    """DejaVu Sans at ``size`` px; Noto Sans CJK SC where installed when drawing in Chinese (:func:`language`)."""
+    return typeface(size, bold, LANGUAGE.get() == "zh")
 
 
 @functools.lru_cache(maxsize=64)
-def _font(size: int, bold: bool, cjk: bool) -> ImageFont.ImageFont:
+def typeface(size: int, bold: bool, cjk: bool) -> ImageFont.ImageFont:
+    """The font file at ``size`` px: Noto Sans CJK SC for ``cjk`` where installed, else DejaVu Sans, else PIL's."""
     from vit import fonts  # noqa: PLC0415
 
     found = fonts.cjk_file(bold) if cjk else None
@@ -69,9 +61,6 @@ def _font(size: int, bold: bool, cjk: bool) -> ImageFont.ImageFont:
         return ImageFont.truetype("DejaVuSans-Bold.ttf" if bold else "DejaVuSans.ttf", size)
     except OSError:
         return ImageFont.load_default(size=size)
-
-
-font.cache_clear = _font.cache_clear  # as when font itself was the cache (tests count the fonts asked for)
 
 
 @functools.lru_cache(maxsize=8)
@@ -95,16 +84,13 @@ def normalize(values: np.ndarray, scale: tuple[float, float] | None = None) -> n
 
 
 def token_index(cell: tuple[int, int], grid: tuple[int, int], prefix: int = 1) -> int:
-    """The token of patch (row, col): the ``prefix`` tokens come first (token 0 the class token; DeiT's
-    distillation token, registers), then the patches row by row (row-major)."""
+    """The token of patch (row, col): the ``prefix`` tokens (class, distillation, registers), then row-major."""
     r, c = cell
     return prefix + r * grid[1] + c
 
 
 def _display(image: np.ndarray, size: int, copy: bool = True) -> Image.Image:
-    """The model's view resized for display (one picture is drawn many times: cached by content).
-
-    ``copy=False``: the cached picture itself, for a caller that only reads it."""
+    """The model's view resized for display, cached by content (``copy=False``: the cache's own, to read only)."""
     image = np.ascontiguousarray(image)
     shown = _display_cached(image.tobytes(), image.shape, size)
     return shown.copy() if copy else shown
@@ -146,12 +132,7 @@ def overlay(
     mark: tuple[int, int] | None = None,
     scale: tuple[float, float] | None = None,
 ) -> Image.Image:
-    """Blend a (rows, cols) heatmap over the image, drawn ``size`` px on its longer side.
-
-    ``scale`` = (lo, hi) are the numbers given the colormap's ends (default: the map's
-    min and max); ``mark`` outlines one patch (row, col). The colours are blended in PIL
-    ((1 - alpha) photo + alpha colour, per channel): a few milliseconds at 640 px.
-    """
+    """A (rows, cols) heatmap over the image, ``size`` px on its long side; ``scale``: (lo, hi) at the colormap ends."""
     base = _display(image, size, copy=False)
     out = Image.blend(base, heat_blocks(heat, base.size, cmap, scale), alpha)
     if mark is not None:
@@ -164,17 +145,8 @@ RING_BELOW_PX = 24  # cells smaller than this get a ring around the outline, to 
 
 
 def mark_patch(img: Image.Image, grid: tuple[int, int], cell: tuple[int, int]) -> None:
-    """Outline patch ``cell`` = (row, col) of a picture cut into ``grid``; on fine grids ring it too.
-
-    The pink outline is drawn inside the patch, a black one just outside it: visible on
-    bright and dark pictures alike. At P = 4 (11-px cells at 640 px) an outline alone is
-    an 11-px square, so a ring around it and four crosshair ticks point at it.
-
-    Everything stays whole inside the picture (a corner patch on a phone was cut in half by its edge, classroom
-    review 2026-12-04): on a side where the patch meets the picture's edge the black outline runs along the edge
-    and the pink one inside it, and the ring moves in from the edge as far as it must (its rim then on the patch,
-    without ticks).
-    """
+    """Outline patch ``cell`` = (row, col): pink inside, black just outside, seen on any picture; a cell under
+    RING_BELOW_PX px also gets a ring and four ticks. At the edge the mark moves inside, to stay in the picture."""
     rows, cols = grid
     cw, ch = img.width / cols, img.height / rows
     r, c = cell
@@ -200,8 +172,6 @@ def mark_patch(img: Image.Image, grid: tuple[int, int], cell: tuple[int, int]) -
             draw.line([(x + dx * a, y + dy * a), (x + dx * b, y + dy * b)], fill=colour, width=width)
 
 
-# --------------------------------------------------------------------------- the patch grid
-
 GRID_FONT = 14  # px, the smallest number a class reads from the back of a room
 SMALLEST_TEXT = 14  # px: no text inside any picture is drawn smaller (tests/test_frames.py checks every font)
 ARROW = (214, 140, 0)  # the reading-order arrow: amber, readable on the white margins
@@ -210,13 +180,9 @@ _ARROW_STRIP = 16  # px of margin the arrow runs in, beside the numbers, never t
 
 @dataclass(frozen=True)
 class GridLayout:
-    """Where the patch grid's numbers go: in every cell, or on margins outside the picture.
+    """Where the grid's numbers go: in every cell, or on margins (every ``row_step``-th row, ``col_step``-th column)."""
 
-    ``box`` = (x0, y0, w, h) is the picture inside the drawing (a click maps through it).
-    With margins, every ``row_step``-th row and ``col_step``-th column is numbered.
-    """
-
-    box: tuple[int, int, int, int]
+    box: tuple[int, int, int, int]  # (x0, y0, w, h) of the picture inside the drawing: a click maps through it
     size: tuple[int, int]  # (width, height) of the whole drawing
     font_size: int
     in_cells: bool
@@ -226,13 +192,7 @@ class GridLayout:
 
 
 def grid_layout(grid: tuple[int, int], picture: tuple[int, int], prefix: int = 1) -> GridLayout:
-    """Lay out the numbers of a (rows, cols) grid over a picture of (width, height) px.
-
-    Every cell carries its token index when the largest index fits inside a cell at
-    >= 14 px. Otherwise the margins carry them: left, the token of each row's first
-    patch; top, the column; as many rows and columns as fit at 14 px, every k-th with
-    the smallest k that fits.
-    """
+    """In every cell where the largest token index fits at >= 14 px; else on margins, every k-th row and column."""
     rows, cols = grid
     w, h = picture
     cw, ch = w / cols, h / rows
@@ -252,14 +212,7 @@ def patch_grid(
     image: np.ndarray, grid: tuple[int, int], size: int = DISPLAY_SIZE, mark: tuple[int, int] | None = None,
     prefix: int = 1,
 ) -> Image.Image:
-    """The model's view cut into patches, numbered in the row-major order the tokens take.
-
-    Token 0 is the class token (``prefix`` tokens in all before the patches: DeiT's distillation token,
-    registers), so patch (r, c) is token prefix + r*cols + c (:func:`token_index`). Coarse grids
-    carry that number in every cell; fine ones (P = 8, 4 at 224 px) on margins outside
-    the picture, with an arrow in each margin for the reading order (row by row, left
-    to right) that runs beside the numbers, not through them. See :func:`grid_layout`.
-    """
+    """The model's view cut into patches numbered with their tokens (in cells or on margins), a reading-order arrow."""
     image = np.ascontiguousarray(image)
     lines, numbered, layout = _grid_layers(image.tobytes(), image.shape, grid, size, prefix)
     if not layout.in_cells:  # numbers on margins: the mark, then the margins around the picture
@@ -300,8 +253,7 @@ def grid_lines(img: Image.Image, grid: tuple[int, int]) -> None:
 
 @functools.lru_cache(maxsize=8)
 def _grid_layers(data: bytes, shape: tuple[int, ...], grid: tuple[int, int], size: int, prefix: int):
-    """(the picture with its patch lines, the same numbered in every cell or None, the layout): what every
-    click's grid starts from (a click changes only the cells around its mark)."""
+    """(the picture with its lines, the same numbered in every cell or None, the layout), cached for clicks."""
     img = _display_cached(data, shape, size).convert("RGB")
     rows, cols = grid
     layout = grid_layout(grid, img.size, prefix)
@@ -370,8 +322,6 @@ def _arrow(draw: ImageDraw.ImageDraw, start: tuple[float, float], end: tuple[flo
                   (x1 - dx * head + dy * head, y1 - dy * head + dx * head)], fill=ARROW)
 
 
-# --------------------------------------------------------------------------- colour bars and text
-
 BAR_FONT = 16  # px: tick labels and legends under the pictures
 _BAR_PAD, _BAR_TOP, _BAR_HEIGHT = 14, 10, 18
 COLORBAR_RESERVE = _BAR_TOP + _BAR_HEIGHT + 8 + 2 * (BAR_FONT + 6) + 6  # px: a colour-bar strip of two lines (a
@@ -386,13 +336,7 @@ def colorbar_rect(width: int) -> tuple[int, int, int, int]:
 
 
 def colorbar(width: int, cmap: str, lo: str, hi: str, label: str) -> Image.Image:
-    """A horizontal colour bar: the colormap from its first entry (left) to its last (right).
-
-    ``lo`` and ``hi`` are written under its ends (the numbers those colours stand for), ``label`` between them
-    when it fits, else on a line of its own, smaller, and wrapped onto more lines where even that does not fit; a
-    bar too narrow for the numbers and the label on two lines carries its numbers inside its ends
-    (:func:`colorbar_lines`). No text is cut and none runs into another.
-    """
+    """A horizontal colour bar, ``lo`` and ``hi`` under its ends and ``label`` laid out by :func:`colorbar_lines`."""
     x0, y0, x1, y1 = colorbar_rect(width)
     on_bar, lines = colorbar_lines(width, lo, hi, label)
     strip = Image.new("RGB", (width, colorbar_height(len(lines))), "white")
@@ -418,19 +362,13 @@ Piece = tuple[float, str, str, ImageFont.ImageFont]  # (x, text, PIL anchor, fon
 
 
 def colorbar_height(lines: int) -> int:
-    """The height of a colour-bar strip with ``lines`` lines of text under its bar (1: COLORBAR_ONE_LINE, 2:
-    COLORBAR_RESERVE)."""
+    """A colour-bar strip's height with ``lines`` lines of text (1: COLORBAR_ONE_LINE, 2: COLORBAR_RESERVE)."""
     return _BAR_TOP + _BAR_HEIGHT + 8 + lines * _BAR_LINE + 6
 
 
 def colorbar_lines(width: int, lo: str, hi: str, label: str) -> tuple[list[Piece], list[list[Piece]]]:
-    """The text of a colour bar ``width`` px wide: (the pieces inside the bar, the lines under it, piece by piece).
-
-    One line where the two numbers and the label fit (the label centred between the numbers); else the numbers
-    on the first (under the bar's ends, or at the strip's edges where the bar is too short for both) and the label
-    under them, shrunk down to :data:`BAR_LABEL_MIN_FONT` and then wrapped. Where that takes more than two lines
-    and the numbers fit inside the bar's ends, they go there, the label's lines alone under it.
-    """
+    """(the pieces inside the bar, the lines under it): one line where all fits; else the numbers, then the label
+    shrunk and wrapped; past two lines, the numbers move inside the bar's ends where they fit."""
     x0, y0, x1, y1 = colorbar_rect(width)
     f = font(BAR_FONT, bold=False)
     lo_w, hi_w, label_w = (f.getlength(t) for t in (lo, hi, label))
@@ -448,8 +386,7 @@ def colorbar_lines(width: int, lo: str, hi: str, label: str) -> tuple[list[Piece
 
 
 def _number_line(width: int, lo: str, hi: str) -> list[list[Piece]]:
-    """A colour bar's two numbers on one line: under the bar's ends, or out to the strip's edges, in its text size or
-    the smallest; on a line each where not even that holds them."""
+    """A colour bar's two numbers on one line where any size and reach lets them; else a line each."""
     x0, _, x1, _ = colorbar_rect(width)
     for size in (BAR_FONT, SMALLEST_TEXT):
         f = font(size, bold=False)
@@ -466,8 +403,7 @@ BAR_LABEL_MIN_FONT = SMALLEST_TEXT  # px: a colour bar's label on its own line s
 
 
 def _label_font(label: str, width: float) -> ImageFont.ImageFont:
-    """The largest font from ``BAR_FONT`` down to ``BAR_LABEL_MIN_FONT`` px that sets ``label`` within ``width`` px
-    (the smallest when none does: the label is then wrapped onto more lines)."""
+    """The largest font from ``BAR_FONT`` down to ``BAR_LABEL_MIN_FONT`` px that fits ``label`` (else the smallest)."""
     for size in range(BAR_FONT, BAR_LABEL_MIN_FONT - 1, -1):
         f = font(size, bold=False)
         if f.getlength(label) <= width:
@@ -476,8 +412,7 @@ def _label_font(label: str, width: float) -> ImageFont.ImageFont:
 
 
 def with_colorbar(img: Image.Image, cmap: str, lo: str, hi: str, label: str, width: int | None = None) -> Image.Image:
-    """``img`` with :func:`colorbar` below it, as one picture. The picture stays at (0, 0), or is centred above a
-    bar ``width`` px wide where that is wider than the picture (a narrow sheet of tiles in a wider frame)."""
+    """``img`` with :func:`colorbar` below it: at (0, 0), or centred above a bar ``width`` px wide where wider."""
     width = max(img.width, width or 0)
     bar = colorbar(width, cmap, lo, hi, label)
     out = Image.new("RGB", (width, img.height + bar.height), "white")
@@ -487,7 +422,7 @@ def with_colorbar(img: Image.Image, cmap: str, lo: str, hi: str, label: str, wid
 
 
 def fit_text(text: str, f: ImageFont.ImageFont, width: float) -> str:
-    """``text``, cut with an ellipsis "…" to at most ``width`` px in font ``f``."""
+    """``text`` cut with an ellipsis to at most ``width`` px."""
     if f.getlength(text) <= width:
         return text
     while text and f.getlength(text + "…") > width:
@@ -495,16 +430,17 @@ def fit_text(text: str, f: ImageFont.ImageFont, width: float) -> str:
     return text.rstrip() + "…"
 
 
-_CJK = re.compile(r"([\u3000-\u303f\u3400-\u9fff\uff00-\uffef])")  # Chinese: a line may break at any of these
+# Chinese has no spaces: a line may break before or after any of these (ideographs, CJK and full-width punctuation).
+CJK = re.compile(r"([\u3000-\u303f\u3400-\u9fff\uff00-\uffef])")
 
 
-def _pieces(paragraph: str) -> list[tuple[str, bool]]:
+def pieces(paragraph: str) -> list[tuple[str, bool]]:
     """(word, spaced): the words of a paragraph, each Chinese character one, set without a space before it; a
     closing mark stays with the character before it, an opening one with the one after (vit.i18n.linebreak)."""
     out = []
     for word in paragraph.split():
-        for j, piece in enumerate(p for p in _CJK.split(word) if p):
-            tight = j > 0 and (bool(_CJK.fullmatch(piece)) or bool(_CJK.fullmatch(out[-1][0][-1:])))
+        for j, piece in enumerate(p for p in CJK.split(word) if p):
+            tight = j > 0 and (bool(CJK.fullmatch(piece)) or bool(CJK.fullmatch(out[-1][0][-1:])))
             if j > 0 and (not tight or glued(out[-1][0], piece)):
                 out[-1] = (out[-1][0] + piece, out[-1][1])
             else:
@@ -517,14 +453,13 @@ _NOT_IN_CJK = str.maketrans({"ᵀ": "^T", "₀": "0", "₁": "1", "₂": "2", "�
 
 
 def wrap_text(text: str, f: ImageFont.ImageFont, width: float) -> list[str]:
-    """Greedy word wrap to lines of at most ``width`` px (a word longer than a line is broken across lines, never cut);
-    Chinese breaks between any two characters."""
+    """Greedy word wrap to ``width`` px: a word longer than a line is broken, never cut; Chinese as :func:`pieces`."""
     if LANGUAGE.get() == "zh":
         text = text.translate(_NOT_IN_CJK)
     lines: list[str] = []
     for paragraph in text.split("\n"):
         line = ""
-        for word, spaced in _pieces(paragraph):
+        for word, spaced in pieces(paragraph):
             trial = (f"{line} {word}" if spaced else line + word) if line else word
             if f.getlength(trial) <= width:
                 line = trial
@@ -538,7 +473,7 @@ def wrap_text(text: str, f: ImageFont.ImageFont, width: float) -> list[str]:
 
 
 def _broken(word: str, f: ImageFont.ImageFont, width: float) -> list[str]:
-    """A word in pieces of at most ``width`` px (at least one character each): one piece where it fits."""
+    """A word in pieces of at most ``width`` px, at least one character each."""
     pieces = [""]
     for ch in word:
         if pieces[-1] and f.getlength(pieces[-1] + ch) > width:
@@ -548,10 +483,7 @@ def _broken(word: str, f: ImageFont.ImageFont, width: float) -> list[str]:
 
 
 def captioned(img: Image.Image, title: str, paragraphs: Sequence[str], width: int | None = None) -> Image.Image:
-    """One picture to keep: a bold title above ``img``, then each paragraph wrapped below it.
-
-    Text is 18 px (title 22 px), wrapped to ``width`` (default: the picture's, at least 640).
-    """
+    """One picture to keep: a bold title above ``img``, each paragraph wrapped below it (at least 640 px wide)."""
     width = max(img.width, 640 if width is None else width)
     pad = 16
     title_f, body_f = font(22), font(18, bold=False)
@@ -615,13 +547,7 @@ def small_multiples(
     from_zero: bool = False,
     short_titles: Sequence[str] | None = None,
 ) -> Image.Image:
-    """One overlay per map (e.g. per head), each normalised on its own, in a labelled grid.
-
-    With ``from_zero`` each tile's colours run from 0 to that tile's max (attention is
-    never negative): a head that attends evenly stays evenly coloured instead of having
-    its small differences stretched to the colormap's full range. ``short_titles``: what a tile too
-    narrow for its title says instead ("12" for "layer 12"), rather than a title cut to "layer…".
-    """
+    """One overlay per map, each scaled on its own, in a titled grid; ``from_zero``: so an even head stays even."""
     n = len(maps)
     columns = min(columns, n)
     rows = -(-n // columns)
@@ -639,8 +565,6 @@ def small_multiples(
         sheet.paste(overlay(image, heat, alpha, cmap, size=tile, scale=scale), (x, y + label_h))
     return sheet
 
-
-# --------------------------------------------------------------------------- categories, stacks, sheets
 
 PALETTE = ((230, 159, 0), (86, 180, 233), (0, 158, 115), (240, 228, 66), (0, 114, 178), (213, 94, 0),
            (204, 121, 167))  # Okabe-Ito: the classes of the lens, safe for colour-blind viewers
@@ -674,8 +598,7 @@ def category_overlay(image: np.ndarray, colours: np.ndarray, alpha: float = 0.7,
 
 
 def swatch_legend(width: int, entries: Sequence[tuple[tuple[int, int, int], str]]) -> Image.Image:
-    """A legend strip: a colour square and its text per entry, as many a line as fit in ``width``; an entry too long
-    for a line of its own is wrapped onto more lines."""
+    """A legend strip: a colour square and its text per entry, as many a line as fit; a long entry wrapped."""
     f = font(BAR_FONT, bold=False)
     pad, box, line_h = 14, 16, BAR_FONT + 10
     room = width - 2 * pad - box - 8
@@ -700,10 +623,7 @@ def swatch_legend(width: int, entries: Sequence[tuple[tuple[int, int, int], str]
 
 def panels(pictures: Sequence[Image.Image], titles: Sequence[str], gap: int = 12,
            short_titles: Sequence[str] | None = None, column: int = 0) -> Image.Image:
-    """Pictures side by side, each centred in a column ``column`` px wide at least, with a bold title above it
-    wrapped to the column; where a title would take more than two lines, every panel says its ``short_titles``
-    instead (wrapped too, in the smallest text where that takes fewer lines). The pictures are centred in their
-    columns, the titles left-aligned over them."""
+    """Pictures side by side in columns at least ``column`` px wide under wrapped bold titles (short past two lines)."""
     widths = [max(p.width, column) for p in pictures]
     f = font(BAR_FONT)
     lines = [wrap_text(t, f, w - 4) for w, t in zip(widths, titles)]

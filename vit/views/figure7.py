@@ -1,6 +1,5 @@
-"""The ViT paper's Figure 7 (Dosovitskiy et al., 2021) from the weights and one analysis: the patch-embedding
-filters' principal components, the position embeddings' similarity and each head's mean attention distance.
-"""
+"""The ViT paper's Figure 7 (Dosovitskiy et al., 2021): the patch-embedding filters' principal components, the
+position embeddings' similarity and each head's mean attention distance."""
 
 from __future__ import annotations
 
@@ -27,7 +26,19 @@ def filters_view(filters, size: int = DISPLAY_SIZE, lang: str = "en") -> View:
     tile = max(8, (size - 4) // columns - 4)
     image = draw.tile_sheet(tiles, columns, tile)
     caption = i18n.text("filters-caption", lang, k=k, P=P)
-    return View(image, caption, i18n.text("filters-legend", lang), i18n.text("filters-title", lang, k=k))
+    alt = i18n.text("alt-filters", lang, k=k, P=P, rows=-(-k // columns), columns=columns, smooth=smoothness(filters))
+    return View(image, caption, i18n.text("filters-legend", lang), i18n.text("filters-title", lang, k=k), alt=alt)
+
+
+def smoothness(filters) -> float:
+    """The filters' mean correlation of neighbouring pixels: near 1 for smooth stripes and blobs, near 0 for noise."""
+    out = []
+    for f in np.asarray(filters, dtype=np.float64):  # (3, P, P)
+        x = np.concatenate([f[:, :, :-1].ravel(), f[:, :-1, :].ravel()])
+        y = np.concatenate([f[:, :, 1:].ravel(), f[:, 1:, :].ravel()])
+        if x.std() > 0 and y.std() > 0:
+            out.append(float(np.corrcoef(x, y)[0, 1]))
+    return float(np.mean(out)) if out else 0.0
 
 
 POSITION_TILES = 14  # at most this many positions a side; larger grids show every k-th position
@@ -40,10 +51,7 @@ def position_step(grid: tuple[int, int]) -> int:
 
 def position_view(similarity, grid: tuple[int, int], size: int = DISPLAY_SIZE, cmap: str = "viridis",
                   lang: str = "en") -> View:
-    """ViT Fig. 7 centre: per patch position, its position embedding's cosine similarity to every other.
-
-    ``similarity``: (N, N) from ``vit.position_similarity(loaded)``; ``grid``: (rows, cols).
-    """
+    """ViT Fig. 7 centre: each position's cosine similarity to every other (``similarity``: (N, N))."""
     sim = np.asarray(similarity, dtype=np.float64)
     rows, cols = grid
     step = position_step(grid)
@@ -59,17 +67,18 @@ def position_view(similarity, grid: tuple[int, int], size: int = DISPLAY_SIZE, c
     suffix = {2: "nd", 3: "rd"}.get(step, "th")
     every = "" if step == 1 else i18n.text("position-every", lang, k=step, suffix=suffix,
                                            shown=len(range(0, rows, step)), columns=columns, rows=rows, cols=cols)
+    structure = position_structure(sim, grid)
     caption = i18n.text("position-caption", lang, rows=rows, cols=cols, every=every,
-                        structure=grid_words(position_structure(sim, grid), lang))
+                        structure=grid_words(structure, lang))
     legend = i18n.text("position-legend", lang, lo=base.bar_number(lo), hi=base.bar_number(hi))
-    return View(image, caption, legend, i18n.text("position-title", lang, rows=rows, cols=cols), (lo, hi))
+    alt = i18n.text("alt-position", lang, shown=len(range(0, rows, step)), columns=columns, rows=rows, cols=cols,
+                    lo=base.bar_number(lo), hi=base.bar_number(hi), numbers=_structure_numbers(structure, lang))
+    return View(image, caption, legend, i18n.text("position-title", lang, rows=rows, cols=cols), (lo, hi), alt=alt)
 
 
 def position_structure(similarity, grid: tuple[int, int]) -> dict[str, float]:
-    """What a model's position embeddings encode, in four mean cosine similarities between two positions:
-    touching (``neighbours``); in one row or column, farther apart (``line``); neither (``other``), these two
-    away from the border so the border cannot pass for a row; and two border positions neither touching nor in
-    one row or column (``border``)."""
+    """Mean cosine similarities of two positions: touching, in one row or column farther apart (``line``), neither
+    (``other``; these two off the border, which could pass for a row), and two apart on the border."""
     sim = np.asarray(similarity, dtype=np.float64)
     rows, cols = grid
     r, c = np.divmod(np.arange(rows * cols), cols)
@@ -87,8 +96,7 @@ STRUCTURE_MARGIN = 0.05  # this much more similar than two unrelated positions: 
 
 def grid_words(s: dict[str, float], lang: str = "en") -> str:
     """What this model's tiles show, from :func:`position_structure` (not what a large ImageNet model would)."""
-    numbers = i18n.text("structure-numbers", lang, n=s["neighbours"], line=s["line"], border=s["border"],
-                        other=s["other"])
+    numbers = _structure_numbers(s, lang)
     if not np.isfinite(s["other"]):  # a grid too small to tell rows from neighbours
         return i18n.text("structure-small", lang, numbers=numbers)
     learned = [i18n.text(f"structure-{key}", lang) for key in ("line", "border", "neighbours")
@@ -99,6 +107,11 @@ def grid_words(s: dict[str, float], lang: str = "en") -> str:
     words = comma.join(learned[:-1]) + (i18n.text("structure-and", lang) if len(learned) > 1 else "") + learned[-1]
     grid = i18n.text("structure-grid" if s["line"] > s["other"] + STRUCTURE_MARGIN else "structure-not-grid", lang)
     return i18n.text("structure-lights", lang, words=words, numbers=numbers, grid=grid)
+
+
+def _structure_numbers(s: dict[str, float], lang: str) -> str:
+    return i18n.text("structure-numbers", lang, n=s["neighbours"], line=s["line"], border=s["border"],
+                     other=s["other"])
 
 
 def distance_points(a) -> tuple[list[int], list[float]]:
@@ -114,7 +127,13 @@ def distance_view(a, size: tuple[int, int] = DEPTH_PLOT_SIZE, lang: str = "en") 
     y_max = max(float(np.hypot(h, w)) / 2, max(ys, default=0.0))
     image = plots.dot_plot(xs, ys, list(range(1, a.depth + 1)), i18n.text("distance-x", lang),
                            i18n.text("distance-y", lang), y_max, size)
-    d = a.mean_attention_distance()
-    caption = i18n.text("distance-caption", lang, h=a.num_heads, L=a.depth, lo1=float(d[0].min()),
-                        hi1=float(d[0].max()), loL=float(d[-1].min()), hiL=float(d[-1].max()))
-    return View(image, caption, i18n.text("distance-legend", lang), i18n.text("distance-title", lang, L=a.depth))
+    d = a.mean_attention_distance().numpy()  # (L, h)
+    ends = dict(h=a.num_heads, L=a.depth, lo1=float(d[0].min()), hi1=float(d[0].max()), loL=float(d[-1].min()),
+                hiL=float(d[-1].max()))
+    caption = i18n.text("distance-caption", lang, **ends)
+    fl, fh = np.unravel_index(int(np.argmax(d)), d.shape)
+    nl, nh = np.unravel_index(int(np.argmin(d)), d.shape)
+    alt = i18n.text("alt-distance", lang, **ends, fl=fl + 1, fh=fh + 1, far=float(d[fl, fh]), nl=nl + 1, nh=nh + 1,
+                    near=float(d[nl, nh]))
+    return View(image, caption, i18n.text("distance-legend", lang), i18n.text("distance-title", lang, L=a.depth),
+                alt=alt)

@@ -1,7 +1,5 @@
-"""The Inside tab's views, inside the encoder (chapter 11.4.3-11.4.6): what attention and the MLP add to the
-residual stream, every patch token read by the final norm and head (a lens), the token norms (Darcet et al.,
-2024) and one head's whole attention matrix beside the same under a causal mask.
-"""
+"""The Inside tab's views (chapter 11.4.3-11.4.6): what attention and the MLP add to the residual stream, the block's
+code, a lens on every patch token, the token norms (Darcet et al., 2024) and one head's whole attention matrix."""
 
 from __future__ import annotations
 
@@ -13,7 +11,7 @@ from PIL import Image, ImageDraw
 from vit import i18n
 from vit.i18n.names import class_name
 from vit.model.families import class_names, is_trained_here
-from vit.views import base, draw, plots
+from vit.views import base, describe, draw, plots
 from vit.views.base import DEPTH_PLOT_SIZE, DISPLAY_SIZE, View, fit_note
 
 MIN_CHART = 170  # px: the least height of the block view's chart under its diagram; lower, it goes beside
@@ -22,13 +20,7 @@ MAX_DIAGRAM = 560  # px: the diagram is drawn no wider (its boxes would stand fa
 
 
 def block_view(a, layer: int | None = None, size: tuple[int, int] = DEPTH_PLOT_SIZE, lang: str = "en") -> View:
-    """Inside a block: H = X + MSA(LN(X)), Y = H + MLP(LN(H)) in this image's numbers.
-
-    On top, the chosen layer's block as the chapter draws it, its norms on the arrows; under it (beside it in a wide
-    frame, or where the frame leaves the chart under it less than :data:`MIN_CHART` px and has the width), the same
-    four norms for every layer. Stacked in a small frame, the chart has no legend of its own: the diagram's numbers
-    above it are in its colours.
-    """
+    """The chosen layer's block with its norms on the arrows, beside every layer's (a stacked chart, no legend)."""
     res = a.residual()
     values = np.array([[r.stream, r.attention, r.mlp, r.output] for r in res])  # (L, 4)
     series = tuple(i18n.text("block-series", lang).split("|"))
@@ -39,7 +31,8 @@ def block_view(a, layer: int | None = None, size: tuple[int, int] = DEPTH_PLOT_S
         return plots.block_diagram(f"‖X‖ = {r.stream:.1f}", i18n.text("block-adds", lang, v=r.attention),
                                    i18n.text("block-adds", lang, v=r.mlp), f"‖Y‖ = {r.output:.1f}",
                                    i18n.text("block-diagram", lang, layer=r.layer, module=r.layer - 1, T=a.num_tokens),
-                                   width, i18n.text("block-diagram-short", lang, layer=r.layer, module=r.layer - 1))
+                                   width, i18n.text("block-diagram-short", lang, layer=r.layer, module=r.layer - 1),
+                                   lang)
 
     def chart(chart_size: tuple[int, int], legend: bool = True):
         return plots.grouped_bars(values, series, [str(r.layer) for r in res], i18n.text("layer-axis", lang),
@@ -56,7 +49,9 @@ def block_view(a, layer: int | None = None, size: tuple[int, int] = DEPTH_PLOT_S
     caption = i18n.text("block-caption", lang, T=a.num_tokens, L=a.depth, layer=last.layer, stream=last.stream,
                         attention=last.attention, mlp=last.mlp, output=last.output)
     legend = i18n.text("block-legend", lang, series=", ".join(series))
-    return View(image, caption, legend, i18n.text("block-title", lang, L=a.depth))
+    alt = i18n.text("alt-block", lang, layer=r.layer, L=a.depth, stream=r.stream, attention=r.attention, mlp=r.mlp,
+                    output=r.output, outputs=describe.series([f"{x.output:.1f}" for x in res], lang))
+    return View(image, caption, legend, i18n.text("block-title", lang, L=a.depth), alt=alt)
 
 
 CODE_FONT = 17  # px: code and its numbers, readable on a projector at the size the page shows them
@@ -98,9 +93,11 @@ def block_code_view(a, layer: int | None = None, size: int = DISPLAY_SIZE, lang:
         for k, note in enumerate(notes):
             pen.text((indent, y + (k + 1) * step - 2), note, fill=NUMBER_INK, font=numbers)
         y += (1 + len(notes)) * step
-    caption = i18n.text("code-caption", lang, layer=layer, module=layer - 1, T=a.num_tokens,
-                        D=int(a.queries[0].shape[-1]))
-    return View(image, caption, i18n.text("code-legend", lang), i18n.text("code-title", lang, layer=layer))
+    D, h, r = int(a.queries[0].shape[-1]), a.num_heads, a.residual()[layer - 1]
+    caption = i18n.text("code-caption", lang, layer=layer, module=layer - 1, T=a.num_tokens, D=D)
+    alt = i18n.text("alt-code", lang, layer=layer, L=a.depth, T=a.num_tokens, D=D, h=h, d=D // h, hidden=4 * D,
+                    stream=r.stream, attention=r.attention, mlp=r.mlp, output=r.output)
+    return View(image, caption, i18n.text("code-legend", lang), i18n.text("code-title", lang, layer=layer), alt=alt)
 
 
 LENS_CLASSES = len(draw.PALETTE)  # the classes of the final prediction's top that get a colour; the rest are grey
@@ -114,8 +111,7 @@ def lens_classes(indices: np.ndarray, k: int = LENS_CLASSES) -> list[tuple[int, 
 
 
 def lens_palette(a, k: int = LENS_CLASSES) -> list[int]:
-    """The classes that have a colour in the lens, in the palette's order: the final prediction's ``k`` most probable
-    (ties: lower index). The same at every layer, so a class keeps its colour whichever layer is shown."""
+    """The final prediction's ``k`` most probable classes, in palette order: a class keeps its colour at every layer."""
     probs = a.probs.numpy()
     return [int(i) for i in np.argsort(-probs, kind="stable")[:k]]
 
@@ -154,8 +150,14 @@ def lens_view(a, layer: int, size: int = DISPLAY_SIZE, opacity: float = 0.7, lan
     agree = int((indices == final.index).sum())
     caption = i18n.text("lens-caption", lang, layer=layer, mean=float(probs.mean()), agree=agree, n=indices.size,
                         label=class_name(final.label, lang), training=lens_training_words(a.model, lang))
+    voted = lens_classes(indices, describe.TOP)
+    said = [i18n.text("alt-votes", lang, count=n, label=class_name(names[c], lang)) for c, n in voted]
+    if indices.size > sum(n for _, n in voted):
+        said.append(i18n.text("alt-votes-other", lang, count=int(indices.size - sum(n for _, n in voted))))
+    alt = i18n.text("alt-lens", lang, layer=layer, L=a.depth, votes=describe.join(said, lang), agree=agree,
+                    n=indices.size, label=class_name(final.label, lang), mean=float(probs.mean()))
     return View(image, caption, i18n.text("lens-legend", lang), i18n.text("lens-title", lang, layer=layer),
-                note=fit_note(a, lang))
+                note=fit_note(a, lang), alt=alt)
 
 
 def prefix_norms(names, norms, lang: str = "en") -> str:
@@ -177,7 +179,13 @@ def token_norm_view(a, layer: int, opacity: float, cmap: str, size: int = DISPLA
     caption = (i18n.text("norms-caption", lang, layer=layer, D=a.queries[0].shape[-1], lo=lo, hi=hi, median=median,
                          prefix=prefix_norms(a.prefix_token_names, norms[:p], lang))
                + (i18n.text("norms-registers", lang, n=registers) if registers else ""))
-    return View(image, caption, legend, i18n.text("norms-title", lang, layer=layer), (lo, hi), fit_note(a, lang))
+    over = int((heat > 2 * median).sum())
+    alt = i18n.text("alt-norms", lang, layer=layer, L=a.depth, lo=float(heat.min()), hi=float(heat.max()),
+                    median=median, top=describe.top(heat, p, lang, number=lambda v: f"{v:.1f}"),
+                    over=i18n.text("alt-norms-over", lang, k=over) if over else "",
+                    prefix=prefix_norms(a.prefix_token_names, norms[:p], lang))
+    return View(image, caption, legend, i18n.text("norms-title", lang, layer=layer), (lo, hi), fit_note(a, lang),
+                alt)
 
 
 MATRIX_CMAP = "magma"
@@ -207,13 +215,8 @@ def log_matrix_picture(m: np.ndarray, masked: np.ndarray, panel: int, scale: tup
 
 
 def matrix_view(a, layer: int, head: int, size: int = DISPLAY_SIZE, lang: str = "en") -> View:
-    """One head's whole (N+1)x(N+1) attention matrix beside the same under a causal mask (11.4.2).
-
-    Both halves share one log colour scale (a typical weight of a row of N+1 is ~1/(N+1), far below the
-    largest: on a linear scale the encoder's half is black); the triangle the mask removes has its own colour.
-    ``size`` px wide, and at most a colour bar's reserve taller: where its words take more lines than that leaves
-    (a narrow frame), the two matrices are drawn smaller.
-    """
+    """One head's (N+1)x(N+1) attention matrix beside the same under a causal mask (11.4.2), on one log scale (a
+    row's typical 1/(N+1) is black on a linear one); drawn smaller where its words overrun a narrow frame."""
     from vit.analysis import rollout  # noqa: PLC0415 - torch is loaded already: the analysis holds tensors
 
     full = a.attention_matrix(layer, head)  # (N+1, N+1), head 1-based
@@ -239,12 +242,18 @@ def matrix_view(a, layer: int, head: int, size: int = DISPLAY_SIZE, lang: str = 
     caption = i18n.text("matrix-caption", lang, layer=layer, head=head, T=T, shrink=shrink)
     legend = i18n.text("matrix-legend", lang, label=label, decades=MATRIX_DECADES, lo=base.bar_number(lo),
                        hi=base.bar_number(hi))
-    return View(image, caption, legend, i18n.text("matrix-title", lang, layer=layer, head=head), (lo, hi))
+    m = full.numpy().astype(np.float64)
+    i, j = np.unravel_index(int(np.argmax(m)), m.shape)
+    columns = m.mean(axis=0)  # what each key token gets from a row, on average
+    col = int(np.argmax(columns))
+    alt = i18n.text("alt-matrix", lang, T=T, layer=layer, L=a.depth, head=head, h=a.num_heads,
+                    top=base.bar_number(m[i, j]), i=int(i), j=int(j), col=col, colmean=base.bar_number(columns[col]),
+                    diag=base.bar_number(float(np.diag(m).mean())))
+    return View(image, caption, legend, i18n.text("matrix-title", lang, layer=layer, head=head), (lo, hi), alt=alt)
 
 
 def _matrix_sheet(pictures, scale: tuple[float, float], width: int, lang: str = "en"):
-    """The two matrices under their titles, the colour bar and the mask's swatch, ``width`` px wide at least: each
-    in its full words where they take at most two lines, else in the short ones (a matrix drawn narrow)."""
+    """The two matrices under their titles (short ones past two lines), the colour bar and the mask's swatch."""
     words = [i18n.text(k, lang) for k in ("matrix-encoder", "matrix-causal")]
     short = [i18n.text(k, lang) for k in ("matrix-encoder-short", "matrix-causal-short")]
     sheet = draw.panels(pictures, words, short_titles=short, column=(width - 12) // 2)

@@ -1,6 +1,5 @@
-"""The Patches tab's views: the patch grid numbered in token order, one patch's attention as the query, the
-stage table and the top-k classes (chapter 11.4.1's N = HW/P² tokens plus the class token).
-"""
+"""The Patches tab's views (chapter 11.4.1): the patch grid in token order, one patch's attention as the query, the
+stage table and the top-k classes."""
 
 from __future__ import annotations
 
@@ -11,7 +10,7 @@ import numpy as np
 from vit import i18n
 from vit.i18n.names import class_name
 from vit.model.families import class_names
-from vit.views import base, draw
+from vit.views import base, describe, draw
 from vit.views.base import DISPLAY_SIZE, Cells, View, display_size, fit_note, query_cell, token_index
 
 STAGE_HEADERS = i18n.text("stage-headers").split("|")  # ["stage", "module", "notation", "shape", "params"]
@@ -22,7 +21,6 @@ _LAYER_STAGES = {"attention weights": "stage-attention", "MLP hidden": "stage-ml
 
 
 def stage_headers(lang: str = "en") -> list[str]:
-    """The stage table's column names in ``lang``."""
     return i18n.text("stage-headers", lang).split("|")
 
 
@@ -47,8 +45,7 @@ def prefix_phrase(a, lang: str = "en") -> str:
 
 
 def grid_view(a, query: tuple[float, float] | None, size: int = DISPLAY_SIZE, lang: str = "en") -> View:
-    """The patch grid, numbered in token order, with the query patch outlined (``query`` None: none is, as on the
-    page, which outlines it itself in the browser the moment a patch is clicked)."""
+    """The patch grid in token order, the query's patch outlined (``query`` None: the page outlines it itself)."""
     rows, cols = a.grid
     cell = None if query is None else query_cell(query, a.grid)
     h, w = a.input_size
@@ -65,8 +62,15 @@ def grid_view(a, query: tuple[float, float] | None, size: int = DISPLAY_SIZE, la
         caption += " " + i18n.text("grid-outlined", lang, r=cell[0], c=cell[1], token=token_index(cell, a.grid, p))
     caption += " " + i18n.text("grid-click", lang)
     image = draw.patch_grid(a.image, a.grid, size, mark=cell, prefix=p)
+    names = ", ".join(a.prefix_token_names)
+    prefix = i18n.text("alt-prefix-one", lang) if p == 1 else \
+        i18n.text("alt-prefix-many", lang, n=p, names=names, last=p - 1)
+    outlined = "" if cell is None else \
+        i18n.text("alt-outlined", lang, r=cell[0], c=cell[1], token=token_index(cell, a.grid, p))
+    alt = i18n.text("alt-grid", lang, rows=rows, cols=cols, P=a.patch_size, prefix=prefix, first=p,
+                    last=p + rows * cols - 1, outlined=outlined)
     return View(image, caption, title=i18n.text("grid-title", lang, rows=rows, cols=cols, P=a.patch_size),
-                note=fit_note(a, lang), cells=Cells(*layout.box, rows, cols))
+                note=fit_note(a, lang), alt=alt, cells=Cells(*layout.box, rows, cols))
 
 
 def query_view(a, query: tuple[float, float], layer: int, head: int, opacity: float, cmap: str,
@@ -79,18 +83,18 @@ def query_view(a, query: tuple[float, float], layer: int, head: int, opacity: fl
     caption = i18n.text("query-caption", lang, r=cell[0], c=cell[1], token=token, layer=layer, head=head,
                         share=base.class_token_share(heat, lang))
     title = i18n.text("query-title", lang, token=token, layer=layer, head=head)
-    return View(image, caption, legend, title, scale, fit_note(a, lang), cells=base.patch_cells(a, size))
+    alt = i18n.text("alt-query", lang, token=token, r=cell[0], c=cell[1], layer=layer, L=a.depth, head=head,
+                    h=a.num_heads, top=describe.top(heat, a.num_prefix_tokens, lang),
+                    focus=describe.focus_words(heat, lang))
+    return View(image, caption, legend, title, scale, fit_note(a, lang), alt, base.patch_cells(a, size))
 
 
 # --------------------------------------------------------------------------- tables
 
 
 def stage_rows(a, lang: str = "en") -> list[list[str]]:
-    """The stage table under :data:`STAGE_HEADERS`, with a total; middle layers fold into one row when L > 3.
-
-    Parameters follow :func:`vit.analysis.trace.counted_params`, so the column sums to the
-    model's parameter count (the "stage-note" message).
-    """
+    """The stage table with a total (middle layers in one row when L > 3); parameters as
+    :func:`vit.analysis.trace.counted_params` counts them, so the column sums to the model's."""
     from vit.analysis.trace import counted_params  # noqa: PLC0415 - torch is loaded already: the analysis holds tensors
 
     counted = counted_params(a.stages)
@@ -122,9 +126,7 @@ def stage_rows(a, lang: str = "en") -> list[list[str]]:
 
 
 def top_k(a, k: int, lang: str = "en") -> dict[str, float]:
-    """{label: probability} of the k most probable classes (a repeated class name gets its index); {} for a
-    model without a classifier (a backbone). ``lang``: the page's; the shapes model's classes read "心形 heart" in
-    Chinese (:func:`vit.i18n.names.class_name`), the API's and the CLI's stay English."""
+    """{label: probability} of the k most probable classes (a repeated name gets its index); {} for a backbone."""
     if not a.has_classifier:
         return {}
     if k <= len(a.topk):

@@ -1,10 +1,4 @@
-"""Plots drawn with PIL: the early-exit depth plot and its text layout, axes, grouped bars, a dot plot,
-a line plot (:class:`Series`) and the pre-norm block diagram of chapter 11.4.1.
-
-Drawn with PIL rather than matplotlib: a matplotlib figure costs ~150 ms per request on two
-cores, these ~5 ms. Fonts, the palette and text fitting are :mod:`vit.views.draw`'s; this
-module imports it, never the other way round.
-"""
+"""Plots in PIL, far cheaper per request than matplotlib: depth plot, bars, dots, lines, the block diagram of 11.4.1."""
 
 from __future__ import annotations
 
@@ -16,9 +10,7 @@ import numpy as np
 from PIL import Image, ImageDraw
 
 from vit import i18n
-from vit.views.draw import BAR_FONT, INK, LANGUAGE, PALETTE, font, wrap_text
-
-# --------------------------------------------------------------------------- the depth plot
+from vit.views.draw import BAR_FONT, INK, PALETTE, font, wrap_text
 
 BLUE, ORANGE = (0, 114, 178), (230, 159, 0)  # Okabe-Ito: safe for colour-blind viewers
 LABEL_INK = (150, 95, 0)
@@ -27,7 +19,7 @@ _PLOT_MARGINS = (56, 20, 66, 60)  # left, right, top, bottom px around the axes
 
 @dataclass(frozen=True)
 class PlotText:
-    """One piece of text of the depth plot: where its anchor is, and the box it covers."""
+    """One text of the depth plot, its anchor and the box it covers."""
 
     xy: tuple[float, float]
     text: str
@@ -42,12 +34,9 @@ _LEGEND_LINE = 22  # px between the legend's lines, when its two entries do not 
 _LEGEND_X = 8  # px: the legend's first swatch, at the picture's left edge (above the axis title)
 
 
-def _legend(final_label: str, width: int) -> list[tuple[tuple[int, int, int] | None, str, int]]:
-    """The depth plot's legend: (colour, text, line) for the final answer and the top-1. On one line where both fit,
-    else one entry a line, an entry too long for its line wrapped onto the next (colour None: no swatch of its own),
-    so nothing is cut and nothing runs off the picture (a narrow plot: a phone, a laptop in projector mode)."""
+def _legend(final_label: str, width: int, lang: str) -> list[tuple[tuple[int, int, int] | None, str, int]]:
+    """(colour, text, line) of the depth plot's two entries: one line where both fit, else wrapped (None: no swatch)."""
     f = font(16, bold=False)
-    lang = LANGUAGE.get()  # the picture's language (vit.views.draw.language)
     entries = ((BLUE, i18n.text("plot-final", lang) + final_label), (ORANGE, i18n.text("plot-top1", lang)))
     room = width - _LEGEND_X - 20 - 8  # after a swatch
     if sum(f.getlength(t) for _, t in entries) + 24 + 20 <= room:
@@ -59,41 +48,38 @@ def _legend(final_label: str, width: int) -> list[tuple[tuple[int, int, int] | N
     return out
 
 
-def _plot_top(final_label: str, width: int) -> int:
+def _plot_top(final_label: str, width: int, lang: str) -> int:
     """The depth plot's top margin: its legend's lines above the axes."""
-    return _PLOT_MARGINS[2] + _LEGEND_LINE * max(line for _, _, line in _legend(final_label, width))
+    return _PLOT_MARGINS[2] + _LEGEND_LINE * max(line for _, _, line in _legend(final_label, width, lang))
 
 
 _TWO_LINE_TITLE = 400  # px: a depth plot at least this high has room for its axis title on two lines
 
 
-def _axis_title(size: tuple[int, int]) -> list[str]:
-    """The depth plot's x-axis title, centred under the axis: on one line, or two in a plot at least
-    :data:`_TWO_LINE_TITLE` px high; else its short form (wrapped, where even that takes more than one)."""
+def _axis_title(size: tuple[int, int], lang: str) -> list[str]:
+    """The x-axis title's lines: one, or two in a plot :data:`_TWO_LINE_TITLE` px high; else the short form."""
     W, H = size
     left, right = _PLOT_MARGINS[0], _PLOT_MARGINS[1]
     centre = (left + W - right) / 2
     room = 2 * min(centre, W - centre) - 8
-    lines = wrap_text(i18n.text("plot-layer", LANGUAGE.get()), font(16), room)
+    lines = wrap_text(i18n.text("plot-layer", lang), font(16), room)
     if len(lines) <= (2 if H >= _TWO_LINE_TITLE else 1):
         return lines
-    return wrap_text(i18n.text("plot-layer-short", LANGUAGE.get()), font(16), room)
+    return wrap_text(i18n.text("plot-layer-short", lang), font(16), room)
 
 
-def _plot_bottom(size: tuple[int, int]) -> int:
+def _plot_bottom(size: tuple[int, int], lang: str) -> int:
     """The depth plot's bottom margin: the layer numbers and the axis title's lines under the axes."""
-    return _PLOT_MARGINS[3] + _LEGEND_LINE * (len(_axis_title(size)) - 1)
+    return _PLOT_MARGINS[3] + _LEGEND_LINE * (len(_axis_title(size, lang)) - 1)
 
 
-def depth_margins(final_label: str, size: tuple[int, int]) -> tuple[int, int]:
-    """(top, bottom): the depth plot's margins above its axes (the legend's lines) and below (the layer numbers and
-    the axis title's lines), as :func:`depth_plot` draws it at ``size`` (in the language drawn in)."""
-    return _plot_top(final_label, size[0]), _plot_bottom(size)
+def depth_margins(final_label: str, size: tuple[int, int], lang: str = "en") -> tuple[int, int]:
+    """(top, bottom) margins of :func:`depth_plot` at ``size``: the legend's lines above, the ticks and title below."""
+    return _plot_top(final_label, size[0], lang), _plot_bottom(size, lang)
 
 
 def depth_axes(n: int, size: tuple[int, int], top: int = _PLOT_MARGINS[2], bottom: int = _PLOT_MARGINS[3]):
-    """x of layer i (0-based) and y of probability p, in pixels (``top``, ``bottom``: the margins above and below
-    the axes)."""
+    """(x_at, y_at): the px of layer i (0-based) and of probability p."""
     W, H = size
     left, right = _PLOT_MARGINS[0], _PLOT_MARGINS[1]
 
@@ -117,22 +103,15 @@ def _overlaps(a, b, pad: float = 2) -> bool:
 
 
 def depth_texts(layers: Sequence[int], top1_probs: Sequence[float], top1_labels: Sequence[str],
-                final_probs: Sequence[float], final_label: str, size: tuple[int, int] = (720, 360)) -> list[PlotText]:
-    """Every text of the depth plot, laid out so that none overlaps another or leaves the picture.
-
-    Legend, axis titles and ticks first; then the class names of the top-1 points: the
-    last layer's, then each layer where the top-1 class changes (a name holds until the
-    next one; the same name within two layers of where it is written already is left out).
-    A name is written whole (on two lines where one finds no room: :func:`_placed_name`) at the first free
-    spot of :func:`_label_spots` around its point; where none is free it is skipped: no name is cut, overlaps
-    another text, covers a point or leaves the plot.
-    """
+                final_probs: Sequence[float], final_label: str, size: tuple[int, int] = (720, 360),
+                lang: str = "en") -> list[PlotText]:
+    """Every text of the depth plot (legend, titles, ticks, the top-1's name where it changes), none overlapping."""
     W, H = size
     n = len(layers)
     left, right = _PLOT_MARGINS[0], _PLOT_MARGINS[1]
-    top, bottom = depth_margins(final_label, size)
+    top, bottom = depth_margins(final_label, size, lang)
     x_at, y_at = depth_axes(n, size, top, bottom)
-    texts = _frame_texts(final_label, size, top)
+    texts = _frame_texts(final_label, size, top, lang)
     f = font(16, bold=False)
     for p in _probability_ticks(y_at):
         texts.append(_text((left - 8, y_at(p)), f"{p:.1f}", "rm", "tick", bold=False))
@@ -162,8 +141,7 @@ def depth_texts(layers: Sequence[int], top1_probs: Sequence[float], top1_labels:
 
 
 def _placed_name(label: str, point: tuple[float, float], room, placed) -> list[PlotText]:
-    """A point's class name at the first free spot of :func:`_label_spots` inside ``room`` (x0, y0, x1, y1) that
-    covers nothing ``placed``: whole on one line, else (a name of several words) on two; [] where none is free."""
+    """A point's name at the first free spot of :func:`_label_spots` inside ``room``: one line, else two; [] if none."""
     f = font(15, bold=False)
     words = label.split(" ")
     splits = [[label]] + ([[" ".join(words[:k]), " ".join(words[k:])] for k in
@@ -184,35 +162,33 @@ def _placed_name(label: str, point: tuple[float, float], room, placed) -> list[P
 
 
 def _probability_ticks(y_at) -> list[float]:
-    """The probabilities the depth plot's y axis is marked at: every 0.2, or every 0.5 or only 0 and 1 where the
-    axis is too low for their labels to stand apart."""
+    """Every 0.2, or 0.5, or only 0 and 1: what the axis's height keeps apart."""
     span = y_at(0.0) - y_at(1.0)
     steps = next((k for k in (5, 2) if span / k >= _LEGEND_LINE), 1)
     return [k / steps for k in range(steps + 1)]
 
 
-def _frame_texts(final_label: str, size: tuple[int, int], top: int) -> list[PlotText]:
-    """The depth plot's legend (on one line where it fits, else one line each: :func:`_legend`) and axis titles."""
+def _frame_texts(final_label: str, size: tuple[int, int], top: int, lang: str) -> list[PlotText]:
+    """The depth plot's legend (:func:`_legend`) and axis titles."""
     W, H = size
     texts: list[PlotText] = []
     x, last = _LEGEND_X, 0
-    for colour, text, line in _legend(final_label, W):
+    for colour, text, line in _legend(final_label, W, lang):
         if line != last:  # a line of its own
             x, last = _LEGEND_X, line
         kind = "legend" if colour is not None else "legend-more"  # a swatch before it, or the line goes on
         texts.append(_text((x + 20, 20 + line * _LEGEND_LINE), text, "lm", kind, bold=False))
         x = texts[-1].box[2] + 24
-    texts.append(_text((8, top - 14), i18n.text("plot-probability", LANGUAGE.get()), "ls", "axis"))
+    texts.append(_text((8, top - 14), i18n.text("plot-probability", lang), "ls", "axis"))
     centre = (_PLOT_MARGINS[0] + W - _PLOT_MARGINS[1]) / 2
-    lines = _axis_title(size)
+    lines = _axis_title(size, lang)
     for i, line in enumerate(lines):
         texts.append(_text((centre, H - 10 - _LEGEND_LINE * (len(lines) - 1 - i)), line, "ms", "axis"))
     return texts
 
 
 def _label_spots(x: float, y: float) -> list[tuple[tuple[float, float], str]]:
-    """Where a point's name may go, best first: above it (centred, then starting or ending at it), higher, below,
-    lower, and beside it."""
+    """Where a point's name may go, best first: above, higher, below, lower, then beside it."""
     spots = []
     for dy, v in ((-9, "d"), (-26, "d"), (9, "a"), (26, "a")):
         spots += [((x, y + dy), "m" + v), ((x - 6, y + dy), "l" + v), ((x + 6, y + dy), "r" + v)]
@@ -220,7 +196,7 @@ def _label_spots(x: float, y: float) -> list[tuple[tuple[float, float], str]]:
 
 
 def _shift_into(t: PlotText, x0: float, x1: float) -> PlotText:
-    """The same text moved sideways so that it lies between x0 and x1 (a name near an edge)."""
+    """The same text moved sideways to lie between x0 and x1."""
     dx = max(0.0, x0 - t.box[0]) - max(0.0, t.box[2] - x1)
     if not dx:
         return t
@@ -230,20 +206,15 @@ def _shift_into(t: PlotText, x0: float, x1: float) -> PlotText:
 
 
 def depth_plot(layers: Sequence[int], top1_probs: Sequence[float], top1_labels: Sequence[str],
-               final_probs: Sequence[float], final_label: str, size: tuple[int, int] = (720, 360)) -> Image.Image:
-    """How the prediction forms across depth: early-exit top-1 and the final class, per layer.
-
-    Drawn with PIL (a matplotlib figure costs ~150 ms per request on two cores; this, ~5 ms).
-    Blue circles: probability of the final answer after each layer; orange squares:
-    probability of whatever is top-1 at that layer, labelled with its class where it
-    changes (:func:`depth_texts` places every text).
-    """
+               final_probs: Sequence[float], final_label: str, size: tuple[int, int] = (720, 360),
+               lang: str = "en") -> Image.Image:
+    """Per layer, the final class's probability (circles) and the early-exit top-1's (squares), named at changes."""
     W, H = size
     left, right = _PLOT_MARGINS[0], _PLOT_MARGINS[1]
     img = Image.new("RGB", size, "white")
     draw = ImageDraw.Draw(img)
     n = len(layers)
-    top, bottom = depth_margins(final_label, size)
+    top, bottom = depth_margins(final_label, size, lang)
     x_at, y_at = depth_axes(n, size, top, bottom)
     for p in _probability_ticks(y_at):  # horizontal grid
         y = y_at(p)
@@ -256,7 +227,7 @@ def depth_plot(layers: Sequence[int], top1_probs: Sequence[float], top1_labels: 
         for x, y in points:
             box = [x - 4, y - 4, x + 4, y + 4]
             (draw.ellipse if marker == "circle" else draw.rectangle)(box, fill=colour)
-    texts = depth_texts(layers, top1_probs, top1_labels, final_probs, final_label, size)
+    texts = depth_texts(layers, top1_probs, top1_labels, final_probs, final_label, size, lang)
     legend = [t for t in texts if t.kind == "legend"]
     for colour, t in zip((BLUE, ORANGE), legend):
         x, y = t.xy[0] - 20, t.xy[1]
@@ -267,9 +238,6 @@ def depth_plot(layers: Sequence[int], top1_probs: Sequence[float], top1_labels: 
             draw.rectangle([t.box[0] - 1, t.box[1] - 1, t.box[2] + 1, t.box[3] + 1], fill=(255, 255, 255))
         draw.text(t.xy, t.text, fill=t.fill, font=f, anchor=t.anchor)
     return img
-
-
-# --------------------------------------------------------------------------- axes, bars, dots and lines
 
 
 def nice_ceiling(value: float) -> float:
@@ -286,13 +254,9 @@ _MIN_AXIS = 2 * _LINE + 4  # px: the least height of a y axis (its two end ticks
 
 @dataclass(frozen=True)
 class Axes:
-    """Where a plot's axes go: the margins around them, and its axis titles wrapped to its width.
+    """A plot's margins and its axis titles wrapped to its width."""
 
-    ``size`` is the picture's (width, height): the frame's, or taller where the frame leaves the axis less than
-    :data:`_MIN_AXIS` px (the page then shows it a little smaller rather than its text on top of each other).
-    """
-
-    size: tuple[int, int]
+    size: tuple[int, int]  # the frame's, or taller where it leaves the axis under _MIN_AXIS px (its text would meet)
     left: int
     right: int
     top: int
@@ -303,8 +267,7 @@ class Axes:
 
 def axes_layout(size: tuple[int, int], y_label: str, x_label: str, start: int, left: int = 64,
                 right: int = 20) -> Axes:
-    """Axes below ``start`` px (what is above: a legend): the y title's lines from ``start``, the axis under them,
-    the x ticks and the x title's lines under it, each title wrapped to the width."""
+    """Axes below ``start`` px (a legend above): the y title, the axis, the x ticks and the x title."""
     W, H = size
     bold = font(BAR_FONT)
     centre = (left + W - right) / 2
@@ -316,8 +279,7 @@ def axes_layout(size: tuple[int, int], y_label: str, x_label: str, start: int, l
 
 
 def _axes(draw: ImageDraw.ImageDraw, ax: Axes, y_max: float):
-    """Draw the axes, a y grid from 0 to ``y_max`` rounded up to a round number (5 steps, or 2 or 1 where the axis
-    is too low for 5 tick labels apart) and both titles; return (x0, x1, y_at)."""
+    """Draw the axes, a y grid up to ``y_max`` rounded up and both titles; return (x0, x1, y_at)."""
     y_max = nice_ceiling(y_max)
     W, H = ax.size
     f, bold = font(BAR_FONT, bold=False), font(BAR_FONT)
@@ -358,9 +320,7 @@ SERIES_COLOURS = tuple(PALETTE[i] for i in (4, 0, 2, 5))  # grouped_bars' colour
 def grouped_bars(values: np.ndarray, series: Sequence[str], x_labels: Sequence[str], x_label: str, y_label: str,
                  size: tuple[int, int] = (800, 400), short_series: Sequence[str] | None = None,
                  legend: bool = True) -> Image.Image:
-    """One group of bars per row of ``values`` (n, s), one colour per series, legend on top (``short_series``: its
-    names where the full ones would take more than two rows; ``legend`` False: none, where the colours are
-    explained beside the chart)."""
+    """A group of bars per row of ``values`` (n, s), a colour per series, the legend on top (short past two rows)."""
     values = np.asarray(values, dtype=np.float64)
     n, s = values.shape
     f = font(BAR_FONT, bold=False)
@@ -389,9 +349,7 @@ def grouped_bars(values: np.ndarray, series: Sequence[str], x_labels: Sequence[s
 
 
 def _legend_rows(names: Sequence[str], f, width: int, x0: int = 8, mark: int = 20):
-    """Where each legend entry goes, and the y its last row ends at: ([((x, y), j, lines)], end). Entries follow each
-    other in a row from ``x0`` and wrap onto the next row at ``width``; an entry too long for a row of its own is
-    wrapped onto as many as it needs. ``mark``: px of the swatch or line sample and its gap before the text."""
+    """([((x, y), j, lines)], the y the last row ends at): entries in rows from ``x0``; ``mark``: swatch px and gap."""
     out, x, y = [], x0, 12
     room = width - 8 - x0 - mark
     for j, name in enumerate(names):
@@ -422,7 +380,7 @@ def dot_plot(xs: Sequence[float], ys: Sequence[float], x_ticks: Sequence[int], x
 
 def _dashed(draw: ImageDraw.ImageDraw, points: Sequence[tuple[float, float]], fill, width: int,
             dash: float = 9) -> None:
-    """A polyline drawn in dashes of ``dash`` px (gaps as long), continuing across its corners."""
+    """A polyline in dashes of ``dash`` px, continuing across its corners."""
     on, left = True, dash
     for (x0, y0), (x1, y1) in zip(points, points[1:]):
         length = math.hypot(x1 - x0, y1 - y0)
@@ -453,8 +411,7 @@ class Series:
 
 def line_plot(series: Sequence[Series], x_label: str, y_label: str, y_max: float = 1.0,
               size: tuple[int, int] = (800, 400)) -> Image.Image:
-    """Lines over x in [0, 1] (ticks in per cent), y from 0 to ``y_max``, legend on top (on as many lines as it
-    needs, in the series' short names where the full ones take more than two: the axes start below its last)."""
+    """Lines over x in [0, 1] (per cent), y from 0 to ``y_max``, the legend on top (short names past two rows)."""
     f = font(BAR_FONT, bold=False)
     places, end = _legend_rows([s.name for s in series], f, size[0], mark=32)
     if places and places[-1][0][1] > 12 + _LINE:
@@ -485,29 +442,19 @@ def line_plot(series: Sequence[Series], x_label: str, y_label: str, y_max: float
     return img
 
 
-# --------------------------------------------------------------------------- the block diagram (11.4.1)
-
 _ROW_ABOVE = 44  # px from a row's top (its residual path's label) down to its main line
 _ROW_BELOW = 19  # px from a row's main line down to its first line of numbers
 BLOCK_NARROW = 420  # px: a diagram narrower than this names its residual path once, on its first row
 
 
 def block_diagram(stream: str, attention: str, mlp: str, output: str, title: str,
-                  width: int = 800, short_title: str | None = None) -> Image.Image:
-    """The pre-norm block as the chapter writes it, numbers on its arrows.
-
-    H = X + MSA(LN(X)) on the first row, Y = H + MLP(LN(H)) on the second; the residual
-    path of each row is drawn over it. The four strings are put where those vectors flow:
-    ``stream`` under X, ``attention`` on MSA's output, ``mlp`` on the MLP's, ``output`` under Y.
-    Laid out for its ``width`` (:func:`block_rows`): the boxes say "LN" where "LayerNorm" leaves them no room, the
-    numbers of a row go on a second line where they would touch, and the title (``short_title`` where the whole
-    takes more than one line) is wrapped; the height is what that takes.
-    """
+                  width: int = 800, short_title: str | None = None, lang: str = "en") -> Image.Image:
+    """The pre-norm block, H = X + MSA(LN(X)) over Y = H + MLP(LN(H)), with the four norms where those vectors flow."""
     big = font(17)
     titles = wrap_text(title, big, width - 2 * _BLOCK_X)
     if len(titles) > 1 and short_title:
         titles = wrap_text(short_title, big, width - 2 * _BLOCK_X)
-    rows = block_rows(width, 6 + 22 * len(titles) + 6, (stream, attention, mlp, output))
+    rows = block_rows(width, 6 + 22 * len(titles) + 6, (stream, attention, mlp, output), lang)
     img = Image.new("RGB", (width, rows[-1]["bottom"] + 6), "white")
     draw = ImageDraw.Draw(img)
     for i, line in enumerate(titles):
@@ -517,9 +464,8 @@ def block_diagram(stream: str, attention: str, mlp: str, output: str, title: str
     return img
 
 
-def block_rows(width: int, top: int, numbers: Sequence[str]) -> list[dict]:
-    """Where each row of the block diagram goes, from ``top`` px down: its main line's y, the x of its ends and of
-    its boxes' centres, its box names and its numbers as (x, y, text, anchor, colour)."""
+def block_rows(width: int, top: int, numbers: Sequence[str], lang: str = "en") -> list[dict]:
+    """Each block diagram row from ``top`` px down: line, ends, boxes; numbers as (x, y, text, anchor, colour)."""
     f, small = font(16), font(14, bold=False)
     x_in, x_out = _BLOCK_X, width - _BLOCK_X
     rows, y = [], top
@@ -528,9 +474,9 @@ def block_rows(width: int, top: int, numbers: Sequence[str]) -> list[dict]:
         labelled = r == 0 or width >= BLOCK_NARROW  # narrow: the residual path named once
         line = y + (_ROW_ABOVE if labelled else _ROW_ABOVE - 17)
         riser = (x_in + 16 + xs[0] - _box_half(ln, pad)) / 2
-        path = {"riser": riser, "label": labelled, "label_x": _clamped((riser + xs[2]) / 2, small,
-                                                                      i18n.text("residual-path", LANGUAGE.get()),
-                                                                      width)}
+        words = i18n.text("residual-path", lang)
+        path = {"riser": riser, "label": labelled, "words": words,
+                "label_x": _clamped((riser + xs[2]) / 2, small, words, width)}
         branch = (numbers[1 + r], SERIES_COLOURS[1 + r], (xs[1] + xs[2]) / 2, "ma")
         ends = (numbers[0], SERIES_COLOURS[0], x_in, "la") if r == 0 else (numbers[3], SERIES_COLOURS[3], x_out, "ra")
         texts = _number_lines(f, line + _ROW_BELOW, ends, branch, width)
@@ -542,7 +488,7 @@ def block_rows(width: int, top: int, numbers: Sequence[str]) -> list[dict]:
 
 
 def _box_half(name: str, pad: float = 8) -> float:
-    """Half the width of a box of the diagram around ``name``, ``pad`` px each side (the "+": a circle of radius 13)."""
+    """Half the width of the box around ``name`` (the "+": a circle of radius 13)."""
     return 13.0 if name == "+" else font(16).getlength(name) / 2 + pad
 
 
@@ -550,9 +496,7 @@ _BLOCK_X = 8  # px: the diagram's margin; its start and end letters stand there,
 
 
 def _block_boxes(width: int, branch: str) -> tuple[str, float, list[float]]:
-    """(the norm box's name, the boxes' padding, the centres of the norm box, the branch's box and the "+"), spaced
-    evenly between the row's ends: "LayerNorm" where the gaps stay at least 10 px in both rows, else "LN", tighter
-    at the last."""
+    """(the norm box's name, padding, the three boxes' centres): "LayerNorm" where every gap keeps 10 px, else "LN"."""
     a, b = _BLOCK_X + 22, width - _BLOCK_X - 22  # between the start's and the end's letter
     widest = max(("MSA", "MLP"), key=font(16).getlength)
     for ln, pad in (("LayerNorm", 8), ("LN", 8), ("LN", 5)):
@@ -568,15 +512,13 @@ def _block_boxes(width: int, branch: str) -> tuple[str, float, list[float]]:
 
 
 def _clamped(x: float, f, text: str, width: int) -> float:
-    """The centre of ``text`` moved sideways as little as keeps it inside the picture."""
+    """The centre of ``text`` moved as little as keeps it inside the picture."""
     half = f.getlength(text) / 2
     return min(max(x, 4 + half), width - 4 - half)
 
 
 def _number_lines(f, y: float, ends, branch, width: int) -> list[tuple[float, float, str, str, tuple]]:
-    """(x, y, text, anchor, colour) of a row's two numbers: ``ends`` (X's at the left, or Y's at the right) on the
-    first line from ``y``, and ``branch`` beside it, as near its place (x) as keeps it 12 px clear of the other and
-    inside the picture; on the next line (22 px down) where there is no such room."""
+    """(x, y, text, anchor, colour) of a row's ``ends`` and ``branch`` numbers: on one line where they fit, else two."""
     text, colour, x, anchor = ends
     box = f.getbbox(text, anchor=anchor)
     lo, hi = (x + box[2] + 12, width - 4) if anchor == "la" else (4, x + box[0] - 12)
@@ -610,7 +552,6 @@ def _draw_block_row(draw: ImageDraw.ImageDraw, row: dict) -> None:
     path, top = row["path"], y - 26
     draw.line([(path["riser"], y), (path["riser"], top), (xs[2], top), (xs[2], y - 14)], fill=grey, width=2)
     if path["label"]:
-        draw.text((path["label_x"], top - 3), i18n.text("residual-path", LANGUAGE.get()), fill=grey, font=small,
-                  anchor="md")
+        draw.text((path["label_x"], top - 3), path["words"], fill=grey, font=small, anchor="md")
     for x, ty, text, anchor, colour in row["texts"]:
         draw.text((x, ty), text, fill=colour, font=f, anchor=anchor)

@@ -1,9 +1,5 @@
-"""The What if? tab's views: the image with the patches taken away hatched and rollout over those kept, and the
-L×h grid of heads (switched off: crossed; after "head importance": coloured by what each one alone is worth).
-
-Both pictures take clicks: each says where its cells are (``View.cells``: the patches, the layers x heads), and the
-page maps a click through them.
-"""
+"""The What if? tab's views, both clickable (``View.cells``): the image with its removed patches hatched and rollout
+over those kept, and the L×h grid of heads (off: crossed; after "head importance": coloured by each one's worth)."""
 
 from __future__ import annotations
 
@@ -14,7 +10,7 @@ from PIL import Image, ImageDraw
 
 from vit import i18n
 from vit.i18n.names import class_name
-from vit.views import base, draw
+from vit.views import base, describe, draw
 from vit.views.base import DISPLAY_SIZE, View
 
 HATCH = (235, 235, 235)  # a removed patch: pale diagonal stripes over a darkened patch
@@ -91,7 +87,32 @@ def intervention_view(w, opacity: float, cmap: str, size: int = DISPLAY_SIZE, la
                             grey=grey)
     legend = i18n.text("whatif-legend", lang, label=label, lo=base.bar_number(lo), hi=base.bar_number(hi))
     cells = base.Cells(0, 0, picture.width, picture.height, *w.grid)
-    return View(image, caption, legend, i18n.text("whatif-title", lang, label=named), (lo, hi), cells=cells)
+    return View(image, caption, legend, i18n.text("whatif-title", lang, label=named), (lo, hi),
+                alt=_whatif_alt(w, lang), cells=cells)
+
+
+LISTED = 6  # removed patches the text alternative names at most
+
+
+def _whatif_alt(w, lang: str) -> str:
+    p = w.num_prefix_tokens
+    top = describe.top(w.rollout, p, lang)  # (rows, cols), NaN where removed
+    before, after = _percent(w.prob_before), _percent(w.prob_after)
+    if not w.changed:
+        return i18n.text("alt-whatif-nothing", lang, label=class_name(w.label, lang), before=before, top=top)
+    parts = []
+    if w.removed:
+        tokens = [str(p + i) for i in w.removed[:LISTED]]
+        if len(w.removed) > LISTED:
+            tokens.append(i18n.text("alt-more", lang, n=len(w.removed) - LISTED))
+        parts.append(i18n.text("alt-removed", lang, n=len(w.removed), total=len(w.removed) + len(w.kept),
+                               tokens=describe.join(tokens, lang)))
+    if w.ablated:
+        parts.append(i18n.text("alt-off", lang, n=len(w.ablated), pairs=describe.pairs(list(w.ablated), lang)))
+    now = w.topk[0]
+    return i18n.text("alt-whatif", lang, change=i18n.text("alt-and", lang).join(parts),
+                     label=class_name(w.label, lang), before=before, after=after, now=class_name(now.label, lang),
+                     p=_percent(now.prob), kept=len(w.kept), top=top)
 
 
 # --------------------------------------------------------------------------- the grid of heads
@@ -99,7 +120,7 @@ def intervention_view(w, opacity: float, cmap: str, size: int = DISPLAY_SIZE, la
 
 @dataclass(frozen=True)
 class HeadGrid:
-    """What the grid of heads draws: L×h cells, the heads off, and each head's importance once measured."""
+    """What the grid of heads draws."""
 
     depth: int
     heads: int
@@ -111,7 +132,7 @@ class HeadGrid:
 
 @dataclass(frozen=True)
 class HeadLayout:
-    """Where the cells are in the picture: the left margin holds layer numbers, the top one head numbers."""
+    """Where the cells are: layer numbers in the left margin, head numbers in the top one."""
 
     left: int
     top: int
@@ -125,7 +146,7 @@ LABEL_FONT = draw.SMALLEST_TEXT + 2  # px
 
 
 def head_layout(depth: int, heads: int, size: tuple[int, int], bar: bool = False) -> HeadLayout:
-    """A pure function of the grid and the picture's (width, height), with room for a colour bar under it or not."""
+    """The grid's layout in a picture of ``size`` (width, height), room for a colour bar under it or not."""
     width, height = size
     left, top = 5 * LABEL_FONT, 2 * LABEL_FONT + 8
     bottom = draw.COLORBAR_RESERVE if bar else 4
@@ -187,4 +208,19 @@ def head_grid_view(g: HeadGrid, cmap: str, size: tuple[int, int] = base.DEPTH_PL
         caption = i18n.text("heads-caption-plain", lang, L=g.depth, h=g.heads, now=now)
         legend = i18n.text("heads-legend", lang)
     cells = base.Cells(lay.left, lay.top, lay.cell_w * g.heads, lay.cell_h * g.depth, g.depth, g.heads)
-    return View(img, caption, legend, i18n.text("heads-grid-title", lang), cells=cells)
+    return View(img, caption, legend, i18n.text("heads-grid-title", lang), alt=_head_grid_alt(g, lang), cells=cells)
+
+
+def _head_grid_alt(g: HeadGrid, lang: str) -> str:
+    off = i18n.text("alt-off", lang, n=len(g.ablated), pairs=describe.pairs(list(g.ablated), lang)) if g.ablated \
+        else i18n.text("alt-none-off", lang)
+    if g.importance is None:
+        return i18n.text("alt-grid-heads", lang, L=g.depth, h=g.heads, off=off)
+    drops = np.asarray(g.importance, dtype=np.float64)  # (L, h)
+    flat = np.where(np.isnan(drops), -np.inf, drops).ravel()
+    order = np.argsort(-flat, kind="stable")[:describe.TOP]
+    top = [describe.valued(i18n.text("alt-pair", lang, layer=i // g.heads + 1, head=i % g.heads + 1),
+                           p_change(float(flat[i]), lang), lang) for i in order if np.isfinite(flat[i])]
+    small = int((np.abs(drops[~np.isnan(drops)]) < 0.01).sum())
+    return i18n.text("alt-importance", lang, label=class_name(g.label, lang), L=g.depth, h=g.heads,
+                     top=describe.join(top, lang), small=small, total=drops.size, off=off)

@@ -1,13 +1,12 @@
-"""The Why this class? tab's views: an explanation map over the image, and the deletion and insertion test
-of it (Petsiuk et al., 2018) beside a random order, with the methods' comparison table.
-"""
+"""The Why this class? tab's views: an explanation map, its deletion and insertion test (Petsiuk et al., 2018)
+beside a random order, and the methods' comparison table."""
 
 from __future__ import annotations
 
 from vit import i18n
 from vit.explanations.methods import METHODS, POINTS_AT, TWO_OBJECTS
 from vit.i18n.names import class_name
-from vit.views import base, plots
+from vit.views import base, describe, plots
 from vit.views.base import DEPTH_PLOT_SIZE, DISPLAY_SIZE, View
 
 
@@ -44,25 +43,25 @@ def explanation_view(e, opacity: float, cmap: str, size: int = DISPLAY_SIZE, lan
     title, paper = method_words(e.method, lang)
     caption = i18n.text("why-caption", lang, method=title, where=where, question=question(e, lang), label=label,
                         prob=e.prob, rows=e.grid[0], cols=e.grid[1], paper=paper, same=same, weak=weak)
+    p = getattr(e, "num_prefix_tokens", 1)  # an explanation does not say: the chapter's one class token
+    block = "" if getattr(e, "layer", None) is None else i18n.text("alt-why-block", lang, layer=e.layer)
+    alt = i18n.text("alt-why", lang, method=title, where=block, question=question(e, lang), label=label, prob=e.prob,
+                    top=describe.top(heat, p, lang), focus=describe.focus_words(heat, lang))
     return View(image, caption, legend, i18n.text("why-title", lang, method=title, question=question(e, lang)),
-                scale)
+                scale, alt=alt)
 
 
 CURVE_COLOURS = {"deletion": plots.BLUE, "insertion": plots.ORANGE}
 
 
 def auc_text(value: float) -> str:
-    """An area under a curve with three significant digits: 0.412, and 0.00213 for a class the model barely sees."""
+    """Three significant digits: 0.412, and 0.00213 for a class the model barely sees."""
     return f"{value:.3g}"
 
 
 def curves_view(e, curves: dict, size: tuple[int, int] = DEPTH_PLOT_SIZE, lang: str = "en") -> View:
-    """Deletion and insertion curves of an explanation, beside the same in a random order.
-
-    Args:
-        e: the :class:`~vit.explanations.maps.Explanation` tested.
-        curves: ``{(mode, order): Curve}`` from :func:`vit.explanations.perturb.perturbation_curves`.
-    """
+    """Deletion and insertion curves of explanation ``e`` beside a random order (``curves``: ``{(mode, order):
+    Curve}`` of :func:`vit.explanations.perturb.perturbation_curves`)."""
     title = method_words(e.method, lang)[0]
     series = []
     for (mode, order), c in sorted(curves.items(), key=lambda kv: (kv[0][0], kv[0][1] != "saliency")):
@@ -75,7 +74,7 @@ def curves_view(e, curves: dict, size: tuple[int, int] = DEPTH_PLOT_SIZE, lang: 
     top = max(max(c.probs) for c in curves.values())
     label = class_name(e.label, lang)
     image = plots.line_plot(series, i18n.text("curves-x", lang), f"p({label})", top, size)
-    verdicts = []
+    verdicts, tested = [], []  # the caption's, the text alternative's
     for mode in ("deletion", "insertion"):
         ours, rand = curves.get((mode, "saliency")), curves.get((mode, "random"))
         if ours is None or rand is None:
@@ -85,12 +84,17 @@ def curves_view(e, curves: dict, size: tuple[int, int] = DEPTH_PLOT_SIZE, lang: 
         verdicts.append(i18n.text("verdict", lang, mode=i18n.text(mode, lang), ours=auc_text(ours.auc),
                                   rand=auc_text(rand.auc), better=i18n.text(better, lang) if better else ours.better,
                                   beats=i18n.text("better-than" if beats else "no-better-than", lang)))
-    base = next(iter(curves.values())).baseline
+        tested.append(i18n.text("alt-curve", lang, mode=i18n.text(mode, lang), start=f"{ours.probs[0]:.1%}",
+                                end=f"{ours.probs[-1]:.1%}", ours=auc_text(ours.auc), rand=auc_text(rand.auc),
+                                beats=i18n.text("alt-better" if beats else "alt-not-better", lang)))
+    baseline = next(iter(curves.values())).baseline
+    semicolon = "；" if i18n.language(lang) == "zh" else "; "
     caption = i18n.text("curves-caption", lang, method=title, label=label,
-                        baseline=i18n.text("baseline-mean" if base == "mean" else "baseline-blur", lang),
-                        verdicts=("；" if i18n.language(lang) == "zh" else "; ").join(verdicts))
+                        baseline=i18n.text("baseline-mean" if baseline == "mean" else "baseline-blur", lang),
+                        verdicts=semicolon.join(verdicts))
+    alt = i18n.text("alt-curves", lang, method=title, label=label, parts=semicolon.join(tested))
     return View(image, caption, i18n.text("curves-legend", lang),
-                i18n.text("curves-title", lang, method=title, label=label))
+                i18n.text("curves-title", lang, method=title, label=label), alt=alt)
 
 
 def comparison_headers(lang: str = "en") -> list[str]:

@@ -1,9 +1,4 @@
-"""The controls: the sidebar (image, examples, model, P, depth, Analyze, cost meter, predictions, top-k,
-timing, projector), the banner, and the view controls above the tabs (layer, head, opacity, colormap).
-
-Its events are the analyses (Analyze, a new image, patch size, depth or model), the cost meter, the
-redraws the view controls ask for, the arrow keys, and the API's strict ``/analyze`` and ``/redraw``.
-"""
+"""The controls (the sidebar, the banner, the view controls above the tabs) and their events, the API's too."""
 
 from __future__ import annotations
 
@@ -27,8 +22,7 @@ PEN_WIDTHS = [4, 8, 16]  # px on the 256 px canvas: 1, 2 and 4 px in the shapes 
 LANGUAGE_CHOICES = [("English", "en"), ("中文", "zh")]  # each in its own language, as a switch should be
 
 
-# The page's screen (vit.views.registry.SCREENS): "phone" up to 640 px wide, "wide" from 1600 x 900 px, "laptop"
-# between; "+projector" in projector mode.
+# The page's screen (vit.views.registry.SCREENS), "+projector" in projector mode.
 _SCREEN = ("((on) => (innerWidth <= 640 ? 'phone' : innerWidth >= 1600 && innerHeight >= 900 ? 'wide' : 'laptop')"
            " + (on ? '+projector' : ''))")
 SCREEN_ON_LOAD = ("() => { const on = new URLSearchParams(location.search).has('projector'); "
@@ -43,23 +37,20 @@ PROJECTOR_JS = f"(on) => {{ document.body.classList.toggle('projector', Boolean(
 
 
 def _examples(c: dict, label: str, elem_id: str = "examples") -> gr.Dataset:
-    """The pictures in assets/, a click away; named in English until the page's language names them
-    (:func:`events.page_language`)."""
+    """The pictures in assets/, a click away (named in the page's language by :func:`events.page_language`)."""
     return gr.Examples(examples=[[str(p)] for p in EXAMPLES], inputs=[c["image"]], label=t(label),
                        example_labels=events.example_names(), examples_per_page=max(1, len(EXAMPLES)),
                        api_visibility="private", elem_id=elem_id).dataset
 
 
 def model_choices(menu: list[str]) -> list[tuple]:
-    """The model menu as (what it shows, its value): each value the English name the API takes ("ViT-Tiny shapes,
-    trained here"), shown in the page's language where the page names it (``model-<key>``: vit.i18n.page)."""
+    """The model menu as (shown, value): each value the English name the API takes, shown in the page's language."""
     keys = {shown: key for key, shown in DISPLAY_NAMES.items()}
     return [(t(f"model-{keys[name]}") if f"model-{keys.get(name)}" in i18n.PAGE else name, name) for name in menu]
 
 
 def build_sidebar(c: dict) -> None:
-    """The sidebar: the image and the setting to analyse it at, Analyze and the top-k on the first screen;
-    examples, the cost, top-k's slider, timing and projector mode under them."""
+    """The sidebar: the image, its setting, Analyze and the top-k first; examples, cost, timing, projector under."""
     native = PRESETS[DEFAULT]
     gr.Markdown("# ViT Anatomy\n(B, C, H, W) → (B, N+1, D) → (B, K)", elem_id="title")
     # The page's language (vit/ui/page.js sets it to what the page shows, and switches on a click).
@@ -67,9 +58,8 @@ def build_sidebar(c: dict) -> None:
                          elem_id="lang", min_width=120)
     c["image"] = gr.Image(type="pil", sources=["upload", "webcam", "clipboard"], label=t("your-image"), height=120,
                           placeholder=t("upload-here"), elem_id="input-image")
-    # Draw: a canvas in the upload box's place, for a mouse, a finger or a pen. The page draws on it (vit/ui/page.js);
-    # each finished stroke, and an undo, sends it through the hidden "drawn" button, and it becomes the image.
-    # Beside the canvas on a phone, the tab's picture that follows the pen (page.js fills #pen-view, page.css shows it).
+    # Draw: a canvas in the upload box's place (page.js); each finished stroke, and an undo, becomes the image through
+    # the hidden "drawn" button. On a phone, #pen-view beside it shows the tab's picture that follows the pen.
     c["draw"] = gr.Checkbox(False, label=t("draw"), elem_id="draw", container=False)
     with gr.Group(elem_id="draw-box"):
         gr.HTML(f'<div class="pen-row"><canvas id="draw-canvas" width="{inputs.DRAWING_PX}" '
@@ -96,8 +86,7 @@ def build_sidebar(c: dict) -> None:
     centre = Display().query
     c["query-x"] = gr.Number(centre[0], visible=False, label="query_x")  # /redraw's query patch, as fractions
     c["query-y"] = gr.Number(centre[1], visible=False, label="query_y")
-    # The API's own P, depth and layer: not given, they follow the model asked for (its checkpoint's P, every
-    # layer, the last layer run), not the page's controls, which show ViT-B/16's until a model is chosen.
+    # The API's own P, depth and layer: not given, the model's own (not the page's controls: ViT-B/16's at first).
     for name in ("api-patch-size", "api-depth", "api-layer"):
         c[name] = gr.Number(None, visible=False, label=name.removeprefix("api-").replace("-", "_"))
     c["predictions"] = gr.Label(num_top_classes=MAX_TOP_K, label=t("top-k-label"),
@@ -120,8 +109,7 @@ def build_view_controls(c: dict) -> None:
         c["offer"] = gr.Button(t("offer"), visible=False,
                                size="sm", elem_id="offer-trained", scale=0, min_width=200)
     c["notice"] = gr.HTML("", elem_id="notice")
-    # Before the first analysis, where the eye is: the examples again (the page's style hides them once the patch grid
-    # has a picture; those of the sidebar stay).
+    # Before the first analysis, where the eye is: the examples again (page.css hides them once there is a picture).
     c["start-examples"] = _examples(c, "examples-start", "start-examples")
     # One row over every tab: what the pictures are drawn from (opacity and colormap wait in the sidebar).
     with gr.Row(elem_id="view-controls", equal_height=True):
@@ -134,16 +122,14 @@ def build_view_controls(c: dict) -> None:
 
 
 def fusion_choices() -> list[tuple]:
-    """Head fusion's choices as the dropdown shows them, in the page's language (gradio's I18n: "平均 mean"); each
-    value the API's ("mean", "max", "min")."""
+    """Head fusion's choices in the page's language, each value the API's ("mean", "max", "min")."""
     return [(t(f"fusion-{value}"), value) for value in HEAD_FUSIONS]
 
 
 def build_helpers(c: dict) -> None:
     """Hidden helpers of the page's script: the grid's geometry, the download, the arrow keys' buttons."""
     c["grid-info"] = gr.HTML("", elem_id="grid-info", elem_classes="hidden-helper")
-    # The screen the page is on, named when it opens (SCREEN_JS), and projector mode: "laptop+projector" and the like
-    # (vit.ui.inputs.screen): the pictures are drawn for it.
+    # The screen the page is on ("laptop+projector" and the like: vit.ui.inputs.screen): pictures are drawn for it.
     c["screen"] = gr.Textbox("", visible=False, max_length=40, elem_id="screen")
     c["clicked"] = gr.Textbox("", visible=False, max_length=40, elem_id="clicked")  # a click's cell (parts.on_click)
     c["download-file"] = gr.File(label=t("download"), elem_id="download-file", elem_classes="hidden-helper",
@@ -179,25 +165,22 @@ def _wire_api(c: dict) -> None:
 
 def _wire_analyses(c: dict) -> None:
     """The page's analyses: Analyze, a new image, patch size, depth or model; the meter meanwhile."""
-    run = dict(inputs=outputs(c, events.PAGE_ANALYZE_INPUTS), outputs=outputs(c, events.PAGE_ANALYZE_OUTPUTS),
-               preprocess=False, show_progress_on=[c["banner"]], concurrency_id="model",
-               concurrency_limit=MODEL_WAITERS, trigger_mode="always_last")
-    auto = events.page_event(events.page_analyze, events.PAGE_ANALYZE_OUTPUTS)
-    now = events.page_event(events.page_analyze_now, events.PAGE_ANALYZE_OUTPUTS)
+    run = dict(fn=events.page_event(events.page_analyze, events.PAGE_ANALYZE_OUTPUTS),
+               outputs=outputs(c, events.PAGE_ANALYZE_OUTPUTS), preprocess=False, show_progress_on=[c["banner"]],
+               concurrency_id="model", concurrency_limit=MODEL_WAITERS, trigger_mode="always_last")
     # While any of the session's analysis chains is under way the Analyze button is disabled and says
     # "Analyzing…" (the server counts them: a blur's quick chain must not re-enable it during Analyze's run).
     button = dict(outputs=outputs(c, events.BUTTON_OUTPUTS), preprocess=False, queue=False, show_progress="hidden")
 
-    def analysis(trigger, fn, name: str) -> None:
-        started, ended = ((events.analyze_started, events.analyze_ended) if name == "now" else
-                          (events.analysis_started, events.analysis_ended))
+    def analysis(trigger, name: str) -> None:
+        explicit = gr.State(name == "now")  # the Analyze button's chain: it runs whatever the setting costs
+        setting = [*outputs(c, ["model", "patch-size", "depth"]), explicit]
         # The run is a page event (events.page_event): a refusal is a toast, never a failure, so the button's last
         # step follows it (gradio 6.31 runs a `.then` only after a success).
-        trigger(events.named(started, events.BUTTON_OUTPUTS), outputs(c, ["model", "patch-size", "depth"]), **button,
+        trigger(events.named(events.analysis_started, events.BUTTON_OUTPUTS), setting, **button,
                 trigger_mode="always_last", **private(f"busy_{name}")).then(
-            fn, **run, **private(f"analyze_{name}")).then(
-            events.named(ended, events.BUTTON_OUTPUTS), outputs(c, ["model", "patch-size", "depth"]), **button,
-            **private(f"idle_{name}"))
+            inputs=[*outputs(c, events.PAGE_ANALYZE_INPUTS), explicit], **run, **private(f"analyze_{name}")).then(
+            events.named(events.analysis_ended, events.BUTTON_OUTPUTS), setting, **button, **private(f"idle_{name}"))
 
     page = "window.vitAnatomy && window.vitAnatomy"
     c["draw"].change(None, c["draw"], None, js=f"(on) => {{ {page}.drawMode(on); return []; }}", **private("draw"))
@@ -205,18 +188,16 @@ def _wire_analyses(c: dict) -> None:
     c["clear-drawing"].click(None, js=f"() => {{ {page}.canvas('clear'); return []; }}", **private("clear_drawing"))
     c["drawn"].click(events.drawn, c["drawing"], c["image"], js=f"(d) => ({page}.drawing()) || [d]",
                      queue=False, show_progress="hidden", **private("drawn"))
-    analysis(c["analyze"].click, now, "now")
-    analysis(c["image"].change, auto, "new_image")
-    analysis(c["patch-size"].release, auto, "new_patch_size")
-    analysis(c["depth"].release, auto, "new_depth")
+    analysis(c["analyze"].click, "now")
+    analysis(c["image"].change, "new_image")
+    analysis(c["patch-size"].release, "new_patch_size")
+    analysis(c["depth"].release, "new_depth")
     analysis(c["model"].change(events.named(events.model_settings, events.MODEL_SETTINGS_OUTPUTS),
                                outputs(c, ["model", "head"]), outputs(c, events.MODEL_SETTINGS_OUTPUTS),
-                               preprocess=False, queue=False, api_name="model_settings").then, auto, "new_model")
+                               preprocess=False, queue=False, api_name="model_settings").then, "new_model")
     gr.on([c["patch-size"].change, c["depth"].change], events.named(events.settings_changed, events.METER_OUTPUTS),
           outputs(c, ["model", "patch-size", "depth"]), outputs(c, events.METER_OUTPUTS), preprocess=False,
           queue=False, show_progress="hidden", **private("settings_changed"))
-    c["banner"].change(events.offer_button, c["banner"], c["offer"], queue=False, show_progress="hidden",
-                       **private("offer_button"))
     c["offer"].click(events.use_trained_model, None, c["model"], queue=False, api_name="use_trained_model")
 
 
@@ -224,12 +205,10 @@ def _wire_redraws(c: dict) -> None:
     """Redraws (no model run): a new analysis, a display control, an arrow key; another top-k."""
     on(c, ("analysis-key", "screen", "layer", "head", "opacity", "colormap"), "redraw_page",
        others=(c["head-fusion"].change, c["discard-ratio"].change), **redraw(c))
-    # The screen the page opens on (and ?projector in its address); projector mode then names it anew: the pictures
-    # are drawn for it (a screen change redraws), and the page's text grows (the class "projector" on <body>).
+    # The screen the page opens on (and ?projector in its address), named anew by projector mode: a change redraws.
     c["demo"].load(None, None, outputs(c, ["screen", "projector"]), js=SCREEN_ON_LOAD, **private("screen_on_load"))
     c["projector"].change(None, c["projector"], c["screen"], js=PROJECTOR_JS, **private("projector"))
-    # The language switch is the page's too: its script shows the other language and keeps the choice; then the
-    # server writes its own text again in it (the page's load does the same for the language it opens in).
+    # The language switch: the page's script shows the other language, then the server writes its own text in it.
     language = dict(fn=events.named(events.page_language, events.LANGUAGE_OUTPUTS),
                     inputs=outputs(c, ["analysis-key", "model", "patch-size", "depth", "top-k", "lang"]),
                     outputs=outputs(c, events.LANGUAGE_OUTPUTS), preprocess=False, queue=False, show_progress="hidden")
@@ -237,8 +216,7 @@ def _wire_redraws(c: dict) -> None:
         None, c["lang"], None, js="(lang) => window.vitAnatomy && window.vitAnatomy.language(lang, true)",
         **private("language_js")).then(**language, **private("language"))
     c["language-switched"].then(**redraw(c), **private("redraw_language"))  # the pictures' captions and words too
-    # On load, the language the page's script chose (the address, the switch's last choice, the browser) for the
-    # switch's last input: the server writes its text in it, and sets the switch to it.
+    # On load, the language page.js chose (address, last choice, browser): the server writes its text in it.
     c["demo"].load(**language, js=f"(...args) => [...args.slice(0, -1), {PAGE_LANGUAGE_JS}]",
                    **private("language_on_load"))
     c["top-k"].change(events.page_predictions, outputs(c, ["analysis-key", "top-k"]), c["predictions"],

@@ -1,10 +1,5 @@
-"""The "Lesson" tab: the guided walk through 11.4.1 → 11.4.7, one step per screen, with this image's numbers,
-and the whole walk to take away as a 16:9 PDF (:mod:`vit.lesson.export`).
-
-"Predict first" (issue 25, part 1) pauses before five reveals with a question (:mod:`vit.lesson.predict`): the class
-types a number, clicks a patch or says yes or no, and the answer, read from the analysis on screen, is shown
-beside the guess. The tally lives in the tab's ``gr.State``: nothing of it is kept on the server.
-"""
+"""The "Lesson" tab: the guided walk through 11.4.1 → 11.4.7 with this image's numbers, also as a 16:9 PDF. "Predict
+first" asks a question before five reveals; its tally lives in the tab's ``gr.State``, nothing of it on the server."""
 
 from __future__ import annotations
 
@@ -12,7 +7,7 @@ from dataclasses import replace
 
 import gradio as gr
 
-from vit import i18n, views
+from vit import i18n
 from vit.errors import InputError
 from vit.lesson import export as lesson_export
 from vit.lesson import lesson_text, predict
@@ -26,8 +21,8 @@ from vit.ui.lang import t
 from vit.ui.state import analysis_store, kept, picture_folder, session_of
 from vit.ui.tabs import whatif
 from vit.ui.tabs.parts import MODEL_WAITERS, PICTURE_MIN_WIDTH, changed, on, on_click, outputs, private, show_tab
+from vit.views import attention, base, registry
 from vit.views import draw as drawing
-from vit.views import registry
 from vit.views import whatif as whatif_views
 from vit.views.registry import Display
 
@@ -47,10 +42,7 @@ SAVE_JS = "() => window.vitAnatomy && window.vitAnatomy.saveDownload()"
 
 def frame_display(a, layer: Number, head: Number, opacity: Number, colormap: str, screen, tab: str = TAB,
                   picture: str = "lesson-picture", lang: str = "en", request: gr.Request = None) -> Display:
-    """How a question's or a step's picture is drawn: the page's controls, clamped, and ``picture``'s frame on
-    ``tab`` (the lesson's, or a tab's "Quiz me": :mod:`vit.ui.tabs.quiz`), as the page's newest measure has it.
-    No patch is outlined in the patch grid: these pictures are not the clicked patch's (the grid outlined the
-    middle patch, 37 of 64, whichever one the student had clicked)."""
+    """A question's or step's picture: the page's controls, clamped, in ``picture``'s frame; no patch outlined."""
     projector, frame = inputs.screen(screen, tab, picture)
     return Display(layer=inputs.clamp(layer, 1, a.depth, a.depth), head=inputs.clamp(head, 1, a.num_heads, 1),
                    opacity=inputs.opacity(opacity, DEFAULTS.opacity), cmap=inputs.colormap_name(colormap),
@@ -58,8 +50,7 @@ def frame_display(a, layer: Number, head: Number, opacity: Number, colormap: str
 
 
 def _asking(q: PredictStep | None, moved: bool) -> dict:
-    """The question's controls: shown for a question (a number box or yes/no), its last answer cleared (and, on a
-    new step, the guess typed for the last one)."""
+    """The question's controls: shown for a question, its last answer cleared (on a new step, the guess too)."""
     kind = q.answer if q is not None else ""
     guess = dict(value=None) if moved else {}
     return {"lesson-ask": gr.update(visible=q is not None), "lesson-guess": gr.update(visible=kind == "number",
@@ -68,17 +59,16 @@ def _asking(q: PredictStep | None, moved: bool) -> dict:
             "lesson-no": gr.update(visible=kind == "yes_no"), "lesson-answer": ""}
 
 
-def proposal_view(a, display: Display, lang: str = "en") -> views.View:
+def proposal_view(a, display: Display, lang: str = "en") -> base.View:
     """"Remove these patches": rollout over the image, the proposed patches hatched as "What if?" hatches them."""
     size = registry.frame_sizes(registry.PICTURES["rollout-view"], a, display)[0]
     picture = drawing.overlay(a.image, a.rollout().numpy(), display.opacity, display.cmap, size)
     whatif_views.hatch(picture, a.grid, predict.proposal(a))
-    return views.View(picture, i18n.text("proposal-caption", lang), title=i18n.text("proposal-title", lang))
+    return base.View(picture, i18n.text("proposal-caption", lang), title=i18n.text("proposal-title", lang))
 
 
-def before_picture(q: PredictStep, a, display: Display, lang: str = "en") -> views.View | None:
-    """The picture while the class guesses: the patch grid to click (the only one that takes clicks: its cells), the
-    map asked about, or none."""
+def before_picture(q: PredictStep, a, display: Display, lang: str = "en") -> base.View | None:
+    """The picture while the class guesses: the patch grid to click, the map asked about, or none."""
     if q.before is None or (q.kind in predict.NEEDS_CLASSIFIER and not a.has_classifier):
         return None
     if q.before == "whatif-proposal":
@@ -88,7 +78,6 @@ def before_picture(q: PredictStep, a, display: Display, lang: str = "en") -> vie
 
 
 def nav(step: int, total: int) -> dict:
-    """Previous and Next as the step allows: Previous off on the first step, Next off on the last."""
     return {"lesson-prev": gr.update(interactive=step > 0), "lesson-next": gr.update(interactive=step < total - 1)}
 
 
@@ -96,13 +85,7 @@ def nav(step: int, total: int) -> dict:
 def lesson(key: str | None, step: Number, delta: Number, layer: Number, head: Number, opacity: Number, colormap: str,
            screen: str | bool = "", tab_on_screen: str = TAB, predict_on: bool = False,
            request: gr.Request = None) -> dict:
-    """The guided lesson (11.4.1 → 11.4.7): one step per screen, this image's numbers, the view that shows it.
-
-    ``delta`` is -1, 0 or +1 (Previous, the same step again, Next); Previous on the first step and Next on the last
-    change nothing (the step, its answer and reveal stay). Drawn only while the lesson is on screen.
-    ``predict_on``: the walk with a question before each reveal (:func:`vit.lesson.predict.walk`).
-    The text is at the layer and head the picture beside it is drawn at: the Layer and Head controls'.
-    """
+    """Step ``step + delta`` (``delta`` -1, 0 or +1), drawn only on screen; ``predict_on``: questions before reveals."""
     if tab_on_screen != TAB:
         return {}
     steps = predict.walk(predict_on is True)
@@ -141,8 +124,7 @@ def lesson(key: str | None, step: Number, delta: Number, layer: Number, head: Nu
 def resized(key: str | None, step: Number, delta: Number, layer: Number, head: Number, opacity: Number,
             colormap: str, screen: str | bool = "", tab_on_screen: str = TAB, predict_on: bool = False,
             request: gr.Request = None) -> dict:
-    """Projector mode, the Layer or Head control, the colours: a step is drawn again for them; a question stays as it
-    is (its reveal stays)."""
+    """Projector mode, the Layer or Head control, the colours: a step is drawn again; a question keeps its reveal."""
     if _question(step, predict_on) is not None:
         return {}
     return lesson(key, step, delta, layer, head, opacity, colormap, screen, tab_on_screen, predict_on, request)
@@ -156,10 +138,8 @@ def _question(step: Number, predict_on) -> PredictStep | None:
 
 def _reveal(q: PredictStep, image, key: str, guess, score, layer, head, opacity, colormap, screen, request,
             progress) -> dict:
-    """The guess checked against the analysis, the picture that shows the answer, the tally (first answers).
-
-    A guess that is no answer (an empty box, 2.5, -1, 65) or any other refusal is a sentence in the page's language
-    beside the box, the guess kept in it: no toast, no red "Error" badges over the question (a class shouts "65!")."""
+    """The guess checked, the picture that shows the answer, the tally. A guess that is no answer (2.5, 65) is a
+    sentence beside the box: no toast, no red "Error" badges over the question (a class shouts "65!")."""
     lang = language_of(request)
     try:
         a = kept(key)
@@ -176,12 +156,11 @@ def _reveal(q: PredictStep, image, key: str, guess, score, layer, head, opacity,
 
 
 def revealed(q: PredictStep, a, guess, w, display: Display, lang: str = "en") -> tuple:
-    """(verdict, its markdown, the picture that shows the answer) for a guess: rollout with the guessed patch
-    outlined for "click the patch", else the question's reveal (``w``: "survive"'s intervention)."""
+    """(verdict, its markdown, the picture that shows the answer) for a guess (``w``: "survive"'s intervention)."""
     verdict = predict.check(q, a, guess, w, lang)
     if q.kind == "patch":
         size = registry.frame_sizes(registry.PICTURES[q.reveal], a, display)[0]
-        view = registry.as_shown(views.rollout_view(a, a.depth, display.opacity, display.cmap, size, lang,
+        view = registry.as_shown(attention.rollout_view(a, a.depth, display.opacity, display.cmap, size, lang,
                                                     mark=tuple(guess)), display)
     else:
         view = registry.draw(w if w is not None else a, q.reveal, display)
@@ -189,8 +168,7 @@ def revealed(q: PredictStep, a, guess, w, display: Display, lang: str = "en") ->
 
 
 def counted(score, key: str, q: PredictStep, verdict) -> dict:
-    """The session's tally with this answer: the first answer to a question about an analysis counts, a second try
-    is shown, not counted."""
+    """The tally with this answer: a question's first answer about an analysis counts, a second try does not."""
     score = dict(score) if isinstance(score, dict) else {}
     score.setdefault(f"{key}:{q.kind}", verdict.right)
     return score
@@ -241,19 +219,16 @@ def toggled(step: Number, predict_on: bool) -> int:
 
 
 EXPORT_WAITERS = 8  # exports admitted to EXPORTS' line at once (the rest wait in gradio's queue)
-EXPORTS = FairQueue(slots=1)  # lesson PDFs: one at a time, one per session, in turn between sessions
+EXPORTS = FairQueue(slots=1, share=2, refusal="refusal-export-share")  # lesson PDFs: one at a time, in turn between
+# addresses, then sessions; an address holds at most 2 of the EXPORT_WAITERS while another waits for one (app.py)
 EXPORT_S = 2.0  # a PDF's seconds, as the line orders them (~2 s on 2 cores)
 
 
 @handler
 def download_lesson(key: str | None, layer: Number, head: Number, opacity: Number, colormap: str,
                     request: gr.Request = None) -> str:
-    """The whole lesson on the shown analysis as one PDF (a 16:9 page per step), the pictures drawn as the page's
-    controls say and each page's text at its picture's layer and head (the Layer and Head controls'); returns its
-    path in the server's picture folder (a whole uuid4 in its name), which gradio serves and then prunes.
-
-    One export per session at a time (a second press while one is made is refused), and exports of different sessions
-    take turns (:data:`EXPORTS`): twenty presses of one student do not hold up another's PDF."""
+    """The whole lesson on the shown analysis as one PDF, as the page's controls say; its path. One export a session
+    at a time, sessions in turn (:data:`EXPORTS`): one student's presses do not hold up another's PDF."""
     lang = language_of(request)
     if key is None:
         raise InputError(i18n.text("lesson-no-analysis", lang))
@@ -345,4 +320,5 @@ def wire(c: dict) -> None:
     # The PDF takes seconds: the progress shows on the button; the browser saves the file once it is there.
     c["lesson-download"].click(download_lesson, [c["analysis-key"], *outputs(c, INPUTS[2:6])], c["download-file"],
                                preprocess=False, show_progress="minimal", show_progress_on=[c["lesson-download"]],
-                               concurrency_limit=EXPORT_WAITERS, **private("lesson_download")).success(None, js=SAVE_JS)
+                               concurrency_id="lesson-export", concurrency_limit=EXPORT_WAITERS,
+                               **private("lesson_download")).success(None, js=SAVE_JS)

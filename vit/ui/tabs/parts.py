@@ -1,8 +1,4 @@
-"""What every tab is made of: a picture with its caption and buttons, the pinned copy, the redraw event.
-
-A picture's title, "What is this?", clickability and download button come from the one registry
-(:data:`vit.views.registry.PICTURES`); its buttons are wired here once for every picture.
-"""
+"""What every tab is made of: a picture with its caption and buttons, the pinned copy, the redraw event."""
 
 from __future__ import annotations
 
@@ -18,9 +14,8 @@ MODEL_WAITERS = 16  # requests admitted to vit.serve.queue.FairQueue at once; th
 REDRAW_CONCURRENCY = 4  # redraws drawn at once (no model run: numpy and PIL only)
 # A redraw's inputs: the analysis, the query patch and everything else a picture is drawn from.
 DISPLAY = ("analysis-key", "query", "layer", "head", "opacity", "colormap", "head-fusion", "discard-ratio")
-# Pinning copies the picture and its caption in the browser. The caption begins with the setting the picture was
-# drawn at, which the banner of the same analysis holds (data-setting, vit.ui.meter.banner_html): the pin is there to
-# compare P = 16 with P = 8, and the picture alone does not say which is which.
+# Pinning copies the picture and its caption in the browser, the caption headed by the setting it was drawn at (the
+# banner's data-setting): the pin is there to compare P = 16 with P = 8, which the picture alone does not say.
 PIN_JS = ("(picture, caption) => { const zh = document.documentElement.lang.startsWith('zh'); "
           "const shown = document.querySelector('#banner [data-setting]'); "
           "const head = shown ? (zh ? "
@@ -31,12 +26,11 @@ PIN_JS = ("(picture, caption) => { const zh = document.documentElement.lang.star
 
 
 def outputs(c: dict, names) -> list:
-    """The components of ``names`` (elem ids), in that order."""
     return [c[n] for n in names]
 
 
 def private(name: str) -> dict:
-    """An event of the page only: named, but not part of the API (app.PrivateEventGuard refuses it by name)."""
+    """An event of the page only: named, not part of the API (vit.serve.limits.PrivateEventGuard refuses it by name)."""
     return dict(api_name=name, api_visibility="private")
 
 
@@ -45,16 +39,8 @@ SHARED_CHANGES = ("analysis-key", "screen", "layer", "head", "opacity", "colorma
 
 
 def changed(c: dict, name: str):
-    """``c[name].change`` for a change that several tabs listen to: the one listener of that change, on which
-    each of them hangs with ``.then`` (returned: call it as ``.change``).
-
-    Why: when an ``always_last`` event is triggered while it runs, gradio 6.31's page runs it again once it
-    ends by dispatching the *trigger* anew, to every listener of that change and with its first value. Two
-    such listeners of one change then restarted each other for as long as the page was open: on a loaded
-    machine the four of the measured screen redrew every tab about once a second, on a stale measure, and
-    a lesson's answer showed a timer instead of the answer (CI, 2026-12-01). A ``.then`` is dispatched to its
-    one listener, so each re-runs only itself, with the values of the moment.
-    """
+    """``c[name].change``'s one listener, on which each tab hangs with ``.then`` (returned): two listeners of one
+    change would restart each other (docs/app.md, "One listener a change")."""
     key = f"{name}:changed"
     if key not in c:  # nothing of the server's: it runs in the page
         c[key] = c[name].change(None, None, None, js="() => []", queue=False, show_progress="hidden",
@@ -63,8 +49,7 @@ def changed(c: dict, name: str):
 
 
 def on(c: dict, changes: tuple[str, ...], api_name: str, others: tuple = (), **event) -> None:
-    """The event on a change of any component named in ``changes`` (each of :data:`SHARED_CHANGES`, through
-    :func:`changed`) and on any trigger of ``others`` (``gr.on``)."""
+    """The event on a change of any of ``changes`` (through :func:`changed`) and on any trigger of ``others``."""
     if others:
         gr.on(list(others), **event, **private(api_name))
     for n in changes:
@@ -74,25 +59,19 @@ def on(c: dict, changes: tuple[str, ...], api_name: str, others: tuple = (), **e
 
 
 def on_click(c: dict, name: str, fn, inputs: list, outputs, **event):
-    """A click on picture ``name``: ``fn(*inputs, clicked)``, where ``clicked`` is the cell under the pointer as the
-    page maps it through the picture as shown (vit/ui/page.js: ``"[row, col]"``; the server checks it). The page
-    presses the picture's own hidden button (``<name>-click``) on a click; gradio's own select event is not used
-    (it maps a click through the picture's drawn size, wrong wherever the picture is shown larger: full screen).
-    Returns the event."""
+    """A click on picture ``name``: ``fn(*inputs, clicked)``, ``clicked`` the ``"[row, col]"`` page.js maps through
+    the picture as shown (gradio's select maps through the drawn size). Returns the event."""
     js = f"(...args) => window.vitAnatomy ? window.vitAnatomy.clicked('{name}', args) : args"
     return c[f"{name}-click"].click(fn, [*inputs, c["clicked"]], outputs, js=js, **event)
 
 
 def picture(c: dict, name: str) -> None:
-    """A picture with its caption, its buttons (download, pin, full screen) and "what is this?".
-
-    The picture is drawn for the page's screen (:data:`vit.views.registry.SCREENS`) and shown at its drawn size or
-    smaller (page.css); until it has one, its block is not shown."""
+    """A picture with its caption, buttons (download, pin, full screen) and "what is this?", drawn for the screen."""
     p = PICTURES[name]
     classes = ["picture-frame", *(["clickable"] if p.clickable else [])]
     with gr.Column(min_width=PICTURE_MIN_WIDTH, elem_classes="picture", elem_id=f"{name}-block"):
         gr.Markdown(t(f"title-{name}"), elem_classes="picture-title")
-        c[name] = gr.Image(type="pil", format="png", interactive=False, show_label=False, label=p.title,
+        c[name] = gr.Image(type="pil", format="png", interactive=False, show_label=False, label=p.title["en"],
                            buttons=[], elem_id=name, elem_classes=classes)
         if p.clickable:  # pressed by the page's script on a click (on_click)
             c[f"{name}-click"] = gr.Button(name, elem_id=f"{name}-click", elem_classes="hidden-helper")
@@ -135,8 +114,7 @@ def show_tab(c: dict, tab: str):
 
 
 def wire_pictures(c: dict, tab: str, clicks: bool = True) -> None:
-    """Every picture of ``tab``: download, pin, full screen and, where it is clickable, a click that picks the query
-    (``clicks=False``: the tab wires its pictures' clicks itself)."""
+    """Every picture of ``tab``: download, pin, full screen and a click that picks the query (unless ``clicks``)."""
     for name, p in PICTURES.items():
         if p.tab != tab:
             continue

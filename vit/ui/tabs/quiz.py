@@ -1,12 +1,4 @@
-""""Quiz me" on a tab (issue 25): the lesson's question for what the tab shows, asked over the tab before its
-answer is on screen, and answered from the analysis on screen (:mod:`vit.lesson.predict`, never a fixed key).
-
-Ticked, the tab's own pictures step aside (the page's script marks the tab ``quizzing``) and the question takes
-their place: the Patches tab asks how many tokens the encoder sees, the Across-depth tab at which layer the answer
-first becomes the top-1, the Attention tab which patch the class token draws most from (a click on the patch
-grid). The answer shows the guess beside the truth and the picture that proves it; unticked, the tab comes back.
-Right answers count in the lesson's tally (``lesson-score``: the browser session's, nothing on the server).
-"""
+""""Quiz me" on a tab: the lesson's question for what the tab shows, answered from the analysis shown."""
 
 from __future__ import annotations
 
@@ -32,8 +24,6 @@ def question_of(tab: str) -> predict.PredictStep:
 
 
 def names(tab: str) -> dict[str, str]:
-    """The elem ids of ``tab``'s quiz: its switch, panel, question, guess box and button (a number's), picture,
-    answer and tally."""
     return {part: f"quiz-{tab}" + ("" if part == "switch" else f"-{part}")
             for part in ("switch", "panel", "text", "guess", "check", "picture", "answer", "tally")}
 
@@ -104,7 +94,6 @@ def handlers(tab: str) -> dict:
     @handler
     def typed(key: str | None, score, layer, head, opacity, colormap, screen, guess=None,
               request: gr.Request = None) -> dict:
-        """A typed number, for the tab's question."""
         return {} if key is None else _answered(tab, key, guess, score, layer, head, opacity, colormap, screen,
                                                 request)
 
@@ -144,9 +133,8 @@ def wire(c: dict, tab: str) -> None:
 
 
 def wire_new_analysis(c: dict) -> None:
-    """A new analysis: each quiz that is on asks again about it, and the lesson, on screen, shows its step for it. One
-    event for the three tabs' quizzes and the lesson (each event costs gradio's page a walk over all its components:
-    four cost four times one: a P change on the shapes model settled in 1.9 s with four, 1.1 s with one)."""
+    """A new analysis: each quiz that is on asks again, and the lesson on screen shows its step; one event for all
+    (each event costs gradio's page a walk over all its components: docs/app.md, "One listener a change")."""
     tabs = tuple(QUESTIONS)
     shown = [x for tab in tabs for x in _shown(c, tab)] + list(lesson.OUTPUTS)
     steps = ["lesson-step", "tab-on-screen", "lesson-predict-on"]

@@ -1,23 +1,15 @@
-"""The "What if?" tab: take patches away and switch heads off, and watch the prediction change (issue 24).
-
-Click patches of the map to remove them (again to put one back), or remove / keep a fraction ranked by an
-explanation or at random; click heads in the L×h grid to switch them off. Every change runs the model on
-the kept tokens only (:func:`vit.intervene`) in the server's fair queue, like an analysis; "Head importance"
-(:func:`vit.head_importance`) colours the grid. What the tab holds per browser tab is small: the removed
-patch indices and the heads off; the results are kept server-side by (analysis, what was taken away).
-"""
+"""The "What if?" tab: take patches away, switch heads off, watch the prediction change (results kept server-side)."""
 
 from __future__ import annotations
 
 import html
-import threading
 import time
 
 import gradio as gr
 
 from vit import cost as costs
 from vit import i18n, validate
-from vit.bounded import BoundedDict
+from vit.bounded import Kept
 from vit.errors import InputError
 from vit.explanations.methods import METHODS, forward_passes
 from vit.i18n.names import class_name
@@ -46,7 +38,6 @@ from vit.views import whatif as whatif_views
 from vit.views.registry import Display
 
 TAB = "whatif"
-PATIENCE_S = 120.0  # how long a request waits for its session's own run to finish before giving up
 KEPT = 256  # interventions and head importances remembered (each ~0.2 MB at P = 16)
 SHOW_OUTPUTS = ("whatif-map", "whatif-map-caption", "whatif-result", "whatif-heads", "whatif-heads-caption",
                 "whatif-cost")
@@ -61,47 +52,13 @@ def order_choices() -> list[tuple]:
                m.name) for m in METHODS.values() if m.name != "rollout"),
             (t("order-random"), "random")]
 
-_kept = BoundedDict(KEPT)  # (key, removed, ablated, ablation, grey) -> Intervention; (key, ablation) -> importance
-_kept_lock = threading.Lock()
 
-
-# --------------------------------------------------------------------------- the model's work, in its turn
-
-
-def _in_turn(image: object, key: str, what: str, factor: float, work, request, progress):
-    """``work(setting, pil)`` on the image of the session's shown analysis, in the fair queue's turn."""
-    progress = progress_in(progress, request)  # its words in the page's language
-    a = kept(key)
-    session = SESSIONS.get(session_of(request))
-    if image is None or session.shown is None or session.key != key or session.shown.image != inputs.image_id(image):
-        raise InputError(i18n.text("whatif-changed", language_of(request)))
-    source, filename = inputs.image_source(image)
-    pil = inputs.load_image(source, filename)
-    setting = meter.analysis_setting(a)
-    seconds = meter.estimated_seconds(costs.estimate(setting)) * factor
-    runs.check_duration(seconds, i18n.text("what-action", language_of(request)), language_of(request))
-    progress(0.05, "progress-method-waiting", what=what)
-    deadline = time.monotonic() + PATIENCE_S
-    with take_turn(fair_queue(), session_of(request), seconds, give_up=lambda: time.monotonic() > deadline):
-        progress(0.3, "progress-method-running", what=what, seconds=f"{max(seconds, 0.1):.1f}")
-        result = work(setting, pil)
-        RUNS["whatif"] += 1
-    return result
+_kept = Kept(KEPT)  # (key, removed, ablated, ablation, grey) -> Intervention; (key, ablation) -> importance
 
 
 def importance_forwards(depth: int, heads: int) -> float:
     """What head importance costs in bare forward passes: h (L + 1) / 2 (each layer's heads re-run the rest)."""
     return heads * (depth + 1) / 2
-
-
-def _remembered(asked: tuple, make):
-    with _kept_lock:
-        found = _kept.get(asked)
-    if found is None:
-        found = make()
-        with _kept_lock:
-            _kept[asked] = found
-    return found
 
 
 def _removed_list(a, removed) -> list[int]:
@@ -118,14 +75,11 @@ def intervention(image, key, removed, ablated, ablation, grey, request, progress
     a = kept(key)
     removed, ablated = _removed_list(a, removed), _ablated_list(a, ablated)
     ablation = validate.choice("ablation", ablation, ("zero", "mean"))
-    asked = (key, tuple(removed), tuple(ablated), ablation, bool(grey))
-    return _remembered(asked, lambda: _in_turn(
-        image, key, "What if", 2.0 + bool(grey),
-        lambda setting, pil: gpu.run_intervention(setting, pil, removed, ablated, ablation, bool(grey)),
-        request, progress))
+    def run():
+        with runs.model_turn(request, image, key, 2.0 + bool(grey), "What if", progress, TAB) as (setting, pil):
+            return gpu.run_intervention(setting, pil, removed, ablated, ablation, bool(grey))
 
-
-# --------------------------------------------------------------------------- handlers
+    return _kept.remember((key, tuple(removed), tuple(ablated), ablation, bool(grey)), run)
 
 
 def result_html(w, lang: str = "en") -> str:
@@ -168,8 +122,7 @@ def show_page(image: object, key: str | None, removed, ablated, ablation: str, g
         return {"whatif-map": None, "whatif-map-caption": note, "whatif-result": "", "whatif-heads": None,
                 "whatif-heads-caption": "", "whatif-cost": ""}
     w = intervention(image, key, removed, ablated, ablation, grey, request, progress)
-    with _kept_lock:
-        importance = _kept.get((key, w.ablation))
+    importance = _kept.get((key, w.ablation))
     projector, _ = inputs.screen(screen, TAB)
     shown = dict(opacity=inputs.opacity(opacity, DEFAULTS.opacity), cmap=inputs.colormap_name(colormap),
                  projector=projector, lang=lang)
@@ -227,9 +180,12 @@ def by_fraction(image: object, key: str | None, fraction: Number, order: str, wh
     elif order == "rollout":
         chosen = ranked(torch.as_tensor(a.rollout()), fraction)
     else:
-        e, _ = _remembered((key, "explain", order), lambda: _in_turn(
-            image, key, METHODS[order].title, forward_passes(order, *a.grid),
-            lambda setting, pil: gpu.run_explanation(setting, pil, order, int(a.topk[0].index)), request, progress))
+        def explained():
+            with runs.model_turn(request, image, key, forward_passes(order, *a.grid), METHODS[order].title, progress,
+                                 TAB) as (setting, pil):
+                return gpu.run_explanation(setting, pil, order, int(a.topk[0].index))
+
+        e, _ = _kept.remember((key, "explain", order), explained)
         chosen = ranked(e.map, fraction)
     if which == "keep":
         chosen = sorted(set(range(n)) - set(chosen))
@@ -240,11 +196,7 @@ def by_fraction(image: object, key: str | None, fraction: Number, order: str, wh
 
 @handler
 def importance_page(image: object, key: str | None, ablation: str, progress=gr.Progress(), request: gr.Request = None):
-    """"Head importance": each head alone switched off, the drop in the top-1 class's probability.
-
-    Refused up front over the server's time limit; outside ZeroGPU each head takes a turn of its own at the model
-    (at most one forward pass's worth), so every other request waits for one such turn at most, and the work stops
-    once its page is gone."""
+    """"Head importance": the top-1's drop with each head off; outside ZeroGPU each head takes a turn of its own."""
     lang = language_of(request)
     if key is None:
         raise InputError(i18n.text("whatif-first", lang))
@@ -259,32 +211,29 @@ def importance_page(image: object, key: str | None, ablation: str, progress=gr.P
     progress = progress_in(progress, request)
     t0 = time.perf_counter()
     if gpu.spaces is not None:  # the GPU worker runs it whole: one turn
-        def work(setting, pil):
-            return gpu.run_head_importance(setting, pil, target, ablation), a.topk[0].label
+        def whole():
+            with runs.model_turn(request, image, key, factor, "Head importance", progress, TAB) as (setting, pil):
+                return gpu.run_head_importance(setting, pil, target, ablation), a.topk[0].label
 
-        _remembered((key, ablation), lambda: _in_turn(image, key, "Head importance", factor, work, request, progress))
+        _kept.remember((key, ablation), whole)
     else:
         per_head = seconds / (a.depth * a.num_heads)  # a head's turn, on average: at most one forward pass
-        _remembered((key, ablation), lambda: _importance_by_head(image, key, target, ablation, per_head, request,
-                                                                 progress))
+        _kept.remember((key, ablation), lambda: _importance_by_head(image, key, target, ablation, per_head, request,
+                                                                    progress))
     return i18n.text("cost-measured", lang, words=cost_words(a, lang), seconds=time.perf_counter() - t0)
 
 
 def _importance_by_head(image, key: str, target: int, ablation: str, per_head_s: float, request, progress):
     """Head importance with a turn at the model per head (others go first between them), while its page is there."""
-    a = kept(key)
+    setting, pil = runs.shown_image(request, image, key, TAB)
     session_name = session_of(request)
     session = SESSIONS.get(session_name)
-    if image is None or session.shown is None or session.key != key or session.shown.image != inputs.image_id(image):
-        raise InputError(i18n.text("whatif-changed", language_of(request)))
-    source, filename = inputs.image_source(image)
-    pil = inputs.load_image(source, filename)
-    deadline = time.monotonic() + PATIENCE_S
+    deadline = time.monotonic() + runs.PATIENCE_S
 
     def turn():
         if session.ended:  # its page is gone: nobody waits for the rest
             raise runs.ClientGone(runs.GONE)
-        return take_turn(fair_queue(), session_name, per_head_s, resource=meter.analysis_setting(a),
+        return take_turn(fair_queue(), session_name, per_head_s, resource=setting,
                          give_up=lambda: time.monotonic() > deadline, wanted=lambda: not session.ended)
 
     def on_layer(done: int, total: int) -> None:
@@ -292,12 +241,11 @@ def _importance_by_head(image, key: str, target: int, ablation: str, per_head_s:
 
     progress(0.05, "progress-importance-waiting")
     try:
-        drops = gpu.run_head_importance(meter.analysis_setting(a), pil, target, ablation, on_layer=on_layer,
-                                        turn=turn)
+        drops = gpu.run_head_importance(setting, pil, target, ablation, on_layer=on_layer, turn=turn)
     except Withdrawn:  # its page went while it waited for a turn
         raise runs.ClientGone(runs.GONE) from None
     RUNS["whatif"] += 1
-    return drops, a.topk[0].label
+    return drops, kept(key).topk[0].label
 
 
 @handler
@@ -313,9 +261,6 @@ def swap(key: str | None, removed):
 def new_analysis(key: str | None):
     """A new analysis: every patch back, every head on."""
     return [], []
-
-
-# --------------------------------------------------------------------------- layout and events
 
 
 def build(c: dict) -> None:

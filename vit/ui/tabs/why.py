@@ -1,41 +1,27 @@
-"""The "Why this class?" tab, its layout, events and handlers: an explanation for the class the student picks,
-and a live test of it.
-
-The class comes from the top-k (a click on a prediction opens this tab with it) or the list
-here, and the rival of "why A rather than B?" from the list beside it (the strongest other class by default);
-the method from :data:`vit.explanations.methods.METHODS`, and for Grad-CAM the block whose
-``norm1`` output it reads (the model's default, or any block). "Test it" draws the deletion and
-insertion curves of the map beside a random order; "Compare all methods" fills a table.
-Explanations and curves are kept per (analysis, method, class), so a new opacity or
-colormap redraws without running the model; every model run takes its turn in the
-server's fair queue like an analysis.
-"""
+"""The "Why this class?" tab: an explanation map for a picked class, "why A rather than B?", its test, a comparison."""
 
 from __future__ import annotations
 
 import html
 import re
-import threading
-import time
 from dataclasses import dataclass, replace
 
 import gradio as gr
 
 from vit import cost as costs
-from vit import i18n, validate, views
-from vit.bounded import BoundedDict
+from vit import i18n, validate
+from vit.bounded import Kept
 from vit.errors import InputError
 from vit.explanations.methods import AUTO, DEFAULT_METHOD, METHODS, default_gradcam_layer, forward_passes
 from vit.i18n.names import class_name
 from vit.model.families import class_names
-from vit.serve.queue import take_turn
 from vit.ui import gpu, inputs, meter, runs
 from vit.ui.events import DEFAULTS, handler, named, page_event
 from vit.ui.inputs import Number
 from vit.ui.lang import of as language_of
 from vit.ui.lang import progress_in, t
 from vit.ui.pictures import caption
-from vit.ui.state import RUNS, SESSIONS, fair_queue, kept, session_of
+from vit.ui.state import SESSIONS, kept, session_of
 from vit.ui.tabs.parts import (
     MODEL_WAITERS,
     PICTURE_MIN_WIDTH,
@@ -47,7 +33,7 @@ from vit.ui.tabs.parts import (
     private,
     wire_pictures,
 )
-from vit.views import registry
+from vit.views import registry, why
 from vit.views.registry import Display
 from vit.views.why import comparison_headers
 
@@ -60,12 +46,9 @@ TARGET_OUTPUTS = ("why-target", "why-versus", "why-layer", "why-cost", "why-curv
 NONE = "none"  # the rival list's "no rival": the plain question
 DEFAULT_LAYER = 0  # the layer list's "default" entry: the model's own default block (methods.default_gradcam_layer)
 PICK_OUTPUTS = ("why-target", "tabs", "tab-on-screen")
-PATIENCE_S = 120.0  # how long a request waits for its session's own analysis to finish before giving up
-PROGRESS_WAITING, PROGRESS_EXPLAINING = 0.05, 0.3  # where the progress bar stands, waiting and then running
 KEPT = 256  # explanations and curve sets remembered (each ~0.2 MB at P = 16)
 
-_kept = BoundedDict(KEPT)  # Asked -> (Explanation, curves)
-_kept_lock = threading.Lock()
+_kept = Kept(KEPT)  # Asked -> (Explanation, curves)
 
 
 def methods() -> list[tuple[str, str]]:
@@ -201,19 +184,16 @@ class Asked:
 
 def _recall(asked: Asked) -> tuple | None:
     """(Explanation, curves) kept for ``asked``; a map alone is also in any entry that has curves."""
-    with _kept_lock:
-        found = asked if asked in _kept else None
-        if found is None and asked.baseline is None:
-            found = next((k for k in _kept if k.map_only() == asked), None)
-        return None if found is None else _kept.get(found)
+    found = _kept.get(asked)
+    if found is None and asked.baseline is None:
+        found = _kept.find(lambda k: k.map_only() == asked)
+    return found
 
 
 def _explained(image: object, key: str, method: str, target: Number, baseline: str | None, request, progress,
                layer: Number = DEFAULT_LAYER, versus: str | None = AUTO) -> tuple:
     """(Explanation, curves) for this analysis, from what is kept or by running the model in its turn."""
     from vit.explanations.maps import method_name  # noqa: PLC0415 - imports torch
-
-    progress = progress_in(progress, request)  # its words in the page's language
 
     a = kept(key)
     method = method_name(method)
@@ -223,26 +203,12 @@ def _explained(image: object, key: str, method: str, target: Number, baseline: s
     found = _recall(asked)
     if found is not None:
         return found
-    session = SESSIONS.get(session_of(request))
-    if image is None or session.shown is None or session.key != key or session.shown.image != inputs.image_id(image):
-        raise InputError(i18n.text("why-changed", language_of(request)))
-    source, filename = inputs.image_source(image)
-    pil = inputs.load_image(source, filename)  # decoded once, here
-    setting = meter.analysis_setting(a)
-    seconds = meter.estimated_seconds(costs.estimate(setting)) * (
-        forward_passes(asked.method, *a.grid) + (gpu.CURVES_FACTOR if baseline else 0))
-    what = METHODS[asked.method].title
-    runs.check_duration(seconds, i18n.text("what-explanation", language_of(request)), language_of(request))
-    progress(PROGRESS_WAITING, "progress-method-waiting", what=what)
-    deadline = time.monotonic() + PATIENCE_S
-    with take_turn(fair_queue(), session_of(request), seconds, give_up=lambda: time.monotonic() > deadline):
-        progress(PROGRESS_EXPLAINING, "progress-explaining-testing" if baseline else "progress-method-running",
-                 what=what, seconds=f"{seconds:.0f}")
+    passes = forward_passes(asked.method, *a.grid) + (gpu.CURVES_FACTOR if baseline else 0)
+    running = "progress-explaining-testing" if baseline else "progress-method-running"
+    with runs.model_turn(request, image, key, passes, METHODS[method].title, progress, TAB, running) as (setting, pil):
         result = gpu.run_explanation(setting, pil, asked.method, asked.target, curves=baseline is not None,
                                      baseline=baseline or "mean", layer=asked.layer, versus=asked.versus)
-        RUNS["explain"] += 1
-    with _kept_lock:
-        _kept[asked] = result
+    _kept[asked] = result
     return result
 
 
@@ -307,7 +273,7 @@ def compare_page(image: object, key: str | None, target: Number, baseline: str |
 
 def comparison_html(results: list, baseline: str, lang: str = "en") -> str:
     """The comparison as an HTML table, the best value of each curve column in bold."""
-    rows = views.comparison_rows(results, lang)
+    rows = why.comparison_rows(results, lang)
     scored = rows[:-1]
     best_deletion = min(float(r[2]) for r in scored)
     best_insertion = max(float(r[3]) for r in scored)
@@ -325,9 +291,6 @@ def comparison_html(results: list, baseline: str, lang: str = "en") -> str:
                       replaced=replaced)
     return (f'<div class="why-table"><p>{words}</p><table><thead><tr>{head}</tr></thead><tbody>{"".join(body)}'
             f"</tbody></table></div>")
-
-
-# --------------------------------------------------------------------------- layout and events
 
 
 def build(c: dict) -> None:
