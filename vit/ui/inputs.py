@@ -9,7 +9,6 @@ import html
 import json
 
 from vit import validate
-from vit.config import native_config
 from vit.errors import InputError
 from vit.images import decode_cost
 from vit.model.families import ASSETS
@@ -84,13 +83,6 @@ def query_fraction(value) -> tuple[float, float]:
     except (TypeError, ValueError, OverflowError):
         return CENTRE
     return (fx, fy) if 0 <= fx < 1 and 0 <= fy < 1 else CENTRE
-
-
-def layer_head(a, layer, head) -> tuple[int, int]:
-    """Strict 1-based (layer, head) for an analysis; a layer past the depth run shows the last one."""
-    native = native_config(a.model)
-    layer = a.depth if layer is None else min(validate.layer(layer, native.num_layers), a.depth)
-    return layer, validate.head(head, a.num_heads)
 
 
 def image_source(image: object):
